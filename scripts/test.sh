@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: the ctest suite (unit, op and fixture tests)
+# and the pytest integration tests against a live server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+BUILD_DIR="${STRATA_BUILD_DIR:-build}"
+(cd "$BUILD_DIR" && ctest --output-on-failure -j "$(nproc)")
+if [ -d tests/integration ] && ls tests/integration/test_*.py >/dev/null 2>&1; then
+  STRATA_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q tests/integration
+fi

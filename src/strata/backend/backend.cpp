@@ -1,0 +1,23 @@
+#include "strata/backend/backend.h"
+
+#include <cstring>
+
+namespace strata {
+
+Tensor Backend::to_host(const Tensor& src) {
+  Tensor out = Tensor::host(src.dtype(), src.shape());
+  if (src.device().is_cpu()) {
+    std::memcpy(out.data(), src.data(), src.nbytes());
+  } else {
+    copy(out, src);
+  }
+  return out;
+}
+
+Tensor Backend::from_host(const Tensor& src) {
+  Tensor out = empty(src.dtype(), src.shape());
+  copy(out, src);
+  return out;
+}
+
+}  // namespace strata

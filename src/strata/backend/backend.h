@@ -1,0 +1,41 @@
+// Backend: owns device memory, copies and synchronisation for one device. Ops dispatch
+// on the device of their tensors; the model never calls a backend kernel directly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "strata/core/tensor.h"
+
+namespace strata {
+
+enum class CopyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;
+
+  // A tensor in this backend's memory; contents undefined.
+  virtual Tensor empty(DType dtype, Shape shape) = 0;
+  // Copies between host and this device (or within it). Both sizes must match.
+  virtual void copy(const Tensor& dst, const Tensor& src) = 0;
+  // Waits until all work queued on this backend has finished.
+  virtual void synchronize() = 0;
+  // Fills a tensor with a byte pattern (used to poison outputs in tests).
+  virtual void fill_bytes(const Tensor& dst, uint8_t value) = 0;
+
+  // Copies a tensor to host memory (a new host tensor).
+  Tensor to_host(const Tensor& src);
+  // Copies a host tensor into this backend's memory (a new tensor).
+  Tensor from_host(const Tensor& src);
+};
+
+std::unique_ptr<Backend> make_cpu_backend(int num_threads);
+// nullptr when the build has no CUDA backend or no GPU is present.
+std::unique_ptr<Backend> make_cuda_backend(int device_index);
+bool cuda_backend_compiled();
+
+}  // namespace strata

@@ -1,0 +1,66 @@
+// ModelConfig: the common fields of a Hugging Face config.json (HF names kept), parsed
+// once; architecture files read their own extra keys through the typed getters.
+// Accepts both rope layouts: `rope_theta` + `rope_scaling`, and `rope_parameters`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/core/dtype.h"
+
+namespace strata {
+
+struct RopeConfig {
+  std::string rope_type = "default";  // default, linear, llama3, yarn, dynamic
+  double rope_theta = 10000.0;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;   // llama3
+  double high_freq_factor = 4.0;  // llama3
+  int64_t original_max_position_embeddings = 0;
+  double beta_fast = 32.0;  // yarn
+  double beta_slow = 1.0;   // yarn
+  std::optional<double> attention_factor;  // yarn; default from factor
+  double partial_rotary_factor = 1.0;
+};
+
+struct ModelConfig {
+  nlohmann::json raw;
+  std::string model_type;
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;
+  int64_t head_dim = 0;  // hidden_size / num_attention_heads when absent
+  std::string hidden_act = "silu";
+  double rms_norm_eps = 1e-6;
+  int64_t max_position_embeddings = 4096;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;
+  DType dtype = DType::kBF16;  // `dtype` or `torch_dtype`
+  std::optional<int64_t> bos_token_id;
+  std::vector<int64_t> eos_token_ids;
+  RopeConfig rope;
+
+  static ModelConfig from_json(const nlohmann::json& json);
+  static ModelConfig from_file(const std::string& path);
+
+  bool has(const std::string& key) const;
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  double get_double(const std::string& key, double fallback) const;
+  bool get_bool(const std::string& key, bool fallback) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  std::vector<int64_t> get_int_list(const std::string& key) const;
+  std::vector<std::string> get_string_list(const std::string& key) const;
+  // Required keys: missing or mistyped keys throw an Error naming the key.
+  int64_t require_int(const std::string& key) const;
+};
+
+// Parses the json value HF writes for floats (numbers, or {"__float__": "Infinity"}).
+double json_to_double(const nlohmann::json& value);
+
+}  // namespace strata
