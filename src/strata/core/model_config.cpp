@@ -57,11 +57,11 @@ RopeConfig parse_rope(const nlohmann::json& raw) {
   if (raw.contains("partial_rotary_factor"))
     rope.partial_rotary_factor = json_to_double(raw["partial_rotary_factor"]);
   num("partial_rotary_factor", rope.partial_rotary_factor);
-  static const char* kKnown[] = {"default", "linear", "llama3", "yarn", "dynamic"};
+  static const char* kKnown[] = {"default", "linear", "llama3", "yarn"};
   bool known = false;
   for (const char* k : kKnown) known |= rope.rope_type == k;
   if (!known)
-    fail("rope_type '{}' is not supported; supported: default, linear, llama3, yarn, dynamic",
+    fail("rope_type '{}' is not supported; supported: default, linear, llama3, yarn",
          rope.rope_type);
   return rope;
 }

@@ -14,7 +14,7 @@
 namespace strata {
 
 struct RopeConfig {
-  std::string rope_type = "default";  // default, linear, llama3, yarn, dynamic
+  std::string rope_type = "default";  // default, linear, llama3, yarn
   double rope_theta = 10000.0;
   double factor = 1.0;
   double low_freq_factor = 1.0;   // llama3

@@ -1,0 +1,12 @@
+// Builders of every architecture, each defined in its own file of this folder.
+#pragma once
+
+#include "strata/model/registry.h"
+
+namespace strata {
+
+std::unique_ptr<Model> build_llama(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen2(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen3(const ModelConfig& config, const ModelWeights& weights);
+
+}  // namespace strata

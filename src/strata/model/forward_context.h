@@ -1,0 +1,27 @@
+// ForwardContext: what layers may use during one forward pass besides their weights:
+// the backend, the temporaries, and the per-sequence state stores (KV blocks, SSM slots).
+#pragma once
+
+#include "strata/backend/backend.h"
+#include "strata/cache/kv_cache.h"
+#include "strata/model/workspace.h"
+
+namespace strata {
+
+class SsmStatePool;
+
+struct ForwardContext {
+  Backend& backend;
+  Workspace& workspace;       // a layer's temporaries; reset after every layer
+  Workspace& step_workspace;  // the model loop's own buffers; reset every step
+  KvCache* kv_cache = nullptr;       // null for models without attention
+  SsmStatePool* ssm_pool = nullptr;  // null for models without recurrent layers
+  DType activation_dtype = DType::kF32;
+  int64_t kv_layer = -1;   // this layer's index among attention layers
+  int64_t ssm_layer = -1;  // this layer's index among recurrent layers
+
+  Tensor temp(Shape shape) { return workspace.alloc(activation_dtype, shape); }
+  Tensor temp_f32(Shape shape) { return workspace.alloc(DType::kF32, shape); }
+};
+
+}  // namespace strata

@@ -1,0 +1,44 @@
+// The pieces a decoder block is made of. A Layer is one whole block; a Mixer is its token
+// mixer (attention or a recurrent layer), an Ffn its feed-forward part. All hold weights
+// only: per-sequence state lives in the KV blocks and SSM slots that the step names.
+#pragma once
+
+#include <cstdint>
+
+#include "strata/model/forward_context.h"
+#include "strata/model/step_batch.h"
+
+namespace strata {
+
+struct LayerCaps {
+  bool uses_kv_cache = false;
+  int64_t ssm_h_state_elems = 0;     // per slot; 0 for layers without recurrent state
+  int64_t ssm_conv_state_elems = 0;  // per slot
+  bool graph_safe = true;            // forward may be captured in a CUDA graph
+};
+
+class Mixer {
+ public:
+  virtual ~Mixer() = default;
+  virtual LayerCaps caps() const = 0;
+  // h: [T, hidden] normalised input; out: [T, hidden].
+  virtual void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
+                       ForwardContext& ctx) const = 0;
+};
+
+class Ffn {
+ public:
+  virtual ~Ffn() = default;
+  // h: [T, hidden]; out: [T, hidden].
+  virtual void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const = 0;
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual LayerCaps caps() const = 0;
+  // x: [T, hidden] residual stream, updated in place.
+  virtual void forward(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const = 0;
+};
+
+}  // namespace strata

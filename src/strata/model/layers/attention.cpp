@@ -1,0 +1,95 @@
+#include "strata/model/layers/attention.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "strata/ops/elementwise.h"
+#include "strata/ops/linear.h"
+#include "strata/ops/paged_attention.h"
+
+namespace strata {
+
+AttentionOptions attention_options(const ModelConfig& config) {
+  AttentionOptions o;
+  o.hidden_size = config.hidden_size;
+  o.num_heads = config.num_attention_heads;
+  o.num_kv_heads = config.num_key_value_heads;
+  o.head_dim = config.head_dim;
+  o.qkv_bias = config.attention_bias;
+  o.o_bias = config.attention_bias;
+  o.rms_norm_eps = static_cast<float>(config.rms_norm_eps);
+  o.rope = ops::rope_frequencies(config.rope, config.head_dim, config.max_position_embeddings);
+  return o;
+}
+
+Attention::Attention(const AttentionOptions& options, const WeightScope& w) : options_(options) {
+  const int64_t q_out = options.num_heads * options.head_dim * (options.output_gate ? 2 : 1);
+  const int64_t kv_out = options.num_kv_heads * options.head_dim;
+  const int64_t attn_out = options.num_heads * options.head_dim;
+  q_proj_ = w.get("q_proj.weight", {q_out, options.hidden_size});
+  k_proj_ = w.get("k_proj.weight", {kv_out, options.hidden_size});
+  v_proj_ = w.get("v_proj.weight", {kv_out, options.hidden_size});
+  o_proj_ = w.get("o_proj.weight", {options.hidden_size, attn_out});
+  if (options.qkv_bias) {
+    q_bias_ = w.get("q_proj.bias", {q_out});
+    k_bias_ = w.get("k_proj.bias", {kv_out});
+    v_bias_ = w.get("v_proj.bias", {kv_out});
+  }
+  if (options.o_bias) o_bias_ = w.get("o_proj.bias", {options.hidden_size});
+  if (options.qk_norm) {
+    const ops::RmsNormParams p{.eps = options.rms_norm_eps, .unit_offset = options.norm_unit_offset};
+    q_norm_ = {w.get("q_norm.weight", {options.head_dim}), p};
+    k_norm_ = {w.get("k_norm.weight", {options.head_dim}), p};
+  }
+  Backend& backend = w.weights().backend();
+  const ops::RopeTable& rope = options.rope;
+  Tensor inv = Tensor::view(const_cast<float*>(rope.inv_freq.data()), DType::kF32,
+                            {static_cast<int64_t>(rope.inv_freq.size())});
+  inv_freq_ = backend.device().is_cpu() ? Tensor::host(DType::kF32, inv.shape()) : backend.from_host(inv);
+  if (backend.device().is_cpu()) std::memcpy(inv_freq_.data(), inv.data(), inv.nbytes());
+  if (options.sinks) sinks_ = w.get("sinks", {options.num_heads});
+}
+
+void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
+                        ForwardContext& ctx) const {
+  const int64_t t = h.dim(0), nh = options_.num_heads, nkv = options_.num_kv_heads;
+  const int64_t hd = options_.head_dim;
+  Tensor q_full = ctx.temp({t, q_proj_.dim(0)});
+  Tensor k = ctx.temp({t, nkv, hd});
+  Tensor v = ctx.temp({t, nkv, hd});
+  ops::linear(h, q_proj_, q_bias_, q_full);
+  ops::linear(h, k_proj_, k_bias_, k.reshape({t, nkv * hd}));
+  ops::linear(h, v_proj_, v_bias_, v.reshape({t, nkv * hd}));
+  Tensor q = q_full.reshape({t, nh, q_full.dim(1) / nh});
+  Tensor gate;
+  if (options_.output_gate) {
+    Tensor query = ctx.temp({t, nh, hd});
+    gate = ctx.temp({t, nh, hd});
+    ops::split_halves(q, query, gate);
+    q = query;
+  }
+  if (options_.qk_norm) {
+    q_norm_.apply(q.reshape({t * nh, hd}), q.reshape({t * nh, hd}));
+    k_norm_.apply(k.reshape({t * nkv, hd}), k.reshape({t * nkv, hd}));
+  }
+  const StepTensors& meta = step.device();
+  if (options_.rope.rotary_dim > 0)
+    ops::rope(q, k, meta.positions, inv_freq_,
+              {.rotary_dim = options_.rope.rotary_dim, .attention_scaling = options_.rope.attention_scaling});
+  const Tensor& k_cache = ctx.kv_cache->k(ctx.kv_layer);
+  const Tensor& v_cache = ctx.kv_cache->v(ctx.kv_layer);
+  ops::store_kv(k, v, meta.slot_mapping, k_cache, v_cache);
+  Tensor attn = ctx.temp({t, nh, hd});
+  const ops::AttentionMetadata attn_meta{.cu_seqlens = meta.cu_seqlens, .kv_lens = meta.kv_lens,
+                                         .block_tables = meta.block_tables,
+                                         .num_rows = step.num_rows(), .max_q_len = step.max_q_len(),
+                                         .max_kv_len = step.max_kv_len()};
+  const float scale = options_.scale > 0 ? options_.scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  ops::paged_attention(q, k_cache, v_cache, attn_meta,
+                       {.scale = scale, .sliding_window = options_.sliding_window, .sinks = sinks_},
+                       attn);
+  if (options_.output_gate) ops::sigmoid_gate(attn, gate);
+  ops::linear(attn.reshape({t, nh * hd}), o_proj_, o_bias_, out);
+}
+
+}  // namespace strata

@@ -1,0 +1,49 @@
+// Multi-head attention over the paged KV cache: q/k/v projections (optional biases),
+// optional per-head q/k RMSNorm, rotary embedding, an optional sigmoid output gate
+// (Qwen3-Next), sliding window and attention sinks (gpt-oss), output projection.
+#pragma once
+
+#include "strata/model/layer.h"
+#include "strata/model/layers/norm.h"
+#include "strata/model/model_weights.h"
+#include "strata/ops/rope.h"
+
+namespace strata {
+
+struct AttentionOptions {
+  int64_t hidden_size = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool qk_norm = false;
+  bool output_gate = false;  // q_proj also yields a per-head gate: out *= sigmoid(gate)
+  float rms_norm_eps = 1e-6f;
+  bool norm_unit_offset = false;
+  ops::RopeTable rope;
+  float scale = 0.0f;  // 0: 1 / sqrt(head_dim)
+  int64_t sliding_window = 0;
+  bool sinks = false;
+};
+
+// Options every Llama-style architecture shares, from config.json.
+AttentionOptions attention_options(const ModelConfig& config);
+
+class Attention final : public Mixer {
+ public:
+  Attention(const AttentionOptions& options, const WeightScope& w);
+  LayerCaps caps() const override { return {.uses_kv_cache = true}; }
+  void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
+               ForwardContext& ctx) const override;
+
+ private:
+  AttentionOptions options_;
+  Tensor q_proj_, k_proj_, v_proj_, o_proj_;  // [out, in]
+  Tensor q_bias_, k_bias_, v_bias_, o_bias_;  // [out] or undefined
+  RmsNorm q_norm_, k_norm_;                   // [head_dim]
+  Tensor inv_freq_;                           // [rotary_dim / 2] f32
+  Tensor sinks_;                              // [num_heads] f32
+};
+
+}  // namespace strata

@@ -1,0 +1,33 @@
+#include "strata/model/layers/mlp.h"
+
+#include "strata/ops/linear.h"
+
+namespace strata {
+
+Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
+  const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
+  if (options.gated) gate_proj_ = w.get("gate_proj.weight", {inter, hidden});
+  up_proj_ = w.get("up_proj.weight", {inter, hidden});
+  down_proj_ = w.get("down_proj.weight", {hidden, inter});
+  if (options.bias) {
+    if (options.gated) gate_bias_ = w.get("gate_proj.bias", {inter});
+    up_bias_ = w.get("up_proj.bias", {inter});
+    down_bias_ = w.get("down_proj.bias", {hidden});
+  }
+}
+
+void Mlp::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
+  const int64_t t = h.dim(0);
+  Tensor up = ctx.temp({t, options_.intermediate_size});
+  ops::linear(h, up_proj_, up_bias_, up);
+  if (options_.gated) {
+    Tensor gate = ctx.temp({t, options_.intermediate_size});
+    ops::linear(h, gate_proj_, gate_bias_, gate);
+    ops::gated_activation(gate, up, up, options_.activation);
+  } else {
+    ops::activation(up, up, options_.activation);
+  }
+  ops::linear(up, down_proj_, down_bias_, out);
+}
+
+}  // namespace strata

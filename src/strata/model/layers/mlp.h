@@ -1,0 +1,31 @@
+// Feed-forward networks: the gated MLP (down(act(gate(x)) * up(x)): SwiGLU, GeGLU) and
+// the plain MLP (down(act(up(x))): relu² of Nemotron-H).
+#pragma once
+
+#include "strata/model/layer.h"
+#include "strata/model/model_weights.h"
+#include "strata/ops/activation.h"
+
+namespace strata {
+
+struct MlpOptions {
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  ops::Activation activation = ops::Activation::kSilu;
+  bool gated = true;
+  bool bias = false;
+};
+
+class Mlp final : public Ffn {
+ public:
+  // Weights: gate_proj (gated only), up_proj, down_proj under `w`.
+  Mlp(const MlpOptions& options, const WeightScope& w);
+  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const override;
+
+ private:
+  MlpOptions options_;
+  Tensor gate_proj_, up_proj_, down_proj_;  // [I, H], [I, H], [H, I]
+  Tensor gate_bias_, up_bias_, down_bias_;  // [I], [I], [H] or undefined
+};
+
+}  // namespace strata

@@ -1,0 +1,49 @@
+// Model: the generic loop. embed -> every layer's forward -> final norm -> lm_head, with
+// logits only for the token rows the step asks for. Architectures only build the parts.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/core/model_config.h"
+#include "strata/model/layer.h"
+#include "strata/model/layers/norm.h"
+
+namespace strata {
+
+class Model {
+ public:
+  struct Parts {
+    Tensor embed_tokens;        // [vocab, hidden]
+    float embed_scale = 1.0f;   // Gemma multiplies embeddings by sqrt(hidden)
+    RmsNorm final_norm;         // [hidden]
+    Tensor lm_head;             // [vocab, hidden]; the embedding when tied
+    float final_logit_softcap = 0.0f;
+  };
+  Model(ModelConfig config, Parts parts);
+
+  void add_layer(std::unique_ptr<Layer> layer, std::string description);
+
+  // Logits [step.num_logits(), vocab] f32 on the model's device (from step_workspace).
+  Tensor forward(const StepBatch& step, ForwardContext& ctx) const;
+
+  const ModelConfig& config() const { return config_; }
+  int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
+  const LayerCaps& caps(int64_t layer) const { return caps_[layer]; }
+  int64_t num_kv_layers() const { return num_kv_layers_; }
+  int64_t num_ssm_layers() const { return num_ssm_layers_; }
+  // One line per layer ("attention + mlp", ...), for `strata info`.
+  const std::vector<std::string>& layer_plan() const { return descriptions_; }
+
+ private:
+  ModelConfig config_;
+  Parts parts_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<LayerCaps> caps_;
+  std::vector<int64_t> kv_index_, ssm_index_;  // per layer; -1 when unused
+  std::vector<std::string> descriptions_;
+  int64_t num_kv_layers_ = 0, num_ssm_layers_ = 0;
+};
+
+}  // namespace strata

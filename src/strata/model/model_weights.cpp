@@ -1,0 +1,137 @@
+#include "strata/model/model_weights.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "strata/core/error.h"
+#include "strata/core/parallel.h"
+#include "strata/ops/cpu/convert.h"
+
+namespace strata {
+
+ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, DType dummy_dtype,
+                           uint64_t seed)
+    : source_(source), backend_(backend), dummy_dtype_(dummy_dtype), seed_(seed) {}
+
+std::string ModelWeights::description() const {
+  return source_ != nullptr ? source_->description() : "dummy weights";
+}
+
+const WeightInfo& ModelWeights::checked_info(const std::string& name, const Shape& shape) const {
+  const WeightInfo* info = source_->find(name);
+  if (info == nullptr) fail("missing tensor '{}' (shape {}) in {}", name, shape.str(), description());
+  if (!(info->shape == shape))
+    fail("tensor '{}' in {} has shape {}, expected {} from config.json", name, info->file,
+         info->shape.str(), shape.str());
+  return *info;
+}
+
+Tensor ModelWeights::get(const std::string& name, const Shape& shape) const {
+  if (source_ == nullptr) return make_dummy(name, shape);
+  return load(checked_info(name, shape));
+}
+
+std::optional<Tensor> ModelWeights::find(const std::string& name, const Shape& shape,
+                                         bool dummy_absent) const {
+  if (source_ == nullptr) {
+    if (dummy_absent) return std::nullopt;
+    return make_dummy(name, shape);
+  }
+  if (source_->find(name) == nullptr) return std::nullopt;
+  return get(name, shape);
+}
+
+Tensor ModelWeights::host_tensor(const std::string& name, const Shape& shape) const {
+  if (source_ == nullptr) return make_dummy_host(name, shape);
+  const WeightInfo& info = checked_info(name, shape);
+  return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
+}
+
+Tensor ModelWeights::stacked(const std::vector<std::string>& names, const Shape& part_shape) const {
+  std::vector<Shape> shapes(names.size(), part_shape);
+  Tensor flat = concat_rows(names, shapes);
+  Shape shape;
+  shape.rank = part_shape.rank + 1;
+  shape[0] = static_cast<int64_t>(names.size());
+  for (int i = 0; i < part_shape.rank; ++i) shape.dims[i + 1] = part_shape.dims[i];
+  return flat.reshape(shape);
+}
+
+Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
+                                 const std::vector<Shape>& shapes) const {
+  std::vector<Tensor> parts;
+  int64_t rows = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    parts.push_back(host_tensor(names[i], shapes[i]));
+    rows += shapes[i][0];
+    STRATA_CHECK(parts.back().dtype() == parts.front().dtype());
+  }
+  Shape shape = shapes[0];
+  shape[0] = rows;
+  Tensor host = Tensor::host(parts[0].dtype(), shape);
+  char* dst = static_cast<char*>(host.data());
+  for (const Tensor& p : parts) {
+    std::memcpy(dst, p.data(), p.nbytes());
+    dst += p.nbytes();
+  }
+  WeightInfo info{.name = names[0], .dtype = host.dtype(), .shape = shape, .data = host.data()};
+  if (backend_.device().is_cpu()) {
+    load(info);  // counts the parameters
+    return host;
+  }
+  return load(info);
+}
+
+Tensor ModelWeights::load(const WeightInfo& info) const {
+  const int64_t numel = info.shape.numel();
+  num_parameters_ += numel;
+  num_bytes_ += dtype_bytes(info.dtype, numel);
+  if (backend_.device().is_cpu())
+    return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
+  // GPU weights are bf16: widen on the host in row chunks, narrow, copy.
+  Tensor host = Tensor::host(DType::kBF16, info.shape);
+  const int64_t cols = info.shape[info.shape.rank - 1];
+  const int64_t rows = numel / cols;
+  const int64_t src_row_bytes = dtype_bytes(info.dtype, cols);
+  parallel_for(rows, 64, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(cols);
+    for (int64_t r = begin; r < end; ++r) {
+      cpu::widen_to_f32(static_cast<const char*>(info.data) + r * src_row_bytes, info.dtype, cols,
+                        row.data());
+      cpu::narrow_from_f32(row.data(), DType::kBF16, cols, host.data_as<uint16_t>() + r * cols);
+    }
+  });
+  return backend_.from_host(host);
+}
+
+Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) const {
+  Tensor host = make_dummy_host(name, shape);
+  WeightInfo info{.name = name, .dtype = dummy_dtype_, .shape = shape, .data = host.data()};
+  Tensor loaded = load(info);
+  return backend_.device().is_cpu() ? host : loaded;
+}
+
+Tensor ModelWeights::make_dummy_host(const std::string& name, const Shape& shape) const {
+  // Norm weights near 1, everything else uniform with the variance of a default init.
+  const bool is_norm = shape.rank == 1 || name.find("norm") != std::string::npos;
+  const float fan_in = static_cast<float>(shape[shape.rank - 1]);
+  const float scale = is_norm ? 0.1f : 1.0f / std::sqrt(fan_in);
+  const float offset = is_norm && name.find("bias") == std::string::npos ? 1.0f : 0.0f;
+  Tensor host = Tensor::host(dummy_dtype_, shape);
+  const uint64_t name_seed = std::hash<std::string>{}(name) ^ seed_;
+  parallel_for(shape.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
+    uint64_t state = name_seed + static_cast<uint64_t>(begin) * 0x9E3779B97F4A7C15ull + 1;
+    std::vector<float> chunk(end - begin);
+    for (auto& v : chunk) {
+      state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+      const float u = static_cast<float>(state >> 40) / static_cast<float>(1ull << 24);
+      v = offset + scale * (2.0f * u - 1.0f);
+    }
+    cpu::narrow_from_f32(chunk.data(), dummy_dtype_, end - begin,
+                         static_cast<char*>(host.data()) + dtype_bytes(dummy_dtype_, begin));
+  });
+  return host;
+}
+
+}  // namespace strata

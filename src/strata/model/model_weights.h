@@ -1,0 +1,70 @@
+// ModelWeights: named weights as tensors on the model's device. On the CPU they are views
+// of the mmap'd files (no copy); on a GPU they are copied over in bf16. Without a source
+// (`--load-format dummy`) every requested tensor is made up: random values of the right
+// shape, from a fixed seed, for benchmarks of real model sizes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "strata/backend/backend.h"
+#include "strata/weights/weight_source.h"
+
+namespace strata {
+
+class ModelWeights {
+ public:
+  // source == nullptr: dummy weights of `dummy_dtype`.
+  ModelWeights(const WeightSource* source, Backend& backend, DType dummy_dtype, uint64_t seed = 1234);
+
+  // The tensor `name` with exactly `shape`; throws an Error naming tensor and shapes.
+  Tensor get(const std::string& name, const Shape& shape) const;
+  // nullopt when the source has no such tensor (never for dummy weights unless `dummy_absent`).
+  std::optional<Tensor> find(const std::string& name, const Shape& shape, bool dummy_absent = false) const;
+  // Tensors `names[i]` (each `part_shape`) stacked along a new leading dimension.
+  Tensor stacked(const std::vector<std::string>& names, const Shape& part_shape) const;
+  // Rows of several tensors concatenated along dimension 0 (e.g. fused gate+up).
+  Tensor concat_rows(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
+
+  bool is_dummy() const { return source_ == nullptr; }
+  std::string description() const;
+  int64_t num_parameters() const { return num_parameters_; }
+  int64_t num_bytes() const { return num_bytes_; }
+  Backend& backend() const { return backend_; }
+
+ private:
+  Tensor load(const WeightInfo& info) const;
+  const WeightInfo& checked_info(const std::string& name, const Shape& shape) const;
+  Tensor make_dummy(const std::string& name, const Shape& shape) const;
+  Tensor make_dummy_host(const std::string& name, const Shape& shape) const;
+  Tensor host_tensor(const std::string& name, const Shape& shape) const;
+
+  const WeightSource* source_;
+  Backend& backend_;
+  DType dummy_dtype_;
+  uint64_t seed_;
+  mutable int64_t num_parameters_ = 0;
+  mutable int64_t num_bytes_ = 0;
+};
+
+// A name prefix over ModelWeights: scope("model.layers.3").get("mlp.up_proj.weight", ...).
+class WeightScope {
+ public:
+  WeightScope(const ModelWeights& weights, std::string prefix)
+      : weights_(&weights), prefix_(std::move(prefix)) {}
+  WeightScope scope(const std::string& sub) const { return {*weights_, name(sub)}; }
+  std::string name(const std::string& leaf) const { return prefix_.empty() ? leaf : prefix_ + "." + leaf; }
+  Tensor get(const std::string& leaf, const Shape& shape) const { return weights_->get(name(leaf), shape); }
+  std::optional<Tensor> find(const std::string& leaf, const Shape& shape) const {
+    return weights_->find(name(leaf), shape);
+  }
+  const ModelWeights& weights() const { return *weights_; }
+
+ private:
+  const ModelWeights* weights_;
+  std::string prefix_;
+};
+
+}  // namespace strata

@@ -1,0 +1,37 @@
+#include "strata/model/registry.h"
+
+#include <fmt/ranges.h>
+
+#include <utility>
+
+#include "strata/core/error.h"
+#include "strata/model/arch/builders.h"
+
+namespace strata {
+namespace {
+
+const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
+  static const std::vector<std::pair<std::string, ModelBuilder>> kRegistry = {
+      {"llama", build_llama},
+      {"qwen2", build_qwen2},
+      {"qwen3", build_qwen3},
+  };
+  return kRegistry;
+}
+
+}  // namespace
+
+std::vector<std::string> supported_model_types() {
+  std::vector<std::string> names;
+  for (const auto& [name, builder] : registry()) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<Model> build_model(const ModelConfig& config, const ModelWeights& weights) {
+  for (const auto& [name, builder] : registry())
+    if (name == config.model_type) return builder(config, weights);
+  fail("model_type '{}' is not supported; supported: {}", config.model_type,
+       fmt::join(supported_model_types(), ", "));
+}
+
+}  // namespace strata

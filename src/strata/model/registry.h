@@ -1,0 +1,18 @@
+// The one place architecture names (config.json `model_type`) are matched to builders.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/model/model.h"
+#include "strata/model/model_weights.h"
+
+namespace strata {
+
+using ModelBuilder = std::unique_ptr<Model> (*)(const ModelConfig&, const ModelWeights&);
+
+std::unique_ptr<Model> build_model(const ModelConfig& config, const ModelWeights& weights);
+std::vector<std::string> supported_model_types();
+
+}  // namespace strata

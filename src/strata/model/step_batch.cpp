@@ -1,0 +1,57 @@
+#include "strata/model/step_batch.h"
+
+#include <algorithm>
+
+#include "strata/core/error.h"
+
+namespace strata {
+
+StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size)
+    : rows_(std::move(rows)), block_size_(block_size) {
+  cu_seqlens_.push_back(0);
+  for (const StepRow& row : rows_)
+    max_blocks_per_row_ = std::max<int64_t>(max_blocks_per_row_, row.block_table.size());
+  for (const StepRow& row : rows_) {
+    STRATA_CHECK(row.q_len() > 0);
+    const int32_t kv_len = row.num_computed_tokens + row.q_len();
+    STRATA_CHECK_MSG(static_cast<int64_t>(row.block_table.size()) * block_size >= kv_len,
+                     "row {} needs {} tokens of KV, block table covers {}", row.seq_id, kv_len,
+                     row.block_table.size() * block_size);
+    logits_row_offsets_.push_back(static_cast<int32_t>(logits_indices_.size()));
+    for (int32_t i = 0; i < row.q_len(); ++i) {
+      const int32_t pos = row.num_computed_tokens + i;
+      const int32_t t = static_cast<int32_t>(token_ids_.size());
+      token_ids_.push_back(row.token_ids[i]);
+      positions_.push_back(pos);
+      slot_mapping_.push_back(static_cast<int32_t>(row.block_table[pos / block_size] * block_size +
+                                                   pos % block_size));
+      if (row.logits == LogitsMode::kAll || (row.logits == LogitsMode::kLast && i == row.q_len() - 1))
+        logits_indices_.push_back(t);
+    }
+    cu_seqlens_.push_back(static_cast<int32_t>(token_ids_.size()));
+    kv_lens_.push_back(kv_len);
+    std::vector<int32_t> table = row.block_table;
+    table.resize(max_blocks_per_row_, 0);
+    block_tables_.insert(block_tables_.end(), table.begin(), table.end());
+    max_q_len_ = std::max<int64_t>(max_q_len_, row.q_len());
+    max_kv_len_ = std::max<int64_t>(max_kv_len_, kv_len);
+  }
+}
+
+void StepBatch::upload(Backend& backend) {
+  auto to_device = [&](std::vector<int32_t>& host, Shape shape) {
+    Tensor view = Tensor::view(host.data(), DType::kI32, shape);
+    if (backend.device().is_cpu()) return view;
+    return host.empty() ? backend.empty(DType::kI32, shape) : backend.from_host(view);
+  };
+  const int64_t r = num_rows();
+  device_.token_ids = to_device(token_ids_, {num_tokens()});
+  device_.positions = to_device(positions_, {num_tokens()});
+  device_.slot_mapping = to_device(slot_mapping_, {num_tokens()});
+  device_.cu_seqlens = to_device(cu_seqlens_, {r + 1});
+  device_.kv_lens = to_device(kv_lens_, {r});
+  device_.block_tables = to_device(block_tables_, {r, max_blocks_per_row_});
+  device_.logits_indices = to_device(logits_indices_, {num_logits()});
+}
+
+}  // namespace strata

@@ -1,0 +1,71 @@
+// StepBatch: everything one forward pass needs to know about its rows. A row is one
+// sequence contributing q_len tokens: 1 for decode, k for a speculative verify, more for a
+// prefill chunk. Tokens of all rows are stacked in row order ([T, hidden] activations);
+// the flat metadata is built once per step and uploaded once, shared by every layer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/backend/backend.h"
+#include "strata/core/tensor.h"
+
+namespace strata {
+
+enum class LogitsMode : uint8_t { kLast, kAll, kNone };
+
+struct StepRow {
+  int64_t seq_id = 0;
+  std::vector<int32_t> token_ids;    // [q_len] this step's tokens
+  int32_t num_computed_tokens = 0;   // tokens already in the KV cache / SSM state
+  std::vector<int32_t> block_table;  // KV blocks covering num_computed_tokens + q_len tokens
+  int32_t ssm_slot = -1;             // live SSM state slot (hybrid models)
+  // Copy the SSM state after this many of the row's tokens (1..q_len) into ssm_snapshot_slot.
+  int32_t ssm_snapshot_after = 0;
+  int32_t ssm_snapshot_slot = -1;
+  bool keep_intermediates = false;   // verify rows: keep the SSM state after every token
+  LogitsMode logits = LogitsMode::kLast;
+
+  int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
+};
+
+struct StepTensors {
+  Tensor token_ids;       // [T] i32
+  Tensor positions;       // [T] i32
+  Tensor slot_mapping;    // [T] i32
+  Tensor cu_seqlens;      // [R + 1] i32
+  Tensor kv_lens;         // [R] i32
+  Tensor block_tables;    // [R, max_blocks_per_row] i32
+  Tensor logits_indices;  // [L] i32: token rows whose logits are computed
+};
+
+class StepBatch {
+ public:
+  StepBatch(std::vector<StepRow> rows, int64_t block_size);
+
+  const std::vector<StepRow>& rows() const { return rows_; }
+  int64_t num_rows() const { return static_cast<int64_t>(rows_.size()); }
+  int64_t num_tokens() const { return static_cast<int64_t>(token_ids_.size()); }
+  int64_t num_logits() const { return static_cast<int64_t>(logits_indices_.size()); }
+  int64_t max_q_len() const { return max_q_len_; }
+  int64_t max_kv_len() const { return max_kv_len_; }
+  int64_t block_size() const { return block_size_; }
+  // First stacked token of row r; row r spans [row_start(r), row_start(r + 1)).
+  int64_t row_start(int64_t r) const { return cu_seqlens_[r]; }
+  // First logits row of each step row (rows with LogitsMode::kNone contribute none).
+  const std::vector<int32_t>& logits_row_offsets() const { return logits_row_offsets_; }
+
+  // Copies the metadata to the backend's device (views of host memory on the CPU).
+  void upload(Backend& backend);
+  const StepTensors& device() const { return device_; }
+
+ private:
+  std::vector<StepRow> rows_;
+  int64_t block_size_;
+  std::vector<int32_t> token_ids_, positions_, slot_mapping_, cu_seqlens_, kv_lens_;
+  std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_;
+  int64_t max_blocks_per_row_ = 1, max_q_len_ = 0, max_kv_len_ = 0;
+  StepTensors device_;
+};
+
+}  // namespace strata

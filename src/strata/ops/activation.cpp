@@ -1,0 +1,28 @@
+#include "strata/ops/activation.h"
+
+#include "strata/ops/dispatch.h"
+
+namespace strata::ops {
+
+Activation parse_activation(const std::string& name) {
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_tanh") return Activation::kGeluTanh;
+  if (name == "gelu") return Activation::kGelu;
+  if (name == "relu2") return Activation::kRelu2;
+  fail("activation '{}' is not supported; supported: silu, gelu_pytorch_tanh, gelu, relu2", name);
+}
+
+void gated_activation(const Tensor& gate, const Tensor& up, const Tensor& out, Activation act) {
+  expect_shape(up, gate.shape(), "gated_activation up");
+  expect_shape(out, gate.shape(), "gated_activation out");
+  STRATA_DISPATCH(gate.device(), cpu::gated_activation(gate, &up, out, act),
+                  cuda::gated_activation(gate, &up, out, act));
+}
+
+void activation(const Tensor& x, const Tensor& out, Activation act) {
+  expect_shape(out, x.shape(), "activation out");
+  STRATA_DISPATCH(x.device(), cpu::gated_activation(x, nullptr, out, act),
+                  cuda::gated_activation(x, nullptr, out, act));
+}
+
+}  // namespace strata::ops

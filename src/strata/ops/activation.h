@@ -1,0 +1,26 @@
+// Activations of feed-forward layers: the gated form act(gate) * up (SwiGLU, GeGLU) and
+// the plain form act(x) (relu² of Nemotron-H).
+#pragma once
+
+#include "strata/core/tensor.h"
+
+namespace strata::ops {
+
+enum class Activation : uint8_t { kSilu, kGeluTanh, kGelu, kRelu2 };
+
+// Parses HF `hidden_act` names: silu/swish, gelu_pytorch_tanh, gelu, relu2.
+Activation parse_activation(const std::string& name);
+
+// gate, up, out: [T, I]; out = act(gate) * up. out may alias gate.
+void gated_activation(const Tensor& gate, const Tensor& up, const Tensor& out, Activation act);
+// x, out: [T, I]; out = act(x). out may alias x.
+void activation(const Tensor& x, const Tensor& out, Activation act);
+
+}  // namespace strata::ops
+
+namespace strata::cpu {
+void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, ops::Activation act);
+}
+namespace strata::cuda {
+void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, ops::Activation act);
+}

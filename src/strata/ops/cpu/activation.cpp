@@ -1,0 +1,37 @@
+#include "strata/ops/activation.h"
+
+#include <cmath>
+
+#include "strata/core/parallel.h"
+
+namespace strata::cpu {
+namespace {
+
+inline float apply(float x, ops::Activation act) {
+  switch (act) {
+    case ops::Activation::kSilu: return x / (1.0f + std::exp(-x));
+    case ops::Activation::kGeluTanh: {
+      constexpr float kAlpha = 0.7978845608028654f;  // sqrt(2 / pi)
+      return 0.5f * x * (1.0f + std::tanh(kAlpha * (x + 0.044715f * x * x * x)));
+    }
+    case ops::Activation::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
+    case ops::Activation::kRelu2: {
+      const float r = x > 0 ? x : 0;
+      return r * r;
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, ops::Activation act) {
+  const float* g = gate.data_as<float>();
+  const float* u = up != nullptr ? up->data_as<float>() : nullptr;
+  float* o = out.data_as<float>();
+  parallel_for(gate.numel(), 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) o[i] = apply(g[i], act) * (u != nullptr ? u[i] : 1.0f);
+  });
+}
+
+}  // namespace strata::cpu

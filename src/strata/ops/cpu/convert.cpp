@@ -1,0 +1,100 @@
+#include "strata/ops/cpu/convert.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "strata/core/error.h"
+
+namespace strata::cpu {
+namespace {
+
+inline __m256 load_bf16x8(const uint16_t* p) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+}
+
+inline __m256 load_f16x8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+inline float hsum(__m256 v) {
+  const __m128 lo = _mm256_castps256_ps128(v);
+  const __m128 hi = _mm256_extractf128_ps(v, 1);
+  __m128 s = _mm_add_ps(lo, hi);
+  s = _mm_hadd_ps(s, s);
+  s = _mm_hadd_ps(s, s);
+  return _mm_cvtss_f32(s);
+}
+
+template <typename Load, typename Scalar>
+float dot_widen(const float* x, const uint16_t* w, int64_t n, Load load, Scalar scalar) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), load(w + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), load(w + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), load(w + i), acc0);
+  float sum = hsum(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) sum += x[i] * scalar(w[i]);
+  return sum;
+}
+
+}  // namespace
+
+void widen_to_f32(const void* src, DType dtype, int64_t n, float* dst) {
+  const auto* s16 = static_cast<const uint16_t*>(src);
+  switch (dtype) {
+    case DType::kF32:
+      std::memcpy(dst, src, n * 4);
+      return;
+    case DType::kBF16: {
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load_bf16x8(s16 + i));
+      for (; i < n; ++i) dst[i] = bf16_to_f32(s16[i]);
+      return;
+    }
+    case DType::kF16: {
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load_f16x8(s16 + i));
+      for (; i < n; ++i) dst[i] = f16_to_f32(s16[i]);
+      return;
+    }
+    default:
+      STRATA_CHECK_MSG(false, "cannot widen {}", dtype_name(dtype));
+  }
+}
+
+void narrow_from_f32(const float* src, DType dtype, int64_t n, void* dst) {
+  auto* d16 = static_cast<uint16_t*>(dst);
+  switch (dtype) {
+    case DType::kF32: std::memcpy(dst, src, n * 4); return;
+    case DType::kBF16: for (int64_t i = 0; i < n; ++i) d16[i] = f32_to_bf16(src[i]); return;
+    case DType::kF16: for (int64_t i = 0; i < n; ++i) d16[i] = f32_to_f16(src[i]); return;
+    default: STRATA_CHECK_MSG(false, "cannot narrow to {}", dtype_name(dtype));
+  }
+}
+
+float dot_f32(const float* x, const void* w, DType dtype, int64_t n) {
+  switch (dtype) {
+    case DType::kF32: {
+      const auto* wf = static_cast<const float*>(w);
+      __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+      int64_t i = 0;
+      for (; i + 16 <= n; i += 16) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(wf + i), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(wf + i + 8), acc1);
+      }
+      float sum = hsum(_mm256_add_ps(acc0, acc1));
+      for (; i < n; ++i) sum += x[i] * wf[i];
+      return sum;
+    }
+    case DType::kBF16: return dot_widen(x, static_cast<const uint16_t*>(w), n, load_bf16x8, bf16_to_f32);
+    case DType::kF16: return dot_widen(x, static_cast<const uint16_t*>(w), n, load_f16x8, f16_to_f32);
+    default: STRATA_CHECK_MSG(false, "dot_f32 on {}", dtype_name(dtype));
+  }
+  return 0;
+}
+
+}  // namespace strata::cpu

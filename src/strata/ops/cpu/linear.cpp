@@ -1,0 +1,79 @@
+// CPU linear: few tokens (decode) stream each weight row once through an AVX2 dot per
+// token; many tokens (prefill) widen row tiles to f32 and hand them to single-threaded
+// OpenBLAS sgemm, with our own threads splitting the output rows.
+#include "strata/ops/linear.h"
+
+#include <cblas.h>
+
+#include <vector>
+
+#include "strata/core/parallel.h"
+#include "strata/ops/cpu/convert.h"
+
+namespace strata::cpu {
+namespace {
+
+constexpr int64_t kMatvecMaxTokens = 4;
+constexpr int64_t kTileRows = 64;
+
+void linear_matvec(const Tensor& x, const Tensor& weight, const Tensor& out) {
+  const int64_t tokens = x.dim(0), in = x.dim(1), rows = weight.dim(0);
+  const int64_t row_bytes = dtype_bytes(weight.dtype(), in);
+  const char* w = static_cast<const char*>(weight.data());
+  parallel_for(rows, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      for (int64_t t = 0; t < tokens; ++t)
+        out.data_as<float>()[t * rows + o] =
+            dot_f32(x.data_as<float>() + t * in, w + o * row_bytes, weight.dtype(), in);
+    }
+  });
+}
+
+void linear_tiled(const Tensor& x, const Tensor& weight, const Tensor& out) {
+  const int64_t tokens = x.dim(0), in = x.dim(1), rows = weight.dim(0);
+  const int64_t row_bytes = dtype_bytes(weight.dtype(), in);
+  const char* w = static_cast<const char*>(weight.data());
+  const int64_t num_tiles = (rows + kTileRows - 1) / kTileRows;
+  parallel_for(num_tiles, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> tile(kTileRows * in);
+    for (int64_t tile_index = begin; tile_index < end; ++tile_index) {
+      const int64_t r0 = tile_index * kTileRows;
+      const int64_t n = std::min(kTileRows, rows - r0);
+      const float* wf;
+      if (weight.dtype() == DType::kF32) {
+        wf = weight.data_as<float>() + r0 * in;
+      } else {
+        for (int64_t r = 0; r < n; ++r)
+          widen_to_f32(w + (r0 + r) * row_bytes, weight.dtype(), in, tile.data() + r * in);
+        wf = tile.data();
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(tokens),
+                  static_cast<int>(n), static_cast<int>(in), 1.0f, x.data_as<float>(),
+                  static_cast<int>(in), wf, static_cast<int>(in), 0.0f, out.data_as<float>() + r0,
+                  static_cast<int>(rows));
+    }
+  });
+}
+
+}  // namespace
+
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
+  static const bool single_threaded_blas = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)single_threaded_blas;
+  if (is_quantized(weight.dtype()) || x.dim(0) > kMatvecMaxTokens) {
+    linear_tiled(x, weight, out);
+  } else {
+    linear_matvec(x, weight, out);
+  }
+  if (bias.defined()) {
+    std::vector<float> b(weight.dim(0));
+    widen_to_f32(bias.data(), bias.dtype(), weight.dim(0), b.data());
+    for (int64_t t = 0; t < x.dim(0); ++t)
+      for (int64_t o = 0; o < weight.dim(0); ++o) out.data_as<float>()[t * weight.dim(0) + o] += b[o];
+  }
+}
+
+}  // namespace strata::cpu

@@ -1,0 +1,105 @@
+#include "strata/core/error.h"
+#include "strata/ops/paged_attention.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "strata/core/parallel.h"
+#include "strata/ops/cpu/convert.h"
+
+namespace strata::cpu {
+
+void store_kv(const Tensor& k, const Tensor& v, const Tensor& slot_mapping, const Tensor& k_cache,
+              const Tensor& v_cache) {
+  const int64_t token_elems = k.dim(1) * k.dim(2);
+  const int32_t* slots = slot_mapping.data_as<int32_t>();
+  const int64_t num_slots = k_cache.dim(0) * k_cache.dim(1);
+  for (int64_t t = 0; t < k.dim(0); ++t) {
+    STRATA_CHECK_MSG(slots[t] >= 0 && slots[t] < num_slots, "slot {} of {}", slots[t], num_slots);
+    std::memcpy(k_cache.data_as<float>() + slots[t] * token_elems, k.data_as<float>() + t * token_elems,
+                token_elems * 4);
+    std::memcpy(v_cache.data_as<float>() + slots[t] * token_elems, v.data_as<float>() + t * token_elems,
+                token_elems * 4);
+  }
+}
+
+namespace {
+
+struct QueryJob {
+  const float* q;  // [head_dim]
+  float* out;      // [head_dim]
+  const int32_t* block_table;
+  int64_t kv_head;
+  int64_t first_key;  // first visible key position
+  int64_t last_key;   // last visible key position (inclusive)
+  float sink;         // -inf when absent
+};
+
+void attend_one(const QueryJob& job, const Tensor& k_cache, const Tensor& v_cache,
+                const ops::AttentionParams& params, std::vector<float>& scores) {
+  const int64_t block_size = k_cache.dim(1), num_kv_heads = k_cache.dim(2), head_dim = k_cache.dim(3);
+  const int64_t n = job.last_key - job.first_key + 1;
+  scores.resize(n);
+  float max_score = job.sink;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t pos = job.first_key + j;
+    const int64_t slot = job.block_table[pos / block_size] * block_size + pos % block_size;
+    const float* key = k_cache.data_as<float>() + (slot * num_kv_heads + job.kv_head) * head_dim;
+    float s = dot_f32(job.q, key, DType::kF32, head_dim) * params.scale;
+    if (params.logit_softcap > 0) s = params.logit_softcap * std::tanh(s / params.logit_softcap);
+    scores[j] = s;
+    max_score = std::max(max_score, s);
+  }
+  double denom = std::isinf(job.sink) ? 0.0 : std::exp(job.sink - max_score);
+  for (int64_t j = 0; j < n; ++j) {
+    scores[j] = std::exp(scores[j] - max_score);
+    denom += scores[j];
+  }
+  std::vector<float> acc(head_dim, 0.0f);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t pos = job.first_key + j;
+    const int64_t slot = job.block_table[pos / block_size] * block_size + pos % block_size;
+    const float* value = v_cache.data_as<float>() + (slot * num_kv_heads + job.kv_head) * head_dim;
+    const float p = scores[j];
+    for (int64_t d = 0; d < head_dim; ++d) acc[d] += p * value[d];
+  }
+  const float inv = static_cast<float>(1.0 / denom);
+  for (int64_t d = 0; d < head_dim; ++d) job.out[d] = acc[d] * inv;
+}
+
+}  // namespace
+
+void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                     const ops::AttentionMetadata& meta, const ops::AttentionParams& params,
+                     const Tensor& out) {
+  const int64_t num_heads = q.dim(1), head_dim = q.dim(2);
+  const int64_t group = num_heads / k_cache.dim(2);
+  const int32_t* cu = meta.cu_seqlens.data_as<int32_t>();
+  const int64_t max_blocks = meta.block_tables.dim(1);
+  // Row of each token, so the parallel loop can run over (token, head) pairs.
+  std::vector<int32_t> row_of(q.dim(0));
+  for (int64_t r = 0; r < meta.num_rows; ++r)
+    for (int32_t t = cu[r]; t < cu[r + 1]; ++t) row_of[t] = static_cast<int32_t>(r);
+  parallel_for(q.dim(0) * num_heads, 4, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / num_heads, h = item % num_heads;
+      const int64_t r = row_of[t];
+      const int64_t q_len = cu[r + 1] - cu[r];
+      const int64_t kv_len = meta.kv_lens.data_as<int32_t>()[r];
+      const int64_t pos = kv_len - q_len + (t - cu[r]);
+      QueryJob job{.q = q.data_as<float>() + (t * num_heads + h) * head_dim,
+                   .out = out.data_as<float>() + (t * num_heads + h) * head_dim,
+                   .block_table = meta.block_tables.data_as<int32_t>() + r * max_blocks,
+                   .kv_head = h / group,
+                   .first_key = params.sliding_window > 0
+                                    ? std::max<int64_t>(0, pos - params.sliding_window + 1) : 0,
+                   .last_key = pos,
+                   .sink = params.sinks.defined() ? params.sinks.data_as<float>()[h] : -INFINITY};
+      attend_one(job, k_cache, v_cache, params, scores);
+    }
+  });
+}
+
+}  // namespace strata::cpu
