@@ -56,7 +56,8 @@ float apply_yarn(const RopeConfig& rope, int64_t dim, int64_t max_positions, std
 
 }  // namespace
 
-RopeTable rope_frequencies(const RopeConfig& rope, int64_t head_dim, int64_t max_position_embeddings) {
+RopeTable rope_frequencies(const RopeConfig& rope, int64_t head_dim, int64_t max_position_embeddings,
+                           DType buffer_dtype) {
   RopeTable table;
   table.rotary_dim = static_cast<int64_t>(static_cast<double>(head_dim) * rope.partial_rotary_factor);
   std::vector<double> inv = base_inv_freq(rope.rope_theta, table.rotary_dim);
@@ -67,7 +68,12 @@ RopeTable rope_frequencies(const RopeConfig& rope, int64_t head_dim, int64_t max
   } else if (rope.rope_type == "yarn") {
     table.attention_scaling = apply_yarn(rope, table.rotary_dim, max_position_embeddings, inv);
   }
-  table.inv_freq.assign(inv.begin(), inv.end());
+  for (double f : inv) {
+    float v = static_cast<float>(f);
+    if (buffer_dtype == DType::kBF16) v = bf16_to_f32(f32_to_bf16(v));
+    if (buffer_dtype == DType::kF16) v = f16_to_f32(f32_to_f16(v));
+    table.inv_freq.push_back(v);
+  }
   return table;
 }
 

@@ -16,8 +16,11 @@ struct RopeTable {
   float attention_scaling = 1.0f;  // multiplies cos and sin (yarn)
 };
 
-// The inverse frequencies and scaling of `rope` for heads of size head_dim.
-RopeTable rope_frequencies(const RopeConfig& rope, int64_t head_dim, int64_t max_position_embeddings);
+// The inverse frequencies and scaling of `rope` for heads of size head_dim, rounded to
+// `buffer_dtype`: transformers casts its inv_freq buffer with the model, so a bf16
+// checkpoint rotates by bf16-rounded frequencies, and matching it means doing the same.
+RopeTable rope_frequencies(const RopeConfig& rope, int64_t head_dim, int64_t max_position_embeddings,
+                           DType buffer_dtype = DType::kF32);
 
 struct RopeParams {
   int64_t rotary_dim = 0;

@@ -18,7 +18,8 @@ AttentionOptions attention_options(const ModelConfig& config) {
   o.qkv_bias = config.attention_bias;
   o.o_bias = config.attention_bias;
   o.rms_norm_eps = static_cast<float>(config.rms_norm_eps);
-  o.rope = ops::rope_frequencies(config.rope, config.head_dim, config.max_position_embeddings);
+  o.rope = ops::rope_frequencies(config.rope, config.head_dim, config.max_position_embeddings,
+                                  config.dtype);
   return o;
 }
 

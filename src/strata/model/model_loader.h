@@ -1,0 +1,32 @@
+// Loading a model: find its config and weights (a Hugging Face folder, a .gguf file, or a
+// folder with only config.json under --load-format dummy), then build it on a backend.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "strata/backend/backend.h"
+#include "strata/model/model.h"
+#include "strata/model/model_weights.h"
+
+namespace strata {
+
+enum class LoadFormat : uint8_t { kAuto, kDummy };
+
+struct LoadOptions {
+  std::string model_path;  // folder with config.json, or a .gguf file
+  LoadFormat load_format = LoadFormat::kAuto;
+  uint64_t dummy_seed = 1234;
+};
+
+struct LoadedModel {
+  ModelConfig config;
+  std::unique_ptr<WeightSource> source;  // null for dummy weights
+  std::unique_ptr<ModelWeights> weights;
+  std::unique_ptr<Model> model;
+};
+
+LoadedModel load_model(const LoadOptions& options, Backend& backend);
+LoadFormat parse_load_format(const std::string& name);  // "auto", "dummy"
+
+}  // namespace strata

@@ -1,0 +1,36 @@
+// Running the HF fixtures of ../shared/fixtures/hf through a DirectSession and comparing
+// with the logits transformers computed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/engine/direct_session.h"
+#include "strata/model/model_loader.h"
+
+namespace strata::test {
+
+struct FixtureSequence {
+  std::vector<int32_t> tokens;  // prompt then the greedy continuation
+  int32_t prompt_len = 0;
+  Tensor logits;                // [tokens.size(), vocab] f32 from transformers
+};
+
+struct Fixture {
+  std::unique_ptr<Backend> backend;
+  LoadedModel loaded;
+  std::vector<FixtureSequence> sequences;
+};
+
+Fixture load_fixture(const std::string& name);
+
+// Prefill the first `prefill_len` tokens in chunks of `chunk` (0: one chunk), then decode
+// the rest one token at a time. Returns the logits of every position [len, vocab].
+Tensor run_sequence(ModelRunner& runner, const std::vector<int32_t>& tokens, int32_t prefill_len,
+                    int32_t chunk);
+
+// Rows [begin, end) of a [N, V] tensor, max |a - b|.
+float max_abs_diff_rows(const Tensor& a, const Tensor& b, int64_t begin, int64_t end);
+
+}  // namespace strata::test
