@@ -31,7 +31,7 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
     loaded.source = SafetensorsSource::open(path.string());
   }
   loaded.weights = std::make_unique<ModelWeights>(loaded.source.get(), backend, loaded.config.dtype,
-                                                  options.dummy_seed);
+                                                  options.dummy_seed, options.shapes_only);
   loaded.model = build_model(loaded.config, *loaded.weights);
   return loaded;
 }

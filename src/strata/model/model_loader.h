@@ -17,6 +17,7 @@ struct LoadOptions {
   std::string model_path;  // folder with config.json, or a .gguf file
   LoadFormat load_format = LoadFormat::kAuto;
   uint64_t dummy_seed = 1234;
+  bool shapes_only = false;  // weights without data: for inspecting a model's plan and size
 };
 
 struct LoadedModel {

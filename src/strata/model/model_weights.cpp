@@ -11,8 +11,9 @@
 namespace strata {
 
 ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, DType dummy_dtype,
-                           uint64_t seed)
-    : source_(source), backend_(backend), dummy_dtype_(dummy_dtype), seed_(seed) {}
+                           uint64_t seed, bool shapes_only)
+    : source_(source), backend_(backend), dummy_dtype_(dummy_dtype), seed_(seed),
+      shapes_only_(shapes_only) {}
 
 std::string ModelWeights::description() const {
   return source_ != nullptr ? source_->description() : "dummy weights";
@@ -60,6 +61,15 @@ Tensor ModelWeights::stacked(const std::vector<std::string>& names, const Shape&
 
 Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
                                  const std::vector<Shape>& shapes) const {
+  if (shapes_only_) {
+    Shape shape = shapes[0];
+    shape[0] = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      shape[0] += shapes[i][0];
+      if (source_ != nullptr) checked_info(names[i], shapes[i]);
+    }
+    return load({.name = names[0], .dtype = dummy_dtype_, .shape = shape});
+  }
   std::vector<Tensor> parts;
   int64_t rows = 0;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -87,6 +97,7 @@ Tensor ModelWeights::load(const WeightInfo& info) const {
   const int64_t numel = info.shape.numel();
   num_parameters_ += numel;
   num_bytes_ += dtype_bytes(info.dtype, numel);
+  if (shapes_only_) return Tensor::view(nullptr, info.dtype, info.shape);
   if (backend_.device().is_cpu())
     return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
   // GPU weights are bf16: widen on the host in row chunks, narrow, copy.
@@ -106,6 +117,7 @@ Tensor ModelWeights::load(const WeightInfo& info) const {
 }
 
 Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) const {
+  if (shapes_only_) return load({.name = name, .dtype = dummy_dtype_, .shape = shape});
   Tensor host = make_dummy_host(name, shape);
   WeightInfo info{.name = name, .dtype = dummy_dtype_, .shape = shape, .data = host.data()};
   Tensor loaded = load(info);

@@ -16,8 +16,10 @@ namespace strata {
 
 class ModelWeights {
  public:
-  // source == nullptr: dummy weights of `dummy_dtype`.
-  ModelWeights(const WeightSource* source, Backend& backend, DType dummy_dtype, uint64_t seed = 1234);
+  // source == nullptr: dummy weights of `dummy_dtype`. shapes_only: tensors carry shapes
+  // and no data (for `strata info` on models too large to materialise).
+  ModelWeights(const WeightSource* source, Backend& backend, DType dummy_dtype, uint64_t seed = 1234,
+               bool shapes_only = false);
 
   // The tensor `name` with exactly `shape`; throws an Error naming tensor and shapes.
   Tensor get(const std::string& name, const Shape& shape) const;
@@ -45,6 +47,7 @@ class ModelWeights {
   Backend& backend_;
   DType dummy_dtype_;
   uint64_t seed_;
+  bool shapes_only_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
 };

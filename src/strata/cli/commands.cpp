@@ -1,0 +1,15 @@
+#include "strata/cli/commands.h"
+
+namespace strata::cli {
+
+void add_info_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+void add_logits_command(CLI::App& app);
+
+void add_commands(CLI::App& app) {
+  add_info_command(app);
+  add_generate_command(app);
+  add_logits_command(app);
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,46 @@
+// `strata generate --model DIR --prompt-ids 1,2,3`: generates token ids and prints them.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/cli/model_flags.h"
+#include "strata/cli/sampling_flags.h"
+#include "strata/core/error.h"
+#include "strata/engine/offline_generate.h"
+
+namespace strata::cli {
+namespace {
+
+struct GenerateFlags {
+  ModelFlags model;
+  SamplingFlags sampling;
+  std::string prompt_ids;
+};
+
+void run_generate(const GenerateFlags& flags) {
+  const SamplingParams sampling = to_sampling_params(flags.sampling);
+  OpenModel open = open_model(flags.model);
+  OfflineGenerateRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
+                                 .sampling = sampling,
+                                 .max_tokens = flags.sampling.max_tokens,
+                                 .stop_token_ids = {open.loaded.config.eos_token_ids.begin(),
+                                                    open.loaded.config.eos_token_ids.end()},
+                                 .ignore_eos = flags.sampling.ignore_eos};
+  for (int32_t t : request.prompt_ids)
+    if (t >= open.loaded.config.vocab_size)
+      fail("--prompt-ids: id {} is outside the vocabulary ({} tokens)", t, open.loaded.config.vocab_size);
+  const std::vector<int32_t> out = generate_offline(*open.runner, request);
+  fmt::print("{}\n", fmt::join(out, ","));
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto flags = std::make_shared<GenerateFlags>();
+  CLI::App* cmd = app.add_subcommand("generate", "generate tokens from a prompt");
+  add_model_flags(*cmd, flags->model);
+  add_sampling_flags(*cmd, flags->sampling);
+  cmd->add_option("--prompt-ids", flags->prompt_ids, "comma-separated prompt token ids")->required();
+  cmd->callback([flags] { run_generate(*flags); });
+}
+
+}  // namespace strata::cli

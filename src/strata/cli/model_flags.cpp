@@ -1,0 +1,59 @@
+#include "strata/cli/model_flags.h"
+
+#include <thread>
+
+#include "strata/core/error.h"
+#include "strata/core/logging.h"
+
+namespace strata::cli {
+
+void add_model_flags(CLI::App& command, ModelFlags& flags) {
+  command.add_option("--model,-m", flags.model, "model folder (config.json + safetensors) or .gguf")
+      ->required();
+  command.add_option("--load-format", flags.load_format, "auto, or dummy for random weights")
+      ->check(CLI::IsMember({"auto", "dummy"}));
+  command.add_option("--device", flags.device, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  command.add_option("--threads", flags.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  command.add_option("--num-kv-blocks", flags.num_kv_blocks, "KV cache blocks of 16 tokens (0: auto)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+OpenModel open_model(const ModelFlags& flags) {
+  OpenModel open;
+  const int threads = flags.threads > 0 ? flags.threads
+                                        : static_cast<int>(std::thread::hardware_concurrency());
+  if (flags.device != "cpu") open.backend = make_cuda_backend(0);
+  if (!open.backend) {
+    if (flags.device == "cuda")
+      fail("--device cuda: {}", cuda_backend_compiled() ? "no CUDA GPU is visible"
+                                                        : "this build has no CUDA backend");
+    open.backend = make_cpu_backend(threads);
+  }
+  open.loaded = load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format)},
+                           *open.backend);
+  open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
+                                              RunnerOptions{.num_kv_blocks = flags.num_kv_blocks});
+  return open;
+}
+
+std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag) {
+  std::vector<int32_t> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 0 || v > INT32_MAX) throw std::invalid_argument(item);
+      ids.push_back(static_cast<int32_t>(v));
+    } catch (const std::exception&) {
+      fail("{}: '{}' is not a token id; give comma-separated non-negative integers", flag, item);
+    }
+    start = end + 1;
+  }
+  return ids;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,36 @@
+// Flags every model-running command shares (--model, --device, --threads, ...), and
+// opening the backend and model they describe.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include "strata/engine/model_runner.h"
+#include "strata/model/model_loader.h"
+
+namespace strata::cli {
+
+struct ModelFlags {
+  std::string model;
+  std::string load_format = "auto";
+  std::string device = "auto";  // auto, cpu, cuda
+  int threads = 0;              // 0: all cores
+  int64_t num_kv_blocks = 0;
+};
+
+void add_model_flags(CLI::App& command, ModelFlags& flags);
+
+struct OpenModel {
+  std::unique_ptr<Backend> backend;
+  LoadedModel loaded;
+  std::unique_ptr<ModelRunner> runner;
+};
+
+OpenModel open_model(const ModelFlags& flags);
+
+// "1,2,3" -> {1, 2, 3}; an Error names the bad entry.
+std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag);
+
+}  // namespace strata::cli
