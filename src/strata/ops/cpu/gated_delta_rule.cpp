@@ -111,12 +111,14 @@ struct ChunkScratch {
   std::vector<float> q, k, w;  // [chunk_size, k_head_dim]: q scaled, k, then w = T (k*beta*exp(gc))
   std::vector<float> u;        // [chunk_size, v_head_dim]: T (v*beta), then v_new = u - w S
   std::vector<float> t;        // [chunk_size, chunk_size]: the UT matrix T, lower triangular
+  std::vector<float> decay;    // [chunk_size, chunk_size]: exp(g[j+1] + ... + g[i]) for j <= i
   std::vector<float> gc, beta; // [chunk_size]: cumulative log decay inside the chunk, beta
+  std::vector<float> seg;      // [chunk_size]: g[j+1..i] for the row being built
   std::vector<float> acc;      // [v_head_dim]
   void resize(int64_t chunk, int64_t dk, int64_t dv) {
     q.resize(chunk * dk), k.resize(chunk * dk), w.resize(chunk * dk);
-    u.resize(chunk * dv), t.resize(chunk * chunk), gc.resize(chunk), beta.resize(chunk);
-    acc.resize(dv);
+    u.resize(chunk * dv), t.resize(chunk * chunk), decay.resize(chunk * chunk);
+    gc.resize(chunk), beta.resize(chunk), seg.resize(chunk), acc.resize(dv);
   }
 };
 
@@ -136,7 +138,7 @@ void build_ut_matrix(int64_t c, int64_t dk, int64_t chunk, ChunkScratch& s) {
       float kb_dot = 0.f;
       const float* kj = s.k.data() + j * dk;
       for (int64_t d = 0; d < dk; ++d) kb_dot += (ki[d] * s.beta[i]) * kj[d];
-      t[i * chunk + j] = -(kb_dot * std::exp(s.gc[i] - s.gc[j]));
+      t[i * chunk + j] = -(kb_dot * s.decay[i * chunk + j]);
     }
   }
   // Row i uses its original entries for m > j (not yet overwritten when j ascends).
@@ -179,9 +181,14 @@ void load_chunk(const Params& p, const Layout& l, int64_t t0, int64_t c, int64_t
   for (int64_t i = 0; i < c; ++i) {
     load_qk_row(q_row(p, l, t0 + i, h), dk, p.l2norm_qk, l.scale, s.q.data() + i * dk);
     load_qk_row(k_row(p, l, t0 + i, h), dk, p.l2norm_qk, 1.f, s.k.data() + i * dk);
-    g_sum += p.g[(t0 + i) * num_heads + h];
+    const float g = p.g[(t0 + i) * num_heads + h];
+    g_sum += g;
     s.gc[i] = g_sum;
     s.beta[i] = p.beta[(t0 + i) * num_heads + h];
+    // HF's exp(gc_i - gc_j), summed directly so that a large gc costs no f32 digits.
+    for (int64_t j = 0; j < i; ++j) s.seg[j] += g;
+    s.seg[i] = 0.f;
+    for (int64_t j = 0; j <= i; ++j) s.decay[i * p.chunk_size + j] = std::exp(s.seg[j]);
   }
 }
 
@@ -210,18 +217,17 @@ void chunk_output_and_state(const Params& p, int64_t t0, int64_t c, int64_t h, f
     }
     std::fill(s.acc.begin(), s.acc.end(), 0.f);
     for (int64_t j = 0; j <= i; ++j) {
-      const float a = dot(qi, s.k.data() + j * dk, dk) * std::exp(s.gc[i] - s.gc[j]);
+      const float a = dot(qi, s.k.data() + j * dk, dk) * s.decay[i * p.chunk_size + j];
       const float* vj = s.u.data() + j * dv;
       for (int64_t e = 0; e < dv; ++e) s.acc[e] += a * vj[e];
     }
     for (int64_t e = 0; e < dv; ++e) out[e] += s.acc[e];
   }
-  const float g_last = s.gc[c - 1];
-  const float state_decay = std::exp(g_last);
+  const float state_decay = std::exp(s.gc[c - 1]);
   for (int64_t d = 0; d < dk * dv; ++d) state[d] *= state_decay;
   for (int64_t j = 0; j < c; ++j) {
     const float* kj = s.k.data() + j * dk;
-    const float kdecay = std::exp(g_last - s.gc[j]);
+    const float kdecay = s.decay[(c - 1) * p.chunk_size + j];
     const float* vj = s.u.data() + j * dv;
     for (int64_t d = 0; d < dk; ++d) {
       const float kd = kj[d] * kdecay;
