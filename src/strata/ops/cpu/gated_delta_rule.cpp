@@ -10,6 +10,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/parallel.h"
+#include "strata/ops/cpu/simd_f32.h"
 
 namespace strata::cpu {
 namespace {
@@ -69,19 +70,15 @@ void recurrent_step(const Params& p, const float* q, const float* k, const float
   std::fill(delta, delta + dv, 0.f);
   for (int64_t i = 0; i < dk; ++i) {
     float* row = state + i * dv;
-    for (int64_t j = 0; j < dv; ++j) {
-      row[j] *= decay;
-      delta[j] += row[j] * k[i];
-    }
+    simd::scale(row, decay, dv);
+    simd::axpy(delta, k[i], row, dv);
   }
   for (int64_t j = 0; j < dv; ++j) delta[j] = (v[j] - delta[j]) * beta;
   std::fill(out, out + dv, 0.f);
   for (int64_t i = 0; i < dk; ++i) {
     float* row = state + i * dv;
-    for (int64_t j = 0; j < dv; ++j) {
-      row[j] += k[i] * delta[j];
-      out[j] += row[j] * q[i];
-    }
+    simd::axpy(row, k[i], delta, dv);
+    simd::axpy(out, q[i], row, dv);
   }
 }
 
@@ -122,12 +119,6 @@ struct ChunkScratch {
   }
 };
 
-float dot(const float* a, const float* b, int64_t n) {
-  float s = 0.f;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
 // T = (I - tril(-diag(beta) K Kᵀ ∘ decay, -1))⁻¹ by forward substitution, as HF's row loop.
 void build_ut_matrix(int64_t c, int64_t dk, int64_t chunk, ChunkScratch& s) {
   float* t = s.t.data();
@@ -135,9 +126,7 @@ void build_ut_matrix(int64_t c, int64_t dk, int64_t chunk, ChunkScratch& s) {
     const float* ki = s.k.data() + i * dk;
     for (int64_t j = 0; j < i; ++j) {
       // k_beta @ kᵀ: beta multiplies k_i before the dot, as HF.
-      float kb_dot = 0.f;
-      const float* kj = s.k.data() + j * dk;
-      for (int64_t d = 0; d < dk; ++d) kb_dot += (ki[d] * s.beta[i]) * kj[d];
+      const float kb_dot = simd::dot(ki, s.k.data() + j * dk, dk) * s.beta[i];
       t[i * chunk + j] = -(kb_dot * s.decay[i * chunk + j]);
     }
   }
@@ -167,8 +156,8 @@ void apply_ut_matrix(const Params& p, const Layout& l, int64_t t0, int64_t c, in
       const float tij = s.t[i * chunk + j];
       float* ui = s.u.data() + i * dv;
       float* wi = s.w.data() + i * dk;
-      for (int64_t d = 0; d < dv; ++d) ui[d] += tij * (vj[d] * bj);
-      for (int64_t d = 0; d < dk; ++d) wi[d] += tij * ((kj[d] * bj) * gj);
+      simd::axpy(ui, tij * bj, vj, dv);
+      simd::axpy(wi, tij * bj * gj, kj, dk);
     }
   }
 }
@@ -200,40 +189,28 @@ void chunk_output_and_state(const Params& p, int64_t t0, int64_t c, int64_t h, f
   for (int64_t i = 0; i < c; ++i) {
     float* ui = s.u.data() + i * dv;
     const float* wi = s.w.data() + i * dk;
-    for (int64_t d = 0; d < dk; ++d) {
-      const float* row = state + d * dv;
-      for (int64_t e = 0; e < dv; ++e) ui[e] -= wi[d] * row[e];
-    }
+    for (int64_t d = 0; d < dk; ++d) simd::axpy(ui, -wi[d], state + d * dv, dv);
   }
   for (int64_t i = 0; i < c; ++i) {
     const float* qi = s.q.data() + i * dk;
     const float qdecay = std::exp(s.gc[i]);
     float* out = p.out + ((t0 + i) * num_heads + h) * dv;
     std::fill(out, out + dv, 0.f);
-    for (int64_t d = 0; d < dk; ++d) {
-      const float qd = qi[d] * qdecay;
-      const float* row = state + d * dv;
-      for (int64_t e = 0; e < dv; ++e) out[e] += qd * row[e];
-    }
+    for (int64_t d = 0; d < dk; ++d) simd::axpy(out, qi[d] * qdecay, state + d * dv, dv);
     std::fill(s.acc.begin(), s.acc.end(), 0.f);
     for (int64_t j = 0; j <= i; ++j) {
-      const float a = dot(qi, s.k.data() + j * dk, dk) * s.decay[i * p.chunk_size + j];
-      const float* vj = s.u.data() + j * dv;
-      for (int64_t e = 0; e < dv; ++e) s.acc[e] += a * vj[e];
+      const float a = simd::dot(qi, s.k.data() + j * dk, dk) * s.decay[i * p.chunk_size + j];
+      simd::axpy(s.acc.data(), a, s.u.data() + j * dv, dv);
     }
     for (int64_t e = 0; e < dv; ++e) out[e] += s.acc[e];
   }
   const float state_decay = std::exp(s.gc[c - 1]);
-  for (int64_t d = 0; d < dk * dv; ++d) state[d] *= state_decay;
+  simd::scale(state, state_decay, dk * dv);
   for (int64_t j = 0; j < c; ++j) {
     const float* kj = s.k.data() + j * dk;
     const float kdecay = s.decay[(c - 1) * p.chunk_size + j];
     const float* vj = s.u.data() + j * dv;
-    for (int64_t d = 0; d < dk; ++d) {
-      const float kd = kj[d] * kdecay;
-      float* row = state + d * dv;
-      for (int64_t e = 0; e < dv; ++e) row[e] += kd * vj[e];
-    }
+    for (int64_t d = 0; d < dk; ++d) simd::axpy(state + d * dv, kj[d] * kdecay, vj, dv);
   }
 }
 

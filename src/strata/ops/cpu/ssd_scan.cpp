@@ -9,6 +9,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/parallel.h"
+#include "strata/ops/cpu/simd_f32.h"
 
 namespace strata::cpu {
 namespace {
@@ -45,12 +46,6 @@ TokenRows token_rows(const Params& p, const Layout& l, int64_t t, int64_t h) {
           .dt = p.dt[t * l.dt_stride + h]};
 }
 
-float dot(const float* a, const float* b, int64_t n) {
-  float s = 0.f;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
 void recurrent_head(const Params& p, const Layout& l, int64_t h) {
   const int64_t hd = p.head_dim, ns = p.state_size, state_elems = hd * ns;
   float* state = p.state + h * state_elems;
@@ -61,8 +56,9 @@ void recurrent_head(const Params& p, const Layout& l, int64_t h) {
     float* y = p.y + (t * p.num_heads + h) * hd;
     for (int64_t i = 0; i < hd; ++i) {
       float* row = state + i * ns;
-      for (int64_t n = 0; n < ns; ++n) row[n] = row[n] * decay + (r.dt * r.b[n]) * r.x[i];
-      y[i] = dot(row, r.c, ns) + r.x[i] * d_skip;
+      simd::scale(row, decay, ns);
+      simd::axpy(row, r.dt * r.x[i], r.b, ns);
+      y[i] = simd::dot(row, r.c, ns) + r.x[i] * d_skip;
     }
     if (p.intermediate_states != nullptr) {
       std::memcpy(p.intermediate_states + (t * p.num_heads + h) * state_elems, state,
@@ -109,14 +105,13 @@ void chunk_outputs(const Params& p, const Layout& l, int64_t t0, int64_t c, int6
     const TokenRows r = token_rows(p, l, t0 + row, h);
     std::fill(s.acc.begin(), s.acc.end(), 0.f);
     for (int64_t j = 0; j <= row; ++j) {
-      const float m = dot(r.c, token_rows(p, l, t0 + j, h).b, ns) * std::exp(s.seg[j]);
-      const float* xj = s.xbar.data() + j * hd;
-      for (int64_t d = 0; d < hd; ++d) s.acc[d] += m * xj[d];
+      const float m = simd::dot(r.c, token_rows(p, l, t0 + j, h).b, ns) * std::exp(s.seg[j]);
+      simd::axpy(s.acc.data(), m, s.xbar.data() + j * hd, hd);
     }
     const float out_decay = std::exp(s.acs[row]);
     float* y = p.y + ((t0 + row) * p.num_heads + h) * hd;
     for (int64_t d = 0; d < hd; ++d) {
-      const float y_off = dot(r.c, state + d * ns, ns) * out_decay;
+      const float y_off = simd::dot(r.c, state + d * ns, ns) * out_decay;
       y[d] = (s.acc[d] + y_off) + d_skip * r.x[d];
     }
   }
@@ -134,10 +129,7 @@ void chunk_state(const Params& p, const Layout& l, int64_t t0, int64_t c, int64_
     const float w = std::exp(s.seg[j]);
     const float* b = token_rows(p, l, t0 + j, h).b;
     const float* xj = s.xbar.data() + j * hd;
-    for (int64_t d = 0; d < hd; ++d) {
-      float* row = s.states.data() + d * ns;
-      for (int64_t n = 0; n < ns; ++n) row[n] += (b[n] * w) * xj[d];
-    }
+    for (int64_t d = 0; d < hd; ++d) simd::axpy(s.states.data() + d * ns, w * xj[d], b, ns);
   }
   const float chunk_decay = std::exp(total);
   for (int64_t i = 0; i < hd * ns; ++i) state[i] = chunk_decay * state[i] + s.states[i];
