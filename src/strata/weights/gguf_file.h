@@ -51,7 +51,7 @@ struct GgufTensorInfo {
   const void* data = nullptr;  // inside the mapping
 };
 
-// The strata dtype of a ggml type id, or nullopt-like false when unsupported.
+// Sets *dtype to the strata dtype of a ggml type id; false when Strata has none.
 bool ggml_type_to_dtype(uint32_t ggml_type, DType* dtype);
 // "q4_K", "f16", ... for messages; "type N" when unknown.
 std::string ggml_type_name(uint32_t ggml_type);
