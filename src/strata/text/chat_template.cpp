@@ -27,7 +27,7 @@ std::string render_chat(const std::string& chat_template, const ChatRenderReques
   if (!request.extra.is_object() && !request.extra.is_null()) {
     fail("chat template extra variables must be a JSON object");
   }
-  nlohmann::json context = nlohmann::json::object();
+  nlohmann::ordered_json context = nlohmann::ordered_json::object();
   context["messages"] = request.messages;
   context["tools"] = request.tools;
   context["documents"] = nullptr;

@@ -320,8 +320,7 @@ ExprPtr Parser::parse_postfix(ExprPtr expr) {
     } else if (is_op("[")) {
       expr = parse_subscript(std::move(expr), take());
     } else if (is_op("(")) {
-      const Token at = cur();
-      auto call = node<CallExpr>(ExprKind::kCall, at);
+      auto call = std::make_unique<CallExpr>(ExprKind::kCall, expr->line, expr->column);
       call->callee = std::move(expr);
       call->args = parse_call_args();
       expr = std::move(call);
@@ -388,8 +387,7 @@ ExprPtr Parser::parse_filter_expr(ExprPtr expr) {
     } else if (is_name("is")) {
       expr = parse_test(std::move(expr), take());
     } else if (is_op("(")) {
-      const Token at = cur();
-      auto call = node<CallExpr>(ExprKind::kCall, at);
+      auto call = std::make_unique<CallExpr>(ExprKind::kCall, expr->line, expr->column);
       call->callee = std::move(expr);
       call->args = parse_call_args();
       expr = std::move(call);

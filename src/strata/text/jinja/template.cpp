@@ -45,7 +45,7 @@ Value builtin_mapping(const CallArgs& args, bool is_namespace) {
   return out;
 }
 
-ScopePtr make_globals(const nlohmann::json& context, const RenderOptions& options) {
+ScopePtr make_globals(const nlohmann::ordered_json& context, const RenderOptions& options) {
   if (!context.is_object() && !context.is_null()) {
     fail("template context must be a JSON object, got {}", context.type_name());
   }
@@ -76,12 +76,12 @@ Template Template::parse(const std::string& source, const LexOptions& options) {
   return t;
 }
 
-std::string Template::render(const nlohmann::json& context, const RenderOptions& options) const {
+std::string Template::render(const nlohmann::ordered_json& context, const RenderOptions& options) const {
   Interpreter interpreter(options.limits);
   return interpreter.render(*body_, make_globals(context, options));
 }
 
-std::string render(const std::string& template_source, const nlohmann::json& context) {
+std::string render(const std::string& template_source, const nlohmann::ordered_json& context) {
   return Template::parse(template_source).render(context);
 }
 

@@ -28,14 +28,15 @@ class Template {
   // Throws strata::Error with the line and column of a syntax error.
   static Template parse(const std::string& source, const LexOptions& options = {});
 
-  // context: a JSON object whose members become template variables.
+  // context: a JSON object whose members become template variables (key order kept;
+  // a plain nlohmann::json converts implicitly but arrives with sorted keys).
   // Throws strata::Error with the template line and column of a runtime error.
-  std::string render(const nlohmann::json& context, const RenderOptions& options = {}) const;
+  std::string render(const nlohmann::ordered_json& context, const RenderOptions& options = {}) const;
 
  private:
   std::shared_ptr<const Body> body_;
 };
 
-std::string render(const std::string& template_source, const nlohmann::json& context);
+std::string render(const std::string& template_source, const nlohmann::ordered_json& context);
 
 }  // namespace strata::jinja

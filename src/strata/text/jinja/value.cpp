@@ -52,21 +52,21 @@ Value Value::function(std::string name, std::function<Value(const CallArgs&)> fn
   return Value(std::make_shared<Callable>(Callable{std::move(name), std::move(fn)}));
 }
 
-Value Value::from_json(const nlohmann::json& j) {
+Value Value::from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::json::value_t::null: return Value(None{});
-    case nlohmann::json::value_t::boolean: return Value(j.get<bool>());
-    case nlohmann::json::value_t::number_integer: return Value(j.get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::ordered_json::value_t::null: return Value(None{});
+    case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer: return Value(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_unsigned:
       return Value(static_cast<int64_t>(j.get<uint64_t>()));
-    case nlohmann::json::value_t::number_float: return Value(j.get<double>());
-    case nlohmann::json::value_t::string: return Value(j.get<std::string>());
-    case nlohmann::json::value_t::array: {
+    case nlohmann::ordered_json::value_t::number_float: return Value(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> items;
       for (const auto& e : j) items.push_back(from_json(e));
       return list(std::move(items));
     }
-    case nlohmann::json::value_t::object: {
+    case nlohmann::ordered_json::value_t::object: {
       Value d = dict();
       for (const auto& [k, v] : j.items()) d.as_dict().items.emplace_back(k, from_json(v));
       return d;

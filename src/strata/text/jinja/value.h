@@ -79,7 +79,7 @@ class Value {
   static Value list(std::vector<Value> items = {}, bool is_tuple = false);
   static Value dict();
   static Value function(std::string name, std::function<Value(const CallArgs&)> fn);
-  static Value from_json(const nlohmann::json& j);
+  static Value from_json(const nlohmann::ordered_json& j);
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
   bool is_undefined() const { return kind() == Kind::kUndefined; }
