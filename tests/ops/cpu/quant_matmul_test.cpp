@@ -80,7 +80,9 @@ void check(const Case& c, const uint8_t* w) {
                 .num_tokens = c.num_tokens, .in_features = c.in, .out_features = c.out,
                 .path = c.path});
 
-  const bool int8 = c.path == QuantMatmulPath::kAuto && quant_matmul_has_int8_path(c.dtype);
+  const QuantMatmulPath used =
+      c.path == QuantMatmulPath::kAuto ? pick_quant_matmul_path(c.dtype, c.num_tokens) : c.path;
+  const bool int8 = used == QuantMatmulPath::kInt8Dot;
   const int64_t row_bytes = dtype_bytes(c.dtype, c.in);
   std::vector<float> row(c.in);
   double err2 = 0, ref2 = 0;
@@ -135,6 +137,21 @@ TEST(QuantMatmulTest, DequantizePathForEveryDtype) {
   check({DType::kQ5_0, 1, 512, 19, QuantMatmulPath::kAuto});  // no int8 path: falls back
 }
 
+TEST(QuantMatmulTest, ManyTokensUseDequantizedTilesAndSgemm) {
+  // 300 output rows span two 256-row tiles.
+  check({DType::kQ4_K, kQuantGemmMinTokens, 512, 300, QuantMatmulPath::kAuto});
+  check({DType::kQ8_0, 40, 96, 300, QuantMatmulPath::kAuto});
+  check({DType::kF16, 3, 64, 7, QuantMatmulPath::kDequantGemm});
+}
+
+TEST(QuantMatmulTest, PicksPathByTokensAndDtype) {
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ4_1, 1), QuantMatmulPath::kInt8Dot);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ6_K, kQuantGemmMinTokens - 1), QuantMatmulPath::kInt8Dot);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ5_0, 1), QuantMatmulPath::kDequantFma);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ4_1, kQuantGemmMinTokens), QuantMatmulPath::kDequantGemm);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kF16, 1000), QuantMatmulPath::kDequantGemm);
+}
+
 TEST(QuantMatmulTest, RealSmolLm2Weights) {
   const char* home = std::getenv("HOME");
   const std::string path = std::string(home ? home : "") + "/.cache/strata/models/smollm2-135m-instruct-q4_1.gguf";
@@ -157,6 +174,9 @@ TEST(QuantMatmulTest, RejectsBadShapesAndDtypes) {
   EXPECT_THROW(quant_matmul(p), Error);  // 64 is not a multiple of 256
   p.w_dtype = DType::kI32;
   EXPECT_THROW(quant_matmul(p), Error);
+  p.w_dtype = DType::kQ5_0;
+  p.path = QuantMatmulPath::kInt8Dot;
+  EXPECT_THROW(quant_matmul(p), Error);  // Q5_0 has no int8 path
 }
 
 }  // namespace
