@@ -20,7 +20,8 @@ struct ModelFlags {
   int64_t num_kv_blocks = 0;
 };
 
-void add_model_flags(CLI::App& command, ModelFlags& flags);
+// model_required: false where the embedded default model stands in.
+void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required = true);
 
 struct OpenModel {
   std::unique_ptr<Backend> backend;

@@ -261,7 +261,8 @@ void run_dequant_gemm_path(const QuantMatmulParams& p, int64_t row_bytes) {
 
 QuantMatmulPath pick_quant_matmul_path(DType dtype, int64_t num_tokens) {
   if (num_tokens >= kQuantGemmMinTokens) return QuantMatmulPath::kDequantGemm;
-  return int8_dot(dtype) ? QuantMatmulPath::kInt8Dot : QuantMatmulPath::kDequantFma;
+  (void)dtype;  // the int8 path drifts from the dequantised result on real models; off until fixed
+  return QuantMatmulPath::kDequantFma;
 }
 
 bool quant_matmul_has_int8_path(DType dtype) { return int8_dot(dtype) != nullptr; }
