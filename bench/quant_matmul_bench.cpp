@@ -1,4 +1,4 @@
-// quant_matmul at SmolLM2-135M shapes (hidden 576, intermediate 1536): int8-dot, dequantise+FMA
+// quant_matmul at SmolLM2-135M shapes (hidden 576, intermediate 1536): int16-dot, dequantise+FMA
 // and dequantise+sgemm paths, for decode (1 token) and prefill chunks (16-64 tokens).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -17,7 +17,7 @@ namespace {
 using strata::DType;
 using strata::cpu::QuantMatmulPath;
 
-constexpr const char* kPathNames[] = {"auto", "int8-dot", "dequant+fma", "dequant+sgemm"};
+constexpr const char* kPathNames[] = {"auto", "int16-dot", "dequant+fma", "dequant+sgemm"};
 
 // Random quant bytes with every f16 field (block scales/mins) set to a small sane value.
 std::vector<uint8_t> random_weights(DType dtype, int64_t out, int64_t in) {
@@ -70,7 +70,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 // Lab variant: Q4_1 decode that dequantises each block into registers and FMAs with f32
-// activations (no activation quantisation). Kept here only to compare against the int8 path.
+// activations (no activation quantisation). Kept here only to compare against the int16 path.
 void q4_1_register_fma(const uint8_t* w, const float* x, float* y, int64_t out, int64_t in) {
   const int64_t row_bytes = in / 32 * 20;
   strata::parallel_for(out, 16, [&](int64_t begin, int64_t end) {

@@ -17,13 +17,13 @@ namespace strata::cpu {
 
 namespace {
 
-// One 32-run of an activation row quantised to int8: x ~= d * qs. The sums serve the
-// weight types with a minimum (Q4_1, Q4_K) or an offset (Q6_K stores q + 32).
+// One 32-run of an activation row quantised to int16: x ~= d * qs. 16 bits, not llama.cpp's
+// 8: SmolLM2's down_proj inputs carry single channels ~3000x the rest, and an 8-bit step
+// (amax / 127) zeroes the small entries of that block; see docs/decisions/0002-int16-activations.md.
 struct ActBlock {
+  int16_t qs[kQk];
   float d;
-  float d_sum;       // d * sum(qs)
-  int16_t sums[2];   // sum(qs[0..15]), sum(qs[16..31])
-  int8_t qs[kQk];
+  float d_sum;       // d * sum(qs): the minimum term of Q4_1 / Q4_K
 };
 
 inline float half(const uint8_t* p) {
@@ -46,6 +46,13 @@ inline float hmax(__m256 v) {
   return _mm_cvtss_f32(m);
 }
 
+inline int hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
 // x: f32 [n], n a multiple of 32; out: [n / 32].
 void quantize_activation_row(const float* x, int64_t n, ActBlock* out) {
   const __m256 sign_mask = _mm256_set1_ps(-0.f);
@@ -57,35 +64,39 @@ void quantize_activation_row(const float* x, int64_t n, ActBlock* out) {
       amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[k]));
     }
     const float max_abs = hmax(amax);
-    const float d = max_abs / 127.f;
-    const __m256 inv = _mm256_set1_ps(max_abs > 0.f ? 127.f / max_abs : 0.f);
+    const __m256 inv = _mm256_set1_ps(max_abs > 0.f ? 32767.f / max_abs : 0.f);
     __m256i q[4];
     for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], inv));  // nearest-even
-    // packs interleave 128-bit lanes; the permute restores element order.
-    const __m256i q16a = _mm256_packs_epi32(q[0], q[1]);
-    const __m256i q16b = _mm256_packs_epi32(q[2], q[3]);
-    const __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16a, q16b),
-                                                   _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     ActBlock& a = out[b];
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs), q8);
-    int s0 = 0, s1 = 0;
-    for (int j = 0; j < 16; ++j) s0 += a.qs[j];
-    for (int j = 16; j < 32; ++j) s1 += a.qs[j];
-    a.d = d;
-    a.sums[0] = static_cast<int16_t>(s0);
-    a.sums[1] = static_cast<int16_t>(s1);
-    a.d_sum = d * static_cast<float>(s0 + s1);
+    // packs interleaves 128-bit lanes; the 64-bit permute restores element order.
+    for (int h = 0; h < 2; ++h) {
+      const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2 * h], q[2 * h + 1]), 0xd8);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs + 16 * h), packed);
+    }
+    a.d = max_abs / 32767.f;
+    const int sum = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+    a.d_sum = a.d * static_cast<float>(sum);
   }
 }
 
-inline __m256i load_act(const ActBlock& a) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
+inline __m256i load_act(const ActBlock& a, int half_index) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + 16 * half_index));
 }
 
-// Sum over 32 pairs of u8 weight quants by s8 activation quants, as 8 int32 lanes.
-inline __m256 dot_u8_s8(__m256i wq, __m256i xq) {
-  const __m256i pairs = _mm256_maddubs_epi16(wq, xq);
-  return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+inline __m256i widen_u8(const uint8_t* p) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+inline __m256i widen_s8(const uint8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Sum over 32 int16 weight quants (two vectors of 16) by one activation block, as 8 f32 lanes.
+// |w| <= 127 and |x| <= 32767: each int32 lane sums 4 products, far from overflow.
+inline __m256 dot_block(__m256i w_lo, __m256i w_hi, const ActBlock& a) {
+  const __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(w_lo, load_act(a, 0)),
+                                       _mm256_madd_epi16(w_hi, load_act(a, 1)));
+  return _mm256_cvtepi32_ps(sum);
 }
 
 // Each dot takes one weight row (in_features / block elements) and one activation row.
@@ -93,28 +104,20 @@ float dot_q8_0(const uint8_t* w, const ActBlock* a, int64_t in_features) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < in_features / kQk; ++b) {
     const uint8_t* blk = w + b * sizeof(BlockQ8_0);
-    const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    const __m256i xq = load_act(a[b]);
-    // maddubs needs one unsigned operand: move w's sign onto x.
-    const __m256 dot = dot_u8_s8(_mm256_sign_epi8(wq, wq), _mm256_sign_epi8(xq, wq));
+    const __m256 dot = dot_block(widen_s8(blk + 2), widen_s8(blk + 18), a[b]);
     acc = _mm256_fmadd_ps(dot, _mm256_set1_ps(half(blk) * a[b].d), acc);
   }
   return hsum(acc);
 }
 
-// 16 bytes of nibbles -> 32 bytes: low nibbles (elements 0..15), then high (16..31).
-inline __m256i nibbles_32(const uint8_t* qs) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-}
-
 float dot_q4_1(const uint8_t* w, const ActBlock* a, int64_t in_features) {
+  const __m256i low_mask = _mm256_set1_epi16(0x0f);
   __m256 acc = _mm256_setzero_ps();
   float min_sum = 0.f;
   for (int64_t b = 0; b < in_features / kQk; ++b) {
     const uint8_t* blk = w + b * sizeof(BlockQ4_1);
-    const __m256 dot = dot_u8_s8(nibbles_32(blk + 4), load_act(a[b]));
+    const __m256i bytes = widen_u8(blk + 4);  // low nibbles: elements 0..15, high: 16..31
+    const __m256 dot = dot_block(_mm256_and_si256(bytes, low_mask), _mm256_srli_epi16(bytes, 4), a[b]);
     acc = _mm256_fmadd_ps(dot, _mm256_set1_ps(half(blk) * a[b].d), acc);
     min_sum += half(blk + 2) * a[b].d_sum;
   }
@@ -122,37 +125,36 @@ float dot_q4_1(const uint8_t* w, const ActBlock* a, int64_t in_features) {
 }
 
 float dot_q4_k(const uint8_t* w, const ActBlock* a, int64_t in_features) {
-  const __m256i low_mask = _mm256_set1_epi8(0x0f);
+  const __m256i low_mask = _mm256_set1_epi16(0x0f);
   __m256 acc = _mm256_setzero_ps();
   float min_sum = 0.f;
   for (int64_t sb = 0; sb < in_features / kQkK; ++sb) {
     const uint8_t* blk = w + sb * sizeof(BlockQ4_K);
     const float d = half(blk), dmin = half(blk + 2);
     const ActBlock* ab = a + sb * (kQkK / kQk);
-    for (int c = 0; c < 4; ++c) {
-      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * c));
-      const __m256i lo = _mm256_and_si256(raw, low_mask);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_mask);
+    for (int c = 0; c < 4; ++c) {  // 32 bytes: low nibbles are run 2c, high nibbles run 2c + 1
+      const __m256i r0 = widen_u8(blk + 16 + 32 * c), r1 = widen_u8(blk + 32 + 32 * c);
       uint8_t sc0, m0, sc1, m1;
       unpack_scale_min_k4(2 * c, blk + 4, &sc0, &m0);
       unpack_scale_min_k4(2 * c + 1, blk + 4, &sc1, &m1);
       const ActBlock& a0 = ab[2 * c];
       const ActBlock& a1 = ab[2 * c + 1];
-      acc = _mm256_fmadd_ps(dot_u8_s8(lo, load_act(a0)), _mm256_set1_ps(d * sc0 * a0.d), acc);
-      acc = _mm256_fmadd_ps(dot_u8_s8(hi, load_act(a1)), _mm256_set1_ps(d * sc1 * a1.d), acc);
+      const __m256 lo = dot_block(_mm256_and_si256(r0, low_mask), _mm256_and_si256(r1, low_mask), a0);
+      const __m256 hi = dot_block(_mm256_srli_epi16(r0, 4), _mm256_srli_epi16(r1, 4), a1);
+      acc = _mm256_fmadd_ps(lo, _mm256_set1_ps(d * sc0 * a0.d), acc);
+      acc = _mm256_fmadd_ps(hi, _mm256_set1_ps(d * sc1 * a1.d), acc);
       min_sum += dmin * (static_cast<float>(m0) * a0.d_sum + static_cast<float>(m1) * a1.d_sum);
     }
   }
   return hsum(acc) - min_sum;
 }
 
-// Q6_K quants are stored as q + 32 in 0..63: the dot uses them unsigned and subtracts
-// 32 * scale * sum(x) per 16-run afterwards.
+// Q6_K: 6-bit quants stored as q + 32, a scale per 16-run; each madd covers one 16-run.
 float dot_q6_k(const uint8_t* w, const ActBlock* a, int64_t in_features) {
   const __m256i low_mask = _mm256_set1_epi8(0x0f);
   const __m256i two_bits = _mm256_set1_epi8(3);
+  const __m256i offset = _mm256_set1_epi8(32);
   __m256 acc = _mm256_setzero_ps();
-  float offset_sum = 0.f;
   for (int64_t sb = 0; sb < in_features / kQkK; ++sb) {
     const uint8_t* blk = w + sb * sizeof(BlockQ6_K);
     const float d = half(blk + 208);
@@ -165,24 +167,23 @@ float dot_q6_k(const uint8_t* w, const ActBlock* a, int64_t in_features) {
         const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * (r & 1)));
         const __m256i low = _mm256_and_si256(r < 2 ? l : _mm256_srli_epi16(l, 4), low_mask);
         const __m256i top = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * r), two_bits);
-        const __m256i q = _mm256_or_si256(low, _mm256_slli_epi16(top, 4));
-        const int s0 = sc[2 * r], s1 = sc[2 * r + 1];
-        const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(s1)),
-                                                _mm_set1_epi16(static_cast<int16_t>(s0)));
-        const __m256i pairs = _mm256_maddubs_epi16(q, load_act(ab[r]));
-        const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, scales));
+        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(top, 4)), offset);
+        const __m256i q0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(q));
+        const __m256i q1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1));
         const float scale = d * ab[r].d;
-        acc = _mm256_fmadd_ps(dot, _mm256_set1_ps(scale), acc);
-        offset_sum += scale * static_cast<float>(32 * (s0 * ab[r].sums[0] + s1 * ab[r].sums[1]));
+        const __m256 dot0 = _mm256_cvtepi32_ps(_mm256_madd_epi16(q0, load_act(ab[r], 0)));
+        const __m256 dot1 = _mm256_cvtepi32_ps(_mm256_madd_epi16(q1, load_act(ab[r], 1)));
+        acc = _mm256_fmadd_ps(dot0, _mm256_set1_ps(scale * sc[2 * r]), acc);
+        acc = _mm256_fmadd_ps(dot1, _mm256_set1_ps(scale * sc[2 * r + 1]), acc);
       }
     }
   }
-  return hsum(acc) - offset_sum;
+  return hsum(acc);
 }
 
 using DotFn = float (*)(const uint8_t*, const ActBlock*, int64_t);
 
-DotFn int8_dot(DType dtype) {
+DotFn int16_dot(DType dtype) {
   switch (dtype) {
     case DType::kQ8_0: return dot_q8_0;
     case DType::kQ4_1: return dot_q4_1;
@@ -204,7 +205,7 @@ float dot_f32(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-void run_int8_path(const QuantMatmulParams& p, DotFn dot, int64_t row_bytes) {
+void run_int16_path(const QuantMatmulParams& p, DotFn dot, int64_t row_bytes) {
   const int64_t num_blocks = p.in_features / kQk;
   std::vector<ActBlock> act(static_cast<size_t>(p.num_tokens * num_blocks));
   parallel_for(p.num_tokens, 1, [&](int64_t begin, int64_t end) {
@@ -261,11 +262,10 @@ void run_dequant_gemm_path(const QuantMatmulParams& p, int64_t row_bytes) {
 
 QuantMatmulPath pick_quant_matmul_path(DType dtype, int64_t num_tokens) {
   if (num_tokens >= kQuantGemmMinTokens) return QuantMatmulPath::kDequantGemm;
-  (void)dtype;  // the int8 path drifts from the dequantised result on real models; off until fixed
-  return QuantMatmulPath::kDequantFma;
+  return int16_dot(dtype) ? QuantMatmulPath::kInt16Dot : QuantMatmulPath::kDequantFma;
 }
 
-bool quant_matmul_has_int8_path(DType dtype) { return int8_dot(dtype) != nullptr; }
+bool quant_matmul_has_int16_path(DType dtype) { return int16_dot(dtype) != nullptr; }
 
 void quant_matmul(const QuantMatmulParams& p) {
   if (!can_dequantize(p.w_dtype)) fail("quant_matmul: weight dtype {} is not supported", dtype_name(p.w_dtype));
@@ -281,10 +281,10 @@ void quant_matmul(const QuantMatmulParams& p) {
   const QuantMatmulPath path =
       p.path == QuantMatmulPath::kAuto ? pick_quant_matmul_path(p.w_dtype, p.num_tokens) : p.path;
   switch (path) {
-    case QuantMatmulPath::kInt8Dot: {
-      const DotFn dot = int8_dot(p.w_dtype);
-      if (!dot) fail("quant_matmul: no int8 path for weight dtype {}", dtype_name(p.w_dtype));
-      return run_int8_path(p, dot, row_bytes);
+    case QuantMatmulPath::kInt16Dot: {
+      const DotFn dot = int16_dot(p.w_dtype);
+      if (!dot) fail("quant_matmul: no int16 path for weight dtype {}", dtype_name(p.w_dtype));
+      return run_int16_path(p, dot, row_bytes);
     }
     case QuantMatmulPath::kDequantGemm: return run_dequant_gemm_path(p, row_bytes);
     default: return run_dequant_path(p, row_bytes);
