@@ -112,6 +112,32 @@ void BM_Q4_1RegisterFma(benchmark::State& state) {
   state.SetLabel(fmt::format("q4_1 {}x{} t=1 register-dequant+fma", out, in));
 }
 
+// Decode as the model sees it: 64 distinct 1536x576 matrices (35 MB of Q4_1, 49 MB of Q8_0)
+// in turn, so the weights stream from memory instead of sitting in L2.
+// args: dtype, threads
+void BM_QuantMatmulStream(benchmark::State& state) {
+  const auto dtype = static_cast<DType>(state.range(0));
+  constexpr int64_t kMatrices = 64, out = 1536, in = 576;
+  strata::set_num_threads(static_cast<int>(state.range(1)));
+  const std::vector<uint8_t> w = random_weights(dtype, out * kMatrices, in);
+  const int64_t matrix_bytes = static_cast<int64_t>(w.size()) / kMatrices;
+  std::vector<float> x(in, 0.5f), y(out);
+  int64_t m = 0;
+  for (auto _ : state) {
+    strata::cpu::quant_matmul({.x = x.data(), .w = w.data() + m * matrix_bytes, .y = y.data(),
+                               .w_dtype = dtype, .num_tokens = 1, .in_features = in, .out_features = out});
+    benchmark::DoNotOptimize(y.data());
+    m = (m + 1) % kMatrices;
+  }
+  state.SetLabel(fmt::format("{} 64 x {}x{} t=1 threads={}", strata::dtype_name(dtype), out, in, state.range(1)));
+  state.counters["weight_GB/s"] = benchmark::Counter(
+      static_cast<double>(matrix_bytes) * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_QuantMatmulStream)
+    ->Args({static_cast<int64_t>(DType::kQ4_1), 1})->Args({static_cast<int64_t>(DType::kQ4_1), 2})
+    ->Args({static_cast<int64_t>(DType::kQ8_0), 1})->Args({static_cast<int64_t>(DType::kQ8_0), 2})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Q4_1RegisterFma)->Args({1536, 576, 1})->Args({576, 1536, 1})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_QuantMatmul)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 

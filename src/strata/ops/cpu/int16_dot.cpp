@@ -69,6 +69,14 @@ inline int16_t load_u16(const uint8_t* p) {
   return v;
 }
 
+// Rows stream from memory, and the hardware prefetcher alone left decode stalled on them
+// (35 MB of Q4_1 matrices: 78 -> 50 us per 1536x576 matrix): fetch the same block of the
+// row kPrefetchRows ahead. A prefetch past the weights' end does not fault.
+constexpr int kPrefetchRows = 2 * kDotRows;
+inline void prefetch_ahead(const uint8_t* p, int64_t row_bytes) {
+  _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchRows * row_bytes), _MM_HINT_T0);
+}
+
 // Lane `lane` of v in all 8 lanes.
 inline __m256 lane_of(__m256 v, int lane) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(lane)); }
 
@@ -91,6 +99,7 @@ void rows_q4_1(const uint8_t* w, int64_t row_bytes, const ActBlock* a, int64_t n
     const __m256 scales = _mm256_mul_ps(_mm256_cvtph_ps(dm), act_scales);
     min_acc = _mm256_add_ps(min_acc, scales);
     for (int r = 0; r < R; ++r) {
+      prefetch_ahead(blk + r * row_bytes, row_bytes);
       const __m256i bytes = widen_u8(blk + r * row_bytes + 4);
       const __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(_mm256_and_si256(bytes, low_mask), x0),
                                            _mm256_madd_epi16(_mm256_srli_epi16(bytes, 4), x1));
@@ -116,6 +125,7 @@ void rows_q8_0(const uint8_t* w, int64_t row_bytes, const ActBlock* a, int64_t n
                                      R > 3 ? load_u16(blk + 3 * row_bytes) : 0, 0, 0, 0, 0);
     const __m256 scales = _mm256_mul_ps(_mm256_cvtph_ps(d), _mm256_set1_ps(a[b].d));
     for (int r = 0; r < R; ++r) {
+      prefetch_ahead(blk + r * row_bytes, row_bytes);
       const uint8_t* q = blk + r * row_bytes + 2;
       const __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(widen_s8(q), x0),
                                            _mm256_madd_epi16(widen_s8(q + 16), x1));
