@@ -1,0 +1,20 @@
+// EngineOptions: everything the serving engine is configured by, built once from the
+// CLI flags (see cli/serve_command.cpp) and passed by const&.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata {
+
+struct EngineOptions {
+  int32_t max_num_batched_tokens = 2048;  // token budget of one step
+  int32_t max_num_seqs = 64;              // sequences running at once
+  bool enable_chunked_prefill = true;     // off: a prompt is prefilled in one step or waits
+  int32_t max_model_len = 0;              // 0: the model's max_position_embeddings
+  int64_t num_kv_blocks = 0;              // 0: sized from max_model_len and max_num_seqs
+  int32_t block_size = 16;
+  int32_t num_ssm_slots = 0;              // 0: max_num_seqs + 8
+};
+
+}  // namespace strata
