@@ -7,6 +7,7 @@
 
 #include "strata/cache/block_pool.h"
 #include "strata/cache/kv_cache.h"
+#include "strata/cache/ssm_state_pool.h"
 #include "strata/model/model.h"
 #include "strata/model/step_batch.h"
 #include "strata/model/workspace.h"
@@ -31,6 +32,7 @@ class ModelRunner {
   Backend& backend() { return backend_; }
   BlockPool& block_pool() { return *block_pool_; }
   KvCache* kv_cache() { return kv_cache_.get(); }
+  SsmStatePool* ssm_pool() { return ssm_pool_.get(); }  // null without recurrent layers
   int64_t block_size() const { return options_.block_size; }
 
  private:
@@ -39,6 +41,7 @@ class ModelRunner {
   RunnerOptions options_;
   std::unique_ptr<BlockPool> block_pool_;
   std::unique_ptr<KvCache> kv_cache_;
+  std::unique_ptr<SsmStatePool> ssm_pool_;
   Workspace layer_workspace_, step_workspace_;
 };
 
