@@ -164,7 +164,7 @@ void EngineLoop::fork_choices(Sequence& parent, std::span<const float> logits) {
       child->block_table.push_back(parent.block_table[b]);
     }
     if (partial) {
-      parts_.runner.kv_cache()->copy_block(parent.block_table[num_full], *partial, parts_.runner.backend());
+      parts_.runner.copy_kv_block(parent.block_table[num_full], *partial);
       child->block_table.push_back(*partial);
     }
     if (slot) {
