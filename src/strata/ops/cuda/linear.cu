@@ -1,0 +1,18 @@
+// CUDA linear layer: bf16 x and weight through cuBLASLt, f32 accumulation, bf16 or f32 out.
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/cublaslt_gemm.h"
+#include "strata/ops/linear.h"
+
+namespace strata::cuda {
+
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
+  if (x.dtype() != DType::kBF16) unsupported_dtype("linear x", x.dtype());
+  if (weight.dtype() != DType::kBF16) unsupported_dtype("linear weight", weight.dtype());
+  if (bias.defined() && bias.dtype() != DType::kBF16) unsupported_dtype("linear bias", bias.dtype());
+  gemm_bf16({.weight = weight.data(), .x = x.data(), .out = out.data(), .out_dtype = out.dtype(),
+             .bias = bias.defined() ? bias.data() : nullptr, .m = x.dim(0), .n = weight.dim(0),
+             .k = x.dim(1)},
+            current_stream());
+}
+
+}  // namespace strata::cuda
