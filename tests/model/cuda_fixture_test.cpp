@@ -1,0 +1,119 @@
+// Whole models on the CUDA backend: every registered architecture's HF fixture against
+// transformers' logits (bf16 tolerances), and a dummy-weight Llama-3.1-8B cut to two layers
+// against the CPU backend on the same bit-identical bf16 weights. Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "model/fixture_support.h"
+#include "strata/model/registry.h"
+#include "test_support.h"
+
+namespace strata::test {
+namespace {
+
+struct LogitsAgreement {
+  double rel_l2 = 0;
+  double top1 = 0;  // fraction of rows with the same argmax
+  bool finite = true;
+};
+
+LogitsAgreement agreement(const Tensor& got, const Tensor& ref) {
+  const int64_t rows = got.dim(0), vocab = got.dim(1);
+  double num = 0, den = 0;
+  int64_t same = 0;
+  LogitsAgreement a;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* g = got.data_as<float>() + r * vocab;
+    const float* e = ref.data_as<float>() + r * vocab;
+    for (int64_t i = 0; i < vocab; ++i) {
+      if (!std::isfinite(g[i])) a.finite = false;
+      num += (static_cast<double>(g[i]) - e[i]) * (static_cast<double>(g[i]) - e[i]);
+      den += static_cast<double>(e[i]) * e[i];
+    }
+    same += std::max_element(g, g + vocab) - g == std::max_element(e, e + vocab) - e;
+  }
+  a.rel_l2 = std::sqrt(num / den);
+  a.top1 = static_cast<double>(same) / static_cast<double>(rows);
+  return a;
+}
+
+std::vector<std::string> registered_fixtures() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  const fs::path root = fixture_path("hf");
+  if (!fs::exists(root)) return names;
+  const std::vector<std::string> supported = supported_model_types();
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const fs::path config = entry.path() / "config.json";
+    if (!fs::exists(config)) continue;
+    std::ifstream in(config);
+    const std::string type = nlohmann::json::parse(in).value("model_type", "");
+    if (std::find(supported.begin(), supported.end(), type) != supported.end())
+      names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
+  if (!make_cuda_backend(0)) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
+  const std::vector<std::string> names = registered_fixtures();
+  ASSERT_FALSE(names.empty()) << "no fixtures under " << fixture_path("hf");
+  for (const std::string& name : names) {
+    Fixture f = load_fixture(name, make_cuda_backend(0));
+    ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
+    for (size_t i = 0; i < f.sequences.size(); ++i) {
+      const FixtureSequence& seq = f.sequences[i];
+      for (int32_t chunk : {0, 5}) {
+        const Tensor logits = run_sequence(runner, seq.tokens, seq.prompt_len, chunk);
+        const LogitsAgreement a = agreement(logits, seq.logits);
+        EXPECT_TRUE(a.finite) << name << " sequence " << i;
+        EXPECT_LT(a.rel_l2, 2e-2) << name << " sequence " << i << " chunk " << chunk;
+        EXPECT_GE(a.top1, 0.98) << name << " sequence " << i << " chunk " << chunk;
+        std::printf("[cuda fixture] %-12s seq %zu chunk %d: rel_l2 %.2e top1 %.3f\n", name.c_str(), i,
+                    chunk, a.rel_l2, a.top1);
+      }
+    }
+  }
+}
+
+// config.json of Llama-3.1-8B with fewer layers, so the CPU side stays quick.
+std::string reduced_config(const std::string& name, int layers) {
+  const std::string dir = temp_dir() + "/" + name + "-" + std::to_string(layers) + "l";
+  std::filesystem::create_directories(dir);
+  std::ifstream in(fixture_path("configs/" + name + "/config.json"));
+  nlohmann::json config = nlohmann::json::parse(in);
+  config["num_hidden_layers"] = layers;
+  std::ofstream(dir + "/config.json") << config.dump(2);
+  return dir;
+}
+
+TEST(CudaFixture, DummyLlama31MatchesCpuBackend) {
+  auto gpu = make_cuda_backend(0);
+  if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
+  const std::string dir = reduced_config("llama-3.1-8b", 2);
+  auto cpu = make_cpu_backend(static_cast<int>(std::thread::hardware_concurrency()));
+  LoadedModel on_cpu = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *cpu);
+  LoadedModel on_gpu = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *gpu);
+  ModelRunner cpu_runner(*on_cpu.model, *cpu, {.num_kv_blocks = 8});
+  ModelRunner gpu_runner(*on_gpu.model, *gpu, {.num_kv_blocks = 8});
+  std::vector<int32_t> tokens;
+  for (int32_t i = 0; i < 16; ++i) tokens.push_back((i * 7919 + 101) % 128000);
+  const Tensor ref = run_sequence(cpu_runner, tokens, 8, 0);
+  const Tensor got = run_sequence(gpu_runner, tokens, 8, 0);
+  const LogitsAgreement a = agreement(got, ref);
+  std::printf("[cuda dummy llama-3.1-8b x2 layers] rel_l2 %.2e top1 %.3f\n", a.rel_l2, a.top1);
+  EXPECT_TRUE(a.finite);
+  EXPECT_LT(a.rel_l2, 2e-2);
+  EXPECT_GE(a.top1, 0.75);
+}
+
+}  // namespace
+}  // namespace strata::test
