@@ -27,12 +27,19 @@ struct AttnKernelParams {
   const int32_t* cu_seqlens;   // [R + 1]
   const int32_t* kv_lens;      // [R]
   const int32_t* block_tables; // [R, max_blocks_per_row]
-  const float* sinks;          // [Hq] or null
+  const void* sinks;           // [Hq] f32 or bf16, or null
+  bool sinks_bf16;
   int64_t max_blocks_per_row;
   int num_tokens, num_q_heads, num_kv_heads, group, block_size, num_splits;
   float scale, softcap;
   int sliding_window;
 };
+
+__device__ __forceinline__ float sink_logit(const AttnKernelParams& p, int head) {
+  if (p.sinks == nullptr) return -INFINITY;
+  return p.sinks_bf16 ? __bfloat162float(static_cast<const bf16*>(p.sinks)[head])
+                      : static_cast<const float*>(p.sinks)[head];
+}
 
 // Where one block's query rows sit: row r of the step, KV head h, entries [entry0, +64).
 struct BlockSpan {
@@ -187,7 +194,7 @@ __device__ void write_rows(const AttnKernelParams& p, const QueryRow (&rows)[2],
     if (!row.valid) continue;
     const int64_t base = static_cast<int64_t>(row.token) * p.num_q_heads + row.head;
     if (p.num_splits == 1) {
-      const float sink = p.sinks != nullptr ? p.sinks[row.head] : -INFINITY;
+      const float sink = sink_logit(p, row.head);
       const float mf = fmaxf(m[rr], sink);
       const float factor = __expf(m[rr] - mf);
       const float denom = l[rr] * factor + (p.sinks != nullptr ? __expf(sink - mf) : 0.0f);
@@ -258,7 +265,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p)
 __global__ void combine_kernel(AttnKernelParams p, int head_dim) {
   const int64_t base = static_cast<int64_t>(blockIdx.x) * p.num_q_heads + blockIdx.y;
   const int64_t split_stride = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;
-  const float sink = p.sinks != nullptr ? p.sinks[blockIdx.y] : -INFINITY;
+  const float sink = sink_logit(p, blockIdx.y);
   float mx = sink;
   for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, p.partial_ml[(s * split_stride + base) * 2]);
   for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
@@ -355,7 +362,8 @@ AttnKernelParams make_params(const Tensor& q, const Tensor& k_cache, const Tenso
       .out = out.data_as<bf16>(), .partial_o = nullptr, .partial_ml = nullptr,
       .cu_seqlens = meta.cu_seqlens.data_as<int32_t>(), .kv_lens = meta.kv_lens.data_as<int32_t>(),
       .block_tables = meta.block_tables.data_as<int32_t>(),
-      .sinks = params.sinks.defined() ? params.sinks.data_as<float>() : nullptr,
+      .sinks = params.sinks.defined() ? params.sinks.data() : nullptr,
+      .sinks_bf16 = params.sinks.defined() && params.sinks.dtype() == DType::kBF16,
       .max_blocks_per_row = meta.block_tables.dim(1), .num_tokens = static_cast<int>(q.dim(0)),
       .num_q_heads = static_cast<int>(q.dim(1)), .num_kv_heads = static_cast<int>(k_cache.dim(2)),
       .group = static_cast<int>(q.dim(1) / k_cache.dim(2)), .block_size = static_cast<int>(k_cache.dim(1)),
@@ -386,7 +394,8 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
   if (q.dim(0) == 0 || meta.num_rows == 0) return;
   if (q.dtype() != DType::kBF16 || k_cache.dtype() != DType::kBF16 || out.dtype() != DType::kBF16)
     unsupported_dtype("paged_attention (bf16 q, caches and out)", q.dtype());
-  if (params.sinks.defined()) STRATA_CHECK(params.sinks.dtype() == DType::kF32);
+  if (params.sinks.defined() && params.sinks.dtype() != DType::kF32 && params.sinks.dtype() != DType::kBF16)
+    unsupported_dtype("paged_attention sinks", params.sinks.dtype());
   AttnKernelParams p = make_params(q, k_cache, v_cache, meta, params, out);
   const int64_t entry_tiles = ceil_div(meta.max_q_len * p.group, kBlockRows);
   const int64_t blocks = entry_tiles * meta.num_rows * p.num_kv_heads;
