@@ -1,5 +1,5 @@
-// quant_matmul at SmolLM2-135M shapes (hidden 576, intermediate 1536): the int8-dot path
-// against the dequantise+FMA path, for decode (1 token) and a small prefill chunk.
+// quant_matmul at SmolLM2-135M shapes (hidden 576, intermediate 1536): int8-dot, dequantise+FMA
+// and dequantise+sgemm paths, for decode (1 token) and prefill chunks (16-64 tokens).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -17,6 +17,8 @@ namespace {
 using strata::DType;
 using strata::cpu::QuantMatmulPath;
 
+constexpr const char* kPathNames[] = {"auto", "int8-dot", "dequant+fma", "dequant+sgemm"};
+
 // Random quant bytes with every f16 field (block scales/mins) set to a small sane value.
 std::vector<uint8_t> random_weights(DType dtype, int64_t out, int64_t in) {
   std::mt19937 rng(1);
@@ -33,7 +35,7 @@ std::vector<uint8_t> random_weights(DType dtype, int64_t out, int64_t in) {
   return w;
 }
 
-// args: dtype, out, in, tokens, path (0 auto, 1 dequant), threads
+// args: dtype, out, in, tokens, path (QuantMatmulPath), threads
 void BM_QuantMatmul(benchmark::State& state) {
   const auto dtype = static_cast<DType>(state.range(0));
   const int64_t out = state.range(1), in = state.range(2), tokens = state.range(3);
@@ -43,13 +45,13 @@ void BM_QuantMatmul(benchmark::State& state) {
   const strata::cpu::QuantMatmulParams p{
       .x = x.data(), .w = w.data(), .y = y.data(), .w_dtype = dtype, .num_tokens = tokens,
       .in_features = in, .out_features = out,
-      .path = state.range(4) ? QuantMatmulPath::kDequantFma : QuantMatmulPath::kAuto};
+      .path = static_cast<QuantMatmulPath>(state.range(4))};
   for (auto _ : state) {
     strata::cpu::quant_matmul(p);
     benchmark::DoNotOptimize(y.data());
   }
   state.SetLabel(fmt::format("{} {}x{} t={} {} threads={}", strata::dtype_name(dtype), out, in, tokens,
-                             state.range(4) ? "dequant+fma" : "int8-dot", state.range(5)));
+                             kPathNames[state.range(4)], state.range(5)));
   state.counters["weight_GB/s"] = benchmark::Counter(
       static_cast<double>(w.size()) * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
@@ -58,8 +60,8 @@ void shapes(benchmark::internal::Benchmark* b) {
   const int64_t threads = 1;
   for (DType dtype : {DType::kQ8_0, DType::kQ4_1, DType::kQ4_K, DType::kQ6_K}) {
     const bool k_quant = dtype == DType::kQ4_K || dtype == DType::kQ6_K;
-    for (int64_t tokens : {1, 16}) {
-      for (int64_t path : {0, 1}) {
+    for (int64_t tokens : {1, 16, 32, 64}) {
+      for (int64_t path : {1, 2, 3}) {
         if (!k_quant) b->Args({static_cast<int64_t>(dtype), 1536, 576, tokens, path, threads});
         b->Args({static_cast<int64_t>(dtype), 576, 1536, tokens, path, threads});
       }

@@ -7,9 +7,10 @@
 
 namespace strata::cli {
 
-void add_model_flags(CLI::App& command, ModelFlags& flags) {
-  command.add_option("--model,-m", flags.model, "model folder (config.json + safetensors) or .gguf")
-      ->required();
+void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) {
+  CLI::Option* model =
+      command.add_option("--model,-m", flags.model, "model folder (config.json + safetensors) or .gguf");
+  if (model_required) model->required();
   command.add_option("--load-format", flags.load_format, "auto, or dummy for random weights")
       ->check(CLI::IsMember({"auto", "dummy"}));
   command.add_option("--device", flags.device, "auto, cpu or cuda")

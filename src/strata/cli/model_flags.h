@@ -21,7 +21,8 @@ struct ModelFlags {
   double gpu_memory_utilization = 0.9;
 };
 
-void add_model_flags(CLI::App& command, ModelFlags& flags);
+// model_required: false where the embedded default model stands in.
+void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required = true);
 
 struct OpenModel {
   std::unique_ptr<Backend> backend;

@@ -31,6 +31,23 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   }
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
+  if (model.num_ssm_layers() > 0) {
+    std::vector<SsmLayerShape> layers;
+    for (int64_t i = 0; i < model.num_layers(); ++i)
+      if (model.caps(i).ssm_h_state_elems > 0)
+        layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
+    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots));
+    verify_states_ = std::make_unique<VerifyStateBuffers>(
+        layers, static_cast<int>(options_.max_verify_tokens));
+  }
+}
+
+void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
+  if (!kv_cache_) return;
+  for (int64_t layer = 0; layer < kv_cache_->shape().num_layers; ++layer) {
+    backend_.copy(kv_cache_->k(layer).slice_rows(dst, dst + 1), kv_cache_->k(layer).slice_rows(src, src + 1));
+    backend_.copy(kv_cache_->v(layer).slice_rows(dst, dst + 1), kv_cache_->v(layer).slice_rows(src, src + 1));
+  }
 }
 
 ModelRunner::~ModelRunner() = default;
@@ -60,6 +77,8 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .workspace = layer_workspace_,
                      .step_workspace = step_workspace_,
                      .kv_cache = kv_cache_.get(),
+                     .ssm_pool = ssm_pool_.get(),
+                     .verify_states = verify_states_.get(),
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16};
   return model_.forward(step, ctx);
 }
@@ -85,6 +104,9 @@ Tensor ModelRunner::execute_on_device(StepBatch& step) {
 
 int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
+  if (model_.num_ssm_layers() > 0) return 0;  // SSM slots and snapshots are not graph-stable yet
+  for (int64_t i = 0; i < model_.num_layers(); ++i)
+    if (!model_.caps(i).graph_safe) return 0;
   if (step.num_logits() != step.num_rows()) return 0;
   for (const StepRow& row : step.rows())
     if (static_cast<int64_t>(row.block_table.size()) > graph_blocks_per_row_) return 0;

@@ -9,6 +9,8 @@
 
 #include "strata/cache/block_pool.h"
 #include "strata/cache/kv_cache.h"
+#include "strata/cache/ssm_state_pool.h"
+#include "strata/cache/verify_state_buffers.h"
 #include "strata/model/model.h"
 #include "strata/model/step_batch.h"
 #include "strata/model/step_buffers.h"
@@ -19,7 +21,8 @@ namespace strata {
 struct RunnerOptions {
   int64_t num_kv_blocks = 0;  // 0: from gpu_memory_utilization (GPU), 8 max-length sequences (CPU)
   int64_t block_size = 16;
-  int64_t num_ssm_slots = 16;
+  int64_t num_ssm_slots = 16;   // live sequences plus snapshots (hybrid models)
+  int64_t max_verify_tokens = 16;  // longest verify row whose SSM states can be rolled back
   double gpu_memory_utilization = 0.9;  // share of device memory weights + KV + activations may use
   int64_t activation_reserve_bytes = int64_t{4} << 30;  // kept out of the KV pool for temporaries
   int64_t max_graph_batch_size = 256;  // decode steps up to this many rows replay CUDA graphs; 0: never
@@ -41,6 +44,12 @@ class ModelRunner {
   Backend& backend() { return backend_; }
   BlockPool& block_pool() { return *block_pool_; }
   KvCache* kv_cache() { return kv_cache_.get(); }
+  // Null for models without recurrent layers.
+  SsmStatePool* ssm_pool() { return ssm_pool_.get(); }
+  VerifyStateBuffers* verify_states() { return verify_states_.get(); }
+  int64_t max_verify_tokens() const { return options_.max_verify_tokens; }
+  // Copies one KV block's contents (every attention layer) into another block.
+  void copy_kv_block(int32_t src, int32_t dst);
   int64_t block_size() const { return options_.block_size; }
   int64_t num_kv_blocks() const { return options_.num_kv_blocks; }
   int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
@@ -65,6 +74,8 @@ class ModelRunner {
   RunnerOptions options_;
   std::unique_ptr<BlockPool> block_pool_;
   std::unique_ptr<KvCache> kv_cache_;
+  std::unique_ptr<SsmStatePool> ssm_pool_;
+  std::unique_ptr<VerifyStateBuffers> verify_states_;
   Workspace layer_workspace_, step_workspace_;
   StepBuffers step_buffers_;
   int64_t graph_blocks_per_row_ = 0;

@@ -4,6 +4,8 @@
 
 #include "strata/core/error.h"
 #include "strata/model/registry.h"
+#include "strata/weights/gguf_config.h"
+#include "strata/weights/gguf_source.h"
 #include "strata/weights/safetensors_source.h"
 
 namespace strata {
@@ -14,21 +16,40 @@ LoadFormat parse_load_format(const std::string& name) {
   fail("--load-format '{}' is not supported; use auto or dummy", name);
 }
 
-LoadedModel load_model(const LoadOptions& options, Backend& backend) {
-  namespace fs = std::filesystem;
-  const fs::path path(options.model_path);
-  if (!fs::exists(path)) fail("model path '{}' does not exist", options.model_path);
-  LoadedModel loaded;
-  if (!fs::is_directory(path))
-    fail("model path '{}' is a file; give a folder with config.json", options.model_path);
-  const fs::path config_path = path / "config.json";
-  if (!fs::exists(config_path)) fail("'{}' has no config.json", options.model_path);
+namespace {
+
+// Fills config and source from a .gguf file.
+void open_gguf(const std::filesystem::path& path, LoadedModel& loaded) {
+  if (path.extension() != ".gguf")
+    fail("model path '{}' is a file but not a .gguf; give a .gguf or a folder with config.json",
+         path.string());
+  auto file = std::make_shared<const GgufFile>(path.string());
+  loaded.config = ModelConfig::from_json(gguf_to_hf_config(*file));
+  loaded.source = std::make_unique<GgufSource>(file);
+}
+
+// Fills config and source (none for dummy weights) from a Hugging Face folder.
+void open_folder(const std::filesystem::path& path, LoadFormat format, LoadedModel& loaded) {
+  const std::filesystem::path config_path = path / "config.json";
+  if (!std::filesystem::exists(config_path)) fail("'{}' has no config.json", path.string());
   loaded.config = ModelConfig::from_file(config_path.string());
-  if (options.load_format == LoadFormat::kAuto) {
-    if (!has_safetensors(path.string()))
-      fail("'{}' has no model.safetensors or model.safetensors.index.json; "
-           "pass --load-format dummy for random weights", options.model_path);
-    loaded.source = SafetensorsSource::open(path.string());
+  if (format == LoadFormat::kDummy) return;
+  if (!has_safetensors(path.string()))
+    fail("'{}' has no model.safetensors or model.safetensors.index.json; "
+         "pass --load-format dummy for random weights", path.string());
+  loaded.source = SafetensorsSource::open(path.string());
+}
+
+}  // namespace
+
+LoadedModel load_model(const LoadOptions& options, Backend& backend) {
+  const std::filesystem::path path(options.model_path);
+  if (!std::filesystem::exists(path)) fail("model path '{}' does not exist", options.model_path);
+  LoadedModel loaded;
+  if (std::filesystem::is_directory(path)) {
+    open_folder(path, options.load_format, loaded);
+  } else {
+    open_gguf(path, loaded);
   }
   loaded.weights = std::make_unique<ModelWeights>(loaded.source.get(), backend, loaded.config.dtype,
                                                   options.dummy_seed, options.shapes_only);

@@ -15,15 +15,19 @@ namespace strata {
 
 enum class LogitsMode : uint8_t { kLast, kAll, kNone };
 
+// Copy the SSM state after `after_tokens` of the row's tokens (1..q_len) into `slot`.
+struct SsmSnapshotRequest {
+  int32_t after_tokens = 0;
+  int32_t slot = -1;
+};
+
 struct StepRow {
   int64_t seq_id = 0;
   std::vector<int32_t> token_ids;    // [q_len] this step's tokens
   int32_t num_computed_tokens = 0;   // tokens already in the KV cache / SSM state
   std::vector<int32_t> block_table;  // KV blocks covering num_computed_tokens + q_len tokens
   int32_t ssm_slot = -1;             // live SSM state slot (hybrid models)
-  // Copy the SSM state after this many of the row's tokens (1..q_len) into ssm_snapshot_slot.
-  int32_t ssm_snapshot_after = 0;
-  int32_t ssm_snapshot_slot = -1;
+  std::vector<SsmSnapshotRequest> ssm_snapshots;  // ascending after_tokens
   bool keep_intermediates = false;   // verify rows: keep the SSM state after every token
   LogitsMode logits = LogitsMode::kLast;
   bool padding = false;  // fills a captured batch size: its KV is never written (slot -1)

@@ -1,10 +1,11 @@
-// Path resolution for tokenizers; a GGUF branch (Tokenizer::from_vocab over the file's
-// tokenizer.ggml.* metadata) belongs here once the GGUF reader exists.
+// Path resolution for tokenizers: a tokenizer.json, a model folder holding one, or a .gguf
+// whose tokenizer.ggml.* metadata describes the vocabulary.
 #include "strata/text/load_tokenizer.h"
 
 #include <filesystem>
 
 #include "strata/core/error.h"
+#include "strata/text/gguf_vocab.h"
 
 namespace strata::text {
 
@@ -17,7 +18,9 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
     fail("folder {} has no tokenizer.json (pass a tokenizer.json or a model folder holding one)", path);
   }
   if (p.extension() == ".json") return Tokenizer::from_file(path);
-  fail("cannot load a tokenizer from {}: pass a tokenizer.json or a model folder holding one", path);
+  if (p.extension() == ".gguf") return Tokenizer::from_vocab(vocab_spec_from_gguf(GgufFile(path)));
+  fail("cannot load a tokenizer from {}: pass a tokenizer.json, a model folder holding one, or a .gguf",
+       path);
 }
 
 }  // namespace strata::text

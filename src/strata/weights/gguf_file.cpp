@@ -400,6 +400,11 @@ std::vector<double> GgufFile::get_float_array(std::string_view key) const {
 std::vector<int64_t> GgufFile::get_int_array(std::string_view key) const {
   const GgufValue& v = require(key);
   if (v.type != GgufType::kArray || !is_integer(v.element_type)) fail_type(key, v, "array of integers");
+  for (int64_t i : v.ints) {
+    if (v.element_type == GgufType::kUint64 && i < 0) {
+      fail("{}: metadata array '{}' holds {}, which does not fit int64", path_, key, static_cast<uint64_t>(i));
+    }
+  }
   return v.ints;
 }
 

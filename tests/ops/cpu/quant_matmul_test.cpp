@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <vector>
 
 #include "strata/core/error.h"
 #include "strata/weights/dequantize.h"
+#include "strata/weights/gguf_file.h"
 
 namespace strata::cpu {
 namespace {
@@ -63,26 +66,28 @@ struct Case {
   QuantMatmulPath path;
 };
 
-void check(const Case& c) {
+// w: c.dtype [c.out, c.in] block rows.
+void check(const Case& c, const uint8_t* w) {
   SCOPED_TRACE(fmt::format("{} tokens={} in={} out={} path={}", dtype_name(c.dtype), c.num_tokens,
                            c.in, c.out, static_cast<int>(c.path)));
-  const std::vector<uint8_t> w = random_weights(c.dtype, c.out, c.in, 11);
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.f, 1.f);
   std::vector<float> x(c.num_tokens * c.in);
   for (float& v : x) v = normal(rng);
   std::fill(x.begin(), x.begin() + 32, 0.f);  // an all-zero activation block
   std::vector<float> y(c.num_tokens * c.out, NAN);
-  quant_matmul({.x = x.data(), .w = w.data(), .y = y.data(), .w_dtype = c.dtype,
+  quant_matmul({.x = x.data(), .w = w, .y = y.data(), .w_dtype = c.dtype,
                 .num_tokens = c.num_tokens, .in_features = c.in, .out_features = c.out,
                 .path = c.path});
 
-  const bool int8 = c.path == QuantMatmulPath::kAuto && quant_matmul_has_int8_path(c.dtype);
+  const QuantMatmulPath used =
+      c.path == QuantMatmulPath::kAuto ? pick_quant_matmul_path(c.dtype, c.num_tokens) : c.path;
+  const bool int8 = used == QuantMatmulPath::kInt8Dot;
   const int64_t row_bytes = dtype_bytes(c.dtype, c.in);
   std::vector<float> row(c.in);
   double err2 = 0, ref2 = 0;
   for (int64_t o = 0; o < c.out; ++o) {
-    dequantize_row(c.dtype, w.data() + o * row_bytes, row.data(), c.in);
+    dequantize_row(c.dtype, w + o * row_bytes, row.data(), c.in);
     for (int64_t t = 0; t < c.num_tokens; ++t) {
       const float* xt = x.data() + t * c.in;
       double ref = 0, abs_sum = 0, rounding = 0;
@@ -112,6 +117,8 @@ void check(const Case& c) {
   EXPECT_LT(std::sqrt(err2 / ref2), int8 ? 1e-2 : 1e-6);
 }
 
+void check(const Case& c) { check(c, random_weights(c.dtype, c.out, c.in, 11).data()); }
+
 TEST(QuantMatmulTest, Int8PathMatchesDequantizedReference) {
   for (DType dtype : {DType::kQ8_0, DType::kQ4_1, DType::kQ4_K, DType::kQ6_K}) {
     ASSERT_TRUE(quant_matmul_has_int8_path(dtype));
@@ -130,6 +137,35 @@ TEST(QuantMatmulTest, DequantizePathForEveryDtype) {
   check({DType::kQ5_0, 1, 512, 19, QuantMatmulPath::kAuto});  // no int8 path: falls back
 }
 
+TEST(QuantMatmulTest, ManyTokensUseDequantizedTilesAndSgemm) {
+  // 300 output rows span two 256-row tiles.
+  check({DType::kQ4_K, kQuantGemmMinTokens, 512, 300, QuantMatmulPath::kAuto});
+  check({DType::kQ8_0, 40, 96, 300, QuantMatmulPath::kAuto});
+  check({DType::kF16, 3, 64, 7, QuantMatmulPath::kDequantGemm});
+}
+
+TEST(QuantMatmulTest, PicksPathByTokensAndDtype) {
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ4_1, 1), QuantMatmulPath::kInt8Dot);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ6_K, kQuantGemmMinTokens - 1), QuantMatmulPath::kInt8Dot);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ5_0, 1), QuantMatmulPath::kDequantFma);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kQ4_1, kQuantGemmMinTokens), QuantMatmulPath::kDequantGemm);
+  EXPECT_EQ(pick_quant_matmul_path(DType::kF16, 1000), QuantMatmulPath::kDequantGemm);
+}
+
+TEST(QuantMatmulTest, RealSmolLm2Weights) {
+  const char* home = std::getenv("HOME");
+  const std::string path = std::string(home ? home : "") + "/.cache/strata/models/smollm2-135m-instruct-q4_1.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const GgufFile file(path);
+  const GgufTensorInfo* gate = file.find_tensor("blk.0.ffn_gate.weight");  // q4_1 [1536, 576]
+  const GgufTensorInfo* down = file.find_tensor("blk.5.ffn_down.weight");  // q4_1 [576, 1536]
+  const GgufTensorInfo* embd = file.find_tensor("token_embd.weight");      // q8_0 [49152, 576]
+  ASSERT_TRUE(gate && down && embd);
+  check({DType::kQ4_1, 2, 576, 1536, QuantMatmulPath::kAuto}, static_cast<const uint8_t*>(gate->data));
+  check({DType::kQ4_1, 2, 1536, 576, QuantMatmulPath::kAuto}, static_cast<const uint8_t*>(down->data));
+  check({DType::kQ8_0, 2, 576, 300, QuantMatmulPath::kAuto}, static_cast<const uint8_t*>(embd->data));
+}
+
 TEST(QuantMatmulTest, RejectsBadShapesAndDtypes) {
   std::vector<uint8_t> w(1024);
   std::vector<float> x(64), y(4);
@@ -138,6 +174,9 @@ TEST(QuantMatmulTest, RejectsBadShapesAndDtypes) {
   EXPECT_THROW(quant_matmul(p), Error);  // 64 is not a multiple of 256
   p.w_dtype = DType::kI32;
   EXPECT_THROW(quant_matmul(p), Error);
+  p.w_dtype = DType::kQ5_0;
+  p.path = QuantMatmulPath::kInt8Dot;
+  EXPECT_THROW(quant_matmul(p), Error);  // Q5_0 has no int8 path
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "strata/core/error.h"
+#include "strata/weights/dequantize.h"
 
 namespace strata::cpu {
 namespace {
@@ -62,7 +63,8 @@ void widen_to_f32(const void* src, DType dtype, int64_t n, float* dst) {
       return;
     }
     default:
-      STRATA_CHECK_MSG(false, "cannot widen {}", dtype_name(dtype));
+      STRATA_CHECK_MSG(can_dequantize(dtype), "cannot widen {}", dtype_name(dtype));
+      dequantize_row(dtype, src, dst, n);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "strata/core/parallel.h"
 #include "strata/ops/cpu/convert.h"
+#include "strata/ops/cpu/quant_matmul.h"
 
 namespace strata::cpu {
 namespace {
@@ -63,7 +64,11 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Ten
     return true;
   }();
   (void)single_threaded_blas;
-  if (is_quantized(weight.dtype()) || x.dim(0) > kMatvecMaxTokens) {
+  if (is_quantized(weight.dtype())) {  // quant_matmul picks int8 dots or dequantise + sgemm
+    quant_matmul({.x = x.data_as<float>(), .w = weight.data(), .y = out.data_as<float>(),
+                  .w_dtype = weight.dtype(), .num_tokens = x.dim(0), .in_features = x.dim(1),
+                  .out_features = weight.dim(0)});
+  } else if (x.dim(0) > kMatvecMaxTokens) {
     linear_tiled(x, weight, out);
   } else {
     linear_matvec(x, weight, out);

@@ -23,6 +23,7 @@ namespace strata::cuda {
 namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
+constexpr int kMaxCandidates = 8;  // heuristic results timed once per plan
 
 struct PlanKey {
   int64_t m, n, k;
@@ -59,13 +60,13 @@ class LtContext {
     return *context;
   }
 
-  const Plan& plan(const PlanKey& key) {
+  const Plan& plan(const PlanKey& key, const GemmArgs& args, cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     Plan plan;
-    if (!(key.bias && try_make(key, true, plan))) {
-      const bool ok = try_make(key, false, plan);
+    if (!(key.bias && try_make(key, true, args, stream, plan))) {
+      const bool ok = try_make(key, false, args, stream, plan);
       if (!ok)
         throw Error("cuBLASLt has no algorithm for bf16 gemm m=" + std::to_string(key.m) +
                     " n=" + std::to_string(key.n) + " k=" + std::to_string(key.k));
@@ -81,7 +82,9 @@ class LtContext {
   }
 
  private:
-  bool try_make(const PlanKey& key, bool fuse_bias, Plan& plan);
+  bool try_make(const PlanKey& key, bool fuse_bias, const GemmArgs& args, cudaStream_t stream, Plan& plan);
+  int fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* results, int count,
+              const GemmArgs& args, cudaStream_t stream);
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
@@ -89,7 +92,8 @@ class LtContext {
   std::map<PlanKey, Plan> plans_;
 };
 
-bool LtContext::try_make(const PlanKey& key, bool fuse_bias, Plan& plan) {
+bool LtContext::try_make(const PlanKey& key, bool fuse_bias, const GemmArgs& args, cudaStream_t stream,
+                         Plan& plan) {
   const cudaDataType_t out_type = key.out_dtype == static_cast<int>(DType::kF32) ? CUDA_R_32F : CUDA_R_16BF;
   STRATA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
@@ -113,10 +117,10 @@ bool LtContext::try_make(const PlanKey& key, bool fuse_bias, Plan& plan) {
   STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_x, sizeof(align_x)));
   STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_out, sizeof(align_out)));
   STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_out, sizeof(align_out)));
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kMaxCandidates]{};
   int found = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.d,
-                                                               plan.d, pref, 1, &result, &found);
+                                                               plan.d, pref, kMaxCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
     cublasLtMatmulDescDestroy(plan.desc);
@@ -126,9 +130,44 @@ bool LtContext::try_make(const PlanKey& key, bool fuse_bias, Plan& plan) {
     plan = Plan{};
     return false;
   }
-  plan.algo = result.algo;
   plan.fused_bias = fuse_bias;
+  plan.algo = results[fastest(plan, results, found, args, stream)].algo;
   return true;
+}
+
+// Times each candidate on the real operands (a few runs after one warm-up) and keeps the
+// fastest; inside graph capture nothing can run, so the heuristic's first choice stays.
+int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* results, int count,
+                       const GemmArgs& args, cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  STRATA_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (count <= 1 || capture != cudaStreamCaptureStatusNone) return 0;
+  if (plan.fused_bias)
+    STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                       &args.bias, sizeof(args.bias)));
+  cudaEvent_t start, stop;
+  STRATA_CUDA_CHECK(cudaEventCreate(&start));
+  STRATA_CUDA_CHECK(cudaEventCreate(&stop));
+  const float alpha = 1.0f, beta = 0.0f;
+  int best = 0;
+  float best_ms = INFINITY;
+  for (int i = 0; i < count; ++i) {
+    auto run = [&] {
+      return cublasLtMatmul(handle_, plan.desc, &alpha, args.weight, plan.a, args.x, plan.b, &beta, args.out,
+                            plan.d, args.out, plan.d, &results[i].algo, workspace_, kWorkspaceBytes, stream);
+    };
+    if (run() != CUBLAS_STATUS_SUCCESS) continue;
+    STRATA_CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int rep = 0; rep < 3; ++rep) STRATA_CUBLAS_CHECK(run());
+    STRATA_CUDA_CHECK(cudaEventRecord(stop, stream));
+    STRATA_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    STRATA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ms < best_ms) best = i, best_ms = ms;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
 }
 
 template <typename T>
@@ -148,7 +187,7 @@ void gemm_bf16(const GemmArgs& args, cudaStream_t stream) {
   const PlanKey key{.m = args.m, .n = args.n, .k = args.k, .out_dtype = static_cast<int>(args.out_dtype),
                     .bias = args.bias != nullptr, .align_w = pointer_alignment(args.weight),
                     .align_x = pointer_alignment(args.x), .align_out = pointer_alignment(args.out)};
-  const Plan& plan = lt.plan(key);
+  const Plan& plan = lt.plan(key, args, stream);
   if (plan.fused_bias)
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &args.bias, sizeof(args.bias)));

@@ -8,6 +8,7 @@
 
 #include "strata/ops/cuda/attention_tile.cuh"
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/paged_attention.h"
 
 namespace strata::cuda {
@@ -282,24 +283,10 @@ __global__ void combine_kernel(AttnKernelParams p, int head_dim) {
   }
 }
 
-struct Scratch {
-  float* data = nullptr;
-  int64_t floats = 0;
-};
-
-// Partial results of split launches; grown outside graph capture (the runner warms every
-// captured shape up first), never shrunk.
+// Partial results of split launches (see DeviceScratch for why it only grows).
 float* split_scratch(int64_t floats) {
-  static Scratch scratch;
-  if (scratch.floats < floats) {
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    STRATA_CUDA_CHECK(cudaStreamIsCapturing(current_stream(), &capture));
-    STRATA_CHECK(capture == cudaStreamCaptureStatusNone);
-    if (scratch.data != nullptr) STRATA_CUDA_CHECK(cudaFree(scratch.data));
-    STRATA_CUDA_CHECK(cudaMalloc(&scratch.data, floats * sizeof(float)));
-    scratch.floats = floats;
-  }
-  return scratch.data;
+  static DeviceScratch scratch;
+  return static_cast<float*>(scratch.get(floats * static_cast<int64_t>(sizeof(float))));
 }
 
 int num_sms() {
