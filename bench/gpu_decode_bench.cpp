@@ -2,13 +2,20 @@
 // tokens/s per batch size at a given context, prefill tokens/s of one long prompt, and the
 // time to first token of a shorter one, each against its roofline. Writes JSON lines.
 //   gpu_decode_bench --model DIR [--batches 1,8,32,128,256] [--context 1024] [--steps 32]
-//                    [--prefill 4096] [--ttft 1024] [--json FILE] [--no-graphs]
+//                    [--prefill 4096] [--ttft 1024] [--json FILE] [--no-graphs] [--profile]
+// --profile: after the warm-up, one step of each benchmark between cudaProfilerStart and
+// Stop (for `ncu --profile-from-start off`), no timing.
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#if defined(STRATA_WITH_CUDA)
+#include <cuda_profiler_api.h>
+#endif
 
 #include "strata/core/error.h"
 #include "strata/engine/model_runner.h"
@@ -26,7 +33,21 @@ struct BenchOptions {
   int64_t context = 1024, steps = 32, prefill = 4096, ttft = 1024;
   std::string json;
   bool graphs = true;
+  bool profile = false;
 };
+
+// Brackets one step for a profiler started with --profile-from-start off.
+void profiled(bool on) {
+#if defined(STRATA_WITH_CUDA)
+  if (on) {
+    cudaProfilerStart();
+  } else {
+    cudaProfilerStop();
+  }
+#else
+  (void)on;
+#endif
+}
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -59,6 +80,7 @@ BenchOptions parse_args(int argc, char** argv) {
     else if (a == "--ttft") o.ttft = std::stoll(next());
     else if (a == "--json") o.json = next();
     else if (a == "--no-graphs") o.graphs = false;
+    else if (a == "--profile") o.profile = true;
     else fail("unknown flag '{}'; see the usage at the top of gpu_decode_bench.cpp", a);
   }
   if (o.model.empty()) fail("--model DIR is required (a folder with config.json)");
@@ -66,7 +88,10 @@ BenchOptions parse_args(int argc, char** argv) {
 }
 
 struct ModelCost {
-  double weight_bytes = 0;      // read per decode step: every weight except the embedding
+  double weight_bytes = 0;      // read per decode step at batch 1: every weight except the embedding
+                                // and the experts a token does not use
+  double expert_bytes = 0;      // all routed experts' weights (MoE), part of no term above
+  double num_experts = 0, top_k = 0;
   double matmul_params = 0;     // parameters a token multiplies with
   double kv_bytes_per_token = 0;  // K and V of one token, all layers
   double attn_flops_factor = 0;   // attention FLOPs = factor * q_len * kv_len
@@ -77,8 +102,14 @@ ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers) {
   const double embed = static_cast<double>(c.vocab_size) * c.hidden_size;
   const double params = static_cast<double>(m.weights->num_parameters()) - (c.tie_word_embeddings ? 0 : embed);
   ModelCost cost;
-  cost.weight_bytes = 2 * params;
-  cost.matmul_params = params;
+  cost.num_experts = static_cast<double>(c.raw.value("num_experts", 0));
+  cost.top_k = static_cast<double>(c.raw.value("num_experts_per_tok", 0));
+  const double expert_params =
+      cost.num_experts * 3.0 * c.hidden_size * static_cast<double>(c.raw.value("moe_intermediate_size", 0)) *
+      c.num_hidden_layers;
+  cost.expert_bytes = 2 * expert_params;
+  cost.weight_bytes = 2 * (params - expert_params);
+  cost.matmul_params = params - expert_params + (cost.num_experts > 0 ? expert_params * cost.top_k / cost.num_experts : 0);
   cost.kv_bytes_per_token = 2.0 * num_kv_layers * c.num_key_value_heads * c.head_dim * 2;
   cost.attn_flops_factor = 4.0 * num_kv_layers * c.num_attention_heads * c.head_dim;  // QK^T + PV
   return cost;
@@ -90,6 +121,13 @@ class Bench {
       : runner_(runner), backend_(backend), o_(o), cost_(cost) {}
 
   void decode(int64_t batch);
+  // Weight bytes a decode step of `batch` rows reads: with experts, the expected share of
+  // them that at least one row routes to (uniform routing).
+  double step_weight_bytes(int64_t batch) const {
+    if (cost_.num_experts == 0) return cost_.weight_bytes;
+    const double untouched = std::pow(1.0 - cost_.top_k / cost_.num_experts, static_cast<double>(batch));
+    return cost_.weight_bytes + cost_.expert_bytes * (1.0 - untouched);
+  }
   void prefill(int64_t tokens, bool ttft);
   void write(const std::string& line) {
     std::printf("%s\n", line.c_str());
@@ -131,6 +169,15 @@ void Bench::decode(int64_t batch) {
     runner_.execute_on_device(s);
   }
   backend_.synchronize();
+  if (o_.profile) {
+    StepBatch s = step_at(3);
+    profiled(true);
+    runner_.execute_on_device(s);
+    backend_.synchronize();
+    profiled(false);
+    for (const auto& t : tables) give_back(t);
+    return;
+  }
   double device_only = 0, with_copy = 0;
   for (int pass = 0; pass < 2; ++pass) {
     const double t0 = now_seconds();
@@ -146,7 +193,7 @@ void Bench::decode(int64_t batch) {
     (pass == 0 ? device_only : with_copy) = (now_seconds() - t0) / static_cast<double>(o_.steps);
   }
   for (const auto& t : tables) give_back(t);
-  const double bytes = cost_.weight_bytes + cost_.kv_bytes_per_token * batch * (o_.context + 3 + o_.steps / 2);
+  const double bytes = step_weight_bytes(batch) + cost_.kv_bytes_per_token * batch * (o_.context + 3 + o_.steps / 2);
   const double floor = bytes / kHbmBytesPerSecond;
   write(fmt::format(R"({{"bench":"decode","batch":{},"context":{},"step_ms":{:.3f},"tok_s":{:.1f},)"
                     R"("step_ms_with_logits_to_host":{:.3f},"tok_s_with_logits_to_host":{:.1f},)"
@@ -165,6 +212,7 @@ void Bench::prefill(int64_t tokens, bool ttft) {
     StepBatch s({{.seq_id = 0, .token_ids = ids, .num_computed_tokens = 0, .block_table = table}},
                 runner_.block_size());
     backend_.synchronize();
+    if (o_.profile && rep == 1) profiled(true);
     const double t0 = now_seconds();
     if (ttft) {
       runner_.execute(s);
@@ -173,6 +221,10 @@ void Bench::prefill(int64_t tokens, bool ttft) {
       backend_.synchronize();
     }
     if (rep > 0) times.push_back(now_seconds() - t0);  // the first run warms up
+    if (o_.profile && rep == 1) {
+      backend_.synchronize();
+      profiled(false);
+    }
     give_back(table);
   }
   std::sort(times.begin(), times.end());

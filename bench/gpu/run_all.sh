@@ -2,9 +2,9 @@
 # The one script for the GPU machine: CUDA tests, then Strata's benchmarks and transformers'
 # on the same GPU, logs and a summary table in OUTDIR. Expects .gpu-bundle/ and .fixtures/
 # from bench/gpu/make_bundle.sh (carried with the run); builds there only as a fallback.
-#   bench/gpu/run_all.sh OUTDIR [all|tests|bench]
+#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile]
 set -uo pipefail
-OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench]}
+OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile]}
 WHAT=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
@@ -36,12 +36,28 @@ if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
   run_bin "$BIN/strata_tests" --gtest_filter="${TEST_FILTER:-Cuda*}" 2>&1 | tee "$OUT/tests.log" | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) +\]|Failure|rel_l2|Expected|Which is|error"
   STATUS=${PIPESTATUS[0]}
 fi
+CONFIGS="$ROOT/.fixtures/configs"
 if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
-  LLAMA="$ROOT/.fixtures/configs/llama-3.1-8b"
   rm -f "$OUT/strata.jsonl" "$OUT/hf.jsonl"
-  run_bin "$BIN/gpu_decode_bench" --model "$LLAMA" --json "$OUT/strata.jsonl" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
-  PYTHONUNBUFFERED=1 timeout "${HF_TIMEOUT:-300}" python3 "$ROOT/bench/gpu/hf_baseline.py" --config "$LLAMA" \
-    --json "$OUT/hf.jsonl" ${HF_ARGS:-} 2>&1 | grep -v Warning | tail -40 | tee "$OUT/hf.log"
+  for model in ${BENCH_MODELS:-llama-3.1-8b qwen3-30b-a3b}; do
+    run_bin "$BIN/gpu_decode_bench" --model "$CONFIGS/$model" --json "$OUT/strata.jsonl" ${BENCH_ARGS:-} 2>&1
+  done
+  PYTHONUNBUFFERED=1 timeout "${HF_TIMEOUT:-300}" python3 "$ROOT/bench/gpu/hf_baseline.py" --config "$CONFIGS/llama-3.1-8b" \
+    --json "$OUT/hf.jsonl" ${HF_ARGS:-} 2>&1 | grep -v Warning | tail -40 > "$OUT/hf.log"
   python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" "$OUT/hf.jsonl" | tee "$OUT/summary.md"
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  : > "$OUT/profile.txt"
+  for spec in "1 0" "256 0" "1 4096"; do
+    set -- $spec
+    args="--batches $1 --steps 2 --ttft 0 --prefill $2 --profile"
+    [ "$2" != 0 ] && args="--batches 1 --steps 2 --ttft 0 --prefill $2 --profile --context 16"
+    LD_LIBRARY_PATH="$LIBPATH" timeout 150 "$NCU" --clock-control none --profile-from-start off --csv \
+      --metrics gpu__time_duration.sum "$BIN/gpu_decode_bench" --model "$CONFIGS/llama-3.1-8b" $args \
+      > /tmp/ncu.csv 2>/tmp/ncu.err || tail -3 /tmp/ncu.err >> "$OUT/profile.txt"
+    python3 "$ROOT/bench/gpu/kernel_summary.py" /tmp/ncu.csv "llama-3.1-8b batch $1 prefill $2" >> "$OUT/profile.txt" 2>&1
+  done
+  cat "$OUT/profile.txt"
 fi
 exit $STATUS

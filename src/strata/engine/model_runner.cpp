@@ -32,6 +32,10 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
   if (model.num_ssm_layers() > 0) {
+    if (!backend.device().is_cpu())
+      fail("{} has recurrent (SSM) layers, whose state pool lives in host memory: run it with "
+           "--device cpu (the CUDA kernels exist, the device-side state pool does not yet)",
+           config.model_type);
     std::vector<SsmLayerShape> layers;
     for (int64_t i = 0; i < model.num_layers(); ++i)
       if (model.caps(i).ssm_h_state_elems > 0)
