@@ -6,9 +6,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON > /dev/null
-cmake --build build-gpu -j"${JOBS:-2}" --target strata_tests gpu_decode_bench strata
+cmake --build build-gpu -j"${JOBS:-2}" --target strata_tests gpu_decode_bench
 rm -rf .gpu-bundle && mkdir -p .gpu-bundle/bin .gpu-bundle/lib .gpu-bundle/fallback
-cp build-gpu/tests/strata_tests build-gpu/bench/gpu_decode_bench build-gpu/strata .gpu-bundle/bin/
+cp build-gpu/tests/strata_tests build-gpu/bench/gpu_decode_bench .gpu-bundle/bin/
 strip .gpu-bundle/bin/*
 # Everything ldd resolves outside CUDA and the C runtime; libstdc++/libgcc only as a fallback
 # for an image whose own are older than the build's.
@@ -22,7 +22,8 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" .gpu-bundle/lib/ ;;
   esac
 done
-tar -C .gpu-bundle -czf .gpu-bundle/libs.tar.gz lib fallback && rm -rf .gpu-bundle/lib .gpu-bundle/fallback
+# xz: the carried tree is limited to 64 MiB; run_all.sh unpacks with python's lzma.
+tar -C .gpu-bundle -cJf .gpu-bundle/libs.tar.xz lib fallback && rm -rf .gpu-bundle/lib .gpu-bundle/fallback
 rm -rf .fixtures && mkdir -p .fixtures
 cp -r /work/shared/fixtures/hf /work/shared/fixtures/configs .fixtures/
 du -sh .gpu-bundle .fixtures

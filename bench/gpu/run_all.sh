@@ -9,7 +9,8 @@ WHAT=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
 LIBS=/tmp/strata-libs
-rm -rf "$LIBS" && mkdir -p "$LIBS" && tar -C "$LIBS" -xzf "$ROOT/.gpu-bundle/libs.tar.gz"
+rm -rf "$LIBS" && mkdir -p "$LIBS" &&
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$ROOT/.gpu-bundle/libs.tar.xz" "$LIBS"
 CUDA_LIBS=""
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib $(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(" ".join(os.path.join(p, "nvidia", s, "lib") for s in ("cu13", "cublas", "cuda_runtime")))' 2>/dev/null); do
   [ -d "$d" ] && CUDA_LIBS="$CUDA_LIBS:$d"
