@@ -18,6 +18,7 @@ struct ModelFlags {
   std::string device = "auto";  // auto, cpu, cuda
   int threads = 0;              // 0: all cores
   int64_t num_kv_blocks = 0;
+  double gpu_memory_utilization = 0.9;
 };
 
 // model_required: false where the embedded default model stands in.
