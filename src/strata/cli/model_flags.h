@@ -19,6 +19,8 @@ struct ModelFlags {
   int threads = 0;              // 0: all cores
   int64_t num_kv_blocks = 0;
   double gpu_memory_utilization = 0.9;
+  int64_t num_ssm_slots = 16;           // live sequences plus prefix-cache snapshots
+  std::string ssm_state_dtype = "f32";  // f32 or f16 storage of recurrent states
 };
 
 // model_required: false where the embedded default model stands in.

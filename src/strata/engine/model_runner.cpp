@@ -40,7 +40,8 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
     for (int64_t i = 0; i < model.num_layers(); ++i)
       if (model.caps(i).ssm_h_state_elems > 0)
         layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
-    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots));
+    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots),
+                                               options_.ssm_state_dtype);
     verify_states_ = std::make_unique<VerifyStateBuffers>(
         layers, static_cast<int>(options_.max_verify_tokens));
   }
