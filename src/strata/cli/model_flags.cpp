@@ -20,7 +20,7 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
       ->check(CLI::NonNegativeNumber);
 }
 
-OpenModel open_model(const ModelFlags& flags) {
+OpenModel open_model(const ModelFlags& flags, RunnerOptions runner_options) {
   OpenModel open;
   const int threads = flags.threads > 0 ? flags.threads
                                         : static_cast<int>(std::thread::hardware_concurrency());
@@ -33,8 +33,8 @@ OpenModel open_model(const ModelFlags& flags) {
   }
   open.loaded = load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format)},
                            *open.backend);
-  open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
-                                              RunnerOptions{.num_kv_blocks = flags.num_kv_blocks});
+  if (runner_options.num_kv_blocks == 0) runner_options.num_kv_blocks = flags.num_kv_blocks;
+  open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend, runner_options);
   return open;
 }
 

@@ -29,7 +29,8 @@ struct OpenModel {
   std::unique_ptr<ModelRunner> runner;
 };
 
-OpenModel open_model(const ModelFlags& flags);
+// runner_options.num_kv_blocks == 0 takes --num-kv-blocks.
+OpenModel open_model(const ModelFlags& flags, RunnerOptions runner_options = {});
 
 // "1,2,3" -> {1, 2, 3}; an Error names the bad entry.
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag);
