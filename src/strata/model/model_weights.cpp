@@ -93,6 +93,40 @@ Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
   return load(info);
 }
 
+Tensor ModelWeights::gathered_rows(const std::string& name, const Shape& shape,
+                                   const std::vector<int64_t>& rows) const {
+  Shape out_shape = shape;
+  out_shape[0] = static_cast<int64_t>(rows.size());
+  if (shapes_only_) {
+    if (source_ != nullptr) checked_info(name, shape);
+    return load({.name = name, .dtype = dummy_dtype_, .shape = out_shape});
+  }
+  const Tensor src = host_tensor(name, shape);
+  Tensor host = Tensor::host(src.dtype(), out_shape);
+  const int64_t row_bytes = src.row_bytes();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    STRATA_CHECK(rows[i] >= 0 && rows[i] < shape[0]);
+    std::memcpy(static_cast<char*>(host.data()) + i * row_bytes,
+                static_cast<const char*>(src.data()) + rows[i] * row_bytes, row_bytes);
+  }
+  WeightInfo info{.name = name, .dtype = host.dtype(), .shape = out_shape, .data = host.data()};
+  if (backend_.device().is_cpu()) {
+    load(info);  // counts the parameters
+    return host;
+  }
+  return load(info);
+}
+
+Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const {
+  if (shapes_only_) return get(name, shape);
+  const Tensor src = host_tensor(name, shape);
+  Tensor host = Tensor::host(DType::kF32, shape);
+  cpu::widen_to_f32(src.data(), src.dtype(), src.numel(), host.data_as<float>());
+  num_parameters_ += src.numel();
+  num_bytes_ += src.nbytes();
+  return backend_.device().is_cpu() ? host : backend_.from_host(host);
+}
+
 Tensor ModelWeights::load(const WeightInfo& info) const {
   const int64_t numel = info.shape.numel();
   num_parameters_ += numel;

@@ -29,6 +29,12 @@ class ModelWeights {
   Tensor stacked(const std::vector<std::string>& names, const Shape& part_shape) const;
   // Rows of several tensors concatenated along dimension 0 (e.g. fused gate+up).
   Tensor concat_rows(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
+  // Rows rows[i] of tensor `name` (shape `shape`) in that order: regroups fused projections
+  // at load so the forward pass reads contiguous slices.
+  Tensor gathered_rows(const std::string& name, const Shape& shape, const std::vector<int64_t>& rows) const;
+  // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
+  // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
+  Tensor get_f32(const std::string& name, const Shape& shape) const;
 
   bool is_dummy() const { return source_ == nullptr; }
   std::string description() const;
@@ -62,6 +68,9 @@ class WeightScope {
   Tensor get(const std::string& leaf, const Shape& shape) const { return weights_->get(name(leaf), shape); }
   std::optional<Tensor> find(const std::string& leaf, const Shape& shape) const {
     return weights_->find(name(leaf), shape);
+  }
+  Tensor get_f32(const std::string& leaf, const Shape& shape) const {
+    return weights_->get_f32(name(leaf), shape);
   }
   const ModelWeights& weights() const { return *weights_; }
 
