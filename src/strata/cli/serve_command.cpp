@@ -17,9 +17,9 @@
 #include "strata/engine/engine.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
-#include "strata/server/id_only_tokenizer.h"
 #include "strata/server/weight_prefetch.h"
 #include "strata/text/chat_prompt.h"
+#include "strata/text/id_tokenizer.h"
 #include "strata/text/load_tokenizer.h"
 
 namespace strata::cli {
@@ -81,7 +81,7 @@ std::unique_ptr<text::Tokenizer> load_serving_tokenizer(const std::string& path,
   real = !(fs::is_directory(path) && !fs::exists(fs::path(path) / "tokenizer.json"));
   if (real) return text::load_tokenizer(path);
   fmt::print("note: {} has no tokenizer.json; serving token-id prompts on /v1/completions only\n", path);
-  return server::make_id_only_tokenizer(vocab_size);
+  return text::make_id_tokenizer(static_cast<int32_t>(vocab_size));
 }
 
 // Set by the SIGINT/SIGTERM handler (any thread may run it: OpenBLAS starts threads before
