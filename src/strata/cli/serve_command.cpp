@@ -147,7 +147,8 @@ void run_serve(ServeFlags flags) {
   Engine engine(*open.runner, *tokenizer, eos, flags.engine);
   server::EngineService service(engine);
   const server::ServedModel model{.service = &service,
-                                  .tokenizer = has_tokenizer ? tokenizer.get() : nullptr,
+                                  .tokenizer = tokenizer.get(),
+                                  .accepts_text = has_tokenizer,
                                   .served_name = served,
                                   .accepted_names = {served, name, path},
                                   .model_path = path,

@@ -1,7 +1,5 @@
 #include "strata/server/logprobs_json.h"
 
-#include <fmt/format.h>
-
 namespace strata::server {
 namespace {
 
@@ -23,7 +21,6 @@ Json entry(const ServedModel& model, int32_t token_id, float logprob) {
 }  // namespace
 
 std::string token_text(const ServedModel& model, int32_t token_id) {
-  if (model.tokenizer == nullptr) return fmt::format("token_id:{}", token_id);
   const int32_t ids[] = {token_id};
   return model.tokenizer->decode(ids, /*skip_special_tokens=*/false);
 }

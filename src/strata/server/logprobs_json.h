@@ -1,6 +1,6 @@
 // Token logprobs in the two shapes OpenAI uses: chat's {"content": [{token, logprob, bytes,
 // top_logprobs}]} and legacy completions' {tokens, token_logprobs, top_logprobs, text_offset}.
-// A token's text is its own decode; without a tokenizer it is "token_id:<id>" (as vLLM).
+// A token's text is its own decode (special tokens included).
 #pragma once
 
 #include <span>

@@ -9,7 +9,7 @@
 namespace strata::server {
 
 const text::Tokenizer& require_tokenizer(const ServedModel& model, const char* what) {
-  if (model.tokenizer == nullptr)
+  if (!model.accepts_text)
     throw bad_request(fmt::format("model '{}' was loaded without a tokenizer, so it takes token ids only; "
                                   "send 'prompt' as an array of token ids to /v1/completions, or serve a "
                                   "model folder with tokenizer.json or a .gguf",

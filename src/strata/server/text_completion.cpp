@@ -30,11 +30,7 @@ PreparedPrompt prepare(const ServedModel& model, const PromptInput& input) {
                           "prompt");
   } else {
     p.ids = std::get<std::vector<int32_t>>(input);
-    if (model.tokenizer != nullptr) {
-      p.text = model.tokenizer->decode(p.ids, /*skip_special_tokens=*/false);
-    } else {
-      for (int32_t id : p.ids) p.text += token_text(model, id);
-    }
+    p.text = model.tokenizer->decode(p.ids, /*skip_special_tokens=*/false);
   }
   return p;
 }

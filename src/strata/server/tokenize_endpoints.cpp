@@ -45,10 +45,9 @@ HttpReply detokenize(const ServedModel& model, const Json& body) {
   check_model_name(model, name ? &*name : nullptr);
   const Json* tokens = find_field(body, "tokens");
   if (tokens == nullptr) throw bad_request("'tokens' (an array of token ids) is required", "tokens");
-  const text::Tokenizer& tokenizer = require_tokenizer(model, "tokens");
-  const std::vector<int32_t> ids = read_token_ids(*tokens, "tokens", tokenizer.vocab_size());
+  const std::vector<int32_t> ids = read_token_ids(*tokens, "tokens", model.tokenizer->vocab_size());
   Json j;
-  j["prompt"] = tokenizer.decode(ids, /*skip_special_tokens=*/false);
+  j["prompt"] = model.tokenizer->decode(ids, /*skip_special_tokens=*/false);
   return {.body = dump_json(j)};
 }
 
