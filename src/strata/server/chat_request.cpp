@@ -55,8 +55,11 @@ Json read_messages(const Json& body) {
       throw bad_request(fmt::format("messages[{}].role must be one of system, developer, user, assistant, tool", i),
                         "messages");
     const Json* content = find_field(m, "content");
-    if (content != nullptr && content->is_array()) m["content"] = join_text_parts(*content, i);
-    else if (content != nullptr && !content->is_string())
+    // Null content (an assistant turn of only tool calls) is empty text: templates test it
+    // with `in` and string filters, which fail on None.
+    if (content == nullptr) m["content"] = "";
+    else if (content->is_array()) m["content"] = join_text_parts(*content, i);
+    else if (!content->is_string())
       throw bad_request(fmt::format("messages[{}].content must be a string or an array of text parts", i), "messages");
     arguments_to_objects(m);
     out.push_back(std::move(m));
