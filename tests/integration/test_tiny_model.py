@@ -96,7 +96,8 @@ def wait_idle(server, timeout=20):
 
 
 def test_disconnect_mid_stream_frees_blocks(tiny):
-    body = {"prompt": PROMPTS[3], "max_tokens": 200, "stream": True, "ignore_eos": True, "temperature": 0}
+    body = {"prompt": PROMPTS[3], "max_tokens": 240, "stream": True, "ignore_eos": True, "temperature": 0}
+    before = wait_idle(tiny)["strata:generation_tokens_total"]
     with httpx.Client(timeout=30) as http:
         with http.stream("POST", tiny.url + "/v1/completions", json=body) as resp:
             lines = resp.iter_lines()
@@ -104,13 +105,14 @@ def test_disconnect_mid_stream_frees_blocks(tiny):
             assert any(line.startswith("data: ") for line in got)
             running = tiny.metrics()["strata:num_requests_running"]
             assert running >= 1
-    wait_idle(tiny)
+    generated = wait_idle(tiny)["strata:generation_tokens_total"] - before
+    assert generated < 240, "the request ran to its end instead of being cancelled"
     # The server still serves afterwards.
     assert complete(tiny.client(), tiny.model, PROMPTS[0], max_tokens=2).choices[0].finish_reason == "length"
 
 
 def test_many_disconnects_leave_nothing_running(tiny):
-    body = {"prompt": PROMPTS[4], "max_tokens": 200, "stream": True, "ignore_eos": True}
+    body = {"prompt": PROMPTS[4], "max_tokens": 240, "stream": True, "ignore_eos": True}
 
     def hang_up():
         with httpx.Client(timeout=30) as http, http.stream("POST", tiny.url + "/v1/completions", json=body) as resp:
