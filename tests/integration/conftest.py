@@ -110,16 +110,11 @@ def get(url):
         return 0, str(e)
 
 
-def start(args, name):
-    server = Server(args, name)
-    return server
-
-
 @pytest.fixture(scope="session")
 def smol():
     if not SMOL.exists():
         pytest.skip(f"SmolLM2 is not at {SMOL}; run scripts/setup.sh")
-    server = start(["--max-model-len", "1024", "--num-kv-blocks", "2048", "--max-num-seqs", "64"], "smol")
+    server = Server(["--max-model-len", "1024", "--num-kv-blocks", "2048", "--max-num-seqs", "64"], "smol")
     yield server
     server.stop()
 
@@ -129,7 +124,7 @@ def tiny():
     model = FIXTURES / "hf" / "qwen3"
     if not model.exists():
         pytest.skip(f"fixture model {model} is missing")
-    server = start(["--model", str(model), "--max-model-len", "256", "--num-kv-blocks", "2048",
+    server = Server(["--model", str(model), "--max-model-len", "256", "--num-kv-blocks", "2048",
                     "--max-num-seqs", "64"], "tiny")
     yield server
     server.stop()
@@ -137,7 +132,7 @@ def tiny():
 
 @pytest.fixture(scope="session")
 def tiny_with_key():
-    server = start([str(FIXTURES / "hf" / "qwen3"), "--api-key", "sekret", "--max-body-bytes", "2048",
+    server = Server([str(FIXTURES / "hf" / "qwen3"), "--api-key", "sekret", "--max-body-bytes", "2048",
                     "--served-model-name", "tiny-qwen", "--max-model-len", "128"], "tiny_with_key")
     yield server
     server.stop()
@@ -154,6 +149,6 @@ def qwen3_tokenizer_model(tmp_path_factory):
             if Path(member.name).name in ("tokenizer.json", "tokenizer_config.json") and member.isfile():
                 with tar.extractfile(member) as src, open(folder / Path(member.name).name, "wb") as dst:
                     shutil.copyfileobj(src, dst)
-    server = start([str(folder), "--max-model-len", "256"], "qwen3_tokenizer")
+    server = Server([str(folder), "--max-model-len", "256"], "qwen3_tokenizer")
     yield server
     server.stop()

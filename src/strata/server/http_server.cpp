@@ -84,6 +84,7 @@ HttpServer::HttpServer(const ServedModel& model, const ServerOptions& options)
   http_->set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
   http_->set_keep_alive_max_count(1000);
   add_routes();
+  add_guards();
 }
 
 HttpServer::~HttpServer() = default;
@@ -118,6 +119,9 @@ void HttpServer::add_routes() {
   http_->Get("/metrics", [&m](const httplib::Request&, httplib::Response& res) {
     res.set_content(render_metrics(m.service->stats(), m.served_name), "text/plain; version=0.0.4");
   });
+}
+
+void HttpServer::add_guards() {
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (options_.api_key.empty() || req.path == "/health" || req.path == "/metrics")
       return httplib::Server::HandlerResponse::Unhandled;

@@ -33,6 +33,7 @@ class HttpServer {
 
  private:
   void add_routes();
+  void add_guards();  // the API key, and error bodies for the library's own 404/405/413
 
   const ServedModel& model_;
   ServerOptions options_;
