@@ -79,19 +79,22 @@ TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
   EXPECT_EQ(plan.num_preempted, 1);
   ASSERT_EQ(plan.rows.size(), 1u);
   EXPECT_EQ(plan.rows[0].seq, &old_seq);
-  EXPECT_EQ(old_seq.block_table, (std::vector<int32_t>{0, 1, 2}));
+  // Released last block first, so block 3 heads the free queue.
+  EXPECT_EQ(old_seq.block_table, (std::vector<int32_t>{0, 1, 3}));
   EXPECT_EQ(new_seq.num_computed_tokens, 0);
   EXPECT_TRUE(new_seq.block_table.empty());
   EXPECT_EQ(h.scheduler.num_waiting(), 1);
-  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{3}));
+  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{2}));
 }
 
-TEST(Scheduler, RemoveReturnsBlocksToTheFreeQueueInOrder) {
+// Last block first: the free queue is the prefix cache's LRU and a prefix's tail is the
+// least likely part to be shared again.
+TEST(Scheduler, RemoveReturnsBlocksToTheFreeQueueTailFirst) {
   Harness h(8, {.max_num_batched_tokens = 64, .block_size = 16});
   Sequence& a = h.add(40);
   h.run(h.scheduler.schedule());
   h.scheduler.remove(&a);
-  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 0, 1, 2}));
+  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 2, 1, 0}));
 }
 
 }  // namespace

@@ -14,11 +14,4 @@ KvCache::KvCache(const KvCacheShape& shape, Backend& backend) : shape_(shape) {
   }
 }
 
-void KvCache::copy_block(int32_t src, int32_t dst, Backend& backend) const {
-  for (size_t l = 0; l < k_.size(); ++l) {
-    backend.copy(k_[l].slice_rows(dst, dst + 1), k_[l].slice_rows(src, src + 1));
-    backend.copy(v_[l].slice_rows(dst, dst + 1), v_[l].slice_rows(src, src + 1));
-  }
-}
-
 }  // namespace strata

@@ -28,8 +28,6 @@ class KvCache {
   // [num_blocks, block_size, num_kv_heads, head_dim]
   const Tensor& k(int64_t layer) const { return k_[layer]; }
   const Tensor& v(int64_t layer) const { return v_[layer]; }
-  // Copies block `src` into block `dst` in every layer (copy-on-write of a shared block).
-  void copy_block(int32_t src, int32_t dst, Backend& backend) const;
 
  private:
   KvCacheShape shape_;

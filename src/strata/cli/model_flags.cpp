@@ -18,9 +18,13 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
   command.add_option("--threads", flags.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
   command.add_option("--num-kv-blocks", flags.num_kv_blocks, "KV cache blocks of 16 tokens (0: auto)")
       ->check(CLI::NonNegativeNumber);
+  command.add_option("--gpu-memory-utilization", flags.gpu_memory_utilization,
+                     "share of GPU memory for weights, KV cache and activations; sizes the KV cache "
+                     "when --num-kv-blocks is 0")
+      ->check(CLI::Range(0.05, 1.0));
 }
 
-OpenModel open_model(const ModelFlags& flags, RunnerOptions runner_options) {
+OpenModel open_model(const ModelFlags& flags) {
   OpenModel open;
   const int threads = flags.threads > 0 ? flags.threads
                                         : static_cast<int>(std::thread::hardware_concurrency());
@@ -33,8 +37,9 @@ OpenModel open_model(const ModelFlags& flags, RunnerOptions runner_options) {
   }
   open.loaded = load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format)},
                            *open.backend);
-  if (runner_options.num_kv_blocks == 0) runner_options.num_kv_blocks = flags.num_kv_blocks;
-  open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend, runner_options);
+  open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
+                                              RunnerOptions{.num_kv_blocks = flags.num_kv_blocks,
+                                                            .gpu_memory_utilization = flags.gpu_memory_utilization});
   return open;
 }
 

@@ -18,6 +18,7 @@ struct ModelFlags {
   std::string device = "auto";  // auto, cpu, cuda
   int threads = 0;              // 0: all cores
   int64_t num_kv_blocks = 0;
+  double gpu_memory_utilization = 0.9;
 };
 
 // model_required: false where the embedded default model stands in.
@@ -29,8 +30,7 @@ struct OpenModel {
   std::unique_ptr<ModelRunner> runner;
 };
 
-// runner_options.num_kv_blocks == 0 takes --num-kv-blocks.
-OpenModel open_model(const ModelFlags& flags, RunnerOptions runner_options = {});
+OpenModel open_model(const ModelFlags& flags);
 
 // "1,2,3" -> {1, 2, 3}; an Error names the bad entry.
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag);

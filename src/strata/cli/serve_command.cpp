@@ -137,8 +137,7 @@ void run_serve(ServeFlags flags) {
   fmt::print("strata serve: loading {}\n", path);
   LoadProgress progress;
   server::prefetch_files(server::weight_files(path), std::ref(progress));
-  OpenModel open = open_model(flags.model, RunnerOptions{.num_kv_blocks = flags.engine.num_kv_blocks,
-                                                         .block_size = flags.engine.block_size});
+  OpenModel open = open_model(flags.model);
   bool has_tokenizer = false;
   auto tokenizer = load_serving_tokenizer(path, open.loaded.config.vocab_size, has_tokenizer);
   const std::vector<int64_t>& config_eos = open.loaded.config.eos_token_ids;

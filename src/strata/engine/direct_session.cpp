@@ -71,8 +71,7 @@ StepRow DirectSession::make_row(const StepInput& in, SequenceState& seq) {
       const int32_t length = seq.num_tokens + in.snapshot_after;
       auto it = seq.snapshots.find(length);
       if (it == seq.snapshots.end()) it = seq.snapshots.emplace(length, allocate_ssm_slot()).first;
-      row.ssm_snapshot_after = in.snapshot_after;
-      row.ssm_snapshot_slot = it->second;
+      row.ssm_snapshots.push_back({.after_tokens = in.snapshot_after, .slot = it->second});
     }
   }
   return row;

@@ -31,7 +31,11 @@ std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& req
 
 EngineLoop::EngineLoop(EngineLoopParts parts)
     : parts_(std::move(parts)),
-      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool()) {}
+      prefix_cache_(parts_.options.enable_prefix_caching
+                        ? std::make_unique<PrefixCache>(parts_.runner.block_pool(), parts_.options.block_size,
+                                                        parts_.runner.ssm_pool(), parts_.options.ssm_cache_slots)
+                        : nullptr),
+      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()) {}
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
   {
@@ -101,6 +105,7 @@ bool EngineLoop::iterate() {
 
 void EngineLoop::run_step(const StepPlan& plan) {
   std::vector<StepRow> rows;
+  std::vector<std::pair<uint64_t, int32_t>> snapshots;  // (block hash, slot) captured this step
   for (const ScheduledRow& r : plan.rows) {
     Sequence& seq = *r.seq;
     const bool reaches_end = seq.num_computed_tokens + r.num_tokens == seq.num_tokens();
@@ -111,17 +116,48 @@ void EngineLoop::run_step(const StepPlan& plan) {
                     .block_table = seq.block_table,
                     .ssm_slot = seq.ssm_slot,
                     .logits = reaches_end ? LogitsMode::kLast : LogitsMode::kNone});
+    plan_snapshots(seq, r.num_tokens, rows.back(), snapshots);
   }
   StepBatch batch(std::move(rows), parts_.runner.block_size());
   Tensor logits = parts_.runner.execute(batch);
+  for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
   const int64_t vocab = logits.rank() == 2 ? logits.dim(1) : 0;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     Sequence& seq = *plan.rows[i].seq;
     seq.num_computed_tokens += plan.rows[i].num_tokens;
+    register_blocks(seq);
     if (batch.rows()[i].logits == LogitsMode::kNone || seq.status == SequenceStatus::kFinished) continue;
     float* row = logits.data_as<float>() + batch.logits_row_offsets()[i] * vocab;
     on_token(seq, {row, static_cast<size_t>(vocab)});
   }
+}
+
+void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
+                                std::vector<std::pair<uint64_t, int32_t>>& reserved) {
+  if (prefix_cache_ == nullptr || seq.ssm_slot < 0) return;
+  const int32_t block_size = parts_.options.block_size;
+  const int32_t last_boundary = seq.num_prompt_tokens / block_size * block_size;
+  for (int32_t boundary : {last_boundary - block_size, last_boundary}) {
+    const int32_t after = boundary - seq.num_computed_tokens;
+    if (boundary <= 0 || after <= 0 || after > num_tokens) continue;
+    const uint64_t hash = seq.block_hashes.at(boundary / block_size - 1);
+    const bool taken = std::any_of(reserved.begin(), reserved.end(), [&](const auto& r) { return r.first == hash; });
+    if (taken) continue;
+    const std::optional<int32_t> slot = prefix_cache_->reserve_snapshot(hash);
+    if (!slot) continue;
+    row.ssm_snapshots.push_back({.after_tokens = after, .slot = *slot});
+    reserved.push_back({hash, *slot});
+  }
+}
+
+void EngineLoop::register_blocks(Sequence& seq) {
+  if (prefix_cache_ == nullptr) return;
+  const int32_t num_full = seq.num_computed_tokens / parts_.options.block_size;
+  if (seq.num_registered_blocks >= num_full) return;
+  prefix_cache_->extend_block_hashes(seq.token_ids, seq.request->request.cache_key, seq.block_hashes);
+  for (int32_t b = seq.num_registered_blocks; b < num_full; ++b)
+    prefix_cache_->insert(seq.block_hashes[b], seq.block_table[b]);
+  seq.num_registered_blocks = num_full;
 }
 
 void EngineLoop::on_token(Sequence& seq, std::span<float> logits) {
@@ -164,7 +200,7 @@ void EngineLoop::fork_choices(Sequence& parent, std::span<const float> logits) {
       child->block_table.push_back(parent.block_table[b]);
     }
     if (partial) {
-      parts_.runner.kv_cache()->copy_block(parent.block_table[num_full], *partial, parts_.runner.backend());
+      parts_.runner.copy_kv_block(parent.block_table[num_full], *partial);
       child->block_table.push_back(*partial);
     }
     if (slot) {
@@ -226,6 +262,8 @@ void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::s
   request.pending.finished = true;
   parts_.stats.update([&](EngineStatsSnapshot& s) {
     ++s.requests_finished_total;
+    s.prefix_cache_queries_total += request.num_prefix_queries;
+    s.prefix_cache_hits_total += request.num_prefix_hits;
     s.e2e_latency.observe(seconds_between(request.arrival, Clock::now()));
   });
 }
@@ -257,6 +295,7 @@ void EngineLoop::update_gauges() {
     s.num_running = scheduler_.num_running();
     s.num_waiting = scheduler_.num_waiting();
     s.kv_cache_usage = 1.0 - static_cast<double>(pool.num_free()) / pool.num_blocks();
+    s.prefix_cached_blocks = prefix_cache_ ? prefix_cache_->num_cached_blocks() : 0;
   });
 }
 

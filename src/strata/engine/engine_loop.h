@@ -44,6 +44,12 @@ class EngineLoop {
   void take_inbox();
   void start_request(const std::shared_ptr<RequestState>& request);
   void run_step(const StepPlan& plan);
+  // Hybrid models: snapshot requests for the prompt's last full block boundary and the one
+  // before it, when this row's tokens cross them.
+  void plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
+                      std::vector<std::pair<uint64_t, int32_t>>& reserved);
+  // Makes the row's newly completed blocks findable in the prefix cache.
+  void register_blocks(Sequence& seq);
   void on_token(Sequence& seq, std::span<float> logits);
   void fork_choices(Sequence& parent, std::span<const float> logits);
   void append_token(Sequence& seq, const SampleResult& sample);
@@ -53,6 +59,7 @@ class EngineLoop {
   void update_gauges();
 
   EngineLoopParts parts_;
+  std::unique_ptr<PrefixCache> prefix_cache_;  // null when prefix caching is off
   Scheduler scheduler_;
   std::mutex inbox_mutex_;
   std::condition_variable wake_;

@@ -14,7 +14,8 @@ struct EngineOptions {
   int32_t max_model_len = 0;              // 0: the model's max_position_embeddings
   int64_t num_kv_blocks = 0;              // 0: sized from max_model_len and max_num_seqs
   int32_t block_size = 16;
-  int32_t num_ssm_slots = 0;              // 0: max_num_seqs + 8
+  bool enable_prefix_caching = true;      // reuse KV blocks (and SSM snapshots) of earlier prompts
+  int32_t ssm_cache_slots = 16;           // SSM snapshots the prefix cache may hold (hybrid models)
 };
 
 }  // namespace strata

@@ -25,6 +25,7 @@ struct GenerationRequest {
   bool skip_special_tokens = true;
   int32_t n = 1;                         // choices sharing the prompt's KV blocks
   int32_t priority = 0;                  // lower runs first; FCFS within a priority
+  uint64_t cache_key = 0;                // prefix-cache namespace (adapter, cache salt)
 };
 
 enum class FinishReason : uint8_t { kNone, kStop, kLength, kCancelled, kError };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "strata/cache/block_pool.h"
+#include "strata/cache/prefix_cache.h"
 #include "strata/cache/ssm_state_pool.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/sequence.h"
@@ -26,8 +27,9 @@ struct StepPlan {
 
 class Scheduler {
  public:
-  // ssm_pool is null for models without recurrent layers.
-  Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool);
+  // ssm_pool is null for models without recurrent layers, prefix_cache when caching is off.
+  Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
+            PrefixCache* prefix_cache = nullptr);
 
   void add_waiting(Sequence* seq);
   // Adds a sequence that already holds its blocks and slot (a forked choice).
@@ -49,10 +51,15 @@ class Scheduler {
   // to the budget); false if there is none.
   bool preempt_newest(const Sequence* keep, StepPlan& plan, int32_t& budget);
   int32_t admit_tokens(const Sequence& seq, int32_t budget) const;
+  // Starts a fresh (or recomputing) sequence from the longest cached prefix.
+  void apply_prefix_match(Sequence& seq);
+  // Takes an SSM slot (and a prefix-cache match) for a waiting sequence; false if no slot.
+  bool prepare_admission(Sequence& seq);
 
   EngineOptions options_;
   BlockPool& block_pool_;
   SsmStatePool* ssm_pool_;
+  PrefixCache* prefix_cache_;
   std::list<Sequence*> running_;  // admission order
   std::list<Sequence*> waiting_;  // (priority, arrival_order) order
 };

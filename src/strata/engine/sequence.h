@@ -25,6 +25,8 @@ struct RequestState {
   int32_t num_finished_choices = 0;
   int32_t num_generated_tokens = 0;
   int32_t num_cached_tokens = 0;
+  int64_t num_prefix_queries = 0;  // tokens looked up in the prefix cache (for /metrics)
+  int64_t num_prefix_hits = 0;     // tokens found
   bool cancelled = false;
   RequestUpdate pending;  // deltas of the current step, pushed once per step
 };
@@ -41,6 +43,9 @@ struct Sequence {
   int32_t num_computed_tokens = 0;
   std::vector<int32_t> block_table;
   int32_t ssm_slot = -1;
+  std::vector<uint64_t> block_hashes;  // prefix-cache hash of each full block of token_ids
+  int32_t num_registered_blocks = 0;   // leading blocks already findable in the prefix cache
+  int32_t last_match_tokens = -1;      // prefix-cache hit of the pending admission
   SequenceStatus status = SequenceStatus::kWaiting;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;

@@ -4,6 +4,9 @@
 #include "strata/cache/verify_state_buffers.h"
 #include "strata/core/error.h"
 
+#include <utility>
+#include <vector>
+
 namespace strata {
 namespace {
 
@@ -28,11 +31,13 @@ void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
       STRATA_CHECK(ctx.verify_states != nullptr && q <= ctx.verify_states->max_tokens());
       verify = &ctx.verify_states->for_slot(row.ssm_slot);
     }
-    const bool snapshot = row.ssm_snapshot_after > 0 && row.ssm_snapshot_after <= q;
-    const int32_t cut = snapshot ? row.ssm_snapshot_after : q;
-    const int32_t bounds[3] = {0, cut, q};
-    for (int piece = 0; piece < 2; ++piece) {
-      const int32_t p0 = bounds[piece], p1 = bounds[piece + 1];
+    // Segments end at each snapshot point and at the row's end.
+    std::vector<std::pair<int32_t, int32_t>> cuts;  // (token count, snapshot slot or -1)
+    for (const SsmSnapshotRequest& snap : row.ssm_snapshots)
+      if (snap.after_tokens > 0 && snap.after_tokens <= q) cuts.push_back({snap.after_tokens, snap.slot});
+    cuts.push_back({q, -1});
+    int32_t p0 = 0;
+    for (const auto& [p1, snapshot_slot] : cuts) {
       if (p1 > p0) {
         SsmSegment s{.begin = step.row_start(r) + p0, .end = step.row_start(r) + p1,
                      .h_state = Tensor::view(pool.h_state(layer, row.ssm_slot), DType::kF32,
@@ -45,8 +50,9 @@ void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
               rows_view(verify->conv_states(layer), p0, p1 - p0, shape.conv_state_elems);
         }
         run(s);
+        p0 = p1;
       }
-      if (snapshot && piece == 0) pool.copy_layer(layer, row.ssm_slot, row.ssm_snapshot_slot);
+      if (snapshot_slot >= 0) pool.copy_layer(layer, row.ssm_slot, snapshot_slot);
     }
     if (verify != nullptr) verify->set_num_tokens(q);
   }

@@ -1,6 +1,6 @@
 // How a recurrent mixer walks the rows of a step: each row's tokens run as one segment with
-// the row's SSM slot state, split where the row asks for a snapshot (the state after exactly
-// ssm_snapshot_after tokens is copied to ssm_snapshot_slot in between), and with per-token
+// the row's SSM slot state, split where the row asks for snapshots (the state after exactly
+// after_tokens tokens is copied to the snapshot's slot in between), and with per-token
 // states written to the slot's verify buffer when the row keeps intermediates.
 #pragma once
 
