@@ -1,7 +1,7 @@
 // ModelWeights: named weights as tensors on the model's device. On the CPU they are views
 // of the mmap'd files (no copy); on a GPU they are copied over in bf16. Without a source
 // (`--load-format dummy`) every requested tensor is made up: random values of the right
-// shape, from a fixed seed, for benchmarks of real model sizes.
+// shape, from a fixed seed (dummy_fill.h; identical bf16 values on host and GPU).
 #pragma once
 
 #include <map>
@@ -47,6 +47,9 @@ class ModelWeights {
   const WeightInfo& checked_info(const std::string& name, const Shape& shape) const;
   Tensor make_dummy(const std::string& name, const Shape& shape) const;
   Tensor make_dummy_host(const std::string& name, const Shape& shape) const;
+  // Dummy values of `name` written as bf16 into device memory at dst.
+  void fill_dummy_device(const std::string& name, const Shape& shape, void* dst) const;
+  Tensor concat_dummy_device(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
   Tensor host_tensor(const std::string& name, const Shape& shape) const;
 
   const WeightSource* source_;

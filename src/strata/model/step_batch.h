@@ -9,6 +9,7 @@
 
 #include "strata/backend/backend.h"
 #include "strata/core/tensor.h"
+#include "strata/model/step_buffers.h"
 
 namespace strata {
 
@@ -29,6 +30,7 @@ struct StepRow {
   std::vector<SsmSnapshotRequest> ssm_snapshots;  // ascending after_tokens
   bool keep_intermediates = false;   // verify rows: keep the SSM state after every token
   LogitsMode logits = LogitsMode::kLast;
+  bool padding = false;  // fills a captured batch size: its KV is never written (slot -1)
 
   int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -45,7 +47,8 @@ struct StepTensors {
 
 class StepBatch {
  public:
-  StepBatch(std::vector<StepRow> rows, int64_t block_size);
+  // min_blocks_per_row widens the block-table stride (captured graphs need a fixed one).
+  StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_blocks_per_row = 1);
 
   const std::vector<StepRow>& rows() const { return rows_; }
   int64_t num_rows() const { return static_cast<int64_t>(rows_.size()); }
@@ -61,6 +64,9 @@ class StepBatch {
 
   // Copies the metadata to the backend's device (views of host memory on the CPU).
   void upload(Backend& backend);
+  // Copies the metadata into the runner's persistent device buffers.
+  void upload(StepBuffers& buffers);
+  int64_t max_blocks_per_row() const { return max_blocks_per_row_; }
   const StepTensors& device() const { return device_; }
 
  private:
