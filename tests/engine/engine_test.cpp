@@ -95,7 +95,9 @@ TEST(Engine, StopStringIsNeverEmitted) {
   EXPECT_EQ(c.text[0].find(stop), std::string::npos);
   std::string expected;
   for (size_t i = 0; i < 3 && greedy[i] != greedy[3]; ++i) expected += "<" + std::to_string(greedy[i]) + ">";
-  if (std::find(greedy.begin(), greedy.begin() + 3, greedy[3]) == greedy.begin() + 3) EXPECT_EQ(c.text[0], expected);
+  if (std::find(greedy.begin(), greedy.begin() + 3, greedy[3]) == greedy.begin() + 3) {
+    EXPECT_EQ(c.text[0], expected);
+  }
 }
 
 TEST(Engine, CancelFreesBlocks) {
