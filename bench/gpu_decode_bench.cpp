@@ -73,7 +73,7 @@ BenchOptions parse_args(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--model") o.model = next();
-    else if (a == "--batches") o.batches = parse_list(next());
+    else if (a == "--batches") o.batches = parse_list(next());  // 0: no decode runs
     else if (a == "--context") o.context = std::stoll(next());
     else if (a == "--steps") o.steps = std::stoll(next());
     else if (a == "--prefill") o.prefill = std::stoll(next());
@@ -245,7 +245,7 @@ int run(int argc, char** argv) {
   LoadedModel m = load_model({.model_path = o.model, .load_format = LoadFormat::kDummy}, *backend);
   backend->synchronize();
   const double load_s = now_seconds() - t0;
-  const int64_t max_batch = *std::max_element(o.batches.begin(), o.batches.end());
+  const int64_t max_batch = std::max<int64_t>(1, *std::max_element(o.batches.begin(), o.batches.end()));
   const int64_t per_seq = (o.context + o.steps + 8 + 15) / 16 + 1;
   const int64_t blocks = max_batch * per_seq + (std::max(o.prefill, o.ttft) + 15) / 16 + 64;
   ModelRunner runner(*m.model, *backend,
@@ -256,7 +256,8 @@ int run(int argc, char** argv) {
                           o.model, m.weights->num_parameters(), cost.weight_bytes / 1e9, load_s, blocks));
   if (o.ttft > 0) bench.prefill(o.ttft, true);
   if (o.prefill > 0) bench.prefill(o.prefill, false);
-  for (int64_t b : o.batches) bench.decode(b);
+  for (int64_t b : o.batches)
+    if (b > 0) bench.decode(b);
   return 0;
 }
 

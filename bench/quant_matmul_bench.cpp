@@ -1,4 +1,4 @@
-// quant_matmul at SmolLM2-135M shapes (hidden 576, intermediate 1536): int8-dot, dequantise+FMA
+// quant_matmul at SmolLM2-135M shapes (hidden 576, intermediate 1536): int16-dot, dequantise+FMA
 // and dequantise+sgemm paths, for decode (1 token) and prefill chunks (16-64 tokens).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -17,7 +17,7 @@ namespace {
 using strata::DType;
 using strata::cpu::QuantMatmulPath;
 
-constexpr const char* kPathNames[] = {"auto", "int8-dot", "dequant+fma", "dequant+sgemm"};
+constexpr const char* kPathNames[] = {"auto", "int16-dot", "dequant+fma", "dequant+sgemm"};
 
 // Random quant bytes with every f16 field (block scales/mins) set to a small sane value.
 std::vector<uint8_t> random_weights(DType dtype, int64_t out, int64_t in) {
@@ -70,7 +70,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 // Lab variant: Q4_1 decode that dequantises each block into registers and FMAs with f32
-// activations (no activation quantisation). Kept here only to compare against the int8 path.
+// activations (no activation quantisation). Kept here only to compare against the int16 path.
 void q4_1_register_fma(const uint8_t* w, const float* x, float* y, int64_t out, int64_t in) {
   const int64_t row_bytes = in / 32 * 20;
   strata::parallel_for(out, 16, [&](int64_t begin, int64_t end) {
@@ -112,6 +112,32 @@ void BM_Q4_1RegisterFma(benchmark::State& state) {
   state.SetLabel(fmt::format("q4_1 {}x{} t=1 register-dequant+fma", out, in));
 }
 
+// Decode as the model sees it: 64 distinct 1536x576 matrices (35 MB of Q4_1, 49 MB of Q8_0)
+// in turn, so the weights stream from memory instead of sitting in L2.
+// args: dtype, threads
+void BM_QuantMatmulStream(benchmark::State& state) {
+  const auto dtype = static_cast<DType>(state.range(0));
+  constexpr int64_t kMatrices = 64, out = 1536, in = 576;
+  strata::set_num_threads(static_cast<int>(state.range(1)));
+  const std::vector<uint8_t> w = random_weights(dtype, out * kMatrices, in);
+  const int64_t matrix_bytes = static_cast<int64_t>(w.size()) / kMatrices;
+  std::vector<float> x(in, 0.5f), y(out);
+  int64_t m = 0;
+  for (auto _ : state) {
+    strata::cpu::quant_matmul({.x = x.data(), .w = w.data() + m * matrix_bytes, .y = y.data(),
+                               .w_dtype = dtype, .num_tokens = 1, .in_features = in, .out_features = out});
+    benchmark::DoNotOptimize(y.data());
+    m = (m + 1) % kMatrices;
+  }
+  state.SetLabel(fmt::format("{} 64 x {}x{} t=1 threads={}", strata::dtype_name(dtype), out, in, state.range(1)));
+  state.counters["weight_GB/s"] = benchmark::Counter(
+      static_cast<double>(matrix_bytes) * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_QuantMatmulStream)
+    ->Args({static_cast<int64_t>(DType::kQ4_1), 1})->Args({static_cast<int64_t>(DType::kQ4_1), 2})
+    ->Args({static_cast<int64_t>(DType::kQ8_0), 1})->Args({static_cast<int64_t>(DType::kQ8_0), 2})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Q4_1RegisterFma)->Args({1536, 576, 1})->Args({576, 1536, 1})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_QuantMatmul)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 

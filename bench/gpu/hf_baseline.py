@@ -95,7 +95,9 @@ def main():
         generate_batch_rate(model, max(batches), a.context, a.new_tokens, vocab, a.json)
         if a.compile:
             model.generation_config.cache_implementation = "static"
-            model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+            # reduce-overhead's CUDA graphs failed inside generate on transformers 5.17
+            # ("output of CUDAGraphs ... overwritten by a subsequent run"): compile without them.
+            model.forward = torch.compile(model.forward, mode="default")
             for b in batches:
                 try:
                     generate_rate(model, b, a.context, a.new_tokens, vocab, "static+compile", a.json)

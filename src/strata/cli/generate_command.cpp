@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
+
 #include "strata/cli/model_flags.h"
 #include "strata/cli/sampling_flags.h"
 #include "strata/core/error.h"
@@ -14,7 +16,14 @@ struct GenerateFlags {
   ModelFlags model;
   SamplingFlags sampling;
   std::string prompt_ids;
+  bool timing = false;
 };
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 void run_generate(const GenerateFlags& flags) {
   const SamplingParams sampling = to_sampling_params(flags.sampling);
@@ -28,8 +37,22 @@ void run_generate(const GenerateFlags& flags) {
   for (int32_t t : request.prompt_ids)
     if (t >= open.loaded.config.vocab_size)
       fail("--prompt-ids: id {} is outside the vocabulary ({} tokens)", t, open.loaded.config.vocab_size);
-  const std::vector<int32_t> out = generate_offline(*open.runner, request);
+  // Decode time runs from the first sampled token (prefill done) to the last one.
+  const Clock::time_point start = Clock::now();
+  Clock::time_point first, last;
+  const std::vector<int32_t> out = generate_offline(*open.runner, request, [&](int32_t) {
+    last = Clock::now();
+    if (first == Clock::time_point{}) first = last;
+    return true;
+  });
   fmt::print("{}\n", fmt::join(out, ","));
+  if (flags.timing && !out.empty()) {
+    const double decode_ms = ms_between(first, last);
+    const auto decode_steps = static_cast<double>(out.size() - 1);
+    fmt::print(stderr, "prefill {} tokens {:.1f} ms; decode {} steps {:.1f} ms, {:.1f} tokens/s\n",
+               request.prompt_ids.size(), ms_between(start, first), out.size() - 1, decode_ms,
+               decode_ms > 0 ? decode_steps * 1000.0 / decode_ms : 0.0);
+  }
 }
 
 }  // namespace
@@ -40,6 +63,7 @@ void add_generate_command(CLI::App& app) {
   add_model_flags(*cmd, flags->model);
   add_sampling_flags(*cmd, flags->sampling);
   cmd->add_option("--prompt-ids", flags->prompt_ids, "comma-separated prompt token ids")->required();
+  cmd->add_flag("--timing", flags->timing, "print prefill time and decode tokens/s to stderr");
   cmd->callback([flags] { run_generate(*flags); });
 }
 

@@ -1,6 +1,9 @@
 #include "strata/core/error.h"
 #include "strata/ops/paged_attention.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -36,17 +39,56 @@ struct QueryJob {
   float sink;         // -inf when absent
 };
 
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// a . b over one head's n floats.
+inline float dot_head(const float* a, const float* b, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t d = 0;
+  for (; d + 16 <= n; d += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + d), _mm256_loadu_ps(b + d), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + d + 8), _mm256_loadu_ps(b + d + 8), acc1);
+  }
+  float sum = hsum(_mm256_add_ps(acc0, acc1));
+  for (; d < n; ++d) sum += a[d] * b[d];
+  return sum;
+}
+
+// acc += p * v over one head's n floats.
+inline void axpy_head(float p, const float* v, float* acc, int64_t n) {
+  const __m256 pv = _mm256_set1_ps(p);
+  int64_t d = 0;
+  for (; d + 8 <= n; d += 8)
+    _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(pv, _mm256_loadu_ps(v + d), _mm256_loadu_ps(acc + d)));
+  for (; d < n; ++d) acc[d] += p * v[d];
+}
+
+// Per-thread buffers, grown once and reused by every query the thread takes.
+struct Scratch {
+  std::vector<float> scores;  // [visible keys]
+  std::vector<float> acc;     // [head_dim]
+};
+
 void attend_one(const QueryJob& job, const Tensor& k_cache, const Tensor& v_cache,
-                const ops::AttentionParams& params, std::vector<float>& scores) {
+                const ops::AttentionParams& params, Scratch& scratch) {
   const int64_t block_size = k_cache.dim(1), num_kv_heads = k_cache.dim(2), head_dim = k_cache.dim(3);
   const int64_t n = job.last_key - job.first_key + 1;
-  scores.resize(n);
+  scratch.scores.resize(n);
+  scratch.acc.assign(head_dim, 0.0f);
+  float* scores = scratch.scores.data();
+  // Element offset of key position `pos` for this job's kv head, in either cache.
+  auto offset = [&](int64_t pos) {
+    const int64_t slot = job.block_table[pos / block_size] * block_size + pos % block_size;
+    return (slot * num_kv_heads + job.kv_head) * head_dim;
+  };
   float max_score = job.sink;
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t pos = job.first_key + j;
-    const int64_t slot = job.block_table[pos / block_size] * block_size + pos % block_size;
-    const float* key = k_cache.data_as<float>() + (slot * num_kv_heads + job.kv_head) * head_dim;
-    float s = dot_f32(job.q, key, DType::kF32, head_dim) * params.scale;
+    float s = dot_head(job.q, k_cache.data_as<float>() + offset(job.first_key + j), head_dim) * params.scale;
     if (params.logit_softcap > 0) s = params.logit_softcap * std::tanh(s / params.logit_softcap);
     scores[j] = s;
     max_score = std::max(max_score, s);
@@ -56,16 +98,10 @@ void attend_one(const QueryJob& job, const Tensor& k_cache, const Tensor& v_cach
     scores[j] = std::exp(scores[j] - max_score);
     denom += scores[j];
   }
-  std::vector<float> acc(head_dim, 0.0f);
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t pos = job.first_key + j;
-    const int64_t slot = job.block_table[pos / block_size] * block_size + pos % block_size;
-    const float* value = v_cache.data_as<float>() + (slot * num_kv_heads + job.kv_head) * head_dim;
-    const float p = scores[j];
-    for (int64_t d = 0; d < head_dim; ++d) acc[d] += p * value[d];
-  }
+  for (int64_t j = 0; j < n; ++j)
+    axpy_head(scores[j], v_cache.data_as<float>() + offset(job.first_key + j), scratch.acc.data(), head_dim);
   const float inv = static_cast<float>(1.0 / denom);
-  for (int64_t d = 0; d < head_dim; ++d) job.out[d] = acc[d] * inv;
+  for (int64_t d = 0; d < head_dim; ++d) job.out[d] = scratch.acc[d] * inv;
 }
 
 }  // namespace
@@ -82,7 +118,7 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
   for (int64_t r = 0; r < meta.num_rows; ++r)
     for (int32_t t = cu[r]; t < cu[r + 1]; ++t) row_of[t] = static_cast<int32_t>(r);
   parallel_for(q.dim(0) * num_heads, 4, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
+    Scratch scratch;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / num_heads, h = item % num_heads;
       const int64_t r = row_of[t];
@@ -97,7 +133,7 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
                                     ? std::max<int64_t>(0, pos - params.sliding_window + 1) : 0,
                    .last_key = pos,
                    .sink = params.sinks.defined() ? params.sinks.data_as<float>()[h] : -INFINITY};
-      attend_one(job, k_cache, v_cache, params, scores);
+      attend_one(job, k_cache, v_cache, params, scratch);
     }
   });
 }

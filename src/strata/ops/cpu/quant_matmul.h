@@ -1,5 +1,5 @@
 // CPU matmul of f32 activations by a ggml block-quantized weight: y = x * W^T.
-// The fast path (Q8_0, Q4_1, Q4_K, Q6_K) quantises each activation row once to int8
+// The fast path (Q8_0, Q4_1, Q4_K, Q6_K) quantises each activation row once to int16
 // blocks of 32 and takes integer dot products (AVX2); other dtypes dequantise each weight
 // row to f32 and use FMA; many-token calls dequantise tiles of rows and use sgemm.
 // Parallel over output rows.
@@ -13,13 +13,13 @@ namespace strata::cpu {
 
 enum class QuantMatmulPath : uint8_t {
   kAuto,          // pick_quant_matmul_path(dtype, num_tokens)
-  kInt8Dot,       // int8 activation blocks x weight quants (Q8_0, Q4_1, Q4_K, Q6_K only)
+  kInt16Dot,      // int16 activation blocks x weight quants (Q8_0, Q4_1, Q4_K, Q6_K only)
   kDequantFma,    // dequantise each weight row to f32, then f32 FMA dot products
   kDequantGemm,   // dequantise tiles of weight rows to f32, then sgemm (many tokens)
 };
 
 // Token count from which kAuto dequantises to f32 tiles and calls sgemm: below it the
-// per-token int8 dots are cheaper than a dequantisation pass (bench/quant_matmul_bench).
+// per-token integer dots are cheaper than a dequantisation pass (bench/quant_matmul_bench).
 inline constexpr int64_t kQuantGemmMinTokens = 32;
 
 struct QuantMatmulParams {
@@ -33,9 +33,9 @@ struct QuantMatmulParams {
   QuantMatmulPath path = QuantMatmulPath::kAuto;
 };
 
-// True when the int8 dot-product path covers `dtype`.
-bool quant_matmul_has_int8_path(DType dtype);
-// The path kAuto takes: kDequantGemm from kQuantGemmMinTokens tokens, else kInt8Dot where
+// True when the int16 dot-product path covers `dtype`.
+bool quant_matmul_has_int16_path(DType dtype);
+// The path kAuto takes: kDequantGemm from kQuantGemmMinTokens tokens, else kInt16Dot where
 // the dtype has it, else kDequantFma.
 QuantMatmulPath pick_quant_matmul_path(DType dtype, int64_t num_tokens);
 

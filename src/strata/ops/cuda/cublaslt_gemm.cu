@@ -141,7 +141,7 @@ int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* 
                        const GemmArgs& args, cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   STRATA_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (count <= 1 || capture != cudaStreamCaptureStatusNone) return 0;
+  if (count <= 1 || !args.autotune || capture != cudaStreamCaptureStatusNone) return 0;
   if (plan.fused_bias)
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &args.bias, sizeof(args.bias)));

@@ -20,6 +20,9 @@ struct GemmArgs {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  // Time the heuristic's candidates on first use of a shape; off where shapes vary every
+  // call (per-expert GEMMs), so tuning would never pay back.
+  bool autotune = true;
 };
 
 // out = x @ weight^T (+ bias): bf16 operands, f32 accumulation, on `stream`. The bias is

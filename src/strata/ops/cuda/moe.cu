@@ -195,7 +195,7 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
     gemm_bf16({.weight = static_cast<const char*>(weights.data()) + i * n * k * 2,
                .x = static_cast<const char*>(x.data()) + offsets[i] * k * 2,
                .out = static_cast<char*>(out.data()) + offsets[i] * out_row, .out_dtype = out.dtype(),
-               .m = rows, .n = n, .k = k},
+               .m = rows, .n = n, .k = k, .autotune = false},
               current_stream());
   }
 }
