@@ -10,7 +10,8 @@ namespace {
 std::optional<int32_t> optional_id(const GgufFile& file, const char* key) {
   if (!file.has(key)) return std::nullopt;
   const int64_t id = file.get_int(key);
-  if (id < 0 || id > INT32_MAX) fail("{}: {} = {} is not a token id", file.path(), key, id);
+  if (id < 0) return std::nullopt;  // some converters write -1 for "none"
+  if (id > INT32_MAX) fail("{}: {} = {} is not a token id", file.path(), key, id);
   return static_cast<int32_t>(id);
 }
 
