@@ -1,17 +1,24 @@
 #include "test_support.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "strata/core/error.h"
 
 namespace strata::test {
 
-std::string fixtures_dir() { return STRATA_FIXTURES_DIR; }
+// STRATA_FIXTURES_DIR in the environment overrides the build-time path, so a test binary
+// copied to another machine (the GPU runner) finds the fixtures it was shipped with.
+std::string fixtures_dir() {
+  const char* env = std::getenv("STRATA_FIXTURES_DIR");
+  return env != nullptr && *env != 0 ? std::string(env) : std::string(STRATA_FIXTURES_DIR);
+}
 std::string fixture_path(const std::string& relative) { return fixtures_dir() + "/" + relative; }
 
 std::string temp_dir() {
-  const std::string dir = STRATA_TEST_TMP_DIR;
+  const char* env = std::getenv("STRATA_TEST_TMP_DIR");
+  const std::string dir = env != nullptr && *env != 0 ? std::string(env) : std::string(STRATA_TEST_TMP_DIR);
   std::filesystem::create_directories(dir);
   return dir;
 }

@@ -8,7 +8,7 @@
 
 namespace strata::test {
 
-std::string fixtures_dir();                   // ../shared/fixtures
+std::string fixtures_dir();                   // $STRATA_FIXTURES_DIR, else ../shared/fixtures
 std::string fixture_path(const std::string& relative);
 std::string temp_dir();                       // a scratch folder inside the build tree
 std::string strata_binary();                  // the CLI built beside the tests

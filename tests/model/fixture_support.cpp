@@ -11,9 +11,9 @@
 
 namespace strata::test {
 
-Fixture load_fixture(const std::string& name) {
+Fixture load_fixture(const std::string& name, std::unique_ptr<Backend> backend) {
   Fixture f;
-  f.backend = make_cpu_backend(2);
+  f.backend = backend ? std::move(backend) : make_cpu_backend(2);
   const std::string dir = fixture_path("hf/" + name);
   f.loaded = load_model({.model_path = dir}, *f.backend);
   std::ifstream in(dir + "/reference.json");

@@ -23,7 +23,8 @@ struct Fixture {
   std::vector<FixtureSequence> sequences;
 };
 
-Fixture load_fixture(const std::string& name);
+// On `backend` (the CPU backend with 2 threads when null).
+Fixture load_fixture(const std::string& name, std::unique_ptr<Backend> backend = nullptr);
 
 // Prefill the first `prefill_len` tokens in chunks of `chunk` (0: one chunk), then decode
 // the rest one token at a time. Returns the logits of every position [len, vocab].

@@ -82,6 +82,9 @@ TEST_P(FixtureTest, MixedStepBatchEqualsEachSequenceAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Dense, FixtureTest,
                          ::testing::Values("llama", "llama3_rope", "qwen2", "qwen3"));
+INSTANTIATE_TEST_SUITE_P(MoeAndHybrid, FixtureTest,
+                         ::testing::Values("qwen3_moe", "mixtral", "qwen3_next", "mamba2",
+                                           "nemotron_h"));
 
 }  // namespace
 }  // namespace strata::test

@@ -3,12 +3,27 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "strata/core/tensor.h"
 
 namespace strata {
+
+struct DeviceMemory {
+  int64_t free_bytes = 0;
+  int64_t total_bytes = 0;
+};
+
+// Work queued on a backend's stream, recorded once and replayed with the same addresses
+// (a CUDA graph).
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+  virtual void replay() = 0;
+};
 
 enum class CopyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
@@ -26,6 +41,13 @@ class Backend {
   virtual void synchronize() = 0;
   // Fills a tensor with a byte pattern (used to poison outputs in tests).
   virtual void fill_bytes(const Tensor& dst, uint8_t value) = 0;
+  // Free and total bytes of device memory; nullopt where the backend cannot tell (CPU).
+  virtual std::optional<DeviceMemory> memory() { return std::nullopt; }
+  // Records the work `body` queues, without running it; nullptr where the backend cannot.
+  virtual std::unique_ptr<CapturedWork> capture(const std::function<void()>& body) {
+    (void)body;
+    return nullptr;
+  }
 
   // Copies a tensor to host memory (a new host tensor).
   Tensor to_host(const Tensor& src);

@@ -143,16 +143,21 @@ void SsmStatePool::store_h_state(int layer, int32_t slot, const float* src) {
 void SsmStatePool::copy_slot(int32_t src, int32_t dst) {
   check_slot(src);
   check_slot(dst);
+  for (int layer = 0; layer < num_layers(); ++layer) copy_layer(layer, src, dst);
+}
+
+void SsmStatePool::copy_layer(int layer, int32_t src, int32_t dst) {
+  check_layer(layer);
+  check_slot(src);
+  check_slot(dst);
   if (src == dst) return;
-  for (int layer = 0; layer < num_layers(); ++layer) {
-    const int64_t h = layers_[layer].h_state_elems, c = layers_[layer].conv_state_elems;
-    if (h_dtype_ == SsmStateDType::kF32) {
-      std::copy_n(h_f32_[layer].data() + src * h, h, h_f32_[layer].data() + dst * h);
-    } else {
-      std::copy_n(h_f16_[layer].data() + src * h, h, h_f16_[layer].data() + dst * h);
-    }
-    std::copy_n(conv_[layer].data() + src * c, c, conv_[layer].data() + dst * c);
+  const int64_t h = layers_[layer].h_state_elems, c = layers_[layer].conv_state_elems;
+  if (h_dtype_ == SsmStateDType::kF32) {
+    std::copy_n(h_f32_[layer].data() + src * h, h, h_f32_[layer].data() + dst * h);
+  } else {
+    std::copy_n(h_f16_[layer].data() + src * h, h, h_f16_[layer].data() + dst * h);
   }
+  std::copy_n(conv_[layer].data() + src * c, c, conv_[layer].data() + dst * c);
 }
 
 void SsmStatePool::rollback(int32_t slot, const VerifyStateBuffer& buffer, int num_accepted) {

@@ -47,6 +47,8 @@ class SsmStatePool {
 
   // Copies every layer's state of src into dst (both allocated), bit for bit.
   void copy_slot(int32_t src, int32_t dst);
+  // The same for one layer (a layer snapshots its own state mid-step, before later layers ran).
+  void copy_layer(int layer, int32_t src, int32_t dst);
 
   // Sets slot to the state after the first num_accepted tokens of the verify row held by
   // buffer: row num_accepted - 1. The row's first token is always kept, so

@@ -8,6 +8,7 @@ void add_logits_command(CLI::App& app);
 void add_tokenize_commands(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_render_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 void add_commands(CLI::App& app) {
   add_info_command(app);
@@ -16,6 +17,7 @@ void add_commands(CLI::App& app) {
   add_tokenize_commands(app);
   add_chat_command(app);
   add_render_command(app);
+  add_serve_command(app);
 }
 
 }  // namespace strata::cli

@@ -18,6 +18,13 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
   command.add_option("--threads", flags.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
   command.add_option("--num-kv-blocks", flags.num_kv_blocks, "KV cache blocks of 16 tokens (0: auto)")
       ->check(CLI::NonNegativeNumber);
+  command.add_option("--ssm-state-dtype", flags.ssm_state_dtype,
+                     "storage of recurrent (SSM) states: f32, or f16 to halve their memory")
+      ->check(CLI::IsMember({"f32", "f16"}));
+  command.add_option("--gpu-memory-utilization", flags.gpu_memory_utilization,
+                     "share of GPU memory for weights, KV cache and activations; sizes the KV cache "
+                     "when --num-kv-blocks is 0")
+      ->check(CLI::Range(0.05, 1.0));
 }
 
 OpenModel open_model(const ModelFlags& flags) {
@@ -34,7 +41,12 @@ OpenModel open_model(const ModelFlags& flags) {
   open.loaded = load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format)},
                            *open.backend);
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
-                                              RunnerOptions{.num_kv_blocks = flags.num_kv_blocks});
+                                              RunnerOptions{.num_kv_blocks = flags.num_kv_blocks,
+                                                            .num_ssm_slots = flags.num_ssm_slots,
+                                                            .ssm_state_dtype = flags.ssm_state_dtype == "f16"
+                                                                                   ? SsmStateDType::kF16
+                                                                                   : SsmStateDType::kF32,
+                                                            .gpu_memory_utilization = flags.gpu_memory_utilization});
   return open;
 }
 

@@ -18,6 +18,9 @@ struct ModelFlags {
   std::string device = "auto";  // auto, cpu, cuda
   int threads = 0;              // 0: all cores
   int64_t num_kv_blocks = 0;
+  double gpu_memory_utilization = 0.9;
+  int64_t num_ssm_slots = 16;           // live sequences plus prefix-cache snapshots
+  std::string ssm_state_dtype = "f32";  // f32 or f16 storage of recurrent states
 };
 
 // model_required: false where the embedded default model stands in.

@@ -78,6 +78,11 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   c.hidden_size = c.get_int("hidden_size", 0);
   c.intermediate_size = c.get_int("intermediate_size", 0);
   c.num_hidden_layers = c.get_int("num_hidden_layers", 0);
+  // Nemotron-H derives its layer count from the block pattern.
+  if (c.num_hidden_layers == 0 && c.has("layers_block_type"))
+    c.num_hidden_layers = static_cast<int64_t>(c.get_string_list("layers_block_type").size());
+  if (c.num_hidden_layers == 0 && c.has("hybrid_override_pattern"))
+    c.num_hidden_layers = static_cast<int64_t>(c.get_string("hybrid_override_pattern", "").size());
   c.num_attention_heads = c.get_int("num_attention_heads", 0);
   c.num_key_value_heads = c.get_int("num_key_value_heads", c.num_attention_heads);
   c.head_dim = c.get_int("head_dim", 0);

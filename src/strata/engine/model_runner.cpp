@@ -1,40 +1,160 @@
 #include "strata/engine/model_runner.h"
 
+#include <algorithm>
+
+#include "strata/core/error.h"
 #include "strata/model/forward_context.h"
 
 namespace strata {
+namespace {
+
+constexpr int64_t kGraphBuckets[] = {1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 224, 256, 384, 512};
+constexpr int64_t kMaxAutoBlocks = int64_t{1} << 22;
+
+}  // namespace
 
 ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptions& options)
     : model_(model), backend_(backend), options_(options), layer_workspace_(backend),
-      step_workspace_(backend) {
+      step_workspace_(backend), step_buffers_(backend) {
   const ModelConfig& config = model.config();
-  if (options_.num_kv_blocks == 0)
-    options_.num_kv_blocks = 8 * ((config.max_position_embeddings + options_.block_size - 1) / options_.block_size);
+  KvCacheShape shape{.num_layers = model.num_kv_layers(),
+                     .num_blocks = 0,
+                     .block_size = options_.block_size,
+                     .num_kv_heads = config.num_key_value_heads,
+                     .head_dim = config.head_dim,
+                     .dtype = backend.device().is_cpu() ? DType::kF32 : DType::kBF16};
+  if (options_.num_kv_blocks == 0) options_.num_kv_blocks = auto_kv_blocks(shape);
   block_pool_ = std::make_unique<BlockPool>(static_cast<int32_t>(options_.num_kv_blocks));
   if (model.num_kv_layers() > 0) {
-    const KvCacheShape shape{.num_layers = model.num_kv_layers(),
-                             .num_blocks = options_.num_kv_blocks,
-                             .block_size = options_.block_size,
-                             .num_kv_heads = config.num_key_value_heads,
-                             .head_dim = config.head_dim,
-                             .dtype = backend.device().is_cpu() ? DType::kF32 : DType::kBF16};
+    shape.num_blocks = options_.num_kv_blocks;
     kv_cache_ = std::make_unique<KvCache>(shape, backend);
+  }
+  const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
+  graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
+  if (model.num_ssm_layers() > 0) {
+    if (!backend.device().is_cpu())
+      fail("{} has recurrent (SSM) layers, whose state pool lives in host memory: run it with "
+           "--device cpu (the CUDA kernels exist, the device-side state pool does not yet)",
+           config.model_type);
+    std::vector<SsmLayerShape> layers;
+    for (int64_t i = 0; i < model.num_layers(); ++i)
+      if (model.caps(i).ssm_h_state_elems > 0)
+        layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
+    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots),
+                                               options_.ssm_state_dtype);
+    verify_states_ = std::make_unique<VerifyStateBuffers>(
+        layers, static_cast<int>(options_.max_verify_tokens));
+  }
+}
+
+void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
+  if (!kv_cache_) return;
+  for (int64_t layer = 0; layer < kv_cache_->shape().num_layers; ++layer) {
+    backend_.copy(kv_cache_->k(layer).slice_rows(dst, dst + 1), kv_cache_->k(layer).slice_rows(src, src + 1));
+    backend_.copy(kv_cache_->v(layer).slice_rows(dst, dst + 1), kv_cache_->v(layer).slice_rows(src, src + 1));
   }
 }
 
 ModelRunner::~ModelRunner() = default;
 
-Tensor ModelRunner::execute(StepBatch& step) {
-  step.upload(backend_);
+// A laptop-friendly default; --num-kv-blocks sets any size.
+constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
+
+// GPU: what gpu_memory_utilization leaves after weights and the activation reserve.
+// CPU: room for 8 sequences of the model's maximum length, within kCpuKvBudgetBytes.
+int64_t ModelRunner::auto_kv_blocks(const KvCacheShape& shape) const {
+  const int64_t per_sequence =
+      (model_.config().max_position_embeddings + options_.block_size - 1) / options_.block_size;
+  const std::optional<DeviceMemory> memory = backend_.memory();
+  if (shape.num_layers == 0) return 8 * per_sequence;
+  if (!memory) return std::max<int64_t>(per_sequence, std::min(8 * per_sequence, kCpuKvBudgetBytes / shape.bytes_per_block()));
+  const int64_t used = memory->total_bytes - memory->free_bytes;
+  const int64_t budget = static_cast<int64_t>(static_cast<double>(memory->total_bytes) *
+                                              options_.gpu_memory_utilization) -
+                         used - options_.activation_reserve_bytes;
+  const int64_t blocks = budget / shape.bytes_per_block();
+  if (blocks < 1)
+    fail("--gpu-memory-utilization {}: {} MiB of {} MiB are in use already, {} MiB are reserved for "
+         "activations; no room for the KV cache. Raise the utilization or use a smaller model",
+         options_.gpu_memory_utilization, used >> 20, memory->total_bytes >> 20,
+         options_.activation_reserve_bytes >> 20);
+  return std::min(blocks, kMaxAutoBlocks);
+}
+
+Tensor ModelRunner::forward(const StepBatch& step) {
   ForwardContext ctx{.backend = backend_,
                      .workspace = layer_workspace_,
                      .step_workspace = step_workspace_,
                      .kv_cache = kv_cache_.get(),
+                     .ssm_pool = ssm_pool_.get(),
+                     .verify_states = verify_states_.get(),
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16};
-  Tensor logits = model_.forward(step, ctx);
-  Tensor host = backend_.to_host(logits);
+  return model_.forward(step, ctx);
+}
+
+Tensor ModelRunner::execute(StepBatch& step) {
+  const Tensor logits = execute_on_device(step);
+  return backend_.to_host(logits);
+}
+
+// The step workspace is reset right away: nothing is allocated before the next step, so
+// the logits stay where they are until then.
+Tensor ModelRunner::execute_on_device(StepBatch& step) {
+  if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket);
+  if (backend_.device().is_cpu()) {
+    step.upload(backend_);
+  } else {
+    step.upload(step_buffers_);
+  }
+  const Tensor logits = forward(step);
   step_workspace_.reset();
-  return host;
+  return logits;
+}
+
+int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
+  if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
+  if (model_.num_ssm_layers() > 0) return 0;  // SSM slots and snapshots are not graph-stable yet
+  for (int64_t i = 0; i < model_.num_layers(); ++i)
+    if (!model_.caps(i).graph_safe) return 0;
+  if (step.num_logits() != step.num_rows()) return 0;
+  for (const StepRow& row : step.rows())
+    if (static_cast<int64_t>(row.block_table.size()) > graph_blocks_per_row_) return 0;
+  for (int64_t bucket : kGraphBuckets)
+    if (bucket >= step.num_rows()) return bucket <= options_.max_graph_batch_size ? bucket : 0;
+  return 0;
+}
+
+int64_t ModelRunner::addresses_generation() const {
+  return step_buffers_.generation() + layer_workspace_.generation() + step_workspace_.generation();
+}
+
+// The first step of a bucket runs eagerly (settling every allocation), then its kernels are
+// captured; later steps of the bucket only upload metadata and replay. Padding rows fill
+// the bucket: they read block 0 and never write the cache.
+Tensor ModelRunner::execute_graph(const StepBatch& step, int64_t bucket) {
+  std::vector<StepRow> rows = step.rows();
+  for (int64_t i = step.num_rows(); i < bucket; ++i)
+    rows.push_back({.seq_id = -1, .token_ids = {0}, .block_table = {0}, .padding = true});
+  StepBatch padded(std::move(rows), options_.block_size, graph_blocks_per_row_);
+  padded.upload(step_buffers_);
+  auto it = graphs_.find(bucket);
+  if (it != graphs_.end() && it->second.generation != addresses_generation()) {
+    graphs_.erase(it);
+    it = graphs_.end();
+  }
+  if (it != graphs_.end()) {
+    it->second.work->replay();
+    return it->second.logits.slice_rows(0, step.num_logits());
+  }
+  const Tensor logits = forward(padded);
+  step_workspace_.reset();
+  const int64_t generation = addresses_generation();
+  Tensor captured_logits;
+  std::unique_ptr<CapturedWork> work = backend_.capture([&] { captured_logits = forward(padded); });
+  step_workspace_.reset();
+  if (work && addresses_generation() == generation)
+    graphs_[bucket] = DecodeGraph{std::move(work), captured_logits, generation};
+  return logits.slice_rows(0, step.num_logits());
 }
 
 }  // namespace strata

@@ -1,22 +1,33 @@
 // ModelRunner: runs one StepBatch through the model on its backend. It owns what a forward
-// needs besides weights: the KV cache and its block pool, the SSM state pool, and the
-// workspaces. Everything above it (sessions, the scheduler) speaks in StepRows.
+// needs besides weights: the KV cache and its block pool, the workspaces, the persistent
+// step-metadata buffers and, on CUDA, one captured graph per decode batch-size bucket.
+// Everything above it (sessions, the scheduler) speaks in StepRows.
 #pragma once
 
+#include <map>
 #include <memory>
 
 #include "strata/cache/block_pool.h"
 #include "strata/cache/kv_cache.h"
+#include "strata/cache/ssm_state_pool.h"
+#include "strata/cache/verify_state_buffers.h"
 #include "strata/model/model.h"
 #include "strata/model/step_batch.h"
+#include "strata/model/step_buffers.h"
 #include "strata/model/workspace.h"
 
 namespace strata {
 
 struct RunnerOptions {
-  int64_t num_kv_blocks = 0;  // 0: enough for max_model_len tokens of 8 sequences
+  int64_t num_kv_blocks = 0;  // 0: from gpu_memory_utilization (GPU), 8 max-length sequences (CPU)
   int64_t block_size = 16;
-  int64_t num_ssm_slots = 16;
+  int64_t num_ssm_slots = 16;   // live sequences plus snapshots (hybrid models)
+  int64_t max_verify_tokens = 16;  // longest verify row whose SSM states can be rolled back
+  SsmStateDType ssm_state_dtype = SsmStateDType::kF32;  // f16 halves h_state memory
+  double gpu_memory_utilization = 0.9;  // share of device memory weights + KV + activations may use
+  int64_t activation_reserve_bytes = int64_t{4} << 30;  // kept out of the KV pool for temporaries
+  int64_t max_graph_batch_size = 256;  // decode steps up to this many rows replay CUDA graphs; 0: never
+  int64_t max_graph_kv_len = 16384;    // longer rows run eagerly (fixed block-table stride in graphs)
 };
 
 class ModelRunner {
@@ -26,20 +37,50 @@ class ModelRunner {
 
   // Runs the step; returns the logits [step.num_logits(), vocab] f32 in host memory.
   Tensor execute(StepBatch& step);
+  // The same, leaving the logits on the device: a view valid until the next step (for
+  // samplers on the device and for timing the step without the copy to the host).
+  Tensor execute_on_device(StepBatch& step);
 
   const Model& model() const { return model_; }
   Backend& backend() { return backend_; }
   BlockPool& block_pool() { return *block_pool_; }
   KvCache* kv_cache() { return kv_cache_.get(); }
+  // Null for models without recurrent layers.
+  SsmStatePool* ssm_pool() { return ssm_pool_.get(); }
+  VerifyStateBuffers* verify_states() { return verify_states_.get(); }
+  int64_t max_verify_tokens() const { return options_.max_verify_tokens; }
+  // Copies one KV block's contents (every attention layer) into another block.
+  void copy_kv_block(int32_t src, int32_t dst);
   int64_t block_size() const { return options_.block_size; }
+  int64_t num_kv_blocks() const { return options_.num_kv_blocks; }
+  int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
 
  private:
+  struct DecodeGraph {
+    std::unique_ptr<CapturedWork> work;
+    Tensor logits;  // [bucket, vocab] f32, in the step workspace
+    int64_t generation = 0;
+  };
+
+  int64_t auto_kv_blocks(const KvCacheShape& shape) const;
+  Tensor forward(const StepBatch& step);
+  // The captured batch size for a decode-only step, 0 when it runs eagerly.
+  int64_t graph_bucket(const StepBatch& step) const;
+  Tensor execute_graph(const StepBatch& step, int64_t bucket);  // device logits
+  // Changes whenever an address a captured graph reads or writes may have moved.
+  int64_t addresses_generation() const;
+
   const Model& model_;
   Backend& backend_;
   RunnerOptions options_;
   std::unique_ptr<BlockPool> block_pool_;
   std::unique_ptr<KvCache> kv_cache_;
+  std::unique_ptr<SsmStatePool> ssm_pool_;
+  std::unique_ptr<VerifyStateBuffers> verify_states_;
   Workspace layer_workspace_, step_workspace_;
+  StepBuffers step_buffers_;
+  int64_t graph_blocks_per_row_ = 0;
+  std::map<int64_t, DecodeGraph> graphs_;
 };
 
 }  // namespace strata

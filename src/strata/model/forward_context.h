@@ -9,6 +9,7 @@
 namespace strata {
 
 class SsmStatePool;
+class VerifyStateBuffers;
 
 struct ForwardContext {
   Backend& backend;
@@ -16,6 +17,7 @@ struct ForwardContext {
   Workspace& step_workspace;  // the model loop's own buffers; reset every step
   KvCache* kv_cache = nullptr;       // null for models without attention
   SsmStatePool* ssm_pool = nullptr;  // null for models without recurrent layers
+  VerifyStateBuffers* verify_states = nullptr;  // per-token states of verify rows, by SSM slot
   DType activation_dtype = DType::kF32;
   int64_t kv_layer = -1;   // this layer's index among attention layers
   int64_t ssm_layer = -1;  // this layer's index among recurrent layers

@@ -6,6 +6,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/parallel.h"
+#include "strata/model/dummy_fill.h"
 #include "strata/ops/cpu/convert.h"
 
 namespace strata {
@@ -70,6 +71,7 @@ Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
     }
     return load({.name = names[0], .dtype = dummy_dtype_, .shape = shape});
   }
+  if (source_ == nullptr && !backend_.device().is_cpu()) return concat_dummy_device(names, shapes);
   std::vector<Tensor> parts;
   int64_t rows = 0;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -91,6 +93,56 @@ Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
     return host;
   }
   return load(info);
+}
+
+Tensor ModelWeights::concat_dummy_device(const std::vector<std::string>& names,
+                                         const std::vector<Shape>& shapes) const {
+  Shape shape = shapes[0];
+  shape[0] = 0;
+  for (const Shape& part : shapes) shape[0] += part[0];
+  Tensor device = backend_.empty(DType::kBF16, shape);
+  char* dst = static_cast<char*>(device.data());
+  for (size_t i = 0; i < names.size(); ++i) {
+    fill_dummy_device(names[i], shapes[i], dst);
+    dst += dtype_bytes(DType::kBF16, shapes[i].numel());
+  }
+  num_parameters_ += shape.numel();
+  num_bytes_ += dtype_bytes(DType::kBF16, shape.numel());
+  return device;
+}
+
+Tensor ModelWeights::gathered_rows(const std::string& name, const Shape& shape,
+                                   const std::vector<int64_t>& rows) const {
+  Shape out_shape = shape;
+  out_shape[0] = static_cast<int64_t>(rows.size());
+  if (shapes_only_) {
+    if (source_ != nullptr) checked_info(name, shape);
+    return load({.name = name, .dtype = dummy_dtype_, .shape = out_shape});
+  }
+  const Tensor src = host_tensor(name, shape);
+  Tensor host = Tensor::host(src.dtype(), out_shape);
+  const int64_t row_bytes = src.row_bytes();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    STRATA_CHECK(rows[i] >= 0 && rows[i] < shape[0]);
+    std::memcpy(static_cast<char*>(host.data()) + i * row_bytes,
+                static_cast<const char*>(src.data()) + rows[i] * row_bytes, row_bytes);
+  }
+  WeightInfo info{.name = name, .dtype = host.dtype(), .shape = out_shape, .data = host.data()};
+  if (backend_.device().is_cpu()) {
+    load(info);  // counts the parameters
+    return host;
+  }
+  return load(info);
+}
+
+Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const {
+  if (shapes_only_) return get(name, shape);
+  const Tensor src = host_tensor(name, shape);
+  Tensor host = Tensor::host(DType::kF32, shape);
+  cpu::widen_to_f32(src.data(), src.dtype(), src.numel(), host.data_as<float>());
+  num_parameters_ += src.numel();
+  num_bytes_ += src.nbytes();
+  return backend_.device().is_cpu() ? host : backend_.from_host(host);
 }
 
 Tensor ModelWeights::load(const WeightInfo& info) const {
@@ -118,31 +170,32 @@ Tensor ModelWeights::load(const WeightInfo& info) const {
 
 Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) const {
   if (shapes_only_) return load({.name = name, .dtype = dummy_dtype_, .shape = shape});
-  Tensor host = make_dummy_host(name, shape);
-  WeightInfo info{.name = name, .dtype = dummy_dtype_, .shape = shape, .data = host.data()};
-  Tensor loaded = load(info);
-  return backend_.device().is_cpu() ? host : loaded;
+  if (backend_.device().is_cpu()) {
+    Tensor host = make_dummy_host(name, shape);
+    load({.name = name, .dtype = dummy_dtype_, .shape = shape, .data = host.data()});  // counts it
+    return host;
+  }
+  // GPU weights are bf16 and filled on the device: no 16 GB detour through host memory.
+  Tensor device = backend_.empty(DType::kBF16, shape);
+  fill_dummy_device(name, shape, device.data());
+  num_parameters_ += shape.numel();
+  num_bytes_ += dtype_bytes(DType::kBF16, shape.numel());
+  return device;
+}
+
+void ModelWeights::fill_dummy_device(const std::string& name, const Shape& shape, void* dst) const {
+#if defined(STRATA_WITH_CUDA)
+  cuda::fill_dummy_bf16(dummy_fill_for(name, shape.rank, shape[shape.rank - 1], seed_), shape.numel(), dst);
+#else
+  (void)name, (void)shape, (void)dst;
+  STRATA_CHECK_MSG(false, "GPU dummy weights in a build without CUDA");
+#endif
 }
 
 Tensor ModelWeights::make_dummy_host(const std::string& name, const Shape& shape) const {
-  // Norm weights near 1, everything else uniform with the variance of a default init.
-  const bool is_norm = shape.rank == 1 || name.find("norm") != std::string::npos;
-  const float fan_in = static_cast<float>(shape[shape.rank - 1]);
-  const float scale = is_norm ? 0.1f : 1.0f / std::sqrt(fan_in);
-  const float offset = is_norm && name.find("bias") == std::string::npos ? 1.0f : 0.0f;
   Tensor host = Tensor::host(dummy_dtype_, shape);
-  const uint64_t name_seed = std::hash<std::string>{}(name) ^ seed_;
-  parallel_for(shape.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
-    uint64_t state = name_seed + static_cast<uint64_t>(begin) * 0x9E3779B97F4A7C15ull + 1;
-    std::vector<float> chunk(end - begin);
-    for (auto& v : chunk) {
-      state ^= state << 13; state ^= state >> 7; state ^= state << 17;
-      const float u = static_cast<float>(state >> 40) / static_cast<float>(1ull << 24);
-      v = offset + scale * (2.0f * u - 1.0f);
-    }
-    cpu::narrow_from_f32(chunk.data(), dummy_dtype_, end - begin,
-                         static_cast<char*>(host.data()) + dtype_bytes(dummy_dtype_, begin));
-  });
+  fill_dummy_host(dummy_fill_for(name, shape.rank, shape[shape.rank - 1], seed_), dummy_dtype_,
+                  shape.numel(), host.data());
   return host;
 }
 

@@ -1,7 +1,7 @@
 // ModelWeights: named weights as tensors on the model's device. On the CPU they are views
 // of the mmap'd files (no copy); on a GPU they are copied over in bf16. Without a source
 // (`--load-format dummy`) every requested tensor is made up: random values of the right
-// shape, from a fixed seed, for benchmarks of real model sizes.
+// shape, from a fixed seed (dummy_fill.h; identical bf16 values on host and GPU).
 #pragma once
 
 #include <map>
@@ -29,6 +29,12 @@ class ModelWeights {
   Tensor stacked(const std::vector<std::string>& names, const Shape& part_shape) const;
   // Rows of several tensors concatenated along dimension 0 (e.g. fused gate+up).
   Tensor concat_rows(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
+  // Rows rows[i] of tensor `name` (shape `shape`) in that order: regroups fused projections
+  // at load so the forward pass reads contiguous slices.
+  Tensor gathered_rows(const std::string& name, const Shape& shape, const std::vector<int64_t>& rows) const;
+  // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
+  // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
+  Tensor get_f32(const std::string& name, const Shape& shape) const;
 
   bool is_dummy() const { return source_ == nullptr; }
   std::string description() const;
@@ -41,6 +47,9 @@ class ModelWeights {
   const WeightInfo& checked_info(const std::string& name, const Shape& shape) const;
   Tensor make_dummy(const std::string& name, const Shape& shape) const;
   Tensor make_dummy_host(const std::string& name, const Shape& shape) const;
+  // Dummy values of `name` written as bf16 into device memory at dst.
+  void fill_dummy_device(const std::string& name, const Shape& shape, void* dst) const;
+  Tensor concat_dummy_device(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
   Tensor host_tensor(const std::string& name, const Shape& shape) const;
 
   const WeightSource* source_;
@@ -62,6 +71,9 @@ class WeightScope {
   Tensor get(const std::string& leaf, const Shape& shape) const { return weights_->get(name(leaf), shape); }
   std::optional<Tensor> find(const std::string& leaf, const Shape& shape) const {
     return weights_->find(name(leaf), shape);
+  }
+  Tensor get_f32(const std::string& leaf, const Shape& shape) const {
+    return weights_->get_f32(name(leaf), shape);
   }
   const ModelWeights& weights() const { return *weights_; }
 

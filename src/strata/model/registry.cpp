@@ -15,6 +15,11 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"llama", build_llama},
       {"qwen2", build_qwen2},
       {"qwen3", build_qwen3},
+      {"qwen3_moe", build_qwen3_moe},
+      {"mixtral", build_mixtral},
+      {"qwen3_next", build_qwen3_next},
+      {"mamba2", build_mamba2},
+      {"nemotron_h", build_nemotron_h},
   };
   return kRegistry;
 }

@@ -6,8 +6,8 @@
 
 namespace strata {
 
-StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size)
-    : rows_(std::move(rows)), block_size_(block_size) {
+StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_blocks_per_row)
+    : rows_(std::move(rows)), block_size_(block_size), max_blocks_per_row_(std::max<int64_t>(1, min_blocks_per_row)) {
   cu_seqlens_.push_back(0);
   for (const StepRow& row : rows_)
     max_blocks_per_row_ = std::max<int64_t>(max_blocks_per_row_, row.block_table.size());
@@ -23,8 +23,9 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size)
       const int32_t t = static_cast<int32_t>(token_ids_.size());
       token_ids_.push_back(row.token_ids[i]);
       positions_.push_back(pos);
-      slot_mapping_.push_back(static_cast<int32_t>(row.block_table[pos / block_size] * block_size +
-                                                   pos % block_size));
+      slot_mapping_.push_back(row.padding ? -1
+                                          : static_cast<int32_t>(row.block_table[pos / block_size] * block_size +
+                                                                 pos % block_size));
       if (row.logits == LogitsMode::kAll || (row.logits == LogitsMode::kLast && i == row.q_len() - 1))
         logits_indices_.push_back(t);
     }
@@ -52,6 +53,17 @@ void StepBatch::upload(Backend& backend) {
   device_.kv_lens = to_device(kv_lens_, {r});
   device_.block_tables = to_device(block_tables_, {r, max_blocks_per_row_});
   device_.logits_indices = to_device(logits_indices_, {num_logits()});
+}
+
+void StepBatch::upload(StepBuffers& buffers) {
+  const int64_t r = num_rows();
+  device_.token_ids = buffers.put(StepBuffers::kTokenIds, token_ids_, {num_tokens()});
+  device_.positions = buffers.put(StepBuffers::kPositions, positions_, {num_tokens()});
+  device_.slot_mapping = buffers.put(StepBuffers::kSlotMapping, slot_mapping_, {num_tokens()});
+  device_.cu_seqlens = buffers.put(StepBuffers::kCuSeqlens, cu_seqlens_, {r + 1});
+  device_.kv_lens = buffers.put(StepBuffers::kKvLens, kv_lens_, {r});
+  device_.block_tables = buffers.put(StepBuffers::kBlockTables, block_tables_, {r, max_blocks_per_row_});
+  device_.logits_indices = buffers.put(StepBuffers::kLogitsIndices, logits_indices_, {num_logits()});
 }
 
 }  // namespace strata

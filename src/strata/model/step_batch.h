@@ -9,10 +9,17 @@
 
 #include "strata/backend/backend.h"
 #include "strata/core/tensor.h"
+#include "strata/model/step_buffers.h"
 
 namespace strata {
 
 enum class LogitsMode : uint8_t { kLast, kAll, kNone };
+
+// Copy the SSM state after `after_tokens` of the row's tokens (1..q_len) into `slot`.
+struct SsmSnapshotRequest {
+  int32_t after_tokens = 0;
+  int32_t slot = -1;
+};
 
 struct StepRow {
   int64_t seq_id = 0;
@@ -20,11 +27,10 @@ struct StepRow {
   int32_t num_computed_tokens = 0;   // tokens already in the KV cache / SSM state
   std::vector<int32_t> block_table;  // KV blocks covering num_computed_tokens + q_len tokens
   int32_t ssm_slot = -1;             // live SSM state slot (hybrid models)
-  // Copy the SSM state after this many of the row's tokens (1..q_len) into ssm_snapshot_slot.
-  int32_t ssm_snapshot_after = 0;
-  int32_t ssm_snapshot_slot = -1;
+  std::vector<SsmSnapshotRequest> ssm_snapshots;  // ascending after_tokens
   bool keep_intermediates = false;   // verify rows: keep the SSM state after every token
   LogitsMode logits = LogitsMode::kLast;
+  bool padding = false;  // fills a captured batch size: its KV is never written (slot -1)
 
   int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -41,7 +47,8 @@ struct StepTensors {
 
 class StepBatch {
  public:
-  StepBatch(std::vector<StepRow> rows, int64_t block_size);
+  // min_blocks_per_row widens the block-table stride (captured graphs need a fixed one).
+  StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_blocks_per_row = 1);
 
   const std::vector<StepRow>& rows() const { return rows_; }
   int64_t num_rows() const { return static_cast<int64_t>(rows_.size()); }
@@ -57,6 +64,9 @@ class StepBatch {
 
   // Copies the metadata to the backend's device (views of host memory on the CPU).
   void upload(Backend& backend);
+  // Copies the metadata into the runner's persistent device buffers.
+  void upload(StepBuffers& buffers);
+  int64_t max_blocks_per_row() const { return max_blocks_per_row_; }
   const StepTensors& device() const { return device_; }
 
  private:

@@ -10,6 +10,7 @@ Tensor Workspace::alloc(DType dtype, Shape shape) {
     const int64_t capacity = std::max<int64_t>(bytes, 256);
     slot.buffer = backend_.empty(DType::kU8, Shape{capacity});
     slot.capacity_bytes = capacity;
+    ++generation_;
   }
   return Tensor::with_storage(nullptr, slot.buffer.data(), dtype, shape, backend_.device());
 }

@@ -15,6 +15,8 @@ class Workspace {
   Tensor alloc(DType dtype, Shape shape);
   // Everything handed out since the last reset() may be reused.
   void reset() { next_ = 0; }
+  // Changes whenever a buffer is (re)allocated, i.e. when handed-out addresses change.
+  int64_t generation() const { return generation_; }
 
  private:
   struct Slot {
@@ -24,6 +26,7 @@ class Workspace {
   Backend& backend_;
   std::vector<Slot> slots_;
   size_t next_ = 0;
+  int64_t generation_ = 0;
 };
 
 }  // namespace strata

@@ -82,7 +82,9 @@ void check(const Case& c, const uint8_t* w) {
 
   const QuantMatmulPath used =
       c.path == QuantMatmulPath::kAuto ? pick_quant_matmul_path(c.dtype, c.num_tokens) : c.path;
-  const bool int16 = used == QuantMatmulPath::kInt16Dot;
+  // The GEMM path rounds activations as the int16 path does (batch invariance).
+  const bool int16 = used == QuantMatmulPath::kInt16Dot ||
+                     (used == QuantMatmulPath::kDequantGemm && quant_matmul_has_int16_path(c.dtype));
   const int64_t row_bytes = dtype_bytes(c.dtype, c.in);
   std::vector<float> row(c.in);
   double err2 = 0, ref2 = 0;
@@ -118,6 +120,26 @@ void check(const Case& c, const uint8_t* w) {
 }
 
 void check(const Case& c) { check(c, random_weights(c.dtype, c.out, c.in, 11).data()); }
+
+// A row's output does not depend on how many other rows share its call: the int16 dots
+// (few tokens) and the GEMM (many tokens) agree to f32 rounding, so seeded sampling is the
+// same alone or in a batch.
+TEST(QuantMatmulTest, RowResultIsBatchInvariant) {
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_1, DType::kQ4_K, DType::kQ6_K}) {
+    const int64_t in = 512, out = 64, tokens = 40;
+    const std::vector<uint8_t> w = random_weights(dtype, out, in, 3);
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    std::vector<float> x(tokens * in), batched(tokens * out), alone(out);
+    for (float& v : x) v = normal(rng);
+    quant_matmul({.x = x.data(), .w = w.data(), .y = batched.data(), .w_dtype = dtype,
+                  .num_tokens = tokens, .in_features = in, .out_features = out});
+    quant_matmul({.x = x.data() + 7 * in, .w = w.data(), .y = alone.data(), .w_dtype = dtype,
+                  .num_tokens = 1, .in_features = in, .out_features = out});
+    for (int64_t o = 0; o < out; ++o)
+      EXPECT_NEAR(batched[7 * out + o], alone[o], 1e-4 * (1 + std::fabs(alone[o]))) << dtype_name(dtype);
+  }
+}
 
 TEST(QuantMatmulTest, Int16PathMatchesDequantizedReference) {
   for (DType dtype : {DType::kQ8_0, DType::kQ4_1, DType::kQ4_K, DType::kQ6_K}) {

@@ -1,4 +1,5 @@
-// The CUDA backend: device memory, one compute stream, copies through that stream.
+// The CUDA backend: device memory, one compute stream, copies through that stream, and
+// stream capture into CUDA graphs.
 #include <cuda_runtime.h>
 
 #include "strata/backend/backend.h"
@@ -7,6 +8,17 @@
 
 namespace strata {
 namespace {
+
+class CudaGraphWork final : public CapturedWork {
+ public:
+  CudaGraphWork(cudaGraphExec_t exec, cudaStream_t stream) : exec_(exec), stream_(stream) {}
+  ~CudaGraphWork() override { cudaGraphExecDestroy(exec_); }
+  void replay() override { STRATA_CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+};
 
 class CudaBackend final : public Backend {
  public:
@@ -39,6 +51,29 @@ class CudaBackend final : public Backend {
 
   void fill_bytes(const Tensor& dst, uint8_t value) override {
     STRATA_CUDA_CHECK(cudaMemsetAsync(dst.data(), value, dst.nbytes(), stream_));
+  }
+
+  std::optional<DeviceMemory> memory() override {
+    size_t free_bytes = 0, total_bytes = 0;
+    STRATA_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return DeviceMemory{static_cast<int64_t>(free_bytes), static_cast<int64_t>(total_bytes)};
+  }
+
+  std::unique_ptr<CapturedWork> capture(const std::function<void()>& body) override {
+    STRATA_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      body();
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      throw;
+    }
+    STRATA_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    STRATA_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    STRATA_CUDA_CHECK(cudaGraphDestroy(graph));
+    return std::make_unique<CudaGraphWork>(exec, stream_);
   }
 
  private:

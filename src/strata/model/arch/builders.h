@@ -8,5 +8,10 @@ namespace strata {
 std::unique_ptr<Model> build_llama(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_qwen2(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_qwen3(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen3_moe(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_mixtral(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_mamba2(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_nemotron_h(const ModelConfig& config, const ModelWeights& weights);
 
 }  // namespace strata

@@ -10,17 +10,18 @@
 namespace strata {
 
 RmsNorm rms_norm_weight(const WeightScope& w, const std::string& name, const ModelConfig& config,
-                        bool unit_offset) {
+                        bool unit_offset, double eps) {
   return {w.get(name, {config.hidden_size}),
-          {.eps = static_cast<float>(config.rms_norm_eps), .unit_offset = unit_offset}};
+          {.eps = static_cast<float>(eps > 0 ? eps : config.rms_norm_eps), .unit_offset = unit_offset}};
 }
 
 Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weights,
-                           bool norm_unit_offset) {
+                           const DecoderPartsOptions& options) {
   const WeightScope root(weights, "");
   Model::Parts parts;
-  parts.embed_tokens = root.get("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
-  parts.final_norm = rms_norm_weight(root, "model.norm.weight", config, norm_unit_offset);
+  parts.embed_tokens = root.get(options.embed_tokens, {config.vocab_size, config.hidden_size});
+  parts.final_norm = rms_norm_weight(root, options.final_norm, config, options.norm_unit_offset,
+                                     options.norm_eps);
   std::optional<Tensor> lm_head;
   if (!config.tie_word_embeddings || !weights.is_dummy())
     lm_head = weights.find("lm_head.weight", {config.vocab_size, config.hidden_size},
@@ -31,6 +32,36 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
   return parts;
 }
 
+bool is_sparse_moe_layer(const ModelConfig& config, int64_t layer) {
+  for (int64_t dense : config.get_int_list("mlp_only_layers"))
+    if (dense == layer) return false;
+  const int64_t step = config.get_int("decoder_sparse_step", 1);
+  if (step < 1) fail("config.json: decoder_sparse_step is {}; it must be >= 1", step);
+  return qwen_moe_options(config).num_experts > 0 && (layer + 1) % step == 0;
+}
+
+MoeOptions qwen_moe_options(const ModelConfig& config) {
+  MoeOptions o;
+  o.hidden_size = config.hidden_size;
+  o.intermediate_size = config.get_int("moe_intermediate_size", config.intermediate_size);
+  o.num_experts = config.get_int("num_experts", config.get_int("num_local_experts", 0));
+  o.route = {.top_k = config.get_int("num_experts_per_tok", 1),
+             .scoring = ops::MoeScoring::kSoftmax,
+             .norm_topk_prob = config.get_bool("norm_topk_prob", false)};
+  o.activation = ops::parse_activation(config.hidden_act);
+  if (o.num_experts > 0 && (o.route.top_k < 1 || o.route.top_k > o.num_experts))
+    fail("config.json: num_experts_per_tok is {}; it must be in [1, {}] (the number of experts)",
+         o.route.top_k, o.num_experts);
+  return o;
+}
+
+MlpOptions dense_mlp_options(const ModelConfig& config) {
+  return {.hidden_size = config.hidden_size,
+          .intermediate_size = config.intermediate_size,
+          .activation = ops::parse_activation(config.hidden_act),
+          .bias = config.get_bool("mlp_bias", false)};
+}
+
 std::unique_ptr<Model> build_dense_decoder(const ModelConfig& config, const ModelWeights& weights,
                                            const DenseDecoderOptions& options) {
   auto model = std::make_unique<Model>(config, decoder_parts(config, weights));
@@ -38,10 +69,7 @@ std::unique_ptr<Model> build_dense_decoder(const ModelConfig& config, const Mode
   attention.qk_norm = options.qk_norm;
   attention.qkv_bias = options.qkv_bias || config.attention_bias;
   attention.o_bias = config.attention_bias;
-  const MlpOptions mlp{.hidden_size = config.hidden_size,
-                       .intermediate_size = config.intermediate_size,
-                       .activation = ops::parse_activation(config.hidden_act),
-                       .bias = config.get_bool("mlp_bias", false)};
+  const MlpOptions mlp = dense_mlp_options(config);
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
     const WeightScope w(weights, fmt::format("model.layers.{}", i));
     model->add_layer(std::make_unique<DecoderBlock>(DecoderBlock::Parts{

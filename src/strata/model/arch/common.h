@@ -3,23 +3,41 @@
 #pragma once
 
 #include "strata/model/layers/attention.h"
+#include "strata/model/layers/mlp.h"
+#include "strata/model/layers/moe.h"
 #include "strata/model/layers/norm.h"
 #include "strata/model/model.h"
 #include "strata/model/model_weights.h"
 
 namespace strata {
 
-// model.embed_tokens, model.norm and lm_head (the embedding when tie_word_embeddings).
+struct DecoderPartsOptions {
+  std::string embed_tokens = "model.embed_tokens.weight";
+  std::string final_norm = "model.norm.weight";  // Mamba-2 / Nemotron-H: backbone.norm_f.weight
+  bool norm_unit_offset = false;                 // zero-centred (1 + w) final norm
+  double norm_eps = 0.0;                         // 0: config.rms_norm_eps
+};
+
+// The embedding, final norm and lm_head (the embedding when tie_word_embeddings).
 Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weights,
-                           bool norm_unit_offset = false);
+                           const DecoderPartsOptions& options = {});
 
 RmsNorm rms_norm_weight(const WeightScope& w, const std::string& name, const ModelConfig& config,
-                        bool unit_offset = false);
+                        bool unit_offset = false, double eps = 0.0);
 
 struct DenseDecoderOptions {
   bool qk_norm = false;
   bool qkv_bias = false;
 };
+
+// Qwen-style sparse layers: MoE unless the layer is in mlp_only_layers or off the
+// decoder_sparse_step grid (HF Qwen3MoeDecoderLayer / Qwen3NextDecoderLayer).
+bool is_sparse_moe_layer(const ModelConfig& config, int64_t layer);
+// The routed experts of Qwen-style MoE configs (num_experts or num_local_experts,
+// moe_intermediate_size, num_experts_per_tok, norm_topk_prob), without a shared expert.
+MoeOptions qwen_moe_options(const ModelConfig& config);
+// The dense gated MLP of config.intermediate_size.
+MlpOptions dense_mlp_options(const ModelConfig& config);
 
 // Attention + gated MLP blocks under model.layers.N, HF Llama naming.
 std::unique_ptr<Model> build_dense_decoder(const ModelConfig& config, const ModelWeights& weights,

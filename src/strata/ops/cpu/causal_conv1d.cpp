@@ -2,6 +2,7 @@
 // K-1 history rows and transposed weights in scratch, so the token loop runs over contiguous
 // channels and reads x[t] before writing out[t] (in-place safe).
 #include "strata/ops/cpu/causal_conv1d.h"
+#include "strata/ops/causal_conv1d.h"
 
 #include <algorithm>
 #include <cmath>
@@ -96,6 +97,28 @@ void causal_conv1d(const CausalConv1dParams& p) {
       conv_block(p, c0, std::min(kChannelBlock, p.channels - c0), s);
     }
   });
+}
+
+}  // namespace strata::cpu
+
+namespace strata::cpu {
+
+void causal_conv1d(const ops::CausalConv1dArgs& args) {
+  STRATA_CHECK(args.x.dtype() == DType::kF32 && args.out.dtype() == DType::kF32);
+  if (args.x.dim(0) == 0) return;
+  const CausalConv1dParams p{
+      .x = args.x.data_as<float>(),
+      .weight = args.weight.data_as<float>(),
+      .bias = args.bias.defined() ? args.bias.data_as<float>() : nullptr,
+      .conv_state = args.conv_state.data_as<float>(),
+      .out = args.out.data_as<float>(),
+      .intermediate_conv_states =
+          args.intermediate_states.defined() ? args.intermediate_states.data_as<float>() : nullptr,
+      .num_tokens = args.x.dim(0),
+      .channels = args.x.dim(1),
+      .kernel_size = args.weight.dim(1),
+      .silu = args.silu};
+  causal_conv1d(p);
 }
 
 }  // namespace strata::cpu

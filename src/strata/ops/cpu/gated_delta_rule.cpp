@@ -2,6 +2,7 @@
 // Each value head is independent: heads are split across threads, and every thread keeps its
 // own scratch, so the loops inside a head are plain serial f32 arithmetic.
 #include "strata/ops/cpu/gated_delta_rule.h"
+#include "strata/ops/gated_delta_rule.h"
 
 #include <algorithm>
 #include <cmath>
@@ -278,6 +279,46 @@ void gated_delta_rule_chunked(const GatedDeltaRuleParams& p) {
     s.resize(p.chunk_size, p.k_head_dim, p.v_head_dim);
     for (int64_t h = begin; h < end; ++h) chunked_head(p, l, h, s);
   });
+}
+
+}  // namespace strata::cpu
+
+namespace strata::cpu {
+
+// The gating transformers computes before its kernel, then the recurrent form for short or
+// verify segments and the chunked form for prefill.
+void gated_delta_rule(const ops::GatedDeltaRuleArgs& args) {
+  const int64_t t = args.qkv.dim(0), nv = args.state.dim(0), dk = args.state.dim(1);
+  const int64_t dv = args.state.dim(2), nk = (args.qkv.dim(1) - nv * dv) / (2 * dk);
+  if (t == 0) return;
+  STRATA_CHECK(args.qkv.dtype() == DType::kF32 && args.a.dtype() == DType::kF32 &&
+               args.b.dtype() == DType::kF32 && args.out.dtype() == DType::kF32);
+  std::vector<float> g(t * nv), beta(t * nv);
+  const float* a = args.a.data_as<float>();
+  const float* b = args.b.data_as<float>();
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t h = 0; h < nv; ++h) {
+      const float x = a[i * nv + h] + args.dt_bias.data_as<float>()[h];
+      const float softplus = x > 20.0f ? x : std::log1p(std::exp(x));
+      g[i * nv + h] = -std::exp(args.A_log.data_as<float>()[h]) * softplus;
+      beta[i * nv + h] = 1.0f / (1.0f + std::exp(-b[i * nv + h]));
+    }
+  }
+  const float* qkv = args.qkv.data_as<float>();
+  const int64_t stride = args.qkv.dim(1);
+  const GatedDeltaRuleParams p{
+      .q = qkv, .k = qkv + nk * dk, .v = qkv + 2 * nk * dk, .g = g.data(), .beta = beta.data(),
+      .state = args.state.data_as<float>(), .out = args.out.data_as<float>(),
+      .intermediate_states =
+          args.intermediate_states.defined() ? args.intermediate_states.data_as<float>() : nullptr,
+      .num_tokens = t, .num_v_heads = nv, .num_k_heads = nk, .k_head_dim = dk, .v_head_dim = dv,
+      .q_row_stride = stride, .k_row_stride = stride, .v_row_stride = stride};
+  constexpr int64_t kChunkedMinTokens = 16;
+  if (p.intermediate_states != nullptr || t < kChunkedMinTokens) {
+    gated_delta_rule_recurrent(p);
+  } else {
+    gated_delta_rule_chunked(p);
+  }
 }
 
 }  // namespace strata::cpu

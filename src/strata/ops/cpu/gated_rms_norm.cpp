@@ -1,6 +1,7 @@
 // Gated RMS norms (see the header). Each row is independent; the gate and the norm are applied
 // in HF's order so f32 results round the same way up to summation order.
 #include "strata/ops/cpu/gated_rms_norm.h"
+#include "strata/ops/gated_rms_norm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -68,6 +69,21 @@ void gated_rms_norm(const GatedRmsNormParams& p) {
       }
     }
   });
+}
+
+}  // namespace strata::cpu
+
+namespace strata::cpu {
+
+void gated_rms_norm(const Tensor& x, const Tensor& z, const Tensor& weight, const Tensor& out,
+                    const ops::GatedRmsNormOptions& options) {
+  STRATA_CHECK(x.dtype() == DType::kF32 && z.dtype() == DType::kF32 && out.dtype() == DType::kF32);
+  if (x.dim(0) == 0) return;
+  gated_rms_norm(GatedRmsNormParams{.x = x.data_as<float>(), .z = z.data_as<float>(),
+                                    .weight = weight.data_as<float>(), .out = out.data_as<float>(),
+                                    .num_rows = x.dim(0), .hidden_size = x.dim(1),
+                                    .group_size = options.group_size, .eps = options.eps,
+                                    .order = options.order});
 }
 
 }  // namespace strata::cpu

@@ -1,7 +1,7 @@
 // Integer dot products of ggml block-quantized weight rows (Q8_0, Q4_1, Q4_K, Q6_K) with an
 // activation row quantised to int16 blocks of 32 (AVX2 vpmaddwd). int16, not llama.cpp's
 // int8: SmolLM2's down_proj inputs hold single channels ~3000x the rest, and an 8-bit step
-// zeroes the other entries of that block (docs/decisions/0002-int16-activations.md).
+// zeroes the other entries of that block (docs/decisions/0006-int16-activations.md).
 #pragma once
 
 #include <cstdint>

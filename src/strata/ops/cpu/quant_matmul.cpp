@@ -74,8 +74,32 @@ void run_dequant_path(const QuantMatmulParams& p, int64_t row_bytes) {
 // Weight rows per dequantised tile: 256 rows of a 4096-wide matrix are 4 MiB of f32.
 constexpr int64_t kGemmTileRows = 256;
 
+// Activations as the int16 path sees them (x rounded to d * qs per block of 32), so a row
+// gives the same result, up to f32 rounding, whether its batch takes the int16 dots or
+// this GEMM: a seeded request samples the same tokens alone or in any batch.
+std::vector<float> int16_rounded_activations(const QuantMatmulParams& p) {
+  std::vector<float> out(static_cast<size_t>(p.num_tokens * p.in_features));
+  const int64_t blocks = p.in_features / kQk;
+  parallel_for(p.num_tokens, 1, [&](int64_t begin, int64_t end) {
+    std::vector<ActBlock> a(static_cast<size_t>(blocks));
+    for (int64_t t = begin; t < end; ++t) {
+      quantize_activation_row(p.x + t * p.in_features, p.in_features, a.data());
+      float* dst = out.data() + t * p.in_features;
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int i = 0; i < kQk; ++i) dst[b * kQk + i] = a[b].d * static_cast<float>(a[b].qs[i]);
+    }
+  });
+  return out;
+}
+
 void run_dequant_gemm_path(const QuantMatmulParams& p, int64_t row_bytes) {
   const auto* w = static_cast<const uint8_t*>(p.w);
+  std::vector<float> rounded;
+  const float* x = p.x;
+  if (int16_rows_dot(p.w_dtype) != nullptr) {
+    rounded = int16_rounded_activations(p);
+    x = rounded.data();
+  }
   const int64_t tile_rows = std::min(kGemmTileRows, p.out_features);
   std::vector<float> tile(static_cast<size_t>(tile_rows * p.in_features));  // f32 [tile_rows, in]
   for (int64_t first = 0; first < p.out_features; first += tile_rows) {
@@ -87,7 +111,7 @@ void run_dequant_gemm_path(const QuantMatmulParams& p, int64_t row_bytes) {
     });
     // y[:, first:first+rows] = x [tokens, in] * tile^T [in, rows]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(p.num_tokens),
-                static_cast<int>(rows), static_cast<int>(p.in_features), 1.f, p.x,
+                static_cast<int>(rows), static_cast<int>(p.in_features), 1.f, x,
                 static_cast<int>(p.in_features), tile.data(), static_cast<int>(p.in_features), 0.f,
                 p.y + first, static_cast<int>(p.out_features));
   }

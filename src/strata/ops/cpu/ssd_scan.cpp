@@ -1,6 +1,7 @@
 // Mamba-2 SSD scan, recurrent and chunked forms; see the header for the math. Heads are split
 // across threads (each head reads its group's B and C); loops inside a head are serial f32.
 #include "strata/ops/cpu/ssd_scan.h"
+#include "strata/ops/ssd_scan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -197,6 +198,44 @@ void ssd_scan_chunked(const SsdScanParams& p) {
     s.resize(std::min(p.chunk_size, p.num_tokens), p.head_dim, p.state_size);
     for (int64_t h = begin; h < end; ++h) chunked_head(p, l, h, s);
   });
+}
+
+}  // namespace strata::cpu
+
+namespace strata::cpu {
+
+// The discretisation transformers computes before its scan, then the recurrent form for short
+// or verify segments and HF's chunked SSD for prefill.
+void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) {
+  const int64_t t = args.xbc.dim(0), nh = args.state.dim(0), hd = args.state.dim(1);
+  const int64_t n = args.state.dim(2);
+  if (t == 0) return;
+  STRATA_CHECK(args.xbc.dtype() == DType::kF32 && args.dt.dtype() == DType::kF32 &&
+               args.y.dtype() == DType::kF32);
+  std::vector<float> dt(t * nh), a(nh);
+  for (int64_t h = 0; h < nh; ++h) a[h] = -std::exp(args.A_log.data_as<float>()[h]);
+  for (int64_t i = 0; i < t * nh; ++i) {
+    const float x = args.dt.data_as<float>()[i] + args.dt_bias.data_as<float>()[i % nh];
+    const float softplus = x > 20.0f ? x : std::log1p(std::exp(x));
+    dt[i] = std::min(std::max(softplus, options.dt_min), options.dt_max);
+  }
+  const float* xbc = args.xbc.data_as<float>();
+  const int64_t stride = args.xbc.dim(1), bc = options.n_groups * n;
+  const SsdScanParams p{
+      .x = xbc, .dt = dt.data(), .A = a.data(), .B = xbc + nh * hd, .C = xbc + nh * hd + bc,
+      .D = args.D.defined() ? args.D.data_as<float>() : nullptr,
+      .state = args.state.data_as<float>(), .y = args.y.data_as<float>(),
+      .intermediate_states =
+          args.intermediate_states.defined() ? args.intermediate_states.data_as<float>() : nullptr,
+      .num_tokens = t, .num_heads = nh, .head_dim = hd, .n_groups = options.n_groups,
+      .state_size = n, .x_row_stride = stride, .b_row_stride = stride, .c_row_stride = stride,
+      .chunk_size = options.chunk_size};
+  constexpr int64_t kChunkedMinTokens = 16;
+  if (p.intermediate_states != nullptr || t < kChunkedMinTokens) {
+    ssd_scan_recurrent(p);
+  } else {
+    ssd_scan_chunked(p);
+  }
 }
 
 }  // namespace strata::cpu

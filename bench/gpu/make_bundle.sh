@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run HERE (the build machine) before a GPU run: builds Release with CUDA into build-gpu,
+# copies the binaries and the shared libraries they need that the GPU image lacks into
+# .gpu-bundle/ (compressed), and the fixtures into .fixtures/. Carry both with the run.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON > /dev/null
+cmake --build build-gpu -j"${JOBS:-2}" --target strata_tests gpu_decode_bench
+rm -rf .gpu-bundle && mkdir -p .gpu-bundle/bin .gpu-bundle/lib .gpu-bundle/fallback
+cp build-gpu/tests/strata_tests build-gpu/bench/gpu_decode_bench .gpu-bundle/bin/
+strip .gpu-bundle/bin/*
+# Everything ldd resolves outside CUDA and the C runtime; libstdc++/libgcc only as a fallback
+# for an image whose own are older than the build's.
+for bin in .gpu-bundle/bin/*; do
+  ldd "$bin" | awk '/=> \// {print $3}'
+done | sort -u | while read -r lib; do
+  name=$(basename "$lib")
+  case "$name" in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libcuda*|libcublas*|libcudart*) ;;
+    libstdc++*|libgcc_s*) cp -L "$lib" .gpu-bundle/fallback/ ;;
+    *) cp -L "$lib" .gpu-bundle/lib/ ;;
+  esac
+done
+# xz: the carried tree is limited to 64 MiB; run_all.sh unpacks with python's lzma.
+tar -C .gpu-bundle -cJf .gpu-bundle/libs.tar.xz lib fallback && rm -rf .gpu-bundle/lib .gpu-bundle/fallback
+rm -rf .fixtures && mkdir -p .fixtures
+cp -r /work/shared/fixtures/hf /work/shared/fixtures/configs .fixtures/
+du -sh .gpu-bundle .fixtures

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The one script for the GPU machine: CUDA tests, then Strata's benchmarks and transformers'
+# on the same GPU, logs and a summary table in OUTDIR. Expects .gpu-bundle/ and .fixtures/
+# from bench/gpu/make_bundle.sh (carried with the run); builds there only as a fallback.
+#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile]
+set -uo pipefail
+OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile]}
+WHAT=${2:-all}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$OUT"
+LIBS=/tmp/strata-libs
+rm -rf "$LIBS" && mkdir -p "$LIBS" &&
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$ROOT/.gpu-bundle/libs.tar.xz" "$LIBS"
+CUDA_LIBS=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib $(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(" ".join(os.path.join(p, "nvidia", s, "lib") for s in ("cu13", "cublas", "cuda_runtime")))' 2>/dev/null); do
+  [ -d "$d" ] && CUDA_LIBS="$CUDA_LIBS:$d"
+done
+BIN="$ROOT/.gpu-bundle/bin"
+LIBPATH="$LIBS/lib$CUDA_LIBS"
+if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" 2>&1 | grep -q "not found"; then
+  LIBPATH="$LIBS/lib:$LIBS/fallback$CUDA_LIBS"  # the image's libstdc++ is older than the build's
+fi
+run_bin() { LD_LIBRARY_PATH="$LIBPATH" "$@"; }
+{
+  echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  echo "LD_LIBRARY_PATH=$LIBPATH"; LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests"
+} > "$OUT/env.txt" 2>&1
+if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" | grep -q "not found" || ! run_bin "$BIN/strata_tests" --gtest_list_tests > /dev/null 2>&1; then
+  echo "carried binaries do not run here; trying a local build (needs the -dev packages)" | tee -a "$OUT/env.txt"
+  cmake -S "$ROOT" -B /tmp/strata-build -G Ninja -DCMAKE_BUILD_TYPE=Release >> "$OUT/env.txt" 2>&1 &&
+    cmake --build /tmp/strata-build -j16 >> "$OUT/env.txt" 2>&1 || { echo "local build failed; see env.txt"; exit 1; }
+  BIN=/tmp/strata-build; cp /tmp/strata-build/tests/strata_tests /tmp/strata-build/bench/gpu_decode_bench "$BIN/" 2>/dev/null
+fi
+export STRATA_FIXTURES_DIR="$ROOT/.fixtures" STRATA_TEST_TMP_DIR=/tmp/strata-test-tmp
+STATUS=0
+if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
+  run_bin "$BIN/strata_tests" --gtest_filter="${TEST_FILTER:-Cuda*}" 2>&1 | tee "$OUT/tests.log" | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) +\]|Failure|rel_l2|Expected|Which is|error"
+  STATUS=${PIPESTATUS[0]}
+fi
+CONFIGS="$ROOT/.fixtures/configs"
+if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
+  rm -f "$OUT/strata.jsonl" "$OUT/hf.jsonl"
+  for model in ${BENCH_MODELS:-llama-3.1-8b qwen3-30b-a3b}; do
+    run_bin "$BIN/gpu_decode_bench" --model "$CONFIGS/$model" --json "$OUT/strata.jsonl" ${BENCH_ARGS:-} 2>&1
+  done
+  PYTHONUNBUFFERED=1 timeout "${HF_TIMEOUT:-300}" python3 "$ROOT/bench/gpu/hf_baseline.py" --config "$CONFIGS/llama-3.1-8b" \
+    --json "$OUT/hf.jsonl" ${HF_ARGS:-} 2>&1 | grep -v Warning | tail -40 > "$OUT/hf.log"
+  python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" "$OUT/hf.jsonl" | tee "$OUT/summary.md"
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  : > "$OUT/profile.txt"
+  for spec in "1 0" "256 0" "1 4096"; do
+    set -- $spec
+    args="--batches $1 --steps 2 --ttft 0 --prefill $2 --profile"
+    [ "$2" != 0 ] && args="--batches 0 --steps 2 --ttft 0 --prefill $2 --profile --context 16"
+    LD_LIBRARY_PATH="$LIBPATH" timeout 90 "$NCU" --clock-control none --profile-from-start off --csv \
+      --metrics gpu__time_duration.sum "$BIN/gpu_decode_bench" --model "$CONFIGS/llama-3.1-8b" $args \
+      > /tmp/ncu.csv 2>/tmp/ncu.err || tail -3 /tmp/ncu.err >> "$OUT/profile.txt"
+    python3 "$ROOT/bench/gpu/kernel_summary.py" /tmp/ncu.csv "llama-3.1-8b batch $1 prefill $2" >> "$OUT/profile.txt" 2>&1
+  done
+  cat "$OUT/profile.txt"
+fi
+exit $STATUS

@@ -1,0 +1,95 @@
+#include "strata/cache/prefix_cache.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+
+#include "strata/core/error.h"
+
+namespace strata {
+
+PrefixCache::PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_pool,
+                         int32_t num_snapshot_slots)
+    : pool_(pool), block_size_(block_size), ssm_pool_(ssm_pool), num_snapshot_slots_(num_snapshot_slots),
+      hash_of_block_(pool.num_blocks()) {
+  pool_.set_on_reuse([this](int32_t block) { forget_block(block); });
+}
+
+void PrefixCache::extend_block_hashes(std::span<const int32_t> tokens, uint64_t extra_key,
+                                      std::vector<uint64_t>& hashes) const {
+  uint64_t parent = hashes.empty() ? 0x5354524154414b56ull : hashes.back();  // chain root
+  for (size_t b = hashes.size(); (b + 1) * block_size_ <= tokens.size(); ++b) {
+    XXH64_state_t* state = XXH64_createState();
+    XXH64_reset(state, extra_key);
+    XXH64_update(state, &parent, sizeof(parent));
+    XXH64_update(state, tokens.data() + b * block_size_, block_size_ * sizeof(int32_t));
+    parent = XXH64_digest(state);
+    XXH64_freeState(state);
+    hashes.push_back(parent);
+  }
+}
+
+PrefixMatch PrefixCache::match(std::span<const uint64_t> hashes, int32_t num_prompt_tokens) {
+  // Blocks must leave the last prompt token uncomputed.
+  const size_t max_blocks = static_cast<size_t>(std::max(0, (num_prompt_tokens - 1) / block_size_));
+  size_t hit = 0;
+  while (hit < std::min(max_blocks, hashes.size()) && block_of_hash_.count(hashes[hit])) ++hit;
+  int32_t snapshot = -1;
+  if (ssm_pool_ != nullptr) {  // only as deep as the deepest snapshot
+    while (hit > 0 && !snapshot_of_hash_.count(hashes[hit - 1])) --hit;
+    if (hit > 0) {
+      snapshot = snapshot_of_hash_.at(hashes[hit - 1]);
+      snapshot_lru_.remove(hashes[hit - 1]);
+      snapshot_lru_.push_back(hashes[hit - 1]);
+    }
+  }
+  PrefixMatch m;
+  for (size_t b = 0; b < hit; ++b) {
+    const int32_t block = block_of_hash_.at(hashes[b]);
+    pool_.add_ref(block);
+    m.blocks.push_back(block);
+  }
+  m.num_tokens = static_cast<int32_t>(hit) * block_size_;
+  m.ssm_snapshot_slot = snapshot;
+  return m;
+}
+
+void PrefixCache::insert(uint64_t hash, int32_t block) {
+  if (block_of_hash_.count(hash) || hash_of_block_[block]) return;
+  block_of_hash_[hash] = block;
+  hash_of_block_[block] = hash;
+}
+
+void PrefixCache::forget_block(int32_t block) {
+  if (!hash_of_block_[block]) return;
+  block_of_hash_.erase(*hash_of_block_[block]);
+  hash_of_block_[block].reset();
+}
+
+std::optional<int32_t> PrefixCache::reserve_snapshot(uint64_t hash) {
+  if (ssm_pool_ == nullptr || num_snapshot_slots_ == 0 || snapshot_of_hash_.count(hash)) return std::nullopt;
+  if (num_snapshot_slots_held_ < num_snapshot_slots_) {
+    std::optional<int32_t> slot = ssm_pool_->allocate();
+    if (slot) ++num_snapshot_slots_held_;
+    return slot;
+  }
+  if (snapshot_lru_.empty()) return std::nullopt;
+  const uint64_t victim = snapshot_lru_.front();
+  snapshot_lru_.pop_front();
+  const int32_t slot = snapshot_of_hash_.at(victim);
+  snapshot_of_hash_.erase(victim);
+  return slot;
+}
+
+void PrefixCache::commit_snapshot(uint64_t hash, int32_t slot) {
+  STRATA_CHECK(!snapshot_of_hash_.count(hash));
+  snapshot_of_hash_[hash] = slot;
+  snapshot_lru_.push_back(hash);
+}
+
+void PrefixCache::cancel_snapshot(int32_t slot) {
+  ssm_pool_->free(slot);
+  --num_snapshot_slots_held_;
+}
+
+}  // namespace strata

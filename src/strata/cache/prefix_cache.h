@@ -1,0 +1,69 @@
+// PrefixCache: full KV blocks identified by a hash chain (parent hash, the block's token
+// ids, an extra key for the adapter or a cache salt), so a new request reuses the blocks
+// of an earlier one with the same prefix. Unreferenced cached blocks wait in the block
+// pool's free queue (LRU) and are evicted only when the pool hands them out again.
+// For hybrid models a match is usable only up to the deepest block boundary that has an
+// SSM snapshot; snapshots live in a bounded set of SSM slots with their own LRU.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "strata/cache/block_pool.h"
+#include "strata/cache/ssm_state_pool.h"
+
+namespace strata {
+
+struct PrefixMatch {
+  std::vector<int32_t> blocks;  // referenced for the caller
+  int32_t num_tokens = 0;       // tokens those blocks cover
+  int32_t ssm_snapshot_slot = -1;  // hybrid models: the state after num_tokens
+};
+
+class PrefixCache {
+ public:
+  // ssm_pool null for attention-only models; num_snapshot_slots bounds the snapshots.
+  PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_pool, int32_t num_snapshot_slots);
+
+  // Appends to `hashes` the hash of every full block of `tokens` it does not hold yet,
+  // chained from the start (hashes[b] covers tokens [0, (b + 1) * block_size)).
+  void extend_block_hashes(std::span<const int32_t> tokens, uint64_t extra_key,
+                           std::vector<uint64_t>& hashes) const;
+
+  // The longest usable cached prefix of a prompt, leaving at least its last token to be
+  // computed (so the first sampled token has logits). References the matched blocks.
+  PrefixMatch match(std::span<const uint64_t> hashes, int32_t num_prompt_tokens);
+
+  // Makes `block` findable under `hash` (its contents are computed). A hash already cached
+  // keeps its block.
+  void insert(uint64_t hash, int32_t block);
+
+  // A slot to capture the SSM state at the boundary ending with block hash `hash`, or
+  // nullopt when it is already cached or no slot can be freed. Evicts the LRU snapshot.
+  std::optional<int32_t> reserve_snapshot(uint64_t hash);
+  void commit_snapshot(uint64_t hash, int32_t slot);  // the slot now holds that state
+  void cancel_snapshot(int32_t slot);                 // a reserved slot that was not filled
+
+  int64_t num_cached_blocks() const { return static_cast<int64_t>(block_of_hash_.size()); }
+  int64_t num_snapshots() const { return static_cast<int64_t>(snapshot_of_hash_.size()); }
+  bool has_snapshot(uint64_t hash) const { return snapshot_of_hash_.count(hash) > 0; }
+
+ private:
+  void forget_block(int32_t block);
+
+  BlockPool& pool_;
+  int32_t block_size_;
+  SsmStatePool* ssm_pool_;
+  int32_t num_snapshot_slots_;
+  std::unordered_map<uint64_t, int32_t> block_of_hash_;
+  std::vector<std::optional<uint64_t>> hash_of_block_;
+  std::unordered_map<uint64_t, int32_t> snapshot_of_hash_;
+  std::list<uint64_t> snapshot_lru_;  // front: least recently used
+  int32_t num_snapshot_slots_held_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,189 @@
+// `strata serve [MODEL]`: loads the model (the embedded SmolLM2 by default), starts the
+// continuous-batching engine and the OpenAI-compatible HTTP server, and on SIGINT/SIGTERM
+// stops taking requests, lets running ones finish (up to 10 s), then closes the listener.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "strata/cli/default_model.h"
+#include "strata/cli/model_flags.h"
+#include "strata/core/error.h"
+#include "strata/engine/engine.h"
+#include "strata/server/engine_service.h"
+#include "strata/server/http_server.h"
+#include "strata/server/weight_prefetch.h"
+#include "strata/text/chat_prompt.h"
+#include "strata/text/id_tokenizer.h"
+#include "strata/text/load_tokenizer.h"
+
+namespace strata::cli {
+namespace {
+
+constexpr std::chrono::seconds kDrainDeadline{10};
+
+struct ServeFlags {
+  ModelFlags model;
+  std::string positional_model;
+  std::string served_model_name;
+  server::ServerOptions server;
+  EngineOptions engine;
+};
+
+void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
+  add_model_flags(cmd, f.model, /*model_required=*/false);
+  cmd.add_option("MODEL", f.positional_model, "model folder or .gguf (default: the embedded SmolLM2)");
+  cmd.add_option("--host", f.server.host, "address to listen on");
+  cmd.add_option("--port", f.server.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
+  cmd.add_option("--api-key", f.server.api_key, "require 'Authorization: Bearer <key>' on every API route");
+  cmd.add_option("--served-model-name", f.served_model_name, "the model id clients use (default: the file name)");
+  cmd.add_option("--max-body-bytes", f.server.max_body_bytes, "largest request body; larger ones get 413")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--max-num-batched-tokens", f.engine.max_num_batched_tokens, "token budget of one engine step")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--max-num-seqs", f.engine.max_num_seqs, "sequences running at once")->check(CLI::PositiveNumber);
+  cmd.add_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill", f.engine.enable_chunked_prefill,
+               "split long prompts over several steps (default on)");
+  cmd.add_option("--max-model-len", f.engine.max_model_len, "context length (0: the model's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.engine.enable_prefix_caching,
+               "reuse the KV blocks (and SSM snapshots) of earlier prompts (default on)");
+  cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
+                 "SSM state snapshots the prefix cache keeps (hybrid models)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+// "loading weights 42%": a bar redrawn in place on a terminal, a line per 10% otherwise.
+class LoadProgress {
+ public:
+  LoadProgress() : tty_(isatty(fileno(stdout)) != 0) {}
+  void operator()(int64_t done, int64_t total) {
+    const int percent = total > 0 ? static_cast<int>(100 * done / total) : 100;
+    if (tty_) {
+      const int filled = percent * 30 / 100;
+      fmt::print("\rloading weights [{:<30}] {:3d}%", std::string(static_cast<size_t>(filled), '#'), percent);
+      if (percent == 100) fmt::print("\n");
+    } else if (percent >= next_line_percent_) {
+      fmt::print("loading weights {}%\n", percent);
+      next_line_percent_ = percent / 10 * 10 + 10;
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  bool tty_;
+  int next_line_percent_ = 0;
+};
+
+// The model's tokenizer, or (for a folder without tokenizer.json) an id-only stand-in.
+std::unique_ptr<text::Tokenizer> load_serving_tokenizer(const std::string& path, int64_t vocab_size, bool& real) {
+  namespace fs = std::filesystem;
+  real = !(fs::is_directory(path) && !fs::exists(fs::path(path) / "tokenizer.json"));
+  if (real) return text::load_tokenizer(path);
+  fmt::print("note: {} has no tokenizer.json; serving token-id prompts on /v1/completions only\n", path);
+  return text::make_id_tokenizer(static_cast<int32_t>(vocab_size));
+}
+
+// Set by the SIGINT/SIGTERM handler (any thread may run it: OpenBLAS starts threads before
+// main, so blocking the signals everywhere is not possible); the watcher polls it.
+std::atomic<int> g_shutdown_signal{0};
+
+void on_shutdown_signal(int sig) { g_shutdown_signal.store(sig); }
+
+void install_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_shutdown_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not a dead server
+}
+
+// On a signal: no new requests, running ones finish (or are cancelled at the deadline),
+// then the listener closes and serve() returns.
+class ShutdownWatcher {
+ public:
+  ShutdownWatcher(server::HttpServer& http, Engine& engine) : thread_([this, &http, &engine] { watch(http, engine); }) {}
+  ~ShutdownWatcher() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  void watch(server::HttpServer& http, Engine& engine) {
+    while (!done_ && g_shutdown_signal.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (done_) return;
+    fmt::print("shutting down: finishing running requests (up to {} s)\n", kDrainDeadline.count());
+    std::fflush(stdout);
+    http.begin_drain();
+    engine.shutdown(kDrainDeadline);
+    http.stop();
+  }
+
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+void run_serve(ServeFlags flags) {
+  install_signal_handlers();
+  if (!flags.positional_model.empty()) {
+    if (!flags.model.model.empty()) fail("give the model once: as MODEL or as --model, not both");
+    flags.model.model = flags.positional_model;
+  }
+  if (flags.model.model.empty()) flags.model.model = default_model_path();
+  const std::string& path = flags.model.model;
+  const std::string name = std::filesystem::path(path).filename().string();
+  const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
+  fmt::print("strata serve: loading {}\n", path);
+  LoadProgress progress;
+  server::prefetch_files(server::weight_files(path), std::ref(progress));
+  // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
+  flags.model.num_ssm_slots = 2 * flags.engine.max_num_seqs + flags.engine.ssm_cache_slots;
+  OpenModel open = open_model(flags.model);
+  bool has_tokenizer = false;
+  auto tokenizer = load_serving_tokenizer(path, open.loaded.config.vocab_size, has_tokenizer);
+  const std::vector<int64_t>& config_eos = open.loaded.config.eos_token_ids;
+  std::vector<int32_t> eos = has_tokenizer ? text::stop_token_ids(*tokenizer, config_eos)
+                                           : std::vector<int32_t>(config_eos.begin(), config_eos.end());
+  Engine engine(*open.runner, *tokenizer, eos, flags.engine);
+  server::EngineService service(engine);
+  const server::ServedModel model{.service = &service,
+                                  .tokenizer = tokenizer.get(),
+                                  .accepts_text = has_tokenizer,
+                                  .served_name = served,
+                                  .accepted_names = {served, name, path},
+                                  .model_path = path,
+                                  .vocab_size = open.loaded.config.vocab_size,
+                                  .created_unix = static_cast<int64_t>(std::time(nullptr))};
+  server::HttpServer http(model, flags.server);
+  const int port = http.bind();
+  fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
+             flags.server.host, port);
+  std::fflush(stdout);
+  {
+    ShutdownWatcher watcher(http, engine);
+    http.serve();
+  }
+  engine.shutdown(std::chrono::milliseconds(0));
+  fmt::print("stopped\n");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
+  add_serve_flags(*cmd, *flags);
+  flags->model.num_kv_blocks = 0;
+  cmd->callback([flags] {
+    flags->engine.num_kv_blocks = flags->model.num_kv_blocks;
+    run_serve(*flags);
+  });
+}
+
+}  // namespace strata::cli

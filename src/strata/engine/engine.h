@@ -1,0 +1,55 @@
+// Engine: continuous batching on its own thread. HTTP threads submit tokenized requests
+// and read RequestStreams; only the engine thread touches the model, the KV cache and
+// the sequences. Each loop iteration: admit new requests, schedule a step under the token
+// budget, run it, sample, detokenize, check stops, stream the deltas.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "strata/engine/engine_options.h"
+#include "strata/engine/engine_stats.h"
+#include "strata/engine/model_runner.h"
+#include "strata/engine/request.h"
+#include "strata/text/tokenizer.h"
+
+namespace strata {
+
+class EngineLoop;
+
+class Engine {
+ public:
+  // The runner and tokenizer must outlive the engine. eos_token_ids end every request
+  // unless it sets ignore_eos.
+  Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
+         const EngineOptions& options);
+  ~Engine();
+
+  // Validates (an Error for an empty prompt, a prompt over max_model_len, bad params) and
+  // queues the request; the stream delivers its updates.
+  std::shared_ptr<RequestStream> submit(GenerationRequest request);
+  // Stops a request at the next step and frees its blocks (a no-op once finished).
+  void cancel(int64_t request_id);
+  // Stop accepting; wait up to `deadline` for running requests, then cancel the rest.
+  void shutdown(std::chrono::milliseconds deadline);
+
+  int32_t max_model_len() const { return max_model_len_; }
+  bool running() const { return !stopping_.load(); }
+  EngineStatsSnapshot stats() const { return stats_.snapshot(); }
+
+ private:
+  void run();
+
+  EngineOptions options_;
+  int32_t max_model_len_;
+  EngineStats stats_;
+  std::unique_ptr<EngineLoop> loop_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> next_request_id_{1};
+  std::thread thread_;
+};
+
+}  // namespace strata

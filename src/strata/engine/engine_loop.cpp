@@ -1,0 +1,302 @@
+#include "strata/engine/engine_loop.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "strata/core/error.h"
+
+namespace strata {
+namespace {
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& request, int32_t choice,
+                                        const text::Tokenizer& tokenizer) {
+  auto seq = std::make_unique<Sequence>();
+  seq->choice_index = choice;
+  seq->request = request;
+  seq->token_ids = request->request.prompt_ids;
+  seq->num_prompt_tokens = static_cast<int32_t>(seq->token_ids.size());
+  SamplingParams sampling = request->request.sampling;
+  if (sampling.seed) sampling.seed = *sampling.seed + static_cast<uint64_t>(choice);
+  seq->sampler = std::make_unique<Sampler>(sampling);
+  seq->detokenizer = std::make_unique<text::IncrementalDetokenizer>(tokenizer, request->request.skip_special_tokens);
+  seq->stop_checker = std::make_unique<StopChecker>(request->request.stop);
+  return seq;
+}
+
+}  // namespace
+
+EngineLoop::EngineLoop(EngineLoopParts parts)
+    : parts_(std::move(parts)),
+      prefix_cache_(parts_.options.enable_prefix_caching
+                        ? std::make_unique<PrefixCache>(parts_.runner.block_pool(), parts_.options.block_size,
+                                                        parts_.runner.ssm_pool(), parts_.options.ssm_cache_slots)
+                        : nullptr),
+      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()) {}
+
+void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    inbox_.push_back(std::move(request));
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::cancel(int64_t request_id) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    cancels_.push_back(request_id);
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::cancel_all() {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    cancel_all_ = true;
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::wake() { wake_.notify_one(); }
+
+void EngineLoop::take_inbox() {
+  std::vector<std::shared_ptr<RequestState>> incoming;
+  std::vector<int64_t> cancels;
+  bool all = false;
+  {
+    std::unique_lock<std::mutex> lock(inbox_mutex_);
+    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && sequences_.empty())
+      wake_.wait_for(lock, std::chrono::milliseconds(50));
+    incoming.swap(inbox_);
+    cancels.swap(cancels_);
+    std::swap(all, cancel_all_);
+  }
+  for (const auto& request : incoming) start_request(request);
+  if (all)
+    for (const auto& [id, seqs] : sequences_) cancels.push_back(id);
+  for (int64_t id : cancels) cancel_request(id);
+}
+
+void EngineLoop::start_request(const std::shared_ptr<RequestState>& request) {
+  auto seq = make_sequence(request, 0, parts_.tokenizer);
+  seq->id = next_sequence_id_++;
+  seq->arrival_order = next_arrival_++;
+  scheduler_.add_waiting(seq.get());
+  sequences_[request->request_id].push_back(std::move(seq));
+  parts_.stats.update([&](EngineStatsSnapshot& s) {
+    s.prompt_tokens_total += request->request.prompt_ids.size();
+  });
+}
+
+bool EngineLoop::iterate() {
+  take_inbox();
+  const StepPlan plan = scheduler_.schedule();
+  if (plan.num_preempted > 0)
+    parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
+  if (!plan.rows.empty()) run_step(plan);
+  publish();
+  update_gauges();
+  return !sequences_.empty();
+}
+
+void EngineLoop::run_step(const StepPlan& plan) {
+  std::vector<StepRow> rows;
+  std::vector<std::pair<uint64_t, int32_t>> snapshots;  // (block hash, slot) captured this step
+  for (const ScheduledRow& r : plan.rows) {
+    Sequence& seq = *r.seq;
+    const bool reaches_end = seq.num_computed_tokens + r.num_tokens == seq.num_tokens();
+    rows.push_back({.seq_id = seq.id,
+                    .token_ids = {seq.token_ids.begin() + seq.num_computed_tokens,
+                                  seq.token_ids.begin() + seq.num_computed_tokens + r.num_tokens},
+                    .num_computed_tokens = seq.num_computed_tokens,
+                    .block_table = seq.block_table,
+                    .ssm_slot = seq.ssm_slot,
+                    .logits = reaches_end ? LogitsMode::kLast : LogitsMode::kNone});
+    plan_snapshots(seq, r.num_tokens, rows.back(), snapshots);
+  }
+  StepBatch batch(std::move(rows), parts_.runner.block_size());
+  Tensor logits = parts_.runner.execute(batch);
+  for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
+  const int64_t vocab = logits.rank() == 2 ? logits.dim(1) : 0;
+  for (size_t i = 0; i < plan.rows.size(); ++i) {
+    Sequence& seq = *plan.rows[i].seq;
+    seq.num_computed_tokens += plan.rows[i].num_tokens;
+    register_blocks(seq);
+    if (batch.rows()[i].logits == LogitsMode::kNone || seq.status == SequenceStatus::kFinished) continue;
+    float* row = logits.data_as<float>() + batch.logits_row_offsets()[i] * vocab;
+    on_token(seq, {row, static_cast<size_t>(vocab)});
+  }
+}
+
+void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
+                                std::vector<std::pair<uint64_t, int32_t>>& reserved) {
+  if (prefix_cache_ == nullptr || seq.ssm_slot < 0) return;
+  const int32_t block_size = parts_.options.block_size;
+  const int32_t last_boundary = seq.num_prompt_tokens / block_size * block_size;
+  for (int32_t boundary : {last_boundary - block_size, last_boundary}) {
+    const int32_t after = boundary - seq.num_computed_tokens;
+    if (boundary <= 0 || after <= 0 || after > num_tokens) continue;
+    const uint64_t hash = seq.block_hashes.at(boundary / block_size - 1);
+    const bool taken = std::any_of(reserved.begin(), reserved.end(), [&](const auto& r) { return r.first == hash; });
+    if (taken) continue;
+    const std::optional<int32_t> slot = prefix_cache_->reserve_snapshot(hash);
+    if (!slot) continue;
+    row.ssm_snapshots.push_back({.after_tokens = after, .slot = *slot});
+    reserved.push_back({hash, *slot});
+  }
+}
+
+void EngineLoop::register_blocks(Sequence& seq) {
+  if (prefix_cache_ == nullptr) return;
+  const int32_t num_full = seq.num_computed_tokens / parts_.options.block_size;
+  if (seq.num_registered_blocks >= num_full) return;
+  prefix_cache_->extend_block_hashes(seq.token_ids, seq.request->request.cache_key, seq.block_hashes);
+  for (int32_t b = seq.num_registered_blocks; b < num_full; ++b)
+    prefix_cache_->insert(seq.block_hashes[b], seq.block_table[b]);
+  seq.num_registered_blocks = num_full;
+}
+
+void EngineLoop::on_token(Sequence& seq, std::span<float> logits) {
+  RequestState& request = *seq.request;
+  const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
+  std::vector<float> shared;
+  if (first_of_request && request.request.n > 1) shared.assign(logits.begin(), logits.end());
+  const std::span<const int32_t> tokens(seq.token_ids);
+  const SampleResult sample = seq.sampler->sample(logits, tokens.first(seq.num_prompt_tokens),
+                                                  tokens.subspan(seq.num_prompt_tokens));
+  if (first_of_request && request.request.n > 1) fork_choices(seq, shared);
+  append_token(seq, sample);
+}
+
+// The other choices of an n > 1 request share the prompt's full KV blocks (refcounted),
+// get a copy of the partly filled last block and of the SSM state, and sample their first
+// token from the same logits.
+void EngineLoop::fork_choices(Sequence& parent, std::span<const float> logits) {
+  RequestState& request = *parent.request;
+  const int32_t block_size = parts_.options.block_size;
+  const int32_t num_full = parent.num_prompt_tokens / block_size;
+  for (int32_t choice = 1; choice < request.request.n; ++choice) {
+    auto child = make_sequence(parent.request, choice, parts_.tokenizer);
+    child->id = next_sequence_id_++;
+    child->arrival_order = parent.arrival_order;
+    BlockPool& pool = parts_.runner.block_pool();
+    std::optional<int32_t> slot;
+    if (parts_.runner.ssm_pool() != nullptr) slot = parts_.runner.ssm_pool()->allocate();
+    const bool needs_partial = static_cast<int32_t>(parent.block_table.size()) > num_full;
+    std::optional<int32_t> partial = needs_partial ? pool.allocate() : std::nullopt;
+    if ((parts_.runner.ssm_pool() != nullptr && !slot) || (needs_partial && !partial)) {
+      if (slot) parts_.runner.ssm_pool()->free(*slot);
+      if (partial) pool.release(*partial);
+      scheduler_.add_waiting(child.get());  // no room to share now: it prefills on its own
+      sequences_[request.request_id].push_back(std::move(child));
+      continue;
+    }
+    for (int32_t b = 0; b < num_full; ++b) {
+      pool.add_ref(parent.block_table[b]);
+      child->block_table.push_back(parent.block_table[b]);
+    }
+    if (partial) {
+      parts_.runner.copy_kv_block(parent.block_table[num_full], *partial);
+      child->block_table.push_back(*partial);
+    }
+    if (slot) {
+      parts_.runner.ssm_pool()->copy_slot(parent.ssm_slot, *slot);
+      child->ssm_slot = *slot;
+    }
+    child->num_computed_tokens = parent.num_computed_tokens;
+    scheduler_.add_running(child.get());
+    std::vector<float> own(logits.begin(), logits.end());
+    Sequence& ref = *child;
+    sequences_[request.request_id].push_back(std::move(child));
+    on_token(ref, own);
+  }
+}
+
+void EngineLoop::append_token(Sequence& seq, const SampleResult& sample) {
+  RequestState& request = *seq.request;
+  const GenerationRequest& params = request.request;
+  const Clock::time_point now = Clock::now();
+  const int32_t token = sample.token_id;
+  seq.token_ids.push_back(token);
+  ++request.num_generated_tokens;
+  parts_.stats.update([&](EngineStatsSnapshot& s) {
+    ++s.generation_tokens_total;
+    if (seq.num_output_tokens() == 1) {
+      if (seq.choice_index == 0) s.time_to_first_token.observe(seconds_between(request.arrival, now));
+    } else {
+      s.inter_token_latency.observe(seconds_between(seq.last_token_time, now));
+    }
+  });
+  seq.last_token_time = now;
+  ChoiceDelta delta{.index = seq.choice_index, .token_ids = {token}};
+  if (params.sampling.logprobs >= 0) delta.logprobs.push_back(sample);
+  const bool is_eos = std::find(parts_.eos_token_ids.begin(), parts_.eos_token_ids.end(), token) !=
+                      parts_.eos_token_ids.end();
+  const bool is_stop_id = std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), token) !=
+                          params.stop_token_ids.end();
+  const StopChecker::Result text = seq.stop_checker->push(seq.detokenizer->push(token));
+  delta.text = text.text;
+  request.pending.deltas.push_back(std::move(delta));
+  touched_.push_back(seq.request);
+  if (text.stop) return finish(seq, FinishReason::kStop, text.stop);
+  if ((is_eos && !params.ignore_eos) || is_stop_id)
+    return finish(seq, FinishReason::kStop, std::nullopt);
+  if (seq.num_output_tokens() >= params.max_tokens || seq.num_tokens() >= parts_.max_model_len)
+    return finish(seq, FinishReason::kLength, std::nullopt);
+}
+
+void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
+  RequestState& request = *seq.request;
+  if (seq.status == SequenceStatus::kFinished) return;
+  scheduler_.remove(&seq);
+  ChoiceDelta delta{.index = seq.choice_index, .finish_reason = reason, .stop_reason = std::move(stop_reason)};
+  if (reason != FinishReason::kStop || !delta.stop_reason)  // a stop string drops the held tail
+    delta.text = seq.stop_checker->flush() + seq.detokenizer->finish();
+  request.pending.deltas.push_back(std::move(delta));
+  touched_.push_back(seq.request);
+  if (++request.num_finished_choices < request.request.n) return;
+  request.pending.finished = true;
+  parts_.stats.update([&](EngineStatsSnapshot& s) {
+    ++s.requests_finished_total;
+    s.prefix_cache_queries_total += request.num_prefix_queries;
+    s.prefix_cache_hits_total += request.num_prefix_hits;
+    s.e2e_latency.observe(seconds_between(request.arrival, Clock::now()));
+  });
+}
+
+void EngineLoop::cancel_request(int64_t request_id) {
+  auto it = sequences_.find(request_id);
+  if (it == sequences_.end()) return;
+  for (auto& seq : it->second) finish(*seq, FinishReason::kCancelled, std::nullopt);
+}
+
+void EngineLoop::publish() {
+  for (const auto& request : touched_) {
+    if (request->pending.deltas.empty() && !request->pending.finished) continue;
+    RequestUpdate update = std::move(request->pending);
+    request->pending = {};
+    update.num_prompt_tokens = static_cast<int32_t>(request->request.prompt_ids.size());
+    update.num_cached_tokens = request->num_cached_tokens;
+    update.num_generated_tokens = request->num_generated_tokens;
+    const bool finished = update.finished;
+    request->stream->push(std::move(update));
+    if (finished) sequences_.erase(request->request_id);
+  }
+  touched_.clear();
+}
+
+void EngineLoop::update_gauges() {
+  const BlockPool& pool = parts_.runner.block_pool();
+  parts_.stats.update([&](EngineStatsSnapshot& s) {
+    s.num_running = scheduler_.num_running();
+    s.num_waiting = scheduler_.num_waiting();
+    s.kv_cache_usage = 1.0 - static_cast<double>(pool.num_free()) / pool.num_blocks();
+    s.prefix_cached_blocks = prefix_cache_ ? prefix_cache_->num_cached_blocks() : 0;
+  });
+}
+
+}  // namespace strata

@@ -1,0 +1,75 @@
+// EngineLoop: the state only the engine thread touches: sequences, the scheduler, and the
+// inbox through which other threads hand over requests and cancellations.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "strata/engine/engine_options.h"
+#include "strata/engine/engine_stats.h"
+#include "strata/engine/model_runner.h"
+#include "strata/engine/scheduler.h"
+#include "strata/engine/sequence.h"
+#include "strata/text/tokenizer.h"
+
+namespace strata {
+
+struct EngineLoopParts {
+  ModelRunner& runner;
+  const text::Tokenizer& tokenizer;
+  std::vector<int32_t> eos_token_ids;
+  EngineOptions options;
+  int32_t max_model_len = 0;
+  EngineStats& stats;
+};
+
+class EngineLoop {
+ public:
+  explicit EngineLoop(EngineLoopParts parts);
+
+  // Thread-safe: called from HTTP threads.
+  void enqueue(std::shared_ptr<RequestState> request);
+  void cancel(int64_t request_id);
+  void cancel_all();
+  void wake();
+
+  // Engine thread: one iteration (admit, cancel, schedule, run, sample). Waits briefly
+  // when there is nothing to do. Returns whether any request is still in flight.
+  bool iterate();
+
+ private:
+  void take_inbox();
+  void start_request(const std::shared_ptr<RequestState>& request);
+  void run_step(const StepPlan& plan);
+  // Hybrid models: snapshot requests for the prompt's last full block boundary and the one
+  // before it, when this row's tokens cross them.
+  void plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
+                      std::vector<std::pair<uint64_t, int32_t>>& reserved);
+  // Makes the row's newly completed blocks findable in the prefix cache.
+  void register_blocks(Sequence& seq);
+  void on_token(Sequence& seq, std::span<float> logits);
+  void fork_choices(Sequence& parent, std::span<const float> logits);
+  void append_token(Sequence& seq, const SampleResult& sample);
+  void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
+  void cancel_request(int64_t request_id);
+  void publish();
+  void update_gauges();
+
+  EngineLoopParts parts_;
+  std::unique_ptr<PrefixCache> prefix_cache_;  // null when prefix caching is off
+  Scheduler scheduler_;
+  std::mutex inbox_mutex_;
+  std::condition_variable wake_;
+  std::vector<std::shared_ptr<RequestState>> inbox_;
+  std::vector<int64_t> cancels_;
+  bool cancel_all_ = false;
+  std::map<int64_t, std::vector<std::unique_ptr<Sequence>>> sequences_;  // by request id
+  std::vector<std::shared_ptr<RequestState>> touched_;  // requests with updates this step
+  int64_t next_sequence_id_ = 0;
+  uint64_t next_arrival_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,54 @@
+// Counters and latency histograms the engine keeps for /metrics. Written by the engine
+// thread, read by HTTP threads under the mutex.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace strata {
+
+struct Histogram {
+  std::vector<double> bounds;        // upper bounds in seconds, ascending
+  std::vector<uint64_t> counts;      // per bound, not cumulative; last entry: +Inf
+  double sum = 0;
+  uint64_t count = 0;
+
+  explicit Histogram(std::vector<double> upper_bounds);
+  void observe(double seconds);
+};
+
+struct EngineStatsSnapshot {
+  int64_t num_running = 0;
+  int64_t num_waiting = 0;
+  double kv_cache_usage = 0;         // fraction of KV blocks in use
+  uint64_t prompt_tokens_total = 0;
+  uint64_t generation_tokens_total = 0;
+  uint64_t preemptions_total = 0;
+  uint64_t requests_finished_total = 0;
+  uint64_t prefix_cache_queries_total = 0;  // prompt tokens looked up
+  uint64_t prefix_cache_hits_total = 0;     // prompt tokens found
+  int64_t prefix_cached_blocks = 0;
+  Histogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
+  Histogram inter_token_latency{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}};
+  Histogram e2e_latency{{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}};
+};
+
+class EngineStats {
+ public:
+  EngineStatsSnapshot snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return data_;
+  }
+  template <typename F> void update(F&& fn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn(data_);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  EngineStatsSnapshot data_;
+};
+
+}  // namespace strata

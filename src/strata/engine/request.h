@@ -1,0 +1,71 @@
+// A generation request as the engine sees it (already tokenized), and what flows back:
+// per-step deltas of each choice through a RequestStream the caller reads.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/engine/sampler.h"
+#include "strata/engine/sampling_params.h"
+
+namespace strata {
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt_ids;
+  SamplingParams sampling;
+  int32_t max_tokens = 16;
+  std::vector<std::string> stop;         // stop strings: generation ends before them
+  std::vector<int32_t> stop_token_ids;   // besides the model's eos ids
+  bool ignore_eos = false;
+  bool skip_special_tokens = true;
+  int32_t n = 1;                         // choices sharing the prompt's KV blocks
+  int32_t priority = 0;                  // lower runs first; FCFS within a priority
+  uint64_t cache_key = 0;                // prefix-cache namespace (adapter, cache salt)
+};
+
+enum class FinishReason : uint8_t { kNone, kStop, kLength, kCancelled, kError };
+const char* finish_reason_name(FinishReason reason);  // "stop", "length", "abort", "error"
+
+struct ChoiceDelta {
+  int32_t index = 0;                     // choice index, 0..n-1
+  std::string text;                      // new text (stop strings never appear)
+  std::vector<int32_t> token_ids;        // new tokens
+  std::vector<SampleResult> logprobs;    // per new token, when asked
+  FinishReason finish_reason = FinishReason::kNone;
+  std::optional<std::string> stop_reason;  // the stop string or token that ended it
+};
+
+struct RequestUpdate {
+  std::vector<ChoiceDelta> deltas;
+  bool finished = false;                 // every choice has finished
+  std::string error;                     // set with finished when the request failed
+  int32_t num_prompt_tokens = 0;
+  int32_t num_cached_tokens = 0;         // prompt tokens served by the prefix cache
+  int32_t num_generated_tokens = 0;      // all choices, so far
+};
+
+// Single producer (the engine thread), single consumer (an HTTP thread).
+class RequestStream {
+ public:
+  explicit RequestStream(int64_t request_id) : request_id_(request_id) {}
+  int64_t request_id() const { return request_id_; }
+
+  void push(RequestUpdate update);
+  // Waits up to `timeout` for updates; merges all queued ones. nullopt on timeout.
+  std::optional<RequestUpdate> pop(std::chrono::milliseconds timeout);
+  bool finished() const;
+
+ private:
+  int64_t request_id_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<RequestUpdate> queue_;
+  bool finished_ = false;
+};
+
+}  // namespace strata

@@ -1,0 +1,141 @@
+#include "strata/engine/scheduler.h"
+
+#include <algorithm>
+
+#include "strata/core/error.h"
+
+namespace strata {
+
+Scheduler::Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
+                     PrefixCache* prefix_cache)
+    : options_(options), block_pool_(block_pool), ssm_pool_(ssm_pool), prefix_cache_(prefix_cache) {}
+
+void Scheduler::add_waiting(Sequence* seq) {
+  seq->status = SequenceStatus::kWaiting;
+  auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const Sequence* other) {
+    return std::pair(seq->priority(), seq->arrival_order) < std::pair(other->priority(), other->arrival_order);
+  });
+  waiting_.insert(it, seq);
+}
+
+void Scheduler::add_running(Sequence* seq) {
+  seq->status = SequenceStatus::kRunning;
+  running_.push_back(seq);
+}
+
+void Scheduler::remove(Sequence* seq) {
+  running_.remove(seq);
+  waiting_.remove(seq);
+  free_resources(*seq);
+  seq->status = SequenceStatus::kFinished;
+}
+
+void Scheduler::free_resources(Sequence& seq) {
+  // Last blocks first: the free queue is the prefix cache's LRU, and a prefix's tail is
+  // the least likely part to be shared.
+  for (auto it = seq.block_table.rbegin(); it != seq.block_table.rend(); ++it) block_pool_.release(*it);
+  seq.block_table.clear();
+  seq.num_registered_blocks = 0;
+  if (seq.ssm_slot >= 0) ssm_pool_->free(seq.ssm_slot);
+  seq.ssm_slot = -1;
+}
+
+bool Scheduler::reserve_blocks(Sequence& seq, int32_t num_tokens) {
+  const int64_t total = seq.num_computed_tokens + num_tokens;
+  const int64_t needed = (total + options_.block_size - 1) / options_.block_size;
+  const int64_t missing = needed - static_cast<int64_t>(seq.block_table.size());
+  return missing <= 0 || block_pool_.allocate_n(static_cast<int32_t>(missing), seq.block_table);
+}
+
+void Scheduler::preempt(Sequence& seq) {
+  free_resources(seq);
+  seq.num_computed_tokens = 0;
+  running_.remove(&seq);
+  add_waiting(&seq);
+}
+
+bool Scheduler::preempt_newest(const Sequence* keep, StepPlan& plan, int32_t& budget) {
+  Sequence* newest = nullptr;
+  for (Sequence* seq : running_)
+    if (seq != keep && (newest == nullptr || seq->arrival_order > newest->arrival_order)) newest = seq;
+  if (newest == nullptr) return false;
+  for (auto it = plan.rows.begin(); it != plan.rows.end(); ++it)
+    if (it->seq == newest) {
+      budget += it->num_tokens;
+      plan.rows.erase(it);
+      break;
+    }
+  preempt(*newest);
+  ++plan.num_preempted;
+  return true;
+}
+
+int32_t Scheduler::admit_tokens(const Sequence& seq, int32_t budget) const {
+  const int32_t behind = seq.num_tokens_behind();
+  if (behind <= budget) return behind;
+  return options_.enable_chunked_prefill ? budget : 0;
+}
+
+bool Scheduler::prepare_admission(Sequence& seq) {
+  if (ssm_pool_ != nullptr && seq.ssm_slot < 0) {
+    const std::optional<int32_t> slot = ssm_pool_->allocate();
+    if (!slot) return false;
+    seq.ssm_slot = *slot;
+  }
+  if (prefix_cache_ != nullptr && seq.num_computed_tokens == 0 && seq.block_table.empty())
+    apply_prefix_match(seq);
+  return true;
+}
+
+void Scheduler::apply_prefix_match(Sequence& seq) {
+  prefix_cache_->extend_block_hashes(seq.token_ids, seq.request->request.cache_key, seq.block_hashes);
+  const PrefixMatch match = prefix_cache_->match(seq.block_hashes, seq.num_tokens());
+  seq.block_table = match.blocks;
+  seq.num_computed_tokens = match.num_tokens;
+  seq.num_registered_blocks = static_cast<int32_t>(match.blocks.size());
+  if (match.ssm_snapshot_slot >= 0) ssm_pool_->copy_slot(match.ssm_snapshot_slot, seq.ssm_slot);
+  seq.last_match_tokens = match.num_tokens;
+}
+
+StepPlan Scheduler::schedule() {
+  StepPlan plan;
+  int32_t budget = options_.max_num_batched_tokens;
+  for (auto it = running_.begin(); it != running_.end() && budget > 0;) {
+    Sequence& seq = **it;
+    const int32_t num_tokens = admit_tokens(seq, budget);
+    if (num_tokens == 0) { ++it; continue; }
+    if (!reserve_blocks(seq, num_tokens)) {
+      if (preempt_newest(&seq, plan, budget)) continue;  // retry this sequence with the freed blocks
+      preempt(seq);  // it is the only one left: recompute it later
+      ++plan.num_preempted;
+      break;
+    }
+    plan.rows.push_back({&seq, num_tokens});
+    budget -= num_tokens;
+    ++it;
+  }
+  while (!waiting_.empty() && budget > 0 &&
+         static_cast<int32_t>(running_.size()) < options_.max_num_seqs) {
+    Sequence& seq = *waiting_.front();
+    if (!prepare_admission(seq)) break;
+    const int32_t num_tokens = admit_tokens(seq, budget);
+    if (num_tokens == 0 || !reserve_blocks(seq, num_tokens)) {  // strict order: nobody jumps the head
+      free_resources(seq);
+      seq.num_computed_tokens = 0;
+      break;
+    }
+    waiting_.pop_front();
+    if (prefix_cache_ != nullptr && seq.last_match_tokens >= 0) {
+      if (seq.num_output_tokens() == 0) seq.request->num_cached_tokens = seq.last_match_tokens;
+      seq.request->num_prefix_queries += seq.num_tokens();
+      seq.request->num_prefix_hits += seq.last_match_tokens;
+      seq.last_match_tokens = -1;
+    }
+    add_running(&seq);
+    plan.rows.push_back({&seq, num_tokens});
+    budget -= num_tokens;
+  }
+  return plan;
+}
+
+}  // namespace strata

@@ -1,0 +1,67 @@
+// Scheduler: no prefill phase, no decode phase. Every running sequence is some tokens
+// behind; each step hands out a token budget, running sequences first (decode rows), then
+// waiting ones in (priority, arrival) order. When KV blocks or SSM slots run out it
+// preempts the newest running sequence, which recomputes later.
+#pragma once
+
+#include <list>
+#include <vector>
+
+#include "strata/cache/block_pool.h"
+#include "strata/cache/prefix_cache.h"
+#include "strata/cache/ssm_state_pool.h"
+#include "strata/engine/engine_options.h"
+#include "strata/engine/sequence.h"
+
+namespace strata {
+
+struct ScheduledRow {
+  Sequence* seq = nullptr;
+  int32_t num_tokens = 0;
+};
+
+struct StepPlan {
+  std::vector<ScheduledRow> rows;
+  int32_t num_preempted = 0;
+};
+
+class Scheduler {
+ public:
+  // ssm_pool is null for models without recurrent layers, prefix_cache when caching is off.
+  Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
+            PrefixCache* prefix_cache = nullptr);
+
+  void add_waiting(Sequence* seq);
+  // Adds a sequence that already holds its blocks and slot (a forked choice).
+  void add_running(Sequence* seq);
+  // Finished or cancelled: frees its blocks and slot and forgets it.
+  void remove(Sequence* seq);
+  StepPlan schedule();
+
+  int64_t num_running() const { return static_cast<int64_t>(running_.size()); }
+  int64_t num_waiting() const { return static_cast<int64_t>(waiting_.size()); }
+  const std::list<Sequence*>& running() const { return running_; }
+
+ private:
+  // Blocks covering num_computed + num_tokens tokens; false (nothing taken) if short.
+  bool reserve_blocks(Sequence& seq, int32_t num_tokens);
+  void free_resources(Sequence& seq);
+  void preempt(Sequence& seq);
+  // Preempts the newest running sequence other than `keep` (returning its planned tokens
+  // to the budget); false if there is none.
+  bool preempt_newest(const Sequence* keep, StepPlan& plan, int32_t& budget);
+  int32_t admit_tokens(const Sequence& seq, int32_t budget) const;
+  // Starts a fresh (or recomputing) sequence from the longest cached prefix.
+  void apply_prefix_match(Sequence& seq);
+  // Takes an SSM slot (and a prefix-cache match) for a waiting sequence; false if no slot.
+  bool prepare_admission(Sequence& seq);
+
+  EngineOptions options_;
+  BlockPool& block_pool_;
+  SsmStatePool* ssm_pool_;
+  PrefixCache* prefix_cache_;
+  std::list<Sequence*> running_;  // admission order
+  std::list<Sequence*> waiting_;  // (priority, arrival_order) order
+};
+
+}  // namespace strata

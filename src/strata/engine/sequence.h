@@ -1,0 +1,61 @@
+// Sequence: one choice of one request as the scheduler and engine loop track it. Its
+// tokens are the prompt then the output; num_computed_tokens of them are in the KV cache
+// (and SSM state), the rest are "behind" and get scheduled.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "strata/engine/request.h"
+#include "strata/engine/sampler.h"
+#include "strata/engine/stop_checker.h"
+#include "strata/text/incremental_detokenizer.h"
+
+namespace strata {
+
+using Clock = std::chrono::steady_clock;
+
+// State shared by the n choices of one request.
+struct RequestState {
+  int64_t request_id = 0;
+  GenerationRequest request;
+  std::shared_ptr<RequestStream> stream;
+  Clock::time_point arrival;
+  int32_t num_finished_choices = 0;
+  int32_t num_generated_tokens = 0;
+  int32_t num_cached_tokens = 0;
+  int64_t num_prefix_queries = 0;  // tokens looked up in the prefix cache (for /metrics)
+  int64_t num_prefix_hits = 0;     // tokens found
+  bool cancelled = false;
+  RequestUpdate pending;  // deltas of the current step, pushed once per step
+};
+
+enum class SequenceStatus : uint8_t { kWaiting, kRunning, kFinished };
+
+struct Sequence {
+  int64_t id = 0;
+  int32_t choice_index = 0;
+  uint64_t arrival_order = 0;  // FCFS order; preemption takes the newest first
+  std::shared_ptr<RequestState> request;
+  std::vector<int32_t> token_ids;  // prompt, then output
+  int32_t num_prompt_tokens = 0;
+  int32_t num_computed_tokens = 0;
+  std::vector<int32_t> block_table;
+  int32_t ssm_slot = -1;
+  std::vector<uint64_t> block_hashes;  // prefix-cache hash of each full block of token_ids
+  int32_t num_registered_blocks = 0;   // leading blocks already findable in the prefix cache
+  int32_t last_match_tokens = -1;      // prefix-cache hit of the pending admission
+  SequenceStatus status = SequenceStatus::kWaiting;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
+  std::unique_ptr<StopChecker> stop_checker;
+  Clock::time_point last_token_time;
+
+  int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
+  int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
+  int32_t num_tokens_behind() const { return num_tokens() - num_computed_tokens; }
+  int32_t priority() const { return request->request.priority; }
+};
+
+}  // namespace strata

@@ -1,0 +1,78 @@
+// Qwen3-Next: Gated DeltaNet layers with a gated-attention layer every full_attention_interval
+// (or as layer_types says); attention has a sigmoid output gate, partial rotary and q/k norm.
+// Every RMSNorm except the DeltaNet's gated one is zero-centred (1 + w). The feed-forward is a
+// softmax top-k MoE plus a sigmoid-gated shared expert on sparse layers, a dense MLP elsewhere.
+#include <fmt/format.h>
+
+#include "strata/core/error.h"
+#include "strata/model/arch/builders.h"
+#include "strata/model/arch/common.h"
+#include "strata/model/layers/decoder_block.h"
+#include "strata/model/layers/gated_deltanet.h"
+
+namespace strata {
+namespace {
+
+bool is_full_attention(const ModelConfig& config, int64_t layer) {
+  const std::vector<std::string> types = config.get_string_list("layer_types");
+  if (!types.empty()) {
+    if (static_cast<int64_t>(types.size()) != config.num_hidden_layers)
+      fail("config.json: layer_types has {} entries for {} layers", types.size(), config.num_hidden_layers);
+    if (types[layer] != "full_attention" && types[layer] != "linear_attention")
+      fail("config.json: layer_types[{}] is '{}'; expected full_attention or linear_attention",
+           layer, types[layer]);
+    return types[layer] == "full_attention";
+  }
+  const int64_t interval = config.get_int("full_attention_interval", 4);
+  if (interval < 1) fail("config.json: full_attention_interval is {}; it must be >= 1", interval);
+  return (layer + 1) % interval == 0;
+}
+
+std::unique_ptr<Mixer> make_mixer(const ModelConfig& config, const WeightScope& w, bool full) {
+  if (full) {
+    AttentionOptions attention = attention_options(config);
+    attention.qk_norm = true;
+    attention.norm_unit_offset = true;
+    attention.output_gate = true;
+    return std::make_unique<Attention>(attention, w.scope("self_attn"));
+  }
+  const GatedDeltaNetOptions gdn{.hidden_size = config.hidden_size,
+                                 .num_k_heads = config.require_int("linear_num_key_heads"),
+                                 .num_v_heads = config.require_int("linear_num_value_heads"),
+                                 .k_head_dim = config.require_int("linear_key_head_dim"),
+                                 .v_head_dim = config.require_int("linear_value_head_dim"),
+                                 .conv_kernel = config.get_int("linear_conv_kernel_dim", 4),
+                                 .norm_eps = static_cast<float>(config.rms_norm_eps)};
+  return std::make_unique<GatedDeltaNet>(gdn, w.scope("linear_attn"));
+}
+
+}  // namespace
+
+std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights) {
+  auto model = std::make_unique<Model>(config,
+                                       decoder_parts(config, weights, {.norm_unit_offset = true}));
+  MoeOptions moe = qwen_moe_options(config);
+  moe.shared_intermediate_size = config.get_int("shared_expert_intermediate_size", 0);
+  moe.shared_expert_gate = moe.shared_intermediate_size > 0;
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    const WeightScope w(weights, fmt::format("model.layers.{}", i));
+    const bool full = is_full_attention(config, i), sparse = is_sparse_moe_layer(config, i);
+    std::unique_ptr<Ffn> ffn;
+    if (sparse) {
+      ffn = std::make_unique<MoeFfn>(moe, w.scope("mlp"));
+    } else {
+      ffn = std::make_unique<Mlp>(dense_mlp_options(config), w.scope("mlp"));
+    }
+    model->add_layer(
+        std::make_unique<DecoderBlock>(DecoderBlock::Parts{
+            .input_norm = rms_norm_weight(w, "input_layernorm.weight", config, true),
+            .mixer = make_mixer(config, w, full),
+            .pre_ffn_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config, true),
+            .ffn = std::move(ffn),
+        }),
+        fmt::format("{} + {}", full ? "gated attention" : "gated_deltanet", sparse ? "moe" : "mlp"));
+  }
+  return model;
+}
+
+}  // namespace strata

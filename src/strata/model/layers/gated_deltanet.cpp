@@ -1,0 +1,100 @@
+#include "strata/model/layers/gated_deltanet.h"
+
+#include "strata/core/error.h"
+#include "strata/model/layers/ssm_segments.h"
+#include "strata/ops/causal_conv1d.h"
+#include "strata/ops/gated_delta_rule.h"
+#include "strata/ops/gated_rms_norm.h"
+#include "strata/ops/linear.h"
+
+namespace strata {
+namespace {
+
+// HF packs in_proj_qkvz per key head g as [q_g (dk) | k_g (dk) | v_g (r*dv) | z_g (r*dv)] with
+// r = nv / nk (fix_query_key_value_ordering). Rows regrouped as [q | k | v | z], all heads each.
+std::vector<int64_t> qkvz_rows(const GatedDeltaNetOptions& o) {
+  const int64_t r = o.num_v_heads / o.num_k_heads, dk = o.k_head_dim, vr = r * o.v_head_dim;
+  const int64_t group = 2 * dk + 2 * vr;
+  const int64_t offsets[4] = {0, dk, 2 * dk, 2 * dk + vr}, sizes[4] = {dk, dk, vr, vr};
+  std::vector<int64_t> rows;
+  for (int part = 0; part < 4; ++part)
+    for (int64_t g = 0; g < o.num_k_heads; ++g)
+      for (int64_t i = 0; i < sizes[part]; ++i) rows.push_back(g * group + offsets[part] + i);
+  return rows;
+}
+
+// in_proj_ba per key head g: [b_g (r) | a_g (r)]; regrouped as [b of all v heads | a of all].
+std::vector<int64_t> ba_rows(const GatedDeltaNetOptions& o) {
+  const int64_t r = o.num_v_heads / o.num_k_heads;
+  std::vector<int64_t> rows;
+  for (int part = 0; part < 2; ++part)
+    for (int64_t g = 0; g < o.num_k_heads; ++g)
+      for (int64_t i = 0; i < r; ++i) rows.push_back(g * 2 * r + part * r + i);
+  return rows;
+}
+
+}  // namespace
+
+GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightScope& w)
+    : options_(options) {
+  const int64_t hidden = options.hidden_size, nv = options.num_v_heads;
+  if (options.num_k_heads < 1 || nv % options.num_k_heads != 0)
+    fail("{}: linear_num_value_heads {} must be a multiple of linear_num_key_heads {}",
+         w.name("in_proj_qkvz"), nv, options.num_k_heads);
+  const Tensor qkvz = w.weights().gathered_rows(
+      w.name("in_proj_qkvz.weight"), {conv_dim() + value_dim(), hidden}, qkvz_rows(options));
+  qkv_proj_ = qkvz.slice_rows(0, conv_dim());
+  z_proj_ = qkvz.slice_rows(conv_dim(), conv_dim() + value_dim());
+  const Tensor ba = w.weights().gathered_rows(w.name("in_proj_ba.weight"), {2 * nv, hidden},
+                                                 ba_rows(options));
+  b_proj_ = ba.slice_rows(0, nv);
+  a_proj_ = ba.slice_rows(nv, 2 * nv);
+  conv_weight_ = w.get_f32("conv1d.weight", {conv_dim(), 1, options.conv_kernel})
+                     .reshape({conv_dim(), options.conv_kernel});
+  A_log_ = w.get_f32("A_log", {nv});
+  dt_bias_ = w.get_f32("dt_bias", {nv});
+  norm_weight_ = w.get_f32("norm.weight", {options.v_head_dim});
+  out_proj_ = w.get("out_proj.weight", {hidden, value_dim()});
+}
+
+LayerCaps GatedDeltaNet::caps() const {
+  return {.ssm_h_state_elems = options_.num_v_heads * options_.k_head_dim * options_.v_head_dim,
+          .ssm_conv_state_elems = conv_dim() * (options_.conv_kernel - 1),
+          .graph_safe = false};
+}
+
+void GatedDeltaNet::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
+                            ForwardContext& ctx) const {
+  const int64_t t = h.dim(0), nv = options_.num_v_heads, dk = options_.k_head_dim;
+  const int64_t dv = options_.v_head_dim, kernel = options_.conv_kernel;
+  Tensor qkv = ctx.temp({t, conv_dim()});
+  Tensor z = ctx.temp({t, nv, dv});
+  Tensor b = ctx.temp({t, nv});
+  Tensor a = ctx.temp({t, nv});
+  ops::linear(h, qkv_proj_, Tensor(), qkv);
+  ops::linear(h, z_proj_, Tensor(), z.reshape({t, nv * dv}));
+  ops::linear(h, b_proj_, Tensor(), b);
+  ops::linear(h, a_proj_, Tensor(), a);
+  Tensor core = ctx.temp({t, nv, dv});
+  for_each_ssm_segment(step, ctx, [&](const SsmSegment& s) {
+    const int64_t n = s.end - s.begin;
+    const Tensor rows = qkv.slice_rows(s.begin, s.end);
+    ops::causal_conv1d({.x = rows, .weight = conv_weight_,
+                        .conv_state = s.conv_state.reshape({conv_dim(), kernel - 1}),
+                        .out = rows,
+                        .intermediate_states = s.conv_intermediates.defined()
+                            ? s.conv_intermediates.reshape({n, conv_dim(), kernel - 1}) : Tensor()});
+    ops::gated_delta_rule({.qkv = rows, .a = a.slice_rows(s.begin, s.end),
+                           .b = b.slice_rows(s.begin, s.end), .A_log = A_log_, .dt_bias = dt_bias_,
+                           .state = s.h_state.reshape({nv, dk, dv}),
+                           .out = core.slice_rows(s.begin, s.end),
+                           .intermediate_states = s.h_intermediates.defined()
+                               ? s.h_intermediates.reshape({n, nv, dk, dv}) : Tensor()});
+  });
+  const Tensor flat = core.reshape({t * nv, dv});
+  ops::gated_rms_norm(flat, z.reshape({t * nv, dv}), norm_weight_, flat,
+                      {.eps = options_.norm_eps, .order = ops::GateOrder::kNormThenGate});
+  ops::linear(core.reshape({t, nv * dv}), out_proj_, Tensor(), out);
+}
+
+}  // namespace strata

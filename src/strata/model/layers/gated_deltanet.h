@@ -1,0 +1,47 @@
+// Gated DeltaNet (Qwen3-Next linear_attn): fused q/k/v/z and b/a projections, a depthwise
+// causal conv with SiLU over q|k|v, the gated delta rule with per-sequence state, a gated
+// RMSNorm (norm, then * silu(z)) per value head, and the output projection.
+#pragma once
+
+#include "strata/model/layer.h"
+#include "strata/model/model_weights.h"
+
+namespace strata {
+
+struct GatedDeltaNetOptions {
+  int64_t hidden_size = 0;
+  int64_t num_k_heads = 0;   // linear_num_key_heads
+  int64_t num_v_heads = 0;   // linear_num_value_heads
+  int64_t k_head_dim = 0;    // linear_key_head_dim
+  int64_t v_head_dim = 0;    // linear_value_head_dim
+  int64_t conv_kernel = 4;   // linear_conv_kernel_dim
+  float norm_eps = 1e-6f;
+};
+
+class GatedDeltaNet final : public Mixer {
+ public:
+  // Weights under `w`: in_proj_qkvz, in_proj_ba (HF's per-key-head grouped layout, regrouped
+  // here at load), conv1d, A_log, dt_bias, norm, out_proj.
+  GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightScope& w);
+  LayerCaps caps() const override;
+  void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
+               ForwardContext& ctx) const override;
+
+ private:
+  int64_t key_dim() const { return options_.num_k_heads * options_.k_head_dim; }
+  int64_t value_dim() const { return options_.num_v_heads * options_.v_head_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+
+  GatedDeltaNetOptions options_;
+  Tensor qkv_proj_;     // [conv_dim, hidden]: q of all key heads | k | v of all value heads
+  Tensor z_proj_;       // [value_dim, hidden]
+  Tensor b_proj_;       // [num_v_heads, hidden]
+  Tensor a_proj_;       // [num_v_heads, hidden]
+  Tensor conv_weight_;  // [conv_dim, conv_kernel] f32
+  Tensor A_log_;        // [num_v_heads] f32
+  Tensor dt_bias_;      // [num_v_heads] f32
+  Tensor norm_weight_;  // [v_head_dim] f32
+  Tensor out_proj_;     // [hidden, value_dim]
+};
+
+}  // namespace strata

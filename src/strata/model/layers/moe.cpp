@@ -1,0 +1,76 @@
+#include "strata/model/layers/moe.h"
+
+#include <fmt/format.h>
+
+#include "strata/ops/elementwise.h"
+#include "strata/ops/linear.h"
+
+namespace strata {
+
+MoeWeightNames mixtral_moe_names() {
+  return {.gate_proj = "w1", .up_proj = "w3", .down_proj = "w2"};
+}
+
+Tensor MoeFfn::stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const {
+  std::vector<std::string> names;
+  for (int64_t e = 0; e < options_.num_experts; ++e)
+    names.push_back(w.name(fmt::format("experts.{}.{}.weight", e, name)));
+  return w.weights().stacked(names, part);
+}
+
+MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names)
+    : options_(options) {
+  const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
+  router_ = w.get(names.router, {options.num_experts, hidden});
+  if (options.gated) gate_proj_ = stacked_experts(w, names.gate_proj, {inter, hidden});
+  up_proj_ = stacked_experts(w, names.up_proj, {inter, hidden});
+  down_proj_ = stacked_experts(w, names.down_proj, {hidden, inter});
+  if (options.shared_intermediate_size > 0) {
+    shared_expert_ = std::make_unique<Mlp>(
+        MlpOptions{.hidden_size = hidden, .intermediate_size = options.shared_intermediate_size,
+                   .activation = options.activation, .gated = options.gated},
+        w.scope(names.shared_expert));
+    if (options.shared_expert_gate) shared_gate_ = w.get(names.shared_expert_gate, {1, hidden});
+  }
+}
+
+void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
+  const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k;
+  const int64_t inter = options_.intermediate_size;
+  Tensor logits = ctx.temp_f32({t, options_.num_experts});
+  ops::linear(h, router_, Tensor(), logits);
+  Tensor topk_ids = ctx.workspace.alloc(DType::kI32, {t, k});
+  Tensor topk_weights = ctx.temp_f32({t, k});
+  ops::moe_route(logits, topk_ids, topk_weights, options_.route);
+  const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
+                              .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
+                              .expert_offsets =
+                                  ctx.workspace.alloc(DType::kI32, {options_.num_experts + 1})};
+  ops::moe_group(topk_ids, groups);
+  Tensor xs = ctx.temp({pairs, options_.hidden_size});
+  ops::gather_rows(h, groups.token_rows, xs);
+  Tensor up = ctx.temp({pairs, inter});
+  ops::grouped_linear(xs, up_proj_, groups.expert_offsets, up);
+  if (options_.gated) {
+    Tensor gate = ctx.temp({pairs, inter});
+    ops::grouped_linear(xs, gate_proj_, groups.expert_offsets, gate);
+    ops::gated_activation(gate, up, up, options_.activation);
+  } else {
+    ops::activation(up, up, options_.activation);
+  }
+  Tensor ys = ctx.temp({pairs, options_.hidden_size});
+  ops::grouped_linear(up, down_proj_, groups.expert_offsets, ys);
+  ops::moe_combine(ys, groups.sorted_pairs, topk_weights, out);
+  if (!shared_expert_) return;
+  Tensor shared = ctx.temp(out.shape());
+  shared_expert_->forward(h, shared, ctx);
+  if (shared_gate_.defined()) {
+    Tensor gate = ctx.temp_f32({t, 1});
+    ops::linear(h, shared_gate_, Tensor(), gate);
+    ops::add_sigmoid_gated(out, shared, gate);
+  } else {
+    ops::add(out, shared);
+  }
+}
+
+}  // namespace strata

@@ -1,0 +1,56 @@
+// Mixture-of-experts feed-forward: a linear router, top-k routing, experts stacked at load
+// into [num_experts, out, in] tensors (gated SwiGLU-style or plain up/down experts), and an
+// optional shared expert (Qwen3-Next: scaled by sigmoid(shared_expert_gate(x))).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "strata/model/layer.h"
+#include "strata/model/layers/mlp.h"
+#include "strata/model/model_weights.h"
+#include "strata/ops/moe.h"
+
+namespace strata {
+
+struct MoeOptions {
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;  // per expert (moe_intermediate_size)
+  int64_t num_experts = 0;
+  ops::MoeRouteOptions route;
+  ops::Activation activation = ops::Activation::kSilu;
+  bool gated = true;                      // experts have gate_proj (SwiGLU) or only up/down
+  int64_t shared_intermediate_size = 0;   // 0: no shared expert
+  bool shared_expert_gate = false;        // sigmoid(shared_expert_gate(x)) scales it
+};
+
+// Tensor names under the block's scope; experts.{e}.<name>.weight.
+struct MoeWeightNames {
+  std::string router = "gate.weight";
+  std::string gate_proj = "gate_proj";
+  std::string up_proj = "up_proj";
+  std::string down_proj = "down_proj";
+  std::string shared_expert = "shared_expert";
+  std::string shared_expert_gate = "shared_expert_gate.weight";
+};
+
+// Mixtral's w1 (gate) / w3 (up) / w2 (down).
+MoeWeightNames mixtral_moe_names();
+
+class MoeFfn final : public Ffn {
+ public:
+  MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names = {});
+  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const override;
+
+ private:
+  Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
+
+  MoeOptions options_;
+  Tensor router_;                      // [num_experts, hidden]
+  Tensor gate_proj_, up_proj_;         // [num_experts, I, hidden]; gate_proj_ gated only
+  Tensor down_proj_;                   // [num_experts, hidden, I]
+  std::unique_ptr<Mlp> shared_expert_;
+  Tensor shared_gate_;                 // [1, hidden] or undefined
+};
+
+}  // namespace strata

@@ -1,0 +1,26 @@
+// How a recurrent mixer walks the rows of a step: each row's tokens run as one segment with
+// the row's SSM slot state, split where the row asks for snapshots (the state after exactly
+// after_tokens tokens is copied to the snapshot's slot in between), and with per-token
+// states written to the slot's verify buffer when the row keeps intermediates.
+#pragma once
+
+#include <functional>
+
+#include "strata/model/forward_context.h"
+#include "strata/model/step_batch.h"
+
+namespace strata {
+
+struct SsmSegment {
+  int64_t begin = 0, end = 0;    // stacked token rows [begin, end)
+  Tensor h_state;                // [h_state_elems] f32: the slot's state of this layer
+  Tensor conv_state;             // [conv_state_elems] f32
+  Tensor h_intermediates;        // [end - begin, h_state_elems] f32, or undefined
+  Tensor conv_intermediates;     // [end - begin, conv_state_elems] f32, or undefined
+};
+
+// Calls run(segment) for every segment of every row, in row order, with ctx.ssm_layer's state.
+void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
+                          const std::function<void(const SsmSegment&)>& run);
+
+}  // namespace strata

@@ -1,0 +1,21 @@
+#include "strata/ops/causal_conv1d.h"
+
+#include "strata/ops/dispatch.h"
+
+namespace strata::ops {
+
+void causal_conv1d(const CausalConv1dArgs& args) {
+  STRATA_CHECK(args.x.rank() == 2 && args.weight.rank() == 2);
+  const int64_t t = args.x.dim(0), c = args.x.dim(1), k = args.weight.dim(1);
+  STRATA_CHECK_MSG(args.weight.dim(0) == c && k >= 2, "causal_conv1d weight {} for {} channels",
+                   args.weight.shape().str(), c);
+  STRATA_CHECK(args.weight.dtype() == DType::kF32 && args.conv_state.dtype() == DType::kF32);
+  if (args.bias.defined()) expect_shape(args.bias, {c}, "causal_conv1d bias");
+  expect_shape(args.conv_state, {c, k - 1}, "causal_conv1d conv_state");
+  expect_shape(args.out, args.x.shape(), "causal_conv1d out");
+  if (args.intermediate_states.defined())
+    expect_shape(args.intermediate_states, {t, c, k - 1}, "causal_conv1d intermediate_states");
+  STRATA_DISPATCH(args.x.device(), cpu::causal_conv1d(args), cuda::causal_conv1d(args));
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,80 @@
+// CUDA activations: out = act(gate) * up (gated) or act(x), f32 math on bf16 or f32 storage.
+// Elementwise with a grid-stride loop; out may alias gate or up.
+#include "strata/ops/activation.h"
+#include "strata/ops/cuda/common.cuh"
+
+namespace strata::cuda {
+namespace {
+
+struct ActivationParams {
+  const void* gate;  // [N]
+  const void* up;    // [N] or null
+  void* out;         // [N]
+  int64_t n;
+};
+
+template <ops::Activation kAct>
+__device__ __forceinline__ float apply(float x) {
+  if constexpr (kAct == ops::Activation::kSilu) {
+    return x / (1.0f + expf(-x));
+  } else if constexpr (kAct == ops::Activation::kGeluTanh) {
+    constexpr float kAlpha = 0.7978845608028654f;  // sqrt(2 / pi)
+    return 0.5f * x * (1.0f + tanhf(kAlpha * (x + 0.044715f * x * x * x)));
+  } else if constexpr (kAct == ops::Activation::kGelu) {
+    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+  } else {
+    const float r = x > 0.0f ? x : 0.0f;
+    return r * r;
+  }
+}
+
+template <typename T, ops::Activation kAct>
+__global__ void activation_kernel(ActivationParams p) {
+  const T* gate = static_cast<const T*>(p.gate);
+  const T* up = static_cast<const T*>(p.up);
+  T* out = static_cast<T*>(p.out);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < p.n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float v = apply<kAct>(to_f32(gate[i]));
+    out[i] = from_f32<T>(up != nullptr ? v * to_f32(up[i]) : v);
+  }
+}
+
+template <typename T>
+void launch_for_dtype(const ActivationParams& p, ops::Activation act) {
+  const unsigned blocks = grid_for(p.n, 256);
+  const cudaStream_t stream = current_stream();
+  switch (act) {
+    case ops::Activation::kSilu:
+      activation_kernel<T, ops::Activation::kSilu><<<blocks, 256, 0, stream>>>(p);
+      break;
+    case ops::Activation::kGeluTanh:
+      activation_kernel<T, ops::Activation::kGeluTanh><<<blocks, 256, 0, stream>>>(p);
+      break;
+    case ops::Activation::kGelu:
+      activation_kernel<T, ops::Activation::kGelu><<<blocks, 256, 0, stream>>>(p);
+      break;
+    case ops::Activation::kRelu2:
+      activation_kernel<T, ops::Activation::kRelu2><<<blocks, 256, 0, stream>>>(p);
+      break;
+  }
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, ops::Activation act) {
+  if (gate.numel() == 0) return;
+  STRATA_CHECK(out.dtype() == gate.dtype() && (up == nullptr || up->dtype() == gate.dtype()));
+  const ActivationParams p{.gate = gate.data(), .up = up != nullptr ? up->data() : nullptr,
+                           .out = out.data(), .n = gate.numel()};
+  if (gate.dtype() == DType::kBF16) {
+    launch_for_dtype<__nv_bfloat16>(p, act);
+  } else if (gate.dtype() == DType::kF32) {
+    launch_for_dtype<float>(p, act);
+  } else {
+    unsupported_dtype("activation", gate.dtype());
+  }
+}
+
+}  // namespace strata::cuda

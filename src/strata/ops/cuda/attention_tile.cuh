@@ -1,0 +1,38 @@
+// The tensor-core pieces of the paged attention kernel: bf16 mma.sync m16n8k16 with f32
+// accumulators, and packing helpers. Fragment layouts follow the PTX ISA: for lane l,
+// g = l / 4 picks rows g and g + 8, q = l % 4 picks columns (k) 2q, 2q + 1 (+ 8).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+namespace strata::cuda {
+
+__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                               uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Two floats as a bf16 pair: `lo` in the low half (the lower k or column index).
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// Two bf16 values that sit in consecutive rows of a row-major shared tile, as one pair.
+__device__ __forceinline__ uint32_t pack_rows(const __nv_bfloat16* lo, const __nv_bfloat16* hi) {
+  const uint16_t a = *reinterpret_cast<const uint16_t*>(lo);
+  const uint16_t b = *reinterpret_cast<const uint16_t*>(hi);
+  return static_cast<uint32_t>(a) | (static_cast<uint32_t>(b) << 16);
+}
+
+__device__ __forceinline__ uint32_t load_pair(const __nv_bfloat16* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+}  // namespace strata::cuda

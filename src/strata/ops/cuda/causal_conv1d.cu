@@ -1,0 +1,83 @@
+// CUDA depthwise causal conv1d with carried state: one thread per channel walks the tokens
+// in order, keeping the K-1 previous inputs in registers (coalesced across channels).
+#include "strata/ops/causal_conv1d.h"
+#include "strata/ops/cuda/common.cuh"
+
+namespace strata::cuda {
+namespace {
+
+constexpr int kMaxKernel = 8;
+
+struct ConvParams {
+  const void* x;        // [T, C]
+  const float* weight;  // [C, K]
+  const float* bias;    // [C] or null
+  float* state;         // [C, K-1]
+  void* out;            // [T, C], may alias x
+  float* intermediates; // [T, C, K-1] or null
+  int64_t tokens, channels;
+  int kernel;
+  bool silu;
+};
+
+template <typename T>
+__global__ void causal_conv1d_kernel(ConvParams p) {
+  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (c >= p.channels) return;
+  const int hist_len = p.kernel - 1;
+  float hist[kMaxKernel], w[kMaxKernel];
+#pragma unroll
+  for (int j = 0; j < kMaxKernel; ++j) {
+    hist[j] = j < hist_len ? p.state[c * hist_len + j] : 0.0f;
+    w[j] = j < p.kernel ? p.weight[c * p.kernel + j] : 0.0f;
+  }
+  const float b = p.bias != nullptr ? p.bias[c] : 0.0f;
+  for (int64_t t = 0; t < p.tokens; ++t) {
+    const float xt = to_f32(static_cast<const T*>(p.x)[t * p.channels + c]);
+    float acc = b;
+#pragma unroll
+    for (int j = 0; j < kMaxKernel - 1; ++j)
+      if (j < hist_len) acc += w[j] * hist[j];
+    acc += w[hist_len] * xt;
+    if (p.silu) acc = acc / (1.0f + expf(-acc));
+    static_cast<T*>(p.out)[t * p.channels + c] = from_f32<T>(acc);
+#pragma unroll
+    for (int j = 0; j < kMaxKernel - 1; ++j)
+      if (j < hist_len) hist[j] = j + 1 < hist_len ? hist[j + 1] : xt;
+    if (p.intermediates != nullptr)
+      for (int j = 0; j < hist_len; ++j) p.intermediates[(t * p.channels + c) * hist_len + j] = hist[j];
+  }
+#pragma unroll
+  for (int j = 0; j < kMaxKernel - 1; ++j)
+    if (j < hist_len) p.state[c * hist_len + j] = hist[j];
+}
+
+}  // namespace
+
+void causal_conv1d(const ops::CausalConv1dArgs& args) {
+  const int64_t tokens = args.x.dim(0), channels = args.x.dim(1);
+  const int kernel = static_cast<int>(args.weight.dim(1));
+  if (tokens == 0) return;
+  if (kernel < 1 || kernel > kMaxKernel)
+    throw Error("causal_conv1d: kernel size " + std::to_string(kernel) + " is not supported on CUDA (1.." +
+                std::to_string(kMaxKernel) + ")");
+  STRATA_CHECK(args.weight.dtype() == DType::kF32 && args.conv_state.dtype() == DType::kF32);
+  STRATA_CHECK(args.out.dtype() == args.x.dtype());
+  const ConvParams p{.x = args.x.data(), .weight = args.weight.data_as<float>(),
+                     .bias = args.bias.defined() ? args.bias.data_as<float>() : nullptr,
+                     .state = args.conv_state.data_as<float>(), .out = args.out.data(),
+                     .intermediates = args.intermediate_states.defined() ? args.intermediate_states.data_as<float>()
+                                                                         : nullptr,
+                     .tokens = tokens, .channels = channels, .kernel = kernel, .silu = args.silu};
+  const unsigned blocks = static_cast<unsigned>(ceil_div(channels, 128));
+  if (args.x.dtype() == DType::kBF16) {
+    causal_conv1d_kernel<__nv_bfloat16><<<blocks, 128, 0, current_stream()>>>(p);
+  } else if (args.x.dtype() == DType::kF32) {
+    causal_conv1d_kernel<float><<<blocks, 128, 0, current_stream()>>>(p);
+  } else {
+    unsupported_dtype("causal_conv1d", args.x.dtype());
+  }
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace strata::cuda

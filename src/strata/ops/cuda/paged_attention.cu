@@ -1,0 +1,410 @@
+// CUDA attention over the paged KV cache, flash-attention style on tensor cores.
+// A block takes 64 "query rows" = (token, head) pairs of one row and one KV head, packed
+// token-major over the head group, so K/V tiles are read once for all heads sharing them.
+// Keys run in tiles of BN through shared memory with an online softmax in registers.
+// Steps of few query rows (decode) also split the key range over grid.z (flash-decoding)
+// and a combine kernel merges the partial results; see choose_num_splits().
+#include <algorithm>
+
+#include "strata/ops/cuda/attention_tile.cuh"
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/device_scratch.h"
+#include "strata/ops/paged_attention.h"
+
+namespace strata::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kBlockRows = 64;  // query rows per block: 4 warps x 16
+constexpr int kThreads = 128;
+
+struct AttnKernelParams {
+  const bf16* q;               // [T, Hq, D]
+  const bf16* k_cache;         // [num_blocks, block_size, Hkv, D]
+  const bf16* v_cache;         // [num_blocks, block_size, Hkv, D]
+  bf16* out;                   // [T, Hq, D]
+  float* partial_o;            // [splits, T, Hq, D] when num_splits > 1
+  float* partial_ml;           // [splits, T, Hq, 2] (max, sum) when num_splits > 1
+  const int32_t* cu_seqlens;   // [R + 1]
+  const int32_t* kv_lens;      // [R]
+  const int32_t* block_tables; // [R, max_blocks_per_row]
+  const void* sinks;           // [Hq] f32 or bf16, or null
+  bool sinks_bf16;
+  int64_t max_blocks_per_row;
+  int num_tokens, num_q_heads, num_kv_heads, group, block_size, num_splits;
+  float scale, softcap;
+  int sliding_window;
+};
+
+__device__ __forceinline__ float sink_logit(const AttnKernelParams& p, int head) {
+  if (p.sinks == nullptr) return -INFINITY;
+  return p.sinks_bf16 ? __bfloat162float(static_cast<const bf16*>(p.sinks)[head])
+                      : static_cast<const float*>(p.sinks)[head];
+}
+
+// Where one block's query rows sit: row r of the step, KV head h, entries [entry0, +64).
+struct BlockSpan {
+  int q_begin, q_len, kv_len, kv_head, entry0, num_entries;
+};
+
+// A query row owned by this thread (rows g and g + 8 of its warp's 16).
+struct QueryRow {
+  bool valid;
+  int token, head, pos, lower;  // visible keys: lower <= key <= pos
+};
+
+__device__ QueryRow query_row(const AttnKernelParams& p, const BlockSpan& s, int r) {
+  QueryRow q{};
+  const int entry = s.entry0 + r;
+  q.valid = entry < s.num_entries;
+  const int tok = entry / p.group;
+  q.token = s.q_begin + tok;
+  q.head = s.kv_head * p.group + entry % p.group;
+  q.pos = s.kv_len - s.q_len + tok;
+  q.lower = p.sliding_window > 0 ? q.pos - p.sliding_window + 1 : 0;
+  return q;
+}
+
+template <int D>
+__device__ void load_q_tile(const AttnKernelParams& p, const BlockSpan& s, bf16* qs) {
+  constexpr int kChunks = D / 8, kLd = D + 8;
+  for (int c = threadIdx.x; c < kBlockRows * kChunks; c += kThreads) {
+    const int e = c / kChunks, ch = c % kChunks;
+    const int entry = s.entry0 + e;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (entry < s.num_entries) {
+      const int tok = entry / p.group, head = s.kv_head * p.group + entry % p.group;
+      v = *reinterpret_cast<const uint4*>(p.q + (static_cast<int64_t>(s.q_begin + tok) * p.num_q_heads + head) * D + ch * 8);
+    }
+    *reinterpret_cast<uint4*>(qs + e * kLd + ch * 8) = v;
+  }
+}
+
+// Keys [key0, key0 + BN) of the row into shared memory; keys at or past kv_end are zeros,
+// so masked probabilities never multiply uninitialised cache contents.
+template <int D, int BN>
+__device__ void load_kv_tile(const AttnKernelParams& p, const int32_t* table, int kv_head, int key0,
+                             int kv_end, bf16* ks, bf16* vs) {
+  constexpr int kChunks = D / 8, kLd = D + 8;
+  for (int c = threadIdx.x; c < BN * kChunks; c += kThreads) {
+    const int i = c / kChunks, ch = c % kChunks;
+    const int key = key0 + i;
+    uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
+    if (key < kv_end) {
+      const int64_t slot = static_cast<int64_t>(table[key / p.block_size]) * p.block_size + key % p.block_size;
+      const int64_t off = (slot * p.num_kv_heads + kv_head) * D + ch * 8;
+      kv = *reinterpret_cast<const uint4*>(p.k_cache + off);
+      vv = *reinterpret_cast<const uint4*>(p.v_cache + off);
+    }
+    *reinterpret_cast<uint4*>(ks + i * kLd + ch * 8) = kv;
+    *reinterpret_cast<uint4*>(vs + i * kLd + ch * 8) = vv;
+  }
+}
+
+// S = Q K^T for this warp's 16 rows and the tile's BN keys, scaled, capped and masked.
+template <int D, int BN>
+__device__ void tile_scores(const AttnKernelParams& p, const bf16* qs, const bf16* ks, int key0,
+                            const QueryRow (&rows)[2], float (&s)[BN / 8][4]) {
+  constexpr int kLd = D + 8;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, qd = lane % 4;
+  const bf16* q0 = qs + (warp * 16 + g) * kLd + 2 * qd;
+  const bf16* q1 = q0 + 8 * kLd;
+#pragma unroll
+  for (int nt = 0; nt < BN / 8; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+  for (int kd = 0; kd < D / 16; ++kd) {
+    const uint32_t a0 = load_pair(q0 + kd * 16), a1 = load_pair(q1 + kd * 16);
+    const uint32_t a2 = load_pair(q0 + kd * 16 + 8), a3 = load_pair(q1 + kd * 16 + 8);
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; ++nt) {
+      const bf16* kp = ks + (nt * 8 + g) * kLd + kd * 16 + 2 * qd;
+      mma_bf16_16816(s[nt], a0, a1, a2, a3, load_pair(kp), load_pair(kp + 8));
+    }
+  }
+#pragma unroll
+  for (int nt = 0; nt < BN / 8; ++nt) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const QueryRow& row = rows[i / 2];
+      const int key = key0 + nt * 8 + 2 * qd + (i & 1);
+      float v = s[nt][i] * p.scale;
+      if (p.softcap > 0.0f) v = p.softcap * tanhf(v / p.softcap);
+      const bool visible = row.valid && key <= row.pos && key >= row.lower;
+      s[nt][i] = visible ? v : -INFINITY;
+    }
+  }
+}
+
+// Online softmax: new running max per row, rescale O and the partial sums, S -> P.
+template <int D, int BN>
+__device__ void softmax_update(float (&s)[BN / 8][4], float (&o)[D / 8][4], float (&m)[2], float (&l)[2]) {
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * rr], s[nt][2 * rr + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[rr], mx);
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+    const float alpha = __expf(m[rr] - m_use);
+    m[rr] = m_new;
+    float sum = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; ++nt) {
+      s[nt][2 * rr] = __expf(s[nt][2 * rr] - m_use);
+      s[nt][2 * rr + 1] = __expf(s[nt][2 * rr + 1] - m_use);
+      sum += s[nt][2 * rr] + s[nt][2 * rr + 1];
+    }
+    l[rr] = l[rr] * alpha + sum;
+#pragma unroll
+    for (int nd = 0; nd < D / 8; ++nd) {
+      o[nd][2 * rr] *= alpha;
+      o[nd][2 * rr + 1] *= alpha;
+    }
+  }
+}
+
+// O += P V: P (C layout of two key octets) is exactly the A fragment of a k16 step.
+template <int D, int BN>
+__device__ void accumulate_pv(const float (&s)[BN / 8][4], const bf16* vs, float (&o)[D / 8][4]) {
+  constexpr int kLd = D + 8;
+  const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk) {
+    const uint32_t a0 = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+    const uint32_t a1 = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+    const uint32_t a2 = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    const uint32_t a3 = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    const bf16* v0 = vs + (kk * 16 + 2 * qd) * kLd + g;
+#pragma unroll
+    for (int nd = 0; nd < D / 8; ++nd) {
+      const bf16* v = v0 + nd * 8;
+      mma_bf16_16816(o[nd], a0, a1, a2, a3, pack_rows(v, v + kLd), pack_rows(v + 8 * kLd, v + 9 * kLd));
+    }
+  }
+}
+
+template <int D>
+__device__ void write_rows(const AttnKernelParams& p, const QueryRow (&rows)[2], const float (&o)[D / 8][4],
+                           const float (&m)[2], const float (&l)[2], int split) {
+  const int qd = threadIdx.x % 4;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const QueryRow& row = rows[rr];
+    if (!row.valid) continue;
+    const int64_t base = static_cast<int64_t>(row.token) * p.num_q_heads + row.head;
+    if (p.num_splits == 1) {
+      const float sink = sink_logit(p, row.head);
+      const float mf = fmaxf(m[rr], sink);
+      const float factor = __expf(m[rr] - mf);
+      const float denom = l[rr] * factor + (p.sinks != nullptr ? __expf(sink - mf) : 0.0f);
+      const float inv = factor / denom;
+      bf16* dst = p.out + base * D + 2 * qd;
+#pragma unroll
+      for (int nd = 0; nd < D / 8; ++nd)
+        *reinterpret_cast<uint32_t*>(dst + nd * 8) = pack_bf16(o[nd][2 * rr] * inv, o[nd][2 * rr + 1] * inv);
+    } else {
+      const int64_t pbase = static_cast<int64_t>(split) * p.num_tokens * p.num_q_heads + base;
+      float* dst = p.partial_o + pbase * D + 2 * qd;
+#pragma unroll
+      for (int nd = 0; nd < D / 8; ++nd)
+        *reinterpret_cast<float2*>(dst + nd * 8) = make_float2(o[nd][2 * rr], o[nd][2 * rr + 1]);
+      if (qd == 0) *reinterpret_cast<float2*>(p.partial_ml + pbase * 2) = make_float2(m[rr], l[rr]);
+    }
+  }
+}
+
+template <int D, int BN>
+__global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p) {
+  constexpr int kLd = D + 8;
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* qs = reinterpret_cast<bf16*>(smem);
+  bf16* ks = qs + kBlockRows * kLd;
+  bf16* vs = ks + BN * kLd;
+  const int r = blockIdx.y, split = blockIdx.z % p.num_splits;
+  BlockSpan span{.q_begin = p.cu_seqlens[r], .q_len = p.cu_seqlens[r + 1] - p.cu_seqlens[r],
+                 .kv_len = p.kv_lens[r], .kv_head = static_cast<int>(blockIdx.z) / p.num_splits,
+                 .entry0 = static_cast<int>(blockIdx.x) * kBlockRows, .num_entries = 0};
+  span.num_entries = span.q_len * p.group;
+  if (span.entry0 >= span.num_entries) return;
+  const int tok_lo = span.entry0 / p.group;
+  const int tok_hi = min(span.q_len - 1, (span.entry0 + kBlockRows - 1) / p.group);
+  const int pos_lo = span.kv_len - span.q_len + tok_lo;
+  const int kv_end = span.kv_len - span.q_len + tok_hi + 1;
+  const int kv_begin = p.sliding_window > 0 ? max(0, pos_lo - p.sliding_window + 1) : 0;
+  const int tile0 = kv_begin / BN, num_tiles = (kv_end + BN - 1) / BN - tile0;
+  const int per_split = (num_tiles + p.num_splits - 1) / p.num_splits;
+  const int first = tile0 + split * per_split, last = min(tile0 + num_tiles, first + per_split);
+  const int32_t* table = p.block_tables + r * p.max_blocks_per_row;
+  const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) / 4;
+  const QueryRow rows[2] = {query_row(p, span, warp * 16 + g), query_row(p, span, warp * 16 + g + 8)};
+  const bool warp_active = span.entry0 + warp * 16 < span.num_entries;
+  load_q_tile<D>(p, span, qs);
+  float o[D / 8][4] = {};
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  for (int tile = first; tile < last; ++tile) {
+    __syncthreads();  // the previous tile is consumed (and the Q tile is stored)
+    load_kv_tile<D, BN>(p, table, span.kv_head, tile * BN, kv_end, ks, vs);
+    __syncthreads();
+    if (!warp_active) continue;
+    float s[BN / 8][4];
+    tile_scores<D, BN>(p, qs, ks, tile * BN, rows, s);
+    softmax_update<D, BN>(s, o, m, l);
+    accumulate_pv<D, BN>(s, vs, o);
+  }
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    l[rr] += __shfl_xor_sync(0xffffffffu, l[rr], 1);
+    l[rr] += __shfl_xor_sync(0xffffffffu, l[rr], 2);
+  }
+  write_rows<D>(p, rows, o, m, l, split);
+}
+
+// Merges the splits of each (token, head): out = sum_s e^(m_s - M) O_s / sum_s e^(m_s - M) l_s,
+// with the sink's e^(sink - M) in the denominator.
+__global__ void combine_kernel(AttnKernelParams p, int head_dim) {
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * p.num_q_heads + blockIdx.y;
+  const int64_t split_stride = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;
+  const float sink = sink_logit(p, blockIdx.y);
+  float mx = sink;
+  for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, p.partial_ml[(s * split_stride + base) * 2]);
+  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+    float denom = p.sinks != nullptr ? __expf(sink - mx) : 0.0f, acc = 0.0f;
+    for (int s = 0; s < p.num_splits; ++s) {
+      const int64_t ps = s * split_stride + base;
+      const float ms = p.partial_ml[ps * 2];
+      if (ms == -INFINITY) continue;
+      const float w = __expf(ms - mx);
+      denom += w * p.partial_ml[ps * 2 + 1];
+      acc += w * p.partial_o[ps * head_dim + d];
+    }
+    p.out[base * head_dim + d] = __float2bfloat16_rn(acc / denom);
+  }
+}
+
+// Partial results of split launches (see DeviceScratch for why it only grows).
+float* split_scratch(int64_t floats) {
+  static DeviceScratch scratch;
+  return static_cast<float*>(scratch.get(floats * static_cast<int64_t>(sizeof(float))));
+}
+
+int num_sms() {
+  static const int count = [] {
+    int device = 0, sms = 0;
+    STRATA_CUDA_CHECK(cudaGetDevice(&device));
+    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+  }();
+  return count;
+}
+
+// Splits of the key range: enough blocks for two waves on the chip. It depends on the
+// grid only (not on the kv lengths), so a captured decode graph stays valid as they grow.
+int choose_num_splits(int64_t grid_blocks) {
+  const int64_t target = 2 * static_cast<int64_t>(num_sms());
+  if (grid_blocks >= target) return 1;
+  return static_cast<int>(std::min<int64_t>(16, (target + grid_blocks - 1) / grid_blocks));
+}
+
+template <int D, int BN>
+void launch_attention(const AttnKernelParams& p, dim3 grid) {
+  constexpr int kSmemBytes = (kBlockRows + 2 * BN) * (D + 8) * 2;
+  static const bool configured = [] {
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<D, BN>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    return true;
+  }();
+  (void)configured;
+  const cudaStream_t stream = current_stream();
+  attention_kernel<D, BN><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  STRATA_CUDA_CHECK_LAUNCH();
+  if (p.num_splits > 1) {
+    combine_kernel<<<dim3(p.num_tokens, p.num_q_heads), std::min(D, 256), 0, stream>>>(p, D);
+    STRATA_CUDA_CHECK_LAUNCH();
+  }
+}
+
+// One block per token; k and v rows copied as 16-byte chunks. Slots outside the cache
+// (padding tokens carry -1) are skipped.
+__global__ void store_kv_kernel(const bf16* k, const bf16* v, const int32_t* slots, bf16* k_cache,
+                                bf16* v_cache, int64_t token_elems, int64_t num_slots) {
+  const int64_t t = blockIdx.x;
+  const int64_t slot = slots[t];
+  if (slot < 0 || slot >= num_slots) return;
+  const int64_t chunks = token_elems / 8;
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
+    reinterpret_cast<uint4*>(k_cache + slot * token_elems)[c] =
+        reinterpret_cast<const uint4*>(k + t * token_elems)[c];
+    reinterpret_cast<uint4*>(v_cache + slot * token_elems)[c] =
+        reinterpret_cast<const uint4*>(v + t * token_elems)[c];
+  }
+}
+
+AttnKernelParams make_params(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                             const ops::AttentionMetadata& meta, const ops::AttentionParams& params,
+                             const Tensor& out) {
+  return AttnKernelParams{
+      .q = q.data_as<bf16>(), .k_cache = k_cache.data_as<bf16>(), .v_cache = v_cache.data_as<bf16>(),
+      .out = out.data_as<bf16>(), .partial_o = nullptr, .partial_ml = nullptr,
+      .cu_seqlens = meta.cu_seqlens.data_as<int32_t>(), .kv_lens = meta.kv_lens.data_as<int32_t>(),
+      .block_tables = meta.block_tables.data_as<int32_t>(),
+      .sinks = params.sinks.defined() ? params.sinks.data() : nullptr,
+      .sinks_bf16 = params.sinks.defined() && params.sinks.dtype() == DType::kBF16,
+      .max_blocks_per_row = meta.block_tables.dim(1), .num_tokens = static_cast<int>(q.dim(0)),
+      .num_q_heads = static_cast<int>(q.dim(1)), .num_kv_heads = static_cast<int>(k_cache.dim(2)),
+      .group = static_cast<int>(q.dim(1) / k_cache.dim(2)), .block_size = static_cast<int>(k_cache.dim(1)),
+      .num_splits = 1, .scale = params.scale, .softcap = params.logit_softcap,
+      .sliding_window = static_cast<int>(params.sliding_window)};
+}
+
+}  // namespace
+
+void store_kv(const Tensor& k, const Tensor& v, const Tensor& slot_mapping, const Tensor& k_cache,
+              const Tensor& v_cache) {
+  const int64_t num_tokens = k.dim(0);
+  if (num_tokens == 0) return;
+  if (k.dtype() != DType::kBF16 || k_cache.dtype() != DType::kBF16 || v.dtype() != DType::kBF16 ||
+      v_cache.dtype() != DType::kBF16)
+    unsupported_dtype("store_kv (bf16 k, v and caches)", k.dtype());
+  const int64_t token_elems = k.dim(1) * k.dim(2);
+  STRATA_CHECK(token_elems % 8 == 0);
+  store_kv_kernel<<<num_tokens, 128, 0, current_stream()>>>(
+      k.data_as<bf16>(), v.data_as<bf16>(), slot_mapping.data_as<int32_t>(), k_cache.data_as<bf16>(),
+      v_cache.data_as<bf16>(), token_elems, k_cache.dim(0) * k_cache.dim(1));
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                     const ops::AttentionMetadata& meta, const ops::AttentionParams& params,
+                     const Tensor& out) {
+  if (q.dim(0) == 0 || meta.num_rows == 0) return;
+  if (q.dtype() != DType::kBF16 || k_cache.dtype() != DType::kBF16 || out.dtype() != DType::kBF16)
+    unsupported_dtype("paged_attention (bf16 q, caches and out)", q.dtype());
+  if (params.sinks.defined() && params.sinks.dtype() != DType::kF32 && params.sinks.dtype() != DType::kBF16)
+    unsupported_dtype("paged_attention sinks", params.sinks.dtype());
+  AttnKernelParams p = make_params(q, k_cache, v_cache, meta, params, out);
+  const int64_t entry_tiles = ceil_div(meta.max_q_len * p.group, kBlockRows);
+  const int64_t blocks = entry_tiles * meta.num_rows * p.num_kv_heads;
+  p.num_splits = choose_num_splits(blocks);
+  if (p.num_splits > 1) {
+    const int64_t rows = static_cast<int64_t>(p.num_splits) * p.num_tokens * p.num_q_heads;
+    float* scratch = split_scratch(rows * (q.dim(2) + 2));
+    p.partial_o = scratch;
+    p.partial_ml = scratch + rows * q.dim(2);
+  }
+  const dim3 grid(static_cast<unsigned>(entry_tiles), static_cast<unsigned>(meta.num_rows),
+                  static_cast<unsigned>(p.num_kv_heads * p.num_splits));
+  switch (q.dim(2)) {
+    case 32: launch_attention<32, 64>(p, grid); break;
+    case 64: launch_attention<64, 64>(p, grid); break;
+    case 96: launch_attention<96, 64>(p, grid); break;
+    case 128: launch_attention<128, 64>(p, grid); break;
+    case 256: launch_attention<256, 32>(p, grid); break;
+    default:
+      throw Error("paged_attention: head_dim " + std::to_string(q.dim(2)) +
+                  " is not supported on CUDA (32, 64, 96, 128 or 256)");
+  }
+}
+
+}  // namespace strata::cuda

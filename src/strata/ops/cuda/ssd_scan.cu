@@ -1,0 +1,122 @@
+// CUDA Mamba-2 SSD scan, recurrent form: one block per head; thread (row i, part p) holds
+// state columns [p * R, (p + 1) * R) of row i of the head's state [hd, N] in registers, the
+// four parts of a row are adjacent lanes, so S·C reduces with two shuffles.
+#include <cmath>
+
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/ssd_scan.h"
+
+namespace strata::cuda {
+namespace {
+
+constexpr int kParts = 4;
+
+struct SsdParams {
+  const void* xbc;        // [T, nh * hd + 2 * n_groups * N]
+  const void* dt;         // [T, nh]
+  const float* dt_bias;   // [nh]
+  const float* A_log;     // [nh]
+  const float* D;         // [nh] or null
+  float* state;           // [nh, hd, N]
+  void* y;                // [T, nh, hd]
+  float* intermediates;   // [T, nh, hd, N] or null
+  int64_t tokens, nh, hd, n, groups, stride;
+  float dt_min, dt_max;
+};
+
+template <typename T, int R>
+__global__ void ssd_recurrent_kernel(SsdParams p) {
+  extern __shared__ float smem[];
+  float* bvec = smem;          // [N]
+  float* cvec = bvec + p.n;    // [N]
+  float* step = cvec + p.n;    // dt, exp(dt * A)
+  const int h = blockIdx.x;
+  const int64_t i = threadIdx.x / kParts, part = threadIdx.x % kParts;
+  const bool active = i < p.hd;
+  const int64_t grp = h / (p.nh / p.groups);
+  const float A = -expf(p.A_log[h]);
+  const float d_skip = p.D != nullptr ? p.D[h] : 0.0f;
+  float* state = p.state + static_cast<int64_t>(h) * p.hd * p.n;
+  float s[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) s[r] = active ? state[i * p.n + part * R + r] : 0.0f;
+  for (int64_t t = 0; t < p.tokens; ++t) {
+    const T* row = static_cast<const T*>(p.xbc) + t * p.stride;
+    const int64_t b_off = p.nh * p.hd + grp * p.n, c_off = p.nh * p.hd + p.groups * p.n + grp * p.n;
+    for (int64_t c = threadIdx.x; c < p.n; c += blockDim.x) {
+      bvec[c] = to_f32(row[b_off + c]);
+      cvec[c] = to_f32(row[c_off + c]);
+    }
+    if (threadIdx.x == 0) {
+      const float x = to_f32(static_cast<const T*>(p.dt)[t * p.nh + h]) + p.dt_bias[h];
+      const float softplus = x > 20.0f ? x : log1pf(expf(x));
+      const float dt = fminf(fmaxf(softplus, p.dt_min), p.dt_max);
+      step[0] = dt;
+      step[1] = expf(dt * A);
+    }
+    __syncthreads();
+    const float xi = active ? to_f32(row[h * p.hd + i]) : 0.0f;
+    const float dtx = step[0] * xi, decay = step[1];
+    float y = 0.0f;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      s[r] = s[r] * decay + dtx * bvec[part * R + r];
+      y += s[r] * cvec[part * R + r];
+    }
+    y += __shfl_xor_sync(0xffffffffu, y, 1);
+    y += __shfl_xor_sync(0xffffffffu, y, 2);
+    if (active && part == 0) static_cast<T*>(p.y)[(t * p.nh + h) * p.hd + i] = from_f32<T>(y + xi * d_skip);
+    if (p.intermediates != nullptr && active) {
+      float* dst = p.intermediates + ((t * p.nh + h) * p.hd + i) * p.n;
+#pragma unroll
+      for (int r = 0; r < R; ++r) dst[part * R + r] = s[r];
+    }
+    __syncthreads();
+  }
+  if (active)
+#pragma unroll
+    for (int r = 0; r < R; ++r) state[i * p.n + part * R + r] = s[r];
+}
+
+template <typename T>
+void launch_ssd(const SsdParams& p) {
+  const unsigned threads = static_cast<unsigned>(ceil_div(p.hd * kParts, 32) * 32);
+  const size_t smem = (2 * p.n + 2) * sizeof(float);
+  const cudaStream_t stream = current_stream();
+  switch (p.n) {
+    case 16: ssd_recurrent_kernel<T, 4><<<p.nh, threads, smem, stream>>>(p); break;
+    case 32: ssd_recurrent_kernel<T, 8><<<p.nh, threads, smem, stream>>>(p); break;
+    case 64: ssd_recurrent_kernel<T, 16><<<p.nh, threads, smem, stream>>>(p); break;
+    case 128: ssd_recurrent_kernel<T, 32><<<p.nh, threads, smem, stream>>>(p); break;
+    case 256: ssd_recurrent_kernel<T, 64><<<p.nh, threads, smem, stream>>>(p); break;
+    default:
+      throw Error("ssd_scan: state size " + std::to_string(p.n) + " is not supported on CUDA (16..256, powers of 2)");
+  }
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) {
+  const int64_t t = args.xbc.dim(0), nh = args.state.dim(0), hd = args.state.dim(1), n = args.state.dim(2);
+  if (t == 0) return;
+  if (hd * kParts > 1024) throw Error("ssd_scan: head dim " + std::to_string(hd) + " above 256");
+  STRATA_CHECK(args.dt.dtype() == args.xbc.dtype() && args.y.dtype() == args.xbc.dtype());
+  const SsdParams p{.xbc = args.xbc.data(), .dt = args.dt.data(), .dt_bias = args.dt_bias.data_as<float>(),
+                    .A_log = args.A_log.data_as<float>(),
+                    .D = args.D.defined() ? args.D.data_as<float>() : nullptr,
+                    .state = args.state.data_as<float>(), .y = args.y.data(),
+                    .intermediates = args.intermediate_states.defined() ? args.intermediate_states.data_as<float>()
+                                                                        : nullptr,
+                    .tokens = t, .nh = nh, .hd = hd, .n = n, .groups = options.n_groups,
+                    .stride = args.xbc.dim(1), .dt_min = options.dt_min, .dt_max = options.dt_max};
+  if (args.xbc.dtype() == DType::kBF16) {
+    launch_ssd<__nv_bfloat16>(p);
+  } else if (args.xbc.dtype() == DType::kF32) {
+    launch_ssd<float>(p);
+  } else {
+    unsupported_dtype("ssd_scan", args.xbc.dtype());
+  }
+}
+
+}  // namespace strata::cuda

@@ -1,0 +1,27 @@
+#include "strata/ops/gated_delta_rule.h"
+
+#include "strata/ops/dispatch.h"
+
+namespace strata::ops {
+
+void gated_delta_rule(const GatedDeltaRuleArgs& args) {
+  STRATA_CHECK(args.qkv.rank() == 2 && args.state.rank() == 3 && args.out.rank() == 3);
+  const int64_t t = args.qkv.dim(0), nv = args.state.dim(0), dk = args.state.dim(1);
+  const int64_t dv = args.state.dim(2);
+  const int64_t key_cols = args.qkv.dim(1) - nv * dv;
+  STRATA_CHECK_MSG(key_cols > 0 && key_cols % (2 * dk) == 0 && nv % (key_cols / (2 * dk)) == 0,
+                   "gated_delta_rule: qkv width {} does not fit {} value heads of {}x{}",
+                   args.qkv.dim(1), nv, dk, dv);
+  STRATA_CHECK(args.state.dtype() == DType::kF32 && args.A_log.dtype() == DType::kF32 &&
+               args.dt_bias.dtype() == DType::kF32);
+  expect_shape(args.a, {t, nv}, "gated_delta_rule a");
+  expect_shape(args.b, {t, nv}, "gated_delta_rule b");
+  expect_shape(args.A_log, {nv}, "gated_delta_rule A_log");
+  expect_shape(args.dt_bias, {nv}, "gated_delta_rule dt_bias");
+  expect_shape(args.out, {t, nv, dv}, "gated_delta_rule out");
+  if (args.intermediate_states.defined())
+    expect_shape(args.intermediate_states, {t, nv, dk, dv}, "gated_delta_rule intermediate_states");
+  STRATA_DISPATCH(args.qkv.device(), cpu::gated_delta_rule(args), cuda::gated_delta_rule(args));
+}
+
+}  // namespace strata::ops

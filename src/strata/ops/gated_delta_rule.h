@@ -1,0 +1,32 @@
+// Gated delta rule (Qwen3-Next Gated DeltaNet) over one sequence segment with its carried
+// state, including the gating transformers computes around the kernel:
+//   g = -exp(A_log) * softplus(a + dt_bias), beta = sigmoid(b); q, k l2-normalised; scale 1/sqrt(dk).
+// ops/cpu/gated_delta_rule.h gives the recurrence; value head h reads key head h / (nv / nk).
+#pragma once
+
+#include "strata/core/tensor.h"
+
+namespace strata::ops {
+
+struct GatedDeltaRuleArgs {
+  Tensor qkv;                  // [T, 2 * nk * dk + nv * dv]: the conv output, q | k | v
+  Tensor a;                    // [T, nv] decay input (in_proj_ba's a)
+  Tensor b;                    // [T, nv] beta logits (in_proj_ba's b)
+  Tensor A_log;                // [nv] f32
+  Tensor dt_bias;              // [nv] f32
+  Tensor state;                // [nv, dk, dv] f32: this sequence's state in, updated out
+  Tensor out;                  // [T, nv, dv]
+  Tensor intermediate_states;  // [T, nv, dk, dv] f32: state after each token, or undefined
+};
+
+// nk is derived: (qkv.dim(1) - nv * dv) / (2 * dk).
+void gated_delta_rule(const GatedDeltaRuleArgs& args);
+
+}  // namespace strata::ops
+
+namespace strata::cpu {
+void gated_delta_rule(const ops::GatedDeltaRuleArgs& args);
+}
+namespace strata::cuda {
+void gated_delta_rule(const ops::GatedDeltaRuleArgs& args);
+}

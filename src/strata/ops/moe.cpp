@@ -1,0 +1,56 @@
+#include "strata/ops/moe.h"
+
+#include "strata/ops/dispatch.h"
+
+namespace strata::ops {
+
+void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
+               const MoeRouteOptions& options) {
+  STRATA_CHECK(router_logits.rank() == 2 && router_logits.dtype() == DType::kF32);
+  const int64_t t = router_logits.dim(0), e = router_logits.dim(1);
+  STRATA_CHECK_MSG(options.top_k >= 1 && options.top_k <= e, "moe_route: top_k {} of {} experts",
+                   options.top_k, e);
+  expect_shape(topk_ids, {t, options.top_k}, "moe_route topk_ids");
+  expect_shape(topk_weights, {t, options.top_k}, "moe_route topk_weights");
+  STRATA_CHECK(topk_ids.dtype() == DType::kI32 && topk_weights.dtype() == DType::kF32);
+  STRATA_DISPATCH(router_logits.device(), cpu::moe_route(router_logits, topk_ids, topk_weights, options),
+                  cuda::moe_route(router_logits, topk_ids, topk_weights, options));
+}
+
+void moe_group(const Tensor& topk_ids, const MoeGroups& groups) {
+  STRATA_CHECK(topk_ids.rank() == 2 && topk_ids.dtype() == DType::kI32);
+  const int64_t pairs = topk_ids.numel();
+  expect_shape(groups.sorted_pairs, {pairs}, "moe_group sorted_pairs");
+  expect_shape(groups.token_rows, {pairs}, "moe_group token_rows");
+  STRATA_CHECK(groups.expert_offsets.rank() == 1 && groups.expert_offsets.dim(0) >= 2);
+  STRATA_DISPATCH(topk_ids.device(), cpu::moe_group(topk_ids, groups), cuda::moe_group(topk_ids, groups));
+}
+
+void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
+                    const Tensor& out) {
+  STRATA_CHECK(x.rank() == 2 && weights.rank() == 3 && weights.dim(2) == x.dim(1));
+  expect_shape(expert_offsets, {weights.dim(0) + 1}, "grouped_linear expert_offsets");
+  expect_shape(out, {x.dim(0), weights.dim(1)}, "grouped_linear out");
+  STRATA_DISPATCH(x.device(), cpu::grouped_linear(x, weights, expert_offsets, out),
+                  cuda::grouped_linear(x, weights, expert_offsets, out));
+}
+
+void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
+                 const Tensor& out) {
+  STRATA_CHECK(y.rank() == 2 && topk_weights.rank() == 2 && topk_weights.dtype() == DType::kF32);
+  const int64_t t = topk_weights.dim(0), k = topk_weights.dim(1);
+  expect_shape(y, {t * k, out.dim(1)}, "moe_combine y");
+  expect_shape(sorted_pairs, {t * k}, "moe_combine sorted_pairs");
+  expect_shape(out, {t, y.dim(1)}, "moe_combine out");
+  STRATA_DISPATCH(y.device(), cpu::moe_combine(y, sorted_pairs, topk_weights, out),
+                  cuda::moe_combine(y, sorted_pairs, topk_weights, out));
+}
+
+void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate) {
+  STRATA_CHECK(x.rank() == 2 && gate.dtype() == DType::kF32);
+  expect_shape(y, x.shape(), "add_sigmoid_gated y");
+  expect_shape(gate, {x.dim(0), 1}, "add_sigmoid_gated gate");
+  STRATA_DISPATCH(x.device(), cpu::add_sigmoid_gated(x, y, gate), cuda::add_sigmoid_gated(x, y, gate));
+}
+
+}  // namespace strata::ops

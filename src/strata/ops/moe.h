@@ -1,0 +1,68 @@
+// Mixture-of-experts building blocks: top-k routing, grouping (token, choice) pairs by expert,
+// one linear per expert over stacked weights, and the weighted combine. The MoeFfn layer
+// composes them: route -> group -> gather -> grouped linears -> combine.
+#pragma once
+
+#include "strata/core/tensor.h"
+
+namespace strata::ops {
+
+enum class MoeScoring : uint8_t { kSoftmax, kSigmoid };
+
+struct MoeRouteOptions {
+  int64_t top_k = 1;
+  MoeScoring scoring = MoeScoring::kSoftmax;
+  bool norm_topk_prob = true;  // renormalise the chosen k weights to sum to 1
+  float routed_scaling_factor = 1.0f;
+};
+
+// router_logits: [T, E] f32; topk_ids: [T, k] i32 out; topk_weights: [T, k] f32 out.
+// Experts with equal scores are chosen lowest id first.
+void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
+               const MoeRouteOptions& options);
+
+struct MoeGroups {
+  Tensor sorted_pairs;    // [T * k] i32: pair index t * k + j, ordered by expert (stable)
+  Tensor token_rows;      // [T * k] i32: the token t of each sorted pair
+  Tensor expert_offsets;  // [E + 1] i32: expert e owns sorted rows [offsets[e], offsets[e + 1])
+};
+
+// Groups the pairs of topk_ids ([T, k] i32, values in [0, E)) by expert.
+void moe_group(const Tensor& topk_ids, const MoeGroups& groups);
+
+// out[i] = x[i] @ weights[e]^T for the rows i of expert e. x: [M, in]; weights: [E, out, in];
+// expert_offsets: [E + 1] i32 from moe_group; out: [M, out].
+void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
+                    const Tensor& out);
+
+// out[t] = sum_j topk_weights[t, j] * y[i] where sorted_pairs[i] = t * k + j.
+// y: [T * k, H]; sorted_pairs: [T * k] i32; topk_weights: [T, k] f32; out: [T, H] (overwritten).
+void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
+                 const Tensor& out);
+
+// x += sigmoid(gate) * y, gate broadcast over the row. x, y: [T, H]; gate: [T, 1] f32.
+// The sigmoid-gated shared expert of Qwen2-MoE / Qwen3-Next.
+void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
+
+}  // namespace strata::ops
+
+namespace strata::cpu {
+void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
+               const ops::MoeRouteOptions& options);
+void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
+void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
+                    const Tensor& out);
+void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
+                 const Tensor& out);
+void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
+}  // namespace strata::cpu
+namespace strata::cuda {
+void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
+               const ops::MoeRouteOptions& options);
+void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
+void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
+                    const Tensor& out);
+void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
+                 const Tensor& out);
+void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
+}  // namespace strata::cuda

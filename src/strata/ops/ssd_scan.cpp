@@ -1,0 +1,26 @@
+#include "strata/ops/ssd_scan.h"
+
+#include "strata/ops/dispatch.h"
+
+namespace strata::ops {
+
+void ssd_scan(const SsdScanArgs& args, const SsdScanOptions& options) {
+  STRATA_CHECK(args.xbc.rank() == 2 && args.state.rank() == 3 && options.n_groups >= 1);
+  const int64_t t = args.xbc.dim(0), nh = args.state.dim(0), hd = args.state.dim(1);
+  const int64_t n = args.state.dim(2);
+  STRATA_CHECK_MSG(args.xbc.dim(1) == nh * hd + 2 * options.n_groups * n && nh % options.n_groups == 0,
+                   "ssd_scan: xbc width {} does not fit {} heads of {}x{} in {} groups",
+                   args.xbc.dim(1), nh, hd, n, options.n_groups);
+  STRATA_CHECK(args.state.dtype() == DType::kF32 && args.A_log.dtype() == DType::kF32 &&
+               args.dt_bias.dtype() == DType::kF32);
+  expect_shape(args.dt, {t, nh}, "ssd_scan dt");
+  expect_shape(args.dt_bias, {nh}, "ssd_scan dt_bias");
+  expect_shape(args.A_log, {nh}, "ssd_scan A_log");
+  if (args.D.defined()) expect_shape(args.D, {nh}, "ssd_scan D");
+  expect_shape(args.y, {t, nh, hd}, "ssd_scan y");
+  if (args.intermediate_states.defined())
+    expect_shape(args.intermediate_states, {t, nh, hd, n}, "ssd_scan intermediate_states");
+  STRATA_DISPATCH(args.xbc.device(), cpu::ssd_scan(args, options), cuda::ssd_scan(args, options));
+}
+
+}  // namespace strata::ops

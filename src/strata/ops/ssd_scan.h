@@ -1,0 +1,40 @@
+// Mamba-2 selective state space scan (SSD) over one sequence segment with its carried state,
+// including the discretisation transformers computes around the kernel:
+//   dt = clamp(softplus(dt + dt_bias), dt_min, dt_max), A = -exp(A_log), y += D * x.
+// ops/cpu/ssd_scan.h gives the recurrence; head h reads group h / (num_heads / n_groups).
+#pragma once
+
+#include <limits>
+
+#include "strata/core/tensor.h"
+
+namespace strata::ops {
+
+struct SsdScanArgs {
+  Tensor xbc;                  // [T, nh * hd + 2 * n_groups * N]: the conv output, x | B | C
+  Tensor dt;                   // [T, nh] raw time steps (before bias and softplus)
+  Tensor dt_bias;              // [nh] f32
+  Tensor A_log;                // [nh] f32
+  Tensor D;                    // [nh] f32, or undefined for no skip term
+  Tensor state;                // [nh, hd, N] f32: this sequence's state in, updated out
+  Tensor y;                    // [T, nh, hd]
+  Tensor intermediate_states;  // [T, nh, hd, N] f32: state after each token, or undefined
+};
+
+struct SsdScanOptions {
+  int64_t n_groups = 1;
+  float dt_min = 0.0f;  // HF Mamba2: time_step_limit; Nemotron-H: time_step_min
+  float dt_max = std::numeric_limits<float>::infinity();
+  int64_t chunk_size = 256;  // config chunk_size, for the chunked form
+};
+
+void ssd_scan(const SsdScanArgs& args, const SsdScanOptions& options);
+
+}  // namespace strata::ops
+
+namespace strata::cpu {
+void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options);
+}
+namespace strata::cuda {
+void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options);
+}

@@ -1,0 +1,163 @@
+#include "strata/server/chat_completion.h"
+
+#include <fmt/format.h>
+
+#include "strata/core/error.h"
+#include "strata/server/api_error.h"
+#include "strata/server/chat_request.h"
+#include "strata/server/choice_output.h"
+#include "strata/server/logprobs_json.h"
+#include "strata/server/openai_objects.h"
+#include "strata/server/random_id.h"
+#include "strata/server/tool_call_stream.h"
+#include "strata/text/chat_prompt.h"
+
+namespace strata::server {
+namespace {
+
+Json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+  Json out = Json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Json c;
+    if (with_index) c["index"] = i;
+    c["id"] = calls[i].id;
+    c["type"] = "function";
+    c["function"]["name"] = calls[i].name;
+    c["function"]["arguments"] = calls[i].arguments;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Json stop_reason_json(const std::optional<std::string>& reason) {
+  return reason ? Json(*reason) : Json(nullptr);
+}
+
+// The finish reason, "tool_calls" when the choice ended normally in tool calls.
+Json chat_finish_reason(FinishReason reason, bool has_tool_calls) {
+  if (has_tool_calls && reason == FinishReason::kStop) return "tool_calls";
+  return finish_reason_json(reason);
+}
+
+Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, const ChatRequest& chat) {
+  Json message;
+  message["role"] = "assistant";
+  ParsedOutput parsed{.content = c.text};
+  if (chat.parse_tool_calls) parsed = parse_tool_calls(c.text);
+  const bool calls = !parsed.tool_calls.empty();
+  message["content"] = calls && parsed.content.empty() ? Json(nullptr) : Json(parsed.content);
+  if (calls) message["tool_calls"] = tool_calls_json(parsed.tool_calls, false);
+  Json choice;
+  choice["index"] = index;
+  choice["message"] = std::move(message);
+  choice["logprobs"] = chat.logprobs ? chat_logprobs_json(model, c.logprobs) : Json(nullptr);
+  choice["finish_reason"] = chat_finish_reason(c.finish_reason, calls);
+  choice["stop_reason"] = stop_reason_json(c.stop_reason);
+  return choice;
+}
+
+class ChatEventStream final : public EventSource {
+ public:
+  ChatEventStream(const ServedModel& model, ChatRequest chat, std::unique_ptr<GenerationRun> run, Envelope env)
+      : model_(model), chat_(std::move(chat)), run_(std::move(run)), env_(std::move(env)),
+        tool_streams_(static_cast<size_t>(run_->num_choices())) {}
+
+  bool next(std::string& out) override {
+    if (!started_) {
+      started_ = true;
+      for (int32_t i = 0; i < run_->num_choices(); ++i) out += chunk(i, {{"role", "assistant"}, {"content", ""}});
+      return true;
+    }
+    const bool more = run_->poll(std::chrono::milliseconds(50), [&](int32_t i, ChoiceDelta& d) { on_delta(i, d, out); });
+    if (more) return true;
+    if (!run_->error().empty())
+      out += sse_event(error_body(ApiError(500, "generation failed: " + run_->error(), "server_error")));
+    if (chat_.include_usage) {
+      Json last = envelope_json(env_, "chat.completion.chunk");
+      last["choices"] = Json::array();
+      last["usage"] = usage_json(run_->usage());
+      out += sse_event(last);
+    }
+    out += kSseDone;
+    return false;
+  }
+
+ private:
+  std::string chunk(int32_t index, Json delta, Json logprobs = nullptr, Json finish = nullptr,
+                    Json stop_reason = nullptr) const {
+    Json j = envelope_json(env_, "chat.completion.chunk");
+    Json choice;
+    choice["index"] = index;
+    choice["delta"] = std::move(delta);
+    choice["logprobs"] = std::move(logprobs);
+    choice["finish_reason"] = std::move(finish);
+    if (!choice["finish_reason"].is_null()) choice["stop_reason"] = std::move(stop_reason);
+    j["choices"] = Json::array({std::move(choice)});
+    if (chat_.include_usage) j["usage"] = nullptr;
+    return sse_event(j);
+  }
+
+  void on_delta(int32_t i, ChoiceDelta& d, std::string& out) {
+    if (i < 0 || i >= run_->num_choices()) return;
+    ToolCallStream& tools = tool_streams_[static_cast<size_t>(i)];
+    const std::string content = chat_.parse_tool_calls ? tools.push(d.text) : d.text;
+    Json logprobs = chat_.logprobs && !d.logprobs.empty() ? chat_logprobs_json(model_, d.logprobs) : Json(nullptr);
+    if (!content.empty() || !logprobs.is_null()) out += chunk(i, {{"content", content}}, std::move(logprobs));
+    if (d.finish_reason == FinishReason::kNone) return;
+    bool calls = false;
+    if (chat_.parse_tool_calls) {
+      const ParsedOutput parsed = tools.finish();
+      if (!parsed.content.empty()) out += chunk(i, {{"content", parsed.content}});
+      calls = !parsed.tool_calls.empty();
+      if (calls) out += chunk(i, {{"tool_calls", tool_calls_json(parsed.tool_calls, true)}});
+    }
+    out += chunk(i, Json::object(), nullptr, chat_finish_reason(d.finish_reason, calls), stop_reason_json(d.stop_reason));
+  }
+
+  const ServedModel& model_;
+  ChatRequest chat_;
+  std::unique_ptr<GenerationRun> run_;
+  Envelope env_;
+  std::vector<ToolCallStream> tool_streams_;
+  bool started_ = false;
+};
+
+std::vector<int32_t> encode_chat(const ServedModel& model, const ChatRequest& chat) {
+  const text::Tokenizer& tokenizer = require_tokenizer(model, "messages");
+  std::vector<int32_t> ids;
+  try {
+    ids = text::encode_conversation(tokenizer, chat.render);
+  } catch (const Error& e) {
+    throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), "messages");
+  }
+  for (int32_t id : ids)
+    if (id < 0 || id >= model.vocab_size)
+      throw bad_request(fmt::format("the rendered prompt holds token id {}, outside the model's vocabulary of {} "
+                                    "(the tokenizer does not match the model)",
+                                    id, model.vocab_size),
+                        "messages");
+  return ids;
+}
+
+}  // namespace
+
+HttpReply chat_completion(const ServedModel& model, const Json& body) {
+  const std::optional<std::string> name = read_string(body, "model");
+  check_model_name(model, name ? &*name : nullptr);
+  ChatRequest chat = read_chat_request(body, model.vocab_size);
+  GenerationRequest request = fit_to_context(chat.fields, encode_chat(model, chat),
+                                             {.max_model_len = model.service->max_model_len(), .prompt_field = "messages"});
+  std::vector<GenerationRequest> requests;
+  requests.push_back(std::move(request));
+  auto run = std::make_unique<GenerationRun>(*model.service, std::move(requests));
+  Envelope env{.id = "chatcmpl-" + random_alnum(24), .created = unix_now(), .model = model.served_name};
+  if (chat.stream) return {.events = std::make_shared<ChatEventStream>(model, std::move(chat), std::move(run), env)};
+  const std::vector<ChoiceOutput> choices = collect_choices(*run);
+  Json j = envelope_json(env, "chat.completion");
+  j["choices"] = Json::array();
+  for (size_t i = 0; i < choices.size(); ++i) j["choices"].push_back(choice_json(model, choices[i], i, chat));
+  j["usage"] = usage_json(run->usage());
+  return {.body = dump_json(j)};
+}
+
+}  // namespace strata::server

@@ -1,0 +1,15 @@
+// POST /v1/chat/completions: the conversation through the chat template, generated on the
+// engine, answered as chat.completion or streamed as chat.completion.chunk events.
+// With tools, Hermes-style <tool_call> blocks in the output become message.tool_calls.
+#pragma once
+
+#include "strata/server/http_reply.h"
+#include "strata/server/json_fields.h"
+#include "strata/server/served_model.h"
+
+namespace strata::server {
+
+// Throws ApiError for a request it refuses.
+HttpReply chat_completion(const ServedModel& model, const Json& body);
+
+}  // namespace strata::server

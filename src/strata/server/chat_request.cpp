@@ -1,0 +1,140 @@
+#include "strata/server/chat_request.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "strata/server/api_error.h"
+
+namespace strata::server {
+namespace {
+
+constexpr const char* kRoles[] = {"system", "developer", "user", "assistant", "tool"};
+
+// [{type: text, text}, ...] -> the texts joined by newlines, as vLLM does.
+std::string join_text_parts(const Json& parts, size_t index) {
+  std::string out;
+  for (const Json& part : parts) {
+    const Json* type = part.is_object() ? find_field(part, "type") : nullptr;
+    if (type == nullptr || !type->is_string() || *type != "text" || !part.contains("text") ||
+        !part["text"].is_string())
+      throw bad_request(fmt::format("messages[{}].content: only parts of the form {{\"type\": \"text\", \"text\": "
+                                    "\"...\"}} are supported by this text-only model",
+                                    index),
+                        "messages");
+    if (!out.empty()) out += "\n";
+    out += part["text"].get<std::string>();
+  }
+  return out;
+}
+
+// Assistant tool_calls carry arguments as JSON text; templates expect objects.
+void arguments_to_objects(Json& message) {
+  Json* calls = message.contains("tool_calls") ? &message["tool_calls"] : nullptr;
+  if (calls == nullptr || !calls->is_array()) return;
+  for (Json& call : *calls) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
+    Json& fn = call["function"];
+    if (!fn.contains("arguments") || !fn["arguments"].is_string()) continue;
+    Json parsed = Json::parse(fn["arguments"].get<std::string>(), nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_object()) fn["arguments"] = std::move(parsed);
+  }
+}
+
+Json read_messages(const Json& body) {
+  const Json* messages = find_field(body, "messages");
+  if (messages == nullptr || !messages->is_array() || messages->empty())
+    throw bad_request("'messages' must be a non-empty array of {role, content} objects", "messages");
+  Json out = Json::array();
+  for (size_t i = 0; i < messages->size(); ++i) {
+    Json m = (*messages)[i];
+    if (!m.is_object()) throw bad_request(fmt::format("messages[{}] must be an object", i), "messages");
+    const Json* role = find_field(m, "role");
+    if (role == nullptr || !role->is_string() ||
+        std::find(std::begin(kRoles), std::end(kRoles), role->get<std::string>()) == std::end(kRoles))
+      throw bad_request(fmt::format("messages[{}].role must be one of system, developer, user, assistant, tool", i),
+                        "messages");
+    const Json* content = find_field(m, "content");
+    // Null content (an assistant turn of only tool calls) is empty text: templates test it
+    // with `in` and string filters, which fail on None.
+    if (content == nullptr) m["content"] = "";
+    else if (content->is_array()) m["content"] = join_text_parts(*content, i);
+    else if (!content->is_string())
+      throw bad_request(fmt::format("messages[{}].content must be a string or an array of text parts", i), "messages");
+    arguments_to_objects(m);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Json read_tools(const Json& body) {
+  const Json* tools = find_field(body, "tools");
+  if (tools == nullptr) return nullptr;
+  if (!tools->is_array()) throw bad_request("'tools' must be an array of function tools", "tools");
+  for (const Json& t : *tools) {
+    const Json* fn = t.is_object() ? find_field(t, "function") : nullptr;
+    if (fn == nullptr || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string() ||
+        (t.contains("type") && t["type"] != "function"))
+      throw bad_request("each tool must be {\"type\": \"function\", \"function\": {\"name\": ..., ...}}", "tools");
+  }
+  return tools->empty() ? Json() : *tools;
+}
+
+// False when tool_choice is "none"; a 400 for values that are not a tool choice.
+bool tools_enabled(const Json& body) {
+  const Json* choice = find_field(body, "tool_choice");
+  if (choice == nullptr) return true;
+  if (choice->is_string()) {
+    const std::string c = choice->get<std::string>();
+    if (c == "none") return false;
+    if (c == "auto" || c == "required") return true;
+  } else if (choice->is_object() && choice->contains("function")) {
+    return true;
+  }
+  throw bad_request("'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", ...}",
+                    "tool_choice");
+}
+
+void check_response_format(const Json& body) {
+  const Json* format = find_field(body, "response_format");
+  if (format == nullptr) return;
+  const Json* type = format->is_object() ? find_field(*format, "type") : nullptr;
+  if (type != nullptr && (*type == "text" || *type == "json_object")) return;
+  throw bad_request("'response_format' supports {\"type\": \"text\"} and {\"type\": \"json_object\"} "
+                    "(json_object is not enforced by constrained decoding)",
+                    "response_format");
+}
+
+}  // namespace
+
+ChatRenderRequest read_conversation(const Json& body) {
+  ChatRenderRequest render;
+  render.messages = read_messages(body);
+  if (tools_enabled(body)) render.tools = read_tools(body);
+  render.add_generation_prompt = read_bool(body, "add_generation_prompt").value_or(true);
+  if (const Json* kwargs = find_field(body, "chat_template_kwargs")) {
+    if (!kwargs->is_object()) throw bad_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+    render.extra = *kwargs;
+  }
+  return render;
+}
+
+ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
+  ChatRequest chat;
+  chat.render = read_conversation(body);
+  chat.parse_tool_calls = !chat.render.tools.is_null();
+  check_response_format(body);
+  chat.fields = read_generation_fields(body, vocab_size);
+  chat.stream = read_bool(body, "stream").value_or(false);
+  if (const Json* options = find_field(body, "stream_options")) {
+    if (!options->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
+    chat.include_usage = read_bool(*options, "include_usage").value_or(false);
+  }
+  chat.logprobs = read_bool(body, "logprobs").value_or(false);
+  const std::optional<int64_t> top = read_int(body, "top_logprobs", 0, 20);
+  if (top && !chat.logprobs) throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+  if (chat.logprobs) chat.fields.request.sampling.logprobs = static_cast<int32_t>(top.value_or(0));
+  return chat;
+}
+
+}  // namespace strata::server

@@ -1,0 +1,28 @@
+// A /v1/chat/completions body read into what the template and the engine need: the
+// conversation (content-part arrays joined to text, tool-call arguments given to the
+// template as objects), the tools unless tool_choice is "none", and the generation fields.
+#pragma once
+
+#include "strata/server/generation_fields.h"
+#include "strata/server/json_fields.h"
+#include "strata/text/chat_template.h"
+
+namespace strata::server {
+
+struct ChatRequest {
+  ChatRenderRequest render;
+  GenerationFields fields;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  bool logprobs = false;
+  bool parse_tool_calls = false;  // tools given and tool_choice is not "none"
+};
+
+// A 400 naming the field for anything malformed.
+ChatRequest read_chat_request(const Json& body, int64_t vocab_size);
+
+// The conversation part alone (also used by /tokenize): messages, tools, tool_choice,
+// chat_template_kwargs, add_generation_prompt.
+ChatRenderRequest read_conversation(const Json& body);
+
+}  // namespace strata::server

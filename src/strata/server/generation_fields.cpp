@@ -1,0 +1,90 @@
+#include "strata/server/generation_fields.h"
+
+#include <fmt/format.h>
+
+#include "strata/server/api_error.h"
+
+namespace strata::server {
+namespace {
+
+constexpr int64_t kMaxChoices = 128;
+constexpr size_t kMaxStopStrings = 16;
+
+std::vector<std::string> read_stop(const Json& body) {
+  const Json* stop = find_field(body, "stop");
+  if (stop == nullptr) return {};
+  if (stop->is_string()) {
+    if (stop->get<std::string>().empty()) return {};
+    return {stop->get<std::string>()};
+  }
+  if (!stop->is_array() || stop->size() > kMaxStopStrings)
+    throw bad_request(fmt::format("'stop' must be a string or an array of at most {} strings", kMaxStopStrings),
+                      "stop");
+  std::vector<std::string> out;
+  for (const Json& s : *stop) {
+    if (!s.is_string()) throw bad_request("'stop' entries must be strings", "stop");
+    if (!s.get<std::string>().empty()) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+SamplingParams read_sampling(const Json& body) {
+  SamplingParams p;
+  p.temperature = static_cast<float>(read_number(body, "temperature", 0.0, 100.0).value_or(1.0));
+  p.top_p = static_cast<float>(read_number(body, "top_p", 0.0, 1.0).value_or(1.0));
+  if (p.top_p <= 0.0f) throw bad_request("'top_p' must be in (0, 1], got 0", "top_p");
+  p.top_k = static_cast<int32_t>(read_int(body, "top_k", -1, INT32_MAX).value_or(0));
+  p.min_p = static_cast<float>(read_number(body, "min_p", 0.0, 1.0).value_or(0.0));
+  p.presence_penalty = static_cast<float>(read_number(body, "presence_penalty", -2.0, 2.0).value_or(0.0));
+  p.frequency_penalty = static_cast<float>(read_number(body, "frequency_penalty", -2.0, 2.0).value_or(0.0));
+  p.repetition_penalty = static_cast<float>(read_number(body, "repetition_penalty", 0.0, 100.0).value_or(1.0));
+  if (p.repetition_penalty <= 0.0f) throw bad_request("'repetition_penalty' must be > 0", "repetition_penalty");
+  if (auto seed = read_int(body, "seed", INT64_MIN, INT64_MAX)) p.seed = static_cast<uint64_t>(*seed);
+  return p;
+}
+
+}  // namespace
+
+GenerationFields read_generation_fields(const Json& body, int64_t vocab_size) {
+  GenerationFields f;
+  GenerationRequest& r = f.request;
+  r.sampling = read_sampling(body);
+  std::optional<int64_t> max_tokens = read_int(body, "max_completion_tokens", 1, INT32_MAX);
+  if (!max_tokens) max_tokens = read_int(body, "max_tokens", 1, INT32_MAX);
+  f.max_tokens_given = max_tokens.has_value();
+  r.max_tokens = static_cast<int32_t>(max_tokens.value_or(16));
+  r.stop = read_stop(body);
+  if (const Json* ids = find_field(body, "stop_token_ids")) r.stop_token_ids = read_token_ids(*ids, "stop_token_ids", vocab_size);
+  r.n = static_cast<int32_t>(read_int(body, "n", 1, kMaxChoices).value_or(1));
+  r.ignore_eos = read_bool(body, "ignore_eos").value_or(false);
+  r.skip_special_tokens = read_bool(body, "skip_special_tokens").value_or(true);
+  r.priority = static_cast<int32_t>(read_int(body, "priority", INT32_MIN, INT32_MAX).value_or(0));
+  return f;
+}
+
+GenerationRequest fit_to_context(const GenerationFields& fields, std::vector<int32_t> prompt_ids,
+                                 const ContextFit& fit) {
+  const int64_t num_prompt = static_cast<int64_t>(prompt_ids.size());
+  if (num_prompt == 0) throw bad_request("the prompt is empty; give at least one token", fit.prompt_field);
+  if (num_prompt >= fit.max_model_len)
+    throw bad_request(fmt::format("This model's maximum context length is {} tokens. However, your prompt has "
+                                  "{} tokens; shorten it so at least one token can be generated.",
+                                  fit.max_model_len, num_prompt),
+                      fit.prompt_field);
+  GenerationRequest r = fields.request;
+  r.prompt_ids = std::move(prompt_ids);
+  const int32_t room = static_cast<int32_t>(fit.max_model_len - num_prompt);
+  if (fields.max_tokens_given) {
+    if (r.max_tokens > room)
+      throw bad_request(fmt::format("This model's maximum context length is {} tokens. However, you requested {} "
+                                    "tokens ({} in the prompt, {} for the completion); lower max_tokens to at "
+                                    "most {}.",
+                                    fit.max_model_len, num_prompt + r.max_tokens, num_prompt, r.max_tokens, room),
+                        "max_tokens");
+  } else {
+    r.max_tokens = fit.default_max_tokens > 0 ? std::min(fit.default_max_tokens, room) : room;
+  }
+  return r;
+}
+
+}  // namespace strata::server

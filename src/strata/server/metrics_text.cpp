@@ -1,0 +1,70 @@
+#include "strata/server/metrics_text.h"
+
+#include <fmt/format.h>
+
+namespace strata::server {
+namespace {
+
+struct MetricWriter {
+  std::string out;
+  std::string labels;  // model_name="..."
+
+  void header(const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP strata:{} {}\n# TYPE strata:{} {}\n", name, help, name, type);
+  }
+  void scalar(const char* name, const char* type, const char* help, double value) {
+    header(name, type, help);
+    out += fmt::format("strata:{}{{{}}} {}\n", name, labels, value);
+  }
+  void histogram(const char* name, const char* help, const Histogram& h) {
+    header(name, "histogram", help);
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < h.bounds.size(); ++i) {
+      cumulative += h.counts[i];
+      out += fmt::format("strata:{}_bucket{{{},le=\"{}\"}} {}\n", name, labels, h.bounds[i], cumulative);
+    }
+    out += fmt::format("strata:{}_bucket{{{},le=\"+Inf\"}} {}\n", name, labels, h.count);
+    out += fmt::format("strata:{}_sum{{{}}} {}\n", name, labels, h.sum);
+    out += fmt::format("strata:{}_count{{{}}} {}\n", name, labels, h.count);
+  }
+};
+
+// Prometheus label values escape backslash, quote and newline.
+std::string escape_label(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_metrics(const EngineStatsSnapshot& s, const std::string& model_name) {
+  MetricWriter w{.labels = fmt::format("model_name=\"{}\"", escape_label(model_name))};
+  w.scalar("num_requests_running", "gauge", "Requests in the running batch.", static_cast<double>(s.num_running));
+  w.scalar("num_requests_waiting", "gauge", "Requests waiting to be scheduled.", static_cast<double>(s.num_waiting));
+  w.scalar("kv_cache_usage_perc", "gauge", "Fraction of KV-cache blocks in use (1 = full).", s.kv_cache_usage);
+  w.scalar("prompt_tokens_total", "counter", "Prompt tokens processed.", static_cast<double>(s.prompt_tokens_total));
+  w.scalar("generation_tokens_total", "counter", "Tokens generated.", static_cast<double>(s.generation_tokens_total));
+  w.scalar("num_preemptions_total", "counter", "Sequences preempted for KV-cache space.",
+           static_cast<double>(s.preemptions_total));
+  w.scalar("request_success_total", "counter", "Requests finished.", static_cast<double>(s.requests_finished_total));
+  w.scalar("prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache.",
+           static_cast<double>(s.prefix_cache_queries_total));
+  w.scalar("prefix_cache_hits_total", "counter", "Prompt tokens found in the prefix cache.",
+           static_cast<double>(s.prefix_cache_hits_total));
+  w.scalar("prefix_cached_blocks", "gauge", "KV blocks held by the prefix cache.",
+           static_cast<double>(s.prefix_cached_blocks));
+  w.histogram("time_to_first_token_seconds", "Time from arrival to the first generated token.", s.time_to_first_token);
+  w.histogram("inter_token_latency_seconds", "Time between consecutive generated tokens.", s.inter_token_latency);
+  w.histogram("e2e_request_latency_seconds", "Time from arrival to the end of a request.", s.e2e_latency);
+  return w.out;
+}
+
+}  // namespace strata::server

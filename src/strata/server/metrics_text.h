@@ -1,0 +1,13 @@
+// /metrics: the engine's counters, gauges and latency histograms in the Prometheus text
+// format, under vLLM's metric names with the strata: prefix, labelled with the model name.
+#pragma once
+
+#include <string>
+
+#include "strata/engine/engine_stats.h"
+
+namespace strata::server {
+
+std::string render_metrics(const EngineStatsSnapshot& stats, const std::string& model_name);
+
+}  // namespace strata::server

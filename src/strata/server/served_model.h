@@ -1,0 +1,31 @@
+// ServedModel: what every endpoint handler reads: the engine behind the service, the
+// tokenizer, and the names the model answers to. A checkpoint without a tokenizer is served
+// with the id tokenizer (token i spelled "<i>"): it decodes output but never encodes text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/server/generation_service.h"
+#include "strata/text/tokenizer.h"
+
+namespace strata::server {
+
+struct ServedModel {
+  GenerationService* service = nullptr;
+  const text::Tokenizer* tokenizer = nullptr;  // decodes output; encodes only when accepts_text
+  bool accepts_text = true;                    // false: text prompts and chat answer 400
+  std::string served_name;                     // the id in responses and /v1/models
+  std::vector<std::string> accepted_names;     // served_name plus the model path's basename
+  std::string model_path;
+  int64_t vocab_size = 0;                      // of the model (token ids must be below it)
+  int64_t created_unix = 0;                    // when the server started
+};
+
+// The tokenizer for encoding text, or a 400 saying this model takes token ids only.
+const text::Tokenizer& require_tokenizer(const ServedModel& model, const char* what);
+// Throws a 404 model_not_found unless `name` (absent = ok) is one the model answers to.
+void check_model_name(const ServedModel& model, const std::string* name);
+
+}  // namespace strata::server

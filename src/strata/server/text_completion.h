@@ -1,0 +1,14 @@
+// POST /v1/completions: one engine request per prompt (text or token ids), n choices each,
+// answered as text_completion or streamed as text_completion events.
+#pragma once
+
+#include "strata/server/http_reply.h"
+#include "strata/server/json_fields.h"
+#include "strata/server/served_model.h"
+
+namespace strata::server {
+
+// Throws ApiError for a request it refuses.
+HttpReply text_completion(const ServedModel& model, const Json& body);
+
+}  // namespace strata::server

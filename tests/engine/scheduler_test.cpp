@@ -1,0 +1,101 @@
+// Scheduler decisions with exact block ids: budget split, FCFS and priority order,
+// chunked prefill, and preemption of the newest sequence when blocks run out.
+#include <gtest/gtest.h>
+
+#include "strata/engine/scheduler.h"
+
+namespace strata {
+namespace {
+
+struct Harness {
+  explicit Harness(int32_t num_blocks, EngineOptions options) : pool(num_blocks), scheduler(options, pool, nullptr) {}
+  Sequence& add(int32_t prompt_len, int32_t priority = 0) {
+    auto request = std::make_shared<RequestState>();
+    request->request.priority = priority;
+    auto seq = std::make_unique<Sequence>();
+    seq->id = static_cast<int64_t>(seqs.size());
+    seq->arrival_order = seqs.size();
+    seq->request = request;
+    seq->token_ids.assign(prompt_len, 7);
+    seq->num_prompt_tokens = prompt_len;
+    seqs.push_back(std::move(seq));
+    scheduler.add_waiting(seqs.back().get());
+    return *seqs.back();
+  }
+  // Marks the plan as run: every scheduled row computed its tokens, and sequences whose
+  // prompt is done got one new token.
+  void run(const StepPlan& plan) {
+    for (const ScheduledRow& row : plan.rows) {
+      row.seq->num_computed_tokens += row.num_tokens;
+      if (row.seq->num_tokens_behind() == 0) row.seq->token_ids.push_back(9);
+    }
+  }
+  BlockPool pool;
+  Scheduler scheduler;
+  std::vector<std::unique_ptr<Sequence>> seqs;
+};
+
+TEST(Scheduler, DecodeRowsFirstThenPrefillChunksUnderTheBudget) {
+  Harness h(64, {.max_num_batched_tokens = 40, .max_num_seqs = 8, .block_size = 16});
+  Sequence& a = h.add(30);
+  StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_EQ(plan.rows[0].num_tokens, 30);
+  EXPECT_EQ(a.block_table, (std::vector<int32_t>{0, 1}));
+  h.run(plan);
+  Sequence& b = h.add(100);
+  plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 2u);
+  EXPECT_EQ(plan.rows[0].seq, &a);  // the decode row comes first
+  EXPECT_EQ(plan.rows[0].num_tokens, 1);
+  EXPECT_EQ(plan.rows[1].seq, &b);  // then a chunk of the new prompt: 39 of 100 tokens
+  EXPECT_EQ(plan.rows[1].num_tokens, 39);
+  EXPECT_EQ(b.block_table, (std::vector<int32_t>{2, 3, 4}));
+}
+
+TEST(Scheduler, WithoutChunkedPrefillALongPromptWaitsForAWholeBudget) {
+  Harness h(64, {.max_num_batched_tokens = 50, .enable_chunked_prefill = false, .block_size = 16});
+  h.add(60);
+  EXPECT_TRUE(h.scheduler.schedule().rows.empty());
+}
+
+TEST(Scheduler, PriorityThenArrivalOrder) {
+  Harness h(64, {.max_num_batched_tokens = 10, .max_num_seqs = 1, .block_size = 16});
+  h.add(5, /*priority=*/1);
+  Sequence& urgent = h.add(5, /*priority=*/0);
+  const StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_EQ(plan.rows[0].seq, &urgent);
+}
+
+TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
+  Harness h(4, {.max_num_batched_tokens = 64, .max_num_seqs = 4, .block_size = 16});
+  Sequence& old_seq = h.add(32);  // blocks 0, 1
+  Sequence& new_seq = h.add(32);  // blocks 2, 3
+  h.run(h.scheduler.schedule());
+  EXPECT_EQ(h.pool.num_free(), 0);
+  // Both now need a third block; the newest is preempted and its blocks go to the oldest.
+  const StepPlan plan = h.scheduler.schedule();
+  EXPECT_EQ(plan.num_preempted, 1);
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_EQ(plan.rows[0].seq, &old_seq);
+  // Released last block first, so block 3 heads the free queue.
+  EXPECT_EQ(old_seq.block_table, (std::vector<int32_t>{0, 1, 3}));
+  EXPECT_EQ(new_seq.num_computed_tokens, 0);
+  EXPECT_TRUE(new_seq.block_table.empty());
+  EXPECT_EQ(h.scheduler.num_waiting(), 1);
+  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{2}));
+}
+
+// Last block first: the free queue is the prefix cache's LRU and a prefix's tail is the
+// least likely part to be shared again.
+TEST(Scheduler, RemoveReturnsBlocksToTheFreeQueueTailFirst) {
+  Harness h(8, {.max_num_batched_tokens = 64, .block_size = 16});
+  Sequence& a = h.add(40);
+  h.run(h.scheduler.schedule());
+  h.scheduler.remove(&a);
+  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 2, 1, 0}));
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,91 @@
+// MoE op fronts on the CPU: routing picks and weights, grouping order and offsets, grouped
+// linear against one linear per token, and the weighted combine, with exact expected values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "strata/ops/linear.h"
+#include "strata/ops/moe.h"
+#include "test_support.h"
+
+namespace strata::ops {
+namespace {
+
+Tensor i32(std::vector<int32_t> values, Shape shape) {
+  Tensor t = Tensor::host(DType::kI32, shape);
+  std::copy(values.begin(), values.end(), t.data_as<int32_t>());
+  return t;
+}
+
+TEST(MoeOps, SoftmaxTopKRenormalisedAndSigmoidScaled) {
+  Tensor logits = Tensor::host(DType::kF32, {2, 4});
+  const float values[] = {0.f, 2.f, 1.f, 2.f, -1.f, -1.f, 3.f, 0.f};
+  std::copy(values, values + 8, logits.data_as<float>());
+  Tensor ids = Tensor::host(DType::kI32, {2, 2});
+  Tensor weights = Tensor::host(DType::kF32, {2, 2});
+  moe_route(logits, ids, weights, {.top_k = 2, .norm_topk_prob = true});
+  // Row 0 ties experts 1 and 3: the lower id comes first; equal scores -> 0.5 each.
+  EXPECT_EQ(std::vector<int32_t>(ids.data_as<int32_t>(), ids.data_as<int32_t>() + 4),
+            (std::vector<int32_t>{1, 3, 2, 3}));
+  EXPECT_FLOAT_EQ(weights.data_as<float>()[0], 0.5f);
+  EXPECT_FLOAT_EQ(weights.data_as<float>()[2], 1.0f / (1.0f + std::exp(-3.0f)));
+  Tensor id1 = Tensor::host(DType::kI32, {2, 1});
+  Tensor weight1 = Tensor::host(DType::kF32, {2, 1});
+  moe_route(logits, id1, weight1,
+            {.top_k = 1, .scoring = MoeScoring::kSigmoid, .norm_topk_prob = false,
+             .routed_scaling_factor = 2.0f});
+  EXPECT_EQ(id1.data_as<int32_t>()[0], 1);
+  EXPECT_EQ(id1.data_as<int32_t>()[1], 2);
+  EXPECT_FLOAT_EQ(weight1.data_as<float>()[0], 2.0f / (1.0f + std::exp(-2.0f)));
+}
+
+TEST(MoeOps, GroupSortsPairsByExpertStably) {
+  const Tensor ids = i32({2, 0, 1, 2, 2, 1}, {3, 2});
+  const MoeGroups groups{.sorted_pairs = Tensor::host(DType::kI32, {6}),
+                         .token_rows = Tensor::host(DType::kI32, {6}),
+                         .expert_offsets = Tensor::host(DType::kI32, {4})};
+  moe_group(ids, groups);
+  auto vec = [](const Tensor& t) {
+    return std::vector<int32_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + t.numel());
+  };
+  EXPECT_EQ(vec(groups.sorted_pairs), (std::vector<int32_t>{1, 2, 5, 0, 3, 4}));
+  EXPECT_EQ(vec(groups.token_rows), (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(vec(groups.expert_offsets), (std::vector<int32_t>{0, 1, 3, 6}));
+}
+
+TEST(MoeOps, GroupedLinearAndCombineMatchPerTokenExperts) {
+  const int64_t t = 5, k = 2, e = 3, hidden = 8, out_dim = 8;
+  const Tensor x = test::random_f32({t, hidden}, 1);
+  const Tensor w = test::random_bf16({e, out_dim, hidden}, 2);
+  const Tensor ids = i32({0, 2, 1, 2, 2, 0, 1, 0, 2, 1}, {t, k});
+  Tensor topk_w = test::random_f32({t, k}, 3, 0.f, 1.f);
+  const MoeGroups groups{.sorted_pairs = Tensor::host(DType::kI32, {t * k}),
+                         .token_rows = Tensor::host(DType::kI32, {t * k}),
+                         .expert_offsets = Tensor::host(DType::kI32, {e + 1})};
+  moe_group(ids, groups);
+  Tensor xs = Tensor::host(DType::kF32, {t * k, hidden});
+  for (int64_t i = 0; i < t * k; ++i)
+    std::copy_n(x.data_as<float>() + groups.token_rows.data_as<int32_t>()[i] * hidden, hidden,
+                xs.data_as<float>() + i * hidden);
+  Tensor ys = Tensor::host(DType::kF32, {t * k, out_dim});
+  grouped_linear(xs, w, groups.expert_offsets, ys);
+  Tensor out = Tensor::host(DType::kF32, {t, out_dim});
+  moe_combine(ys, groups.sorted_pairs, topk_w, out);
+  Tensor expected = Tensor::host(DType::kF32, {t, out_dim});
+  std::fill_n(expected.data_as<float>(), t * out_dim, 0.f);
+  Tensor one = Tensor::host(DType::kF32, {1, out_dim});
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t expert = ids.data_as<int32_t>()[i * k + j];
+      linear(x.slice_rows(i, i + 1), w.slice_rows(expert, expert + 1).reshape({out_dim, hidden}),
+             Tensor(), one);
+      for (int64_t c = 0; c < out_dim; ++c)
+        expected.data_as<float>()[i * out_dim + c] += one.data_as<float>()[c] * topk_w.data_as<float>()[i * k + j];
+    }
+  }
+  EXPECT_LT(test::max_abs_diff(out, expected), 1e-6f);
+}
+
+}  // namespace
+}  // namespace strata::ops

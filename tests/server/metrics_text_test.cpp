@@ -1,0 +1,37 @@
+#include "strata/server/metrics_text.h"
+
+#include <gtest/gtest.h>
+
+namespace strata::server {
+namespace {
+
+TEST(MetricsText, GaugesCountersAndCumulativeHistograms) {
+  EngineStatsSnapshot s;
+  s.num_running = 3;
+  s.kv_cache_usage = 0.25;
+  s.prompt_tokens_total = 120;
+  s.time_to_first_token.observe(0.02);
+  s.time_to_first_token.observe(0.02);
+  s.time_to_first_token.observe(100);
+  const std::string text = render_metrics(s, "m\"x");
+  EXPECT_NE(text.find("# TYPE strata:num_requests_running gauge\nstrata:num_requests_running{model_name=\"m\\\"x\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata:kv_cache_usage_perc{model_name=\"m\\\"x\"} 0.25\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE strata:prompt_tokens_total counter\nstrata:prompt_tokens_total{model_name=\"m\\\"x\"} 120\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"0.01\"} 0\n"
+                      "strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"0.025\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"30\"} 2\n"
+                      "strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"+Inf\"} 3\n"
+                      "strata:time_to_first_token_seconds_sum{model_name=\"m\\\"x\"} 100.04\n"
+                      "strata:time_to_first_token_seconds_count{model_name=\"m\\\"x\"} 3\n"),
+            std::string::npos);
+  for (const char* name : {"num_requests_waiting", "generation_tokens_total", "num_preemptions_total",
+                           "prefix_cache_queries_total", "prefix_cache_hits_total", "inter_token_latency_seconds_count",
+                           "e2e_request_latency_seconds_count"})
+    EXPECT_NE(text.find(std::string("strata:") + name), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace strata::server

@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+
+#include "strata/server/api_error.h"
+#include "strata/server/api_key.h"
+#include "strata/server/chat_request.h"
+#include "strata/server/completion_request.h"
+#include "strata/server/generation_fields.h"
+
+namespace strata::server {
+namespace {
+
+// The param named by the 400 the body causes, or "ok".
+template <typename F>
+std::string refused_param(F&& read) {
+  try {
+    read();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    return e.param;
+  }
+  return "ok";
+}
+
+TEST(GenerationFields, ReadsEveryField) {
+  const Json body = Json::parse(R"({"temperature": 0.5, "top_p": 0.9, "top_k": 40, "min_p": 0.1,
+      "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.1, "seed": -1,
+      "stop": ["a", "", "b"], "n": 3, "max_tokens": 7, "ignore_eos": true, "priority": -2, "user": "u"})");
+  const GenerationFields f = read_generation_fields(body, 100);
+  EXPECT_FLOAT_EQ(f.request.sampling.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(f.request.sampling.top_p, 0.9f);
+  EXPECT_EQ(f.request.sampling.top_k, 40);
+  EXPECT_FLOAT_EQ(f.request.sampling.min_p, 0.1f);
+  EXPECT_FLOAT_EQ(f.request.sampling.repetition_penalty, 1.1f);
+  EXPECT_EQ(f.request.sampling.seed, UINT64_MAX);
+  EXPECT_EQ(f.request.stop, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(f.request.n, 3);
+  EXPECT_EQ(f.request.max_tokens, 7);
+  EXPECT_TRUE(f.max_tokens_given);
+  EXPECT_TRUE(f.request.ignore_eos);
+  EXPECT_EQ(f.request.priority, -2);
+  EXPECT_EQ(read_generation_fields(Json::parse(R"({"max_completion_tokens": 3, "max_tokens": 9})"), 10).request.max_tokens, 3);
+}
+
+TEST(GenerationFields, RefusesBadValuesNamingTheField) {
+  for (const auto& [text, param] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"temperature": -0.1})", "temperature"}, {R"({"temperature": true})", "temperature"},
+           {R"({"top_p": 0})", "top_p"}, {R"({"top_k": -2})", "top_k"}, {R"({"n": 129})", "n"},
+           {R"({"max_tokens": 0})", "max_tokens"}, {R"({"seed": 1.5})", "seed"}, {R"({"stop": [1]})", "stop"},
+           {R"({"stop_token_ids": [10]})", "stop_token_ids"}, {R"({"seed": 18446744073709551615})", "seed"},
+           {R"({"temperature": null, "n": 1})", "ok"}})
+    EXPECT_EQ(refused_param([&] { read_generation_fields(Json::parse(text), 10); }), param) << text;
+}
+
+TEST(GenerationFields, FitToContext) {
+  GenerationFields f = read_generation_fields(Json::object(), 100);
+  const GenerationRequest r = fit_to_context(f, {1, 2, 3}, {.max_model_len = 10});
+  EXPECT_EQ(r.max_tokens, 7);  // the rest of the context
+  EXPECT_EQ(fit_to_context(f, {1, 2, 3}, {.max_model_len = 10, .default_max_tokens = 4}).max_tokens, 4);
+  EXPECT_EQ(refused_param([&] { fit_to_context(f, std::vector<int32_t>(10, 1), {.max_model_len = 10}); }), "prompt");
+  EXPECT_EQ(refused_param([&] { fit_to_context(f, {}, {.max_model_len = 10}); }), "prompt");
+  f.max_tokens_given = true;
+  f.request.max_tokens = 8;
+  EXPECT_EQ(refused_param([&] { fit_to_context(f, {1, 2, 3}, {.max_model_len = 10}); }), "max_tokens");
+  f.request.max_tokens = 7;
+  EXPECT_EQ(fit_to_context(f, {1, 2, 3}, {.max_model_len = 10}).max_tokens, 7);
+}
+
+TEST(ChatRequest, ContentPartsToolsAndToolChoice) {
+  const Json body = Json::parse(R"({"messages": [
+      {"role": "system", "content": "S"},
+      {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+        "function": {"name": "f", "arguments": "{\"z\": 1, \"a\": 2}"}}]}],
+      "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}],
+      "logprobs": true, "top_logprobs": 4, "stream": true, "stream_options": {"include_usage": true}})");
+  const ChatRequest chat = read_chat_request(body, 100);
+  EXPECT_EQ(chat.render.messages[1]["content"], "a\nb");
+  EXPECT_EQ(chat.render.messages[2]["content"], "");
+  EXPECT_EQ(chat.render.messages[2]["tool_calls"][0]["function"]["arguments"].dump(), R"({"z":1,"a":2})");
+  EXPECT_EQ(chat.render.tools[0]["function"]["parameters"].dump(), R"({"type":"object","properties":{}})");
+  EXPECT_TRUE(chat.parse_tool_calls && chat.stream && chat.include_usage && chat.logprobs);
+  EXPECT_EQ(chat.fields.request.sampling.logprobs, 4);
+  Json none = body;
+  none["tool_choice"] = "none";
+  EXPECT_TRUE(read_chat_request(none, 100).render.tools.is_null());
+  EXPECT_FALSE(read_chat_request(none, 100).parse_tool_calls);
+}
+
+TEST(CompletionRequest, PromptShapes) {
+  const auto prompts = [](const char* text) { return read_prompts(Json::parse(text), 50); };
+  EXPECT_EQ(prompts(R"("hi")").size(), 1u);
+  EXPECT_EQ(std::get<std::vector<int32_t>>(prompts("[1, 2, 3]")[0]), (std::vector<int32_t>{1, 2, 3}));
+  const auto many = prompts(R"([[1], [2, 3]])");
+  ASSERT_EQ(many.size(), 2u);
+  EXPECT_EQ(std::get<std::vector<int32_t>>(many[1]), (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(std::get<std::string>(prompts(R"(["a", "b"])")[1]), "b");
+  for (const char* bad : {"[]", "[50]", "[[1], 5]", "{}", "3", "[1.5]"})
+    EXPECT_EQ(refused_param([&] { prompts(bad); }), "prompt") << bad;
+  EXPECT_EQ(refused_param([] { read_completion_request(Json::parse(R"({"prompt": "a", "suffix": "b"})"), 50); }),
+            "suffix");
+}
+
+TEST(ApiKey, ConstantTimeCompareAndBearer) {
+  EXPECT_TRUE(constant_time_equals("abc", "abc"));
+  EXPECT_FALSE(constant_time_equals("abc", "abd"));
+  EXPECT_FALSE(constant_time_equals("abc", "abcd"));
+  EXPECT_FALSE(constant_time_equals("", "a"));
+  EXPECT_TRUE(authorized("Bearer k1", "k1"));
+  EXPECT_FALSE(authorized("k1", "k1"));
+  EXPECT_FALSE(authorized("Bearer k2", "k1"));
+  EXPECT_FALSE(authorized("", "k1"));
+  EXPECT_FALSE(authorized("Bearer ", "k1"));
+}
+
+}  // namespace
+}  // namespace strata::server
