@@ -5,6 +5,7 @@
 
 #include <unicode/uchar.h>
 
+#include "strata/text/normalizer.h"
 #include "strata/text/utf8.h"
 
 namespace strata::text {
@@ -122,6 +123,15 @@ void AddedVocabulary::add(const AddedToken& token) {
   slot_of_id_[token.id] = static_cast<int32_t>(tokens_.size());
   tokens_.push_back(token);
   (token.normalized ? normalized_ : raw_).add(token);
+}
+
+void AddedVocabulary::normalize_contents(const Normalizer& normalizer) {
+  normalized_ = AddedTokenMatcher();
+  for (AddedToken& t : tokens_) {
+    if (!t.normalized) continue;
+    t.content = normalizer.normalize(t.content);
+    normalized_.add(t);
+  }
 }
 
 const AddedToken* AddedVocabulary::find(int32_t id) const {

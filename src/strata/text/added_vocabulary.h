@@ -12,6 +12,8 @@
 
 namespace strata::text {
 
+class Normalizer;
+
 struct AddedToken {
   int32_t id = 0;
   std::string content;
@@ -49,6 +51,10 @@ class AddedTokenMatcher {
 class AddedVocabulary {
  public:
   void add(const AddedToken& token);
+  // normalized=true tokens are searched for in normalized text, so their contents are
+  // normalized too and decode to that form (as in Hugging Face); call once, when the
+  // normalizer is known.
+  void normalize_contents(const Normalizer& normalizer);
   const std::vector<AddedToken>& tokens() const { return tokens_; }
   const AddedToken* find(int32_t id) const;
   std::optional<int32_t> find(std::string_view content) const;

@@ -52,6 +52,15 @@ struct BpeModel::PairMap {
 namespace {
 
 constexpr size_t kMaxCachedPieceBytes = 128;
+constexpr std::string_view kMetaspace = "\u2581";
+
+// Offset of the next "▁" that follows a character other than "▁", at or after `from`.
+size_t next_word_start(std::string_view text, size_t from) {
+  for (size_t at = text.find(kMetaspace, from); at != std::string_view::npos; at = text.find(kMetaspace, at + 1)) {
+    if (at > 0 && (at < kMetaspace.size() || text.substr(at - kMetaspace.size(), kMetaspace.size()) != kMetaspace)) return at;
+  }
+  return std::string_view::npos;
+}
 constexpr size_t kMaxCacheEntries = 1 << 16;
 
 struct Candidate {
@@ -73,6 +82,8 @@ BpeModel::BpeModel(std::vector<std::string> tokens, const std::vector<std::pair<
     if (!merged) fail("BPE merge #{} joins tokens {} and {} into a string that is not in the vocabulary", rank, a, b);
     merges_->insert(PairMap::key_of(a, b), static_cast<int32_t>(rank), *merged);
   }
+  split_at_metaspace_ = !options_.byte_level && index_.count(kMetaspace) > 0 &&
+      std::none_of(tokens_.begin(), tokens_.end(), [](const std::string& t) { return next_word_start(t, 1) != std::string_view::npos; });
   for (int b = 0; b < 256; ++b) {
     const std::string spelling = options_.byte_level ? std::string(1, char(b)) : fmt::format("<0x{:02X}>", b);
     byte_ids_[b] = token_to_id(spelling).value_or(-1);
@@ -142,6 +153,19 @@ void BpeModel::merge(std::vector<int32_t>& ids) const {
 }
 
 void BpeModel::encode(std::string_view piece, std::vector<int32_t>& out) const {
+  if (!split_at_metaspace_ || piece.size() <= kMaxCachedPieceBytes) {
+    encode_word(piece, out);
+    return;
+  }
+  size_t begin = 0;
+  for (size_t at = next_word_start(piece, 1); at != std::string_view::npos; at = next_word_start(piece, at + 1)) {
+    encode_word(piece.substr(begin, at - begin), out);
+    begin = at;
+  }
+  encode_word(piece.substr(begin), out);
+}
+
+void BpeModel::encode_word(std::string_view piece, std::vector<int32_t>& out) const {
   if (options_.ignore_merges)
     if (const auto id = token_to_id(piece)) {
       out.push_back(*id);

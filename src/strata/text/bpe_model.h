@@ -46,6 +46,7 @@ class BpeModel {
 
  private:
   struct PairMap;
+  void encode_word(std::string_view word, std::vector<int32_t>& out) const;
   void initial_symbols(std::string_view piece, std::vector<int32_t>& ids) const;
   void merge(std::vector<int32_t>& ids) const;
 
@@ -53,6 +54,9 @@ class BpeModel {
   TokenIndex index_;
   BpeOptions options_;
   std::unique_ptr<PairMap> merges_;  // owned; unique_ptr so a throwing constructor frees it
+  // True when no token has "▁" right after another character: then no merge crosses the
+  // start of a "▁" run, and long SentencePiece inputs are encoded word by word (cached).
+  bool split_at_metaspace_ = false;
   int32_t byte_ids_[256];           // byte-level: token of each single byte; fallback: <0xXX>
   mutable std::mutex cache_mutex_;  // guards cache_
   mutable std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> cache_;

@@ -19,6 +19,7 @@ Tokenizer::Tokenizer(TokenizerParts parts)
       config_(std::move(parts.config)) {
   STRATA_CHECK(model_ != nullptr);
   for (const AddedToken& t : added_.tokens()) token_index_.emplace(t.content, t.id);
+  added_.normalize_contents(normalizer_);
   for (size_t id = 0; id < token_strings_.size(); ++id)
     if (!token_strings_[id].empty()) token_index_.emplace(token_strings_[id], static_cast<int32_t>(id));
   bos_id_ = parts.bos_id ? parts.bos_id : resolve(config_.bos_token);
