@@ -99,6 +99,10 @@ Value filter_round(const Value& value, const CallArgs& args) {
   const std::string* method = string_arg(args, 1, "method", "round");
   if (!value.is_number()) throw RuntimeError("round: value must be a number, not " + value.type_name());
   const double x = value.to_double();
+  if ((!method || *method == "common") && !value.is_float()) {  // round(int) stays an int
+    if (precision >= 0) return Value(value.to_int());
+    return Value(static_cast<int64_t>(python_round(x, precision)));
+  }
   if (!method || *method == "common") return Value(python_round(x, precision));
   const double scale = std::pow(10.0, static_cast<double>(precision));
   if (*method == "ceil") return Value(std::ceil(x * scale) / scale);
@@ -126,6 +130,23 @@ Value filter_indent(const Value& value, const CallArgs& args) {
   }
   if (first) out = indention + out;
   return Value(std::move(out));
+}
+
+// jinja2's title filter: words begin after whitespace or one of -({[<, unlike str.title().
+std::string jinja_title(const std::string& s) {
+  std::string out = s;
+  bool at_word_start = true;
+  for (char& c : out) {
+    const bool separator = is_python_space(static_cast<unsigned char>(c)) || c == '-' ||
+                           c == '(' || c == '{' || c == '[' || c == '<';
+    if (separator) {
+      at_word_start = true;
+      continue;
+    }
+    c = at_word_start ? ascii_upper(std::string(1, c))[0] : ascii_lower(std::string(1, c))[0];
+    at_word_start = false;
+  }
+  return out;
 }
 
 Value filter_wordcount(const Value& value) {
@@ -160,7 +181,7 @@ bool apply_string_filter(const std::string& name, const Value& value, const Call
   } else if (name == "capitalize") {
     *result = Value(python_capitalize(value.str()));
   } else if (name == "title") {
-    *result = Value(python_title(value.str()));
+    *result = Value(jinja_title(value.str()));
   } else if (name == "replace") {
     const std::string* from = string_arg(args, 0, "old", "replace");
     const std::string* to = string_arg(args, 1, "new", "replace");
@@ -197,6 +218,10 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   if (name == "attr") {
     const std::string* attr = string_arg(args, 0, "name", "attr");
     if (!attr) throw RuntimeError("attr needs an attribute name");
+    const bool plain_dict = value.is_dict() && !value.as_dict().is_namespace;
+    if (plain_dict && value.as_dict().find(*attr)) {  // attr() reads attributes, not keys
+      return Value::undefined(fmt::format("'dict object' has no attribute '{}'", *attr));
+    }
     return get_attribute(value, *attr);
   }
   throw RuntimeError(fmt::format("no filter named '{}'", name));

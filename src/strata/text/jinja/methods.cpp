@@ -89,6 +89,57 @@ std::string format_braces(const std::string& fmt_str, const CallArgs& args) {
   return out;
 }
 
+Value split_method(const std::string& s, const std::string& name, const CallArgs& args) {
+  const std::string what = "str." + name;
+  if (name == "splitlines") {
+    static const std::string kNewline = "\n";
+    std::vector<std::string> lines = python_split(s, &kNewline, -1);
+    if (!lines.empty() && lines.back().empty()) lines.pop_back();
+    return strings_to_list(lines);
+  }
+  const std::string* sep = string_arg(args, 0, "sep", what);
+  if (sep && sep->empty()) throw RuntimeError(what + ": empty separator");
+  const int64_t maxsplit = int_arg(args, 1, "maxsplit", -1, what);
+  if (name == "split" || maxsplit < 0) return strings_to_list(python_split(s, sep, maxsplit));
+  std::vector<std::string> parts;  // rsplit with a limit: split from the right
+  std::string rest = s;
+  const std::string sp = sep ? *sep : " ";
+  while (std::ssize(parts) < maxsplit) {
+    const size_t pos = rest.rfind(sp);
+    if (pos == std::string::npos) break;
+    parts.insert(parts.begin(), rest.substr(pos + sp.size()));
+    rest.resize(pos);
+  }
+  parts.insert(parts.begin(), rest);
+  return strings_to_list(parts);
+}
+
+// find/rfind/index/count count code points, as Python does; join concatenates str() values.
+Value search_method(const std::string& s, const std::string& name, const CallArgs& args) {
+  if (name == "join") {
+    const Value* items = args.get(0, "iterable");
+    std::string out;
+    bool first = true;
+    for (const Value& v : items ? items->iterate() : std::vector<Value>{}) {
+      out += (first ? "" : s) + v.str();
+      first = false;
+    }
+    return Value(std::move(out));
+  }
+  const std::string* sub = string_arg(args, 0, "sub", "str." + name);
+  if (!sub) throw RuntimeError("str." + name + " needs a string argument");
+  if (name == "count") {
+    if (sub->empty()) return Value(static_cast<int64_t>(utf8_length(s) + 1));
+    int64_t n = 0;
+    for (size_t p = s.find(*sub); p != std::string::npos; p = s.find(*sub, p + sub->size())) ++n;
+    return Value(n);
+  }
+  const size_t pos = name == "rfind" ? s.rfind(*sub) : s.find(*sub);
+  if (pos == std::string::npos && name == "index") throw RuntimeError("substring not found");
+  return Value(pos == std::string::npos ? int64_t{-1}
+                                        : static_cast<int64_t>(utf8_length(s.substr(0, pos))));
+}
+
 Value string_method(const std::string& s, const std::string& name, const CallArgs& args) {
   const std::string what = "str." + name;
   if (name == "startswith" || name == "endswith") {
@@ -100,29 +151,7 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     const std::string* chars = string_arg(args, 0, "chars", what);
     return Value(python_strip(s, chars, name != "rstrip", name != "lstrip"));
   }
-  if (name == "split" || name == "rsplit") {
-    const std::string* sep = string_arg(args, 0, "sep", what);
-    if (sep && sep->empty()) throw RuntimeError(what + ": empty separator");
-    const int64_t maxsplit = int_arg(args, 1, "maxsplit", -1, what);
-    if (name == "split" || maxsplit < 0) return strings_to_list(python_split(s, sep, maxsplit));
-    std::vector<std::string> parts;  // rsplit with a limit: split from the right
-    std::string rest = s;
-    const std::string sp = sep ? *sep : " ";
-    while (std::ssize(parts) < maxsplit) {
-      const size_t pos = rest.rfind(sp);
-      if (pos == std::string::npos) break;
-      parts.insert(parts.begin(), rest.substr(pos + sp.size()));
-      rest.resize(pos);
-    }
-    parts.insert(parts.begin(), rest);
-    return strings_to_list(parts);
-  }
-  if (name == "splitlines") {
-    static const std::string kNewline = "\n";
-    std::vector<std::string> lines = python_split(s, &kNewline, -1);
-    if (!lines.empty() && lines.back().empty()) lines.pop_back();
-    return strings_to_list(lines);
-  }
+  if (name == "split" || name == "rsplit" || name == "splitlines") return split_method(s, name, args);
   if (name == "upper") return Value(ascii_upper(s));
   if (name == "lower") return Value(ascii_lower(s));
   if (name == "title") return Value(python_title(s));
@@ -133,29 +162,8 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     if (!from || !to) throw RuntimeError(what + " needs two string arguments");
     return Value(replace_all(s, *from, *to, int_arg(args, 2, "count", -1, what)));
   }
-  if (name == "find" || name == "rfind" || name == "count" || name == "index") {
-    const std::string* sub = string_arg(args, 0, "sub", what);
-    if (!sub) throw RuntimeError(what + " needs a string argument");
-    if (name == "count") {
-      if (sub->empty()) return Value(static_cast<int64_t>(utf8_length(s) + 1));
-      int64_t n = 0;
-      for (size_t p = s.find(*sub); p != std::string::npos; p = s.find(*sub, p + sub->size())) ++n;
-      return Value(n);
-    }
-    const size_t pos = name == "rfind" ? s.rfind(*sub) : s.find(*sub);
-    if (pos == std::string::npos && name == "index") throw RuntimeError("substring not found");
-    return Value(pos == std::string::npos ? int64_t{-1}
-                                          : static_cast<int64_t>(utf8_length(s.substr(0, pos))));
-  }
-  if (name == "join") {
-    const Value* items = args.get(0, "iterable");
-    std::string out;
-    bool first = true;
-    for (const Value& v : items ? items->iterate() : std::vector<Value>{}) {
-      out += (first ? "" : s) + v.str();
-      first = false;
-    }
-    return Value(std::move(out));
+  if (name == "find" || name == "rfind" || name == "count" || name == "index" || name == "join") {
+    return search_method(s, name, args);
   }
   if (name == "format") return Value(format_braces(s, args));
   if (name == "isdigit") return Value(all_chars(s, ::isdigit));

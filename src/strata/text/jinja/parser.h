@@ -68,6 +68,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int loop_depth_ = 0;  // for bodies being parsed; break/continue need one
 };
 
 // Convenience: lex and parse a template source.

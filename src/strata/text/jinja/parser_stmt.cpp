@@ -94,6 +94,7 @@ StmtPtr Parser::parse_statement() {
   if (n == "call") return parse_call_block(t);
   if (n == "filter") return parse_filter_block(t);
   if (n == "break" || n == "continue") {
+    if (loop_depth_ == 0) error_at(t, "'" + n + "' outside of a for loop");
     expect_block_end();
     return stmt<Stmt>(n == "break" ? StmtKind::kBreak : StmtKind::kContinue, t);
   }
@@ -138,7 +139,9 @@ StmtPtr Parser::parse_for(const Token& start) {
   }
   if (is_name("recursive")) error_at(cur(), "recursive for loops are not supported");
   expect_block_end();
+  ++loop_depth_;
   node->body = parse_body({"endfor", "else"}, "for");
+  --loop_depth_;
   if (take().text == "else") {
     expect_block_end();
     node->else_body = parse_body({"endfor"}, "for");
@@ -225,7 +228,10 @@ StmtPtr Parser::parse_macro(const Token& start) {
   node->name = expect_name();
   parse_macro_signature(*node);
   expect_block_end();
+  const int outer_loop_depth = loop_depth_;
+  loop_depth_ = 0;  // a macro body cannot break the caller's loop
   node->body = parse_body({"endmacro"}, "macro");
+  loop_depth_ = outer_loop_depth;
   take();
   expect_block_end();
   return node;
