@@ -2,6 +2,8 @@
 // widened tiles + sgemm above) for 1, 8 and 64 tokens, and paged attention of one decode
 // token over 1k keys. Threads: the last argument of each case.
 #include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <immintrin.h>
 
 #include <numeric>
 #include <vector>
@@ -77,6 +79,75 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
                                                  benchmark::Counter::kIsRate);
 }
 
+// Lab for docs/decisions/0001-cpu-gemm.md: f32 y[T, N] = x[T, K] * w[N, K]^T on one thread,
+// by OpenBLAS sgemm, by one AVX2 dot per (token, row), and by a 4x4 register-blocked AVX2
+// kernel (4 tokens x 4 rows per pass, 16 accumulators). K a multiple of 8; T, N of 4.
+float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_hadd_ps(s, s);
+  s = _mm_hadd_ps(s, s);
+  return _mm_cvtss_f32(s);
+}
+
+void gemm_dot(const float* x, const float* w, float* y, int64_t t_n, int64_t n, int64_t k) {
+  for (int64_t t = 0; t < t_n; ++t)
+    for (int64_t o = 0; o < n; ++o) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t i = 0; i < k; i += 8)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(x + t * k + i), _mm256_loadu_ps(w + o * k + i), acc);
+      y[t * n + o] = hsum8(acc);
+    }
+}
+
+void gemm_4x4(const float* x, const float* w, float* y, int64_t t_n, int64_t n, int64_t k) {
+  for (int64_t o = 0; o < n; o += 4)
+    for (int64_t t = 0; t < t_n; t += 4) {
+      __m256 acc[4][4];
+      for (auto& row : acc)
+        for (__m256& a : row) a = _mm256_setzero_ps();
+      for (int64_t i = 0; i < k; i += 8) {
+        __m256 wv[4];
+        for (int r = 0; r < 4; ++r) wv[r] = _mm256_loadu_ps(w + (o + r) * k + i);
+        for (int j = 0; j < 4; ++j) {
+          const __m256 xv = _mm256_loadu_ps(x + (t + j) * k + i);
+          for (int r = 0; r < 4; ++r) acc[j][r] = _mm256_fmadd_ps(xv, wv[r], acc[j][r]);
+        }
+      }
+      for (int j = 0; j < 4; ++j)
+        for (int r = 0; r < 4; ++r) y[(t + j) * n + o + r] = hsum8(acc[j][r]);
+    }
+}
+
+// args: variant (0 sgemm, 1 dot, 2 4x4), N, K, T
+void BM_GemmLab(benchmark::State& state) {
+  const int64_t n = state.range(1), k = state.range(2), t_n = state.range(3);
+  const Tensor w = filled(DType::kF32, {n, k}, 0.01f), x = filled(DType::kF32, {t_n, k}, 0.5f);
+  Tensor y = Tensor::host(DType::kF32, {t_n, n});
+  openblas_set_num_threads(1);
+  for (auto _ : state) {
+    if (state.range(0) == 0) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(t_n), static_cast<int>(n),
+                  static_cast<int>(k), 1.f, x.data_as<float>(), static_cast<int>(k), w.data_as<float>(),
+                  static_cast<int>(k), 0.f, y.data_as<float>(), static_cast<int>(n));
+    } else if (state.range(0) == 1) {
+      gemm_dot(x.data_as<float>(), w.data_as<float>(), y.data_as<float>(), t_n, n, k);
+    } else {
+      gemm_4x4(x.data_as<float>(), w.data_as<float>(), y.data_as<float>(), t_n, n, k);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  static const char* names[] = {"openblas sgemm", "avx2 dot per (t,o)", "avx2 4x4 blocked"};
+  state.SetLabel(names[state.range(0)]);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * k * t_n * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+void gemm_lab_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t t_n : {8, 64, 256})
+    for (int64_t variant : {0, 1, 2}) b->Args({variant, 1536, 576, t_n});
+}
+
+BENCHMARK(BM_GemmLab)->Apply(gemm_lab_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LinearBf16)->Apply(linear_shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_PagedAttentionDecode)->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMicrosecond)->UseRealTime();
 

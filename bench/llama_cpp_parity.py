@@ -143,6 +143,8 @@ def parse_args(argv=None):
     ap.add_argument("--steps", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3, help="extra alternating speed runs per prompt")
     ap.add_argument("--prompts", type=int, default=len(PROMPTS), help="use the first N prompts")
+    ap.add_argument("--speed-only", action="store_true",
+                    help="only the alternating decode tokens/s runs (--repeats of them per prompt)")
     return ap.parse_args(argv)
 
 
@@ -151,7 +153,10 @@ def run(args):
         llm = open_llama(args)
     except ImportError:
         sys.exit("llama_cpp is not installed: pip install llama-cpp-python")
-    results = [compare_prompt(args, llm, p) for p in PROMPTS[:args.prompts]]
+    if args.speed_only:
+        results = [{"ids": prompt_ids(args, p), "strata_tps": [], "llama_tps": []} for p in PROMPTS[:args.prompts]]
+    else:
+        results = [compare_prompt(args, llm, p) for p in PROMPTS[:args.prompts]]
     for _ in range(args.repeats):  # alternate the engines so both see the same machine load
         for r in results:
             r["strata_tps"].append(strata_generate(args, r["ids"])[1])
@@ -168,10 +173,11 @@ def main():
 
 def report(args, results):
     print(f"model {args.model}, {args.threads} threads, {args.steps} greedy steps")
-    print("| prompt | same 64 tokens | first diff (margin) | max abs logit diff (median row) "
-          "| argmax agree | llama.cpp prefill vs decode (median row) |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for r in results:
+    if not args.speed_only:
+        print("| prompt | same 64 tokens | first diff (margin) | max abs logit diff (median row) "
+              "| argmax agree | llama.cpp prefill vs decode (median row) |")
+        print("| --- | --- | --- | --- | --- | --- |")
+    for r in [] if args.speed_only else results:
         diff = "-" if r["same_tokens"] else f"{r['first_difference']} ({r['margin_there']:.3f})"
         print(f"| {r['prompt'][:32]} | {r['same_tokens']} | {diff} | {r['logit_maxdiff']:.3f} "
               f"({r['logit_maxdiff_median_row']:.3f}) | {r['argmax_agree']:.3f} | {r['llama_self_noise']:.3f} "
@@ -179,7 +185,8 @@ def report(args, results):
     s_all = [t for r in results for t in r["strata_tps"]]
     l_all = [t for r in results for t in r["llama_tps"]]
     print(f"decode tokens/s, {len(s_all)} runs each: strata best {max(s_all):.1f} median "
-          f"{statistics.median(s_all):.1f}; llama.cpp best {max(l_all):.1f} median {statistics.median(l_all):.1f}")
+          f"{statistics.median(s_all):.1f} ({', '.join(f'{t:.0f}' for t in s_all)}); llama.cpp best "
+          f"{max(l_all):.1f} median {statistics.median(l_all):.1f} ({', '.join(f'{t:.0f}' for t in l_all)})")
 
 
 if __name__ == "__main__":

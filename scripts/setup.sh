@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything Strata needs (Debian packages, Python test tools, the SmolLM2 GGUF)
-# and builds it. Safe to run again: each step skips what is already there.
+# Installs everything Strata needs (Debian packages incl. clang for the fuzzers, Python test
+# tools, the SmolLM2 GGUF) and builds it. Safe to run again: each step skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,7 +8,8 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 PACKAGES=(cmake ninja-build g++ ccache pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev
   libfmt-dev libpcre2-dev libxxhash-dev libopenblas-dev libgtest-dev libgmock-dev
-  libbenchmark-dev libcpp-httplib-dev libutfcpp-dev libicu-dev python3 python3-pip)
+  libbenchmark-dev libcpp-httplib-dev libutfcpp-dev libicu-dev python3 python3-pip
+  clang libclang-rt-14-dev)  # clang + libFuzzer runtime for scripts/fuzz.sh
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -128,3 +128,18 @@ def test_prompt_over_context_is_400(tiny):
     assert status == 400 and "maximum context length" in body
     status, body = request(tiny.url + "/v1/completions", {"prompt": [5] * 100, "max_tokens": 200})
     assert status == 400 and "max_tokens" in body
+
+
+def test_prefix_cache_hit_reports_cached_tokens_and_same_output(tiny):
+    client = tiny.client()
+    shared = [(i * 37 + 11) % 500 + 3 for i in range(48)]
+    before = tiny.metrics()
+    first = client.completions.create(model=tiny.model, prompt=shared + [7], max_tokens=6, temperature=0)
+    second = client.completions.create(model=tiny.model, prompt=shared + [7], max_tokens=6, temperature=0)
+    details = second.usage.prompt_tokens_details
+    cached = details.cached_tokens if details is not None else second.usage.model_extra["prompt_tokens_details"]["cached_tokens"]
+    assert cached == 48  # three full blocks; the last prompt token is always recomputed
+    assert second.choices[0].text == first.choices[0].text
+    after = tiny.metrics()
+    assert after["strata:prefix_cache_hits_total"] - before.get("strata:prefix_cache_hits_total", 0) >= 48
+    assert after["strata:prefix_cached_blocks"] >= 3

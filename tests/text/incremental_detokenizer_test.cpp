@@ -60,10 +60,26 @@ TEST(IncrementalDetokenizer, ByteFallbackBytesWaitForTheirCharacter) {
   EXPECT_EQ(detok.push(*tok.token_to_id("\u2581a")), "a");  // first token: leading space dropped
   EXPECT_EQ(detok.push(byte(0xE6)), "");
   EXPECT_EQ(detok.push(byte(0x97)), "");
-  EXPECT_EQ(detok.push(byte(0xA5)), "\xE6\x97\xA5");
-  EXPECT_EQ(detok.push(*tok.token_to_id("\u2581b")), " b");  // later tokens keep it
+  EXPECT_EQ(detok.push(byte(0xA5)), "");  // complete, but a further byte could still rewrite it
+  EXPECT_EQ(detok.push(*tok.token_to_id("\u2581b")), "\xE6\x97\xA5 b");  // later tokens keep it
   EXPECT_EQ(detok.push(byte(0xE6)), "");
   EXPECT_EQ(detok.finish(), "\xEF\xBF\xBD");  // a truncated character ends as U+FFFD
+}
+
+// Found by fuzz_tokenizer: "<0x21>" alone is "!", but the run "<0x21><0xBB>" decodes to two
+// U+FFFD; emitting "!" early made the stream "!" + three U+FFFD (a cut inside a character).
+TEST(IncrementalDetokenizer, ByteRunRewrittenByALaterByteMatchesFullDecode) {
+  const auto& tok = fixture_tokenizer("llama2");
+  const auto byte = [&](int b) { return *tok.token_to_id(fmt::format("<0x{:02X}>", b)); };
+  for (bool skip : {false, true}) {
+    const Ids ids = {byte(0x21), byte(0xBB)};
+    EXPECT_EQ(tok.decode(ids, skip), "\xEF\xBF\xBD\xEF\xBF\xBD");
+    EXPECT_EQ(stream(tok, ids, skip), "\xEF\xBF\xBD\xEF\xBF\xBD");
+    // A skipped special token between bytes does not end the run: decode drops it first.
+    const Ids split = {byte(0x21), *tok.bos_id(), byte(0xBB), *tok.token_to_id("\u2581a")};
+    EXPECT_EQ(stream(tok, split, skip), tok.decode(split, skip));
+  }
+  EXPECT_EQ(tok.decode(Ids{byte(0x21), *tok.bos_id(), byte(0xBB)}, true), "\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 }  // namespace

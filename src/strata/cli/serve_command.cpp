@@ -51,6 +51,11 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
                "split long prompts over several steps (default on)");
   cmd.add_option("--max-model-len", f.engine.max_model_len, "context length (0: the model's)")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.engine.enable_prefix_caching,
+               "reuse the KV blocks (and SSM snapshots) of earlier prompts (default on)");
+  cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
+                 "SSM state snapshots the prefix cache keeps (hybrid models)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 // "loading weights 42%": a bar redrawn in place on a terminal, a line per 10% otherwise.
@@ -137,6 +142,8 @@ void run_serve(ServeFlags flags) {
   fmt::print("strata serve: loading {}\n", path);
   LoadProgress progress;
   server::prefetch_files(server::weight_files(path), std::ref(progress));
+  // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
+  flags.model.num_ssm_slots = 2 * flags.engine.max_num_seqs + flags.engine.ssm_cache_slots;
   OpenModel open = open_model(flags.model);
   bool has_tokenizer = false;
   auto tokenizer = load_serving_tokenizer(path, open.loaded.config.vocab_size, has_tokenizer);

@@ -54,13 +54,17 @@ void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
 
 ModelRunner::~ModelRunner() = default;
 
+// A laptop-friendly default; --num-kv-blocks sets any size.
+constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
+
 // GPU: what gpu_memory_utilization leaves after weights and the activation reserve.
-// CPU: room for 8 sequences of the model's maximum length.
+// CPU: room for 8 sequences of the model's maximum length, within kCpuKvBudgetBytes.
 int64_t ModelRunner::auto_kv_blocks(const KvCacheShape& shape) const {
   const int64_t per_sequence =
       (model_.config().max_position_embeddings + options_.block_size - 1) / options_.block_size;
   const std::optional<DeviceMemory> memory = backend_.memory();
-  if (!memory || shape.num_layers == 0) return 8 * per_sequence;
+  if (shape.num_layers == 0) return 8 * per_sequence;
+  if (!memory) return std::max<int64_t>(per_sequence, std::min(8 * per_sequence, kCpuKvBudgetBytes / shape.bytes_per_block()));
   const int64_t used = memory->total_bytes - memory->free_bytes;
   const int64_t budget = static_cast<int64_t>(static_cast<double>(memory->total_bytes) *
                                               options_.gpu_memory_utilization) -

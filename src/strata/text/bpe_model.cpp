@@ -79,7 +79,7 @@ BpeModel::BpeModel(std::vector<std::string> tokens, const std::vector<std::pair<
   }
 }
 
-BpeModel::~BpeModel() { delete merges_; }
+BpeModel::~BpeModel() = default;
 
 std::optional<int32_t> BpeModel::token_to_id(std::string_view spelling) const {
   const auto it = index_.find(spelling);

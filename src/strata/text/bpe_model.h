@@ -4,6 +4,7 @@
 // Hugging Face tokenizers' BPE does. A bounded per-word cache makes repeated words cheap.
 #pragma once
 
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -51,7 +52,7 @@ class BpeModel {
   std::vector<std::string> tokens_;
   TokenIndex index_;
   BpeOptions options_;
-  PairMap* merges_ = nullptr;
+  std::unique_ptr<PairMap> merges_;  // owned; unique_ptr so a throwing constructor frees it
   int32_t byte_ids_[256];           // byte-level: token of each single byte; fallback: <0xXX>
   mutable std::mutex cache_mutex_;  // guards cache_
   mutable std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> cache_;

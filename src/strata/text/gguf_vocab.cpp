@@ -1,5 +1,7 @@
 #include "strata/text/gguf_vocab.h"
 
+#include <cstdint>
+
 #include "strata/core/error.h"
 
 namespace strata::text {
@@ -7,7 +9,10 @@ namespace {
 
 std::optional<int32_t> optional_id(const GgufFile& file, const char* key) {
   if (!file.has(key)) return std::nullopt;
-  return static_cast<int32_t>(file.get_int(key));
+  const int64_t id = file.get_int(key);
+  if (id < 0) return std::nullopt;  // some converters write -1 for "none"
+  if (id > INT32_MAX) fail("{}: {} = {} is not a token id", file.path(), key, id);
+  return static_cast<int32_t>(id);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // decoder sees the same left context as in a full decode (byte merges, Strip, Metaspace).
 #include "strata/text/incremental_detokenizer.h"
 
+#include <cctype>
+
 #include "strata/text/utf8.h"
 
 namespace strata::text {
@@ -11,10 +13,27 @@ bool ends_with_replacement(const std::string& s) {
   return s.size() >= 3 && s.compare(s.size() - 3, 3, "\xEF\xBF\xBD") == 0;
 }
 
+bool is_byte_token(const std::string& t) {
+  return t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
+         std::isxdigit(static_cast<unsigned char>(t[3])) && std::isxdigit(static_cast<unsigned char>(t[4]));
+}
+
 }  // namespace
 
+// ByteFallback decodes a run of <0xXX> tokens as one group (valid UTF-8, or one U+FFFD per
+// byte), so a later byte token can rewrite the text of earlier ones: "<0x21>" is "!" but
+// "<0x21><0xBB>" is two U+FFFD. A run's text is final once a token the decoder sees ends it.
+bool IncrementalDetokenizer::ends_in_byte_token() const {
+  for (auto it = window_.rbegin(); it != window_.rend(); ++it) {
+    if (skip_special_tokens_ && tokenizer_.is_special(*it)) continue;  // decode drops these
+    const std::optional<std::string> spelling = tokenizer_.id_to_token(*it);
+    if (spelling && !spelling->empty()) return is_byte_token(*spelling);
+  }
+  return false;
+}
+
 std::string IncrementalDetokenizer::push(int32_t id) {
-  if (prefix_.empty() && !window_.empty()) {
+  if (prefix_.empty() && !window_.empty() && !ends_in_byte_token()) {
     std::string new_prefix = tokenizer_.decode(window_, skip_special_tokens_);
     if (!ends_with_replacement(new_prefix)) {
       prefix_ = std::move(new_prefix);
@@ -22,6 +41,7 @@ std::string IncrementalDetokenizer::push(int32_t id) {
     }
   }
   window_.push_back(id);
+  if (ends_in_byte_token()) return "";
   const std::string text = tokenizer_.decode(window_, skip_special_tokens_);
   if (text.size() <= prefix_.size() || ends_with_replacement(text)) return "";
   std::string delta = emit(text);

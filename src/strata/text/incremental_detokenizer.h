@@ -3,7 +3,8 @@
 // continuation bytes, half of a byte-level emoji) is held back. The concatenation of all
 // deltas plus finish() equals Tokenizer::decode of all ids, including SentencePiece's
 // "first token loses its leading space" rule, because every window is decoded together
-// with the token before it (the scheme of Hugging Face tokenizers' DecodeStream).
+// with the token before it (the scheme of Hugging Face tokenizers' DecodeStream), and a run
+// of byte-fallback tokens is held back until a token that is not one ends it.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,7 @@ class IncrementalDetokenizer {
 
  private:
   std::string emit(const std::string& text);
+  bool ends_in_byte_token() const;  // the last token decode sees is a <0xXX> byte token
 
   const Tokenizer& tokenizer_;
   bool skip_special_tokens_;

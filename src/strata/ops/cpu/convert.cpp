@@ -42,7 +42,64 @@ float dot_widen(const float* x, const uint16_t* w, int64_t n, Load load, Scalar 
   return sum;
 }
 
+inline __m256 load_f32x8(const uint16_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+
+// Rows stream from memory: fetch the same part of the row kDotRowsF32 * 2 ahead.
+constexpr int kPrefetchRows = 2 * kDotRowsF32;
+
+// Elem: stored element bytes (2 or 4); Load widens 8 of them at an element pointer.
+template <int R, int Elem, typename Load, typename Scalar>
+void dot_rows(const float* x, const uint8_t* w, int64_t row_bytes, int64_t n, float* out, Load load,
+              Scalar scalar) {
+  __m256 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* row = w + r * row_bytes + i * Elem;
+      if ((i * Elem) % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchRows * row_bytes), _MM_HINT_T0);
+      acc[r] = _mm256_fmadd_ps(xv, load(reinterpret_cast<const uint16_t*>(row)), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float sum = hsum(acc[r]);
+    const auto* row = reinterpret_cast<const uint16_t*>(w + r * row_bytes);
+    for (int64_t j = i; j < n; ++j) sum += x[j] * scalar(row, j);
+    out[r] = sum;
+  }
+}
+
+template <int Elem, typename Load, typename Scalar>
+void dot_rows_any(const float* x, const uint8_t* w, int64_t row_bytes, int num_rows, int64_t n, float* out,
+                  Load load, Scalar scalar) {
+  switch (num_rows) {
+    case 4: return dot_rows<4, Elem>(x, w, row_bytes, n, out, load, scalar);
+    case 3: return dot_rows<3, Elem>(x, w, row_bytes, n, out, load, scalar);
+    case 2: return dot_rows<2, Elem>(x, w, row_bytes, n, out, load, scalar);
+    default: return dot_rows<1, Elem>(x, w, row_bytes, n, out, load, scalar);
+  }
+}
+
 }  // namespace
+
+void dot_rows_f32(const float* x, const void* w, DType dtype, int64_t row_bytes, int num_rows, int64_t n,
+                  float* out) {
+  const auto* bytes = static_cast<const uint8_t*>(w);
+  switch (dtype) {
+    case DType::kF32:
+      return dot_rows_any<4>(x, bytes, row_bytes, num_rows, n, out, load_f32x8, [](const uint16_t* r, int64_t j) {
+        return reinterpret_cast<const float*>(r)[j];
+      });
+    case DType::kBF16:
+      return dot_rows_any<2>(x, bytes, row_bytes, num_rows, n, out, load_bf16x8,
+                             [](const uint16_t* r, int64_t j) { return bf16_to_f32(r[j]); });
+    case DType::kF16:
+      return dot_rows_any<2>(x, bytes, row_bytes, num_rows, n, out, load_f16x8,
+                             [](const uint16_t* r, int64_t j) { return f16_to_f32(r[j]); });
+    default: STRATA_CHECK_MSG(false, "dot_rows_f32 on {}", dtype_name(dtype));
+  }
+}
 
 void widen_to_f32(const void* src, DType dtype, int64_t n, float* dst) {
   const auto* s16 = static_cast<const uint16_t*>(src);

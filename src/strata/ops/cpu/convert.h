@@ -16,4 +16,11 @@ void narrow_from_f32(const float* src, DType dtype, int64_t n, void* dst);
 // Dot product of f32 x with n stored elements of w (f32, f16 or bf16).
 float dot_f32(const float* x, const void* w, DType dtype, int64_t n);
 
+// Decode's matvec step: out[r] = x . W[r] for r < num_rows (1..kDotRowsF32) consecutive rows
+// of n stored elements (f32, f16 or bf16), each row_bytes long, starting at w. One pass
+// reads x once for all rows and prefetches the rows that follow.
+inline constexpr int kDotRowsF32 = 4;
+void dot_rows_f32(const float* x, const void* w, DType dtype, int64_t row_bytes, int num_rows, int64_t n,
+                  float* out);
+
 }  // namespace strata::cpu

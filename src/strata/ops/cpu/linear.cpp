@@ -5,6 +5,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "strata/core/parallel.h"
@@ -22,10 +23,13 @@ void linear_matvec(const Tensor& x, const Tensor& weight, const Tensor& out) {
   const int64_t row_bytes = dtype_bytes(weight.dtype(), in);
   const char* w = static_cast<const char*>(weight.data());
   parallel_for(rows, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t o = begin; o < end; ++o) {
-      for (int64_t t = 0; t < tokens; ++t)
-        out.data_as<float>()[t * rows + o] =
-            dot_f32(x.data_as<float>() + t * in, w + o * row_bytes, weight.dtype(), in);
+    float dots[kDotRowsF32];
+    for (int64_t o = begin; o < end; o += kDotRowsF32) {
+      const int n = static_cast<int>(std::min<int64_t>(kDotRowsF32, end - o));
+      for (int64_t t = 0; t < tokens; ++t) {  // rows stay in L1 for the later tokens
+        dot_rows_f32(x.data_as<float>() + t * in, w + o * row_bytes, weight.dtype(), row_bytes, n, in, dots);
+        for (int r = 0; r < n; ++r) out.data_as<float>()[t * rows + o + r] = dots[r];
+      }
     }
   });
 }

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "strata/core/parallel.h"
-#include "strata/ops/cpu/convert.h"
 
 namespace strata::cpu {
 

@@ -12,13 +12,21 @@
 namespace strata::jinja {
 namespace {
 
+constexpr int64_t kMaxIndent = 1024;  // Python has no limit; a huge one only burns memory
+
 // transformers: tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
 Value filter_tojson(const Value& value, const CallArgs& args) {
   JsonDumpOptions options;
   options.ensure_ascii = bool_arg(args, 0, "ensure_ascii", false);
   if (const Value* indent = args.get(1, "indent"); indent && !indent->is_none()) {
-    if (indent->is_string()) options.indent = indent->as_string();
-    else options.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, indent->to_int())), ' ');
+    if (indent->is_string()) {
+      options.indent = indent->as_string();
+    } else if (indent->is_int() || indent->is_bool()) {
+      if (indent->to_int() > kMaxIndent) throw RuntimeError(fmt::format("tojson: indent {} is over {}", indent->to_int(), kMaxIndent));
+      options.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, indent->to_int())), ' ');
+    } else {
+      throw RuntimeError("tojson: indent must be an integer or a string, not " + indent->type_name());
+    }
     options.item_separator = ",";
   }
   if (const Value* seps = args.get(2, "separators"); seps && !seps->is_none()) {

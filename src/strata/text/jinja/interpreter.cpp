@@ -6,6 +6,7 @@
 
 #include "strata/core/error.h"
 #include "strata/text/jinja/builtins.h"
+#include "strata/text/jinja/value_arena.h"
 
 namespace strata::jinja {
 
@@ -16,13 +17,24 @@ const Value* Scope::find(const std::string& name) const {
   return nullptr;
 }
 
+void Scope::clear() {
+  vars_.clear();
+  parent_.reset();
+}
+
+ScopePtr make_scope(ScopePtr parent) {
+  auto scope = std::make_shared<Scope>(std::move(parent));
+  ValueArena::track(scope);
+  return scope;
+}
+
 std::string located(int line, int column, const std::string& what) {
   return fmt::format("template line {}, column {}: {}", line, column, what);
 }
 
 std::string Interpreter::render(const Body& body, const ScopePtr& globals) {
   std::string out;
-  exec_body(body, std::make_shared<Scope>(globals), out);
+  exec_body(body, make_scope(globals), out);
   return out;
 }
 
@@ -130,7 +142,7 @@ void Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& scope, std::stri
   std::vector<Value> items;
   for (Value& item : iterable.iterate()) {
     if (stmt.filter) {
-      auto probe = std::make_shared<Scope>(scope);
+      auto probe = make_scope(scope);
       assign(stmt.target, item, *probe);
       if (!eval(*stmt.filter, probe).truthy()) continue;
     }
@@ -141,7 +153,7 @@ void Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& scope, std::stri
       throw RuntimeError(fmt::format("template loops ran more than {} iterations",
                                      limits_.max_loop_iterations));
     }
-    auto iteration = std::make_shared<Scope>(scope);
+    auto iteration = make_scope(scope);
     iteration->set("loop", make_loop(items, i));
     assign(stmt.target, items[i], *iteration);
     if (exec_body(stmt.body, iteration, out) == Flow::kBreak) break;
@@ -186,7 +198,7 @@ Value Interpreter::call_macro(const MacroStmt& macro, const ScopePtr& closure, c
     throw RuntimeError(fmt::format("macro '{}' takes not more than {} argument(s)", macro.name,
                                    macro.params.size()));
   }
-  auto local = std::make_shared<Scope>(closure);
+  auto local = make_scope(closure);
   for (const auto& [name, value] : args.keyword) {
     const bool known = std::find(macro.params.begin(), macro.params.end(), name) != macro.params.end();
     if (!known && name != "caller") {

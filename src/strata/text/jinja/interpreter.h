@@ -23,12 +23,15 @@ class Scope {
   explicit Scope(std::shared_ptr<Scope> parent = nullptr) : parent_(std::move(parent)) {}
   const Value* find(const std::string& name) const;
   void set(const std::string& name, Value value) { vars_[name] = std::move(value); }
+  void clear();  // drops the variables and the parent (ValueArena breaking cycles)
 
  private:
   std::shared_ptr<Scope> parent_;
   std::unordered_map<std::string, Value> vars_;
 };
 using ScopePtr = std::shared_ptr<Scope>;
+// Every scope is made here so the render's ValueArena can free scope <-> macro cycles.
+ScopePtr make_scope(ScopePtr parent = nullptr);
 
 class Interpreter {
  public:

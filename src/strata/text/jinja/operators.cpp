@@ -29,6 +29,10 @@ Value int_op(const std::string& op, int64_t a, int64_t b) {
   if (op == "*" && !__builtin_mul_overflow(a, b, &r)) return Value(r);
   if (op == "//" || op == "%") {
     if (b == 0) throw RuntimeError("integer division or modulo by zero");
+    if (a == std::numeric_limits<int64_t>::min() && b == -1) {  // the quotient overflows
+      if (op == "%") return Value(int64_t{0});
+      throw RuntimeError("integer overflow in '//'");
+    }
     int64_t q = a / b;
     int64_t m = a % b;
     if (m != 0 && ((m < 0) != (b < 0))) {
@@ -65,13 +69,14 @@ Value float_op(const std::string& op, double a, double b) {
 Value repeat(const Value& seq, int64_t n) {
   const int64_t count = std::max<int64_t>(n, 0);
   if (seq.is_string()) {
-    if (seq.as_string().size() * count > kMaxRepeatBytes) throw RuntimeError("string repetition too large");
+    // Divided, not multiplied: the product can wrap around and pass the check.
+    if (count > 0 && seq.as_string().size() > kMaxRepeatBytes / count) throw RuntimeError("string repetition too large");
     std::string out;
     for (int64_t i = 0; i < count; ++i) out += seq.as_string();
     return Value(std::move(out));
   }
   const auto& items = seq.as_list().items;
-  if (items.size() * count > kMaxRepeatBytes / 16) throw RuntimeError("list repetition too large");
+  if (count > 0 && items.size() > kMaxRepeatBytes / 16 / count) throw RuntimeError("list repetition too large");
   std::vector<Value> out;
   for (int64_t i = 0; i < count; ++i) out.insert(out.end(), items.begin(), items.end());
   return Value::list(std::move(out), seq.as_list().is_tuple);

@@ -5,6 +5,7 @@
 
 #include "strata/core/error.h"
 #include "strata/text/jinja/parser.h"
+#include "strata/text/jinja/value_arena.h"
 
 namespace strata::jinja {
 namespace {
@@ -29,7 +30,10 @@ Value builtin_range(const CallArgs& args) {
     throw RuntimeError(fmt::format("range too big: {} items, the limit is {}", count, kMaxRange));
   }
   std::vector<Value> items;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) items.emplace_back(i);
+  for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+    items.emplace_back(i);
+    if (__builtin_add_overflow(i, step, &i)) break;  // the next value lies past INT64 limits
+  }
   return Value::list(std::move(items));
 }
 
@@ -49,7 +53,7 @@ ScopePtr make_globals(const nlohmann::ordered_json& context, const RenderOptions
   if (!context.is_object() && !context.is_null()) {
     fail("template context must be a JSON object, got {}", context.type_name());
   }
-  auto globals = std::make_shared<Scope>();
+  auto globals = make_scope();
   globals->set("range", Value::function("range", builtin_range));
   globals->set("namespace", Value::function("namespace", [](const CallArgs& a) {
                  return builtin_mapping(a, true);
@@ -77,6 +81,7 @@ Template Template::parse(const std::string& source, const LexOptions& options) {
 }
 
 std::string Template::render(const nlohmann::ordered_json& context, const RenderOptions& options) const {
+  const ValueArena arena;  // declared first: outlives every value of this render
   Interpreter interpreter(options.limits);
   return interpreter.render(*body_, make_globals(context, options));
 }

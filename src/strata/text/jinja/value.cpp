@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "strata/text/jinja/utf8.h"
+#include "strata/text/jinja/value_arena.h"
 
 namespace strata::jinja {
 
@@ -39,17 +40,27 @@ const Value* CallArgs::get(size_t index, const std::string& name) const {
   return kwarg(name);
 }
 
+void List::clear() { items.clear(); }
+void Dict::clear() { items.clear(); }
+
 Value Value::list(std::vector<Value> items, bool is_tuple) {
   auto l = std::make_shared<List>();
   l->items = std::move(items);
   l->is_tuple = is_tuple;
+  ValueArena::track(l);
   return Value(std::move(l));
 }
 
-Value Value::dict() { return Value(std::make_shared<Dict>()); }
+Value Value::dict() {
+  auto d = std::make_shared<Dict>();
+  ValueArena::track(d);
+  return Value(std::move(d));
+}
 
 Value Value::function(std::string name, std::function<Value(const CallArgs&)> fn) {
-  return Value(std::make_shared<Callable>(Callable{std::move(name), std::move(fn)}));
+  auto c = std::make_shared<Callable>(Callable{std::move(name), std::move(fn)});
+  ValueArena::track(c);
+  return Value(std::move(c));
 }
 
 Value Value::from_json(const nlohmann::ordered_json& j) {

@@ -26,6 +26,7 @@ class RuntimeError : public std::runtime_error {
 struct List {
   std::vector<Value> items;
   bool is_tuple = false;
+  void clear();  // drops the items (ValueArena breaking cycles)
 };
 
 // Insertion-ordered string-keyed map; linear lookup is fine for chat-sized dicts.
@@ -34,6 +35,7 @@ struct Dict {
   bool is_namespace = false;  // namespace(): the one object `set x.attr = ...` may write to
   const Value* find(const std::string& key) const;
   void set(const std::string& key, Value value);
+  void clear();  // drops the entries (ValueArena breaking cycles)
 };
 
 struct CallArgs {
@@ -47,6 +49,7 @@ struct CallArgs {
 struct Callable {
   std::string name;
   std::function<Value(const CallArgs&)> fn;
+  void clear() { fn = nullptr; }  // drops what fn captured, e.g. a macro's closure scope
 };
 
 struct None {};
