@@ -74,7 +74,12 @@ TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
     // rel L2 up to 6.0e-2 and top-1 0.958 (qwen3_moe), against 1.1e-2 and 0.99 for dense.
     const nlohmann::json& raw = f.loaded.config.raw;
     const bool moe = raw.contains("num_experts") || raw.contains("num_local_experts");
-    const double max_rel_l2 = moe ? 1e-1 : 2e-2, min_top1 = moe ? 0.95 : 0.98;
+    // Qwen3-Next: Gated DeltaNet outputs feed those routers, and on the CPU rounding any one of
+    // the GDN's inputs or outputs to bf16 alone moves this fixture's logits by 5e-2 to 1e-1 (all
+    // of them: up to 3e-1, top-1 0.78). Measured on an H200: rel L2 up to 0.176, top-1 0.857.
+    const bool gdn_moe = moe && raw.contains("linear_num_value_heads");
+    const double max_rel_l2 = gdn_moe ? 0.25 : (moe ? 1e-1 : 2e-2);
+    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.95 : 0.98);
     ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
     for (int32_t chunk : {0, 5}) {
       int64_t rows = 0;

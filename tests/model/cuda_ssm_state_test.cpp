@@ -28,9 +28,10 @@ double rel_l2_rows(const Tensor& got, const Tensor& ref, int64_t begin, int64_t 
   return std::sqrt(num / den);
 }
 
-// The CUDA fixture test's tolerance: MoE models (qwen3_next) flip routing under bf16.
+// The CUDA fixture test's tolerance: qwen3_next's GDN-fed MoE routing flips under bf16 (see
+// cuda_fixture_test.cpp); mamba2 and nemotron_h are held to the dense models' 2e-2.
 double tolerance(const Fixture& f) {
-  return f.loaded.config.raw.contains("num_experts") ? 1e-1 : 2e-2;
+  return f.loaded.config.raw.contains("linear_num_value_heads") ? 0.25 : 2e-2;
 }
 
 void copy_rows(const Tensor& dst, int64_t first, const Tensor& rows) {
