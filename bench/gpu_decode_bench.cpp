@@ -1,6 +1,7 @@
 // GPU throughput of the real engine path (ModelRunner) on dummy bf16 weights: decode
 // tokens/s per batch size at a given context, prefill tokens/s of one long prompt, and the
-// time to first token of a shorter one, each against its roofline. Writes JSON lines.
+// time to first token of a shorter one, each against its roofline. Hybrid models keep one
+// SSM state slot per sequence in device memory. Writes JSON lines.
 //   gpu_decode_bench --model DIR [--batches 1,8,32,128,256] [--context 1024] [--steps 32]
 //                    [--prefill 4096] [--ttft 1024] [--json FILE] [--no-graphs] [--profile]
 // --profile: after the warm-up, one step of each benchmark between cudaProfilerStart and
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +97,7 @@ struct ModelCost {
   double matmul_params = 0;     // parameters a token multiplies with
   double kv_bytes_per_token = 0;  // K and V of one token, all layers
   double attn_flops_factor = 0;   // attention FLOPs = factor * q_len * kv_len
+  double ssm_bytes_per_seq = 0;   // recurrent state (h + conv, f32) read and written per decode step
 };
 
 ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers) {
@@ -112,6 +115,9 @@ ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers) {
   cost.matmul_params = params - expert_params + (cost.num_experts > 0 ? expert_params * cost.top_k / cost.num_experts : 0);
   cost.kv_bytes_per_token = 2.0 * num_kv_layers * c.num_key_value_heads * c.head_dim * 2;
   cost.attn_flops_factor = 4.0 * num_kv_layers * c.num_attention_heads * c.head_dim;  // QK^T + PV
+  for (int64_t i = 0; i < m.model->num_layers(); ++i)
+    cost.ssm_bytes_per_seq += 2.0 * 4 * static_cast<double>(m.model->caps(i).ssm_h_state_elems +
+                                                            m.model->caps(i).ssm_conv_state_elems);
   return cost;
 }
 
@@ -145,6 +151,16 @@ class Bench {
   void give_back(const std::vector<int32_t>& blocks) {
     for (int32_t b : blocks) runner_.block_pool().release(b);
   }
+  // A zeroed SSM state slot for one sequence of a hybrid model; -1 for other models.
+  int32_t take_slot() {
+    if (runner_.ssm_pool() == nullptr) return -1;
+    const std::optional<int32_t> slot = runner_.ssm_pool()->allocate();
+    if (!slot) fail("SSM pool too small: {} slots", runner_.ssm_pool()->capacity());
+    return *slot;
+  }
+  void give_back_slot(int32_t slot) {
+    if (slot >= 0) runner_.ssm_pool()->free(slot);
+  }
 
   ModelRunner& runner_;
   Backend& backend_;
@@ -156,12 +172,17 @@ class Bench {
 // values do not matter for timing), one token each per step.
 void Bench::decode(int64_t batch) {
   std::vector<std::vector<int32_t>> tables;
-  for (int64_t b = 0; b < batch; ++b) tables.push_back(take_blocks(o_.context + o_.steps + 8));
+  std::vector<int32_t> slots;  // hybrid models: the state stands in for `context` tokens
+  for (int64_t b = 0; b < batch; ++b) {
+    tables.push_back(take_blocks(o_.context + o_.steps + 8));
+    slots.push_back(take_slot());
+  }
   auto step_at = [&](int64_t i) {
     std::vector<StepRow> rows;
     for (int64_t b = 0; b < batch; ++b)
       rows.push_back({.seq_id = b, .token_ids = {static_cast<int32_t>((b * 31 + i) % 1000 + 100)},
-                      .num_computed_tokens = static_cast<int32_t>(o_.context + i), .block_table = tables[b]});
+                      .num_computed_tokens = static_cast<int32_t>(o_.context + i), .block_table = tables[b],
+                      .ssm_slot = slots[b]});
     return StepBatch(std::move(rows), runner_.block_size());
   };
   for (int64_t i = 0; i < 3; ++i) {  // warm-up: plans, graph capture
@@ -176,6 +197,7 @@ void Bench::decode(int64_t batch) {
     backend_.synchronize();
     profiled(false);
     for (const auto& t : tables) give_back(t);
+    for (int32_t slot : slots) give_back_slot(slot);
     return;
   }
   double device_only = 0, with_copy = 0;
@@ -193,7 +215,9 @@ void Bench::decode(int64_t batch) {
     (pass == 0 ? device_only : with_copy) = (now_seconds() - t0) / static_cast<double>(o_.steps);
   }
   for (const auto& t : tables) give_back(t);
-  const double bytes = step_weight_bytes(batch) + cost_.kv_bytes_per_token * batch * (o_.context + 3 + o_.steps / 2);
+  for (int32_t slot : slots) give_back_slot(slot);
+  const double bytes = step_weight_bytes(batch) + cost_.kv_bytes_per_token * batch * (o_.context + 3 + o_.steps / 2) +
+                       cost_.ssm_bytes_per_seq * batch;
   const double floor = bytes / kHbmBytesPerSecond;
   write(fmt::format(R"({{"bench":"decode","batch":{},"context":{},"step_ms":{:.3f},"tok_s":{:.1f},)"
                     R"("step_ms_with_logits_to_host":{:.3f},"tok_s_with_logits_to_host":{:.1f},)"
@@ -207,9 +231,10 @@ void Bench::prefill(int64_t tokens, bool ttft) {
   std::vector<double> times;
   for (int rep = 0; rep < 4; ++rep) {
     const std::vector<int32_t> table = take_blocks(tokens);
+    const int32_t slot = take_slot();
     std::vector<int32_t> ids(tokens);
     for (int64_t i = 0; i < tokens; ++i) ids[i] = static_cast<int32_t>((i * 7919 + rep) % 100000 + 10);
-    StepBatch s({{.seq_id = 0, .token_ids = ids, .num_computed_tokens = 0, .block_table = table}},
+    StepBatch s({{.seq_id = 0, .token_ids = ids, .num_computed_tokens = 0, .block_table = table, .ssm_slot = slot}},
                 runner_.block_size());
     backend_.synchronize();
     if (o_.profile && rep == 1) profiled(true);
@@ -226,6 +251,7 @@ void Bench::prefill(int64_t tokens, bool ttft) {
       profiled(false);
     }
     give_back(table);
+    give_back_slot(slot);
   }
   std::sort(times.begin(), times.end());
   const double t = times[times.size() / 2];
@@ -249,11 +275,14 @@ int run(int argc, char** argv) {
   const int64_t per_seq = (o.context + o.steps + 8 + 15) / 16 + 1;
   const int64_t blocks = max_batch * per_seq + (std::max(o.prefill, o.ttft) + 15) / 16 + 64;
   ModelRunner runner(*m.model, *backend,
-                     {.num_kv_blocks = blocks, .max_graph_batch_size = o.graphs ? 512 : 0});
+                     {.num_kv_blocks = blocks, .num_ssm_slots = max_batch + 1,
+                      .max_graph_batch_size = o.graphs ? 512 : 0});
   const ModelCost cost = model_cost(m, m.model->num_kv_layers());
   Bench bench(runner, *backend, o, cost);
-  bench.write(fmt::format(R"({{"bench":"setup","model":"{}","params":{},"weight_gb":{:.2f},"load_s":{:.1f},"kv_blocks":{}}})",
-                          o.model, m.weights->num_parameters(), cost.weight_bytes / 1e9, load_s, blocks));
+  bench.write(fmt::format(R"({{"bench":"setup","model":"{}","params":{},"weight_gb":{:.2f},"load_s":{:.1f},"kv_blocks":{},)"
+                          R"("ssm_state_mb_per_seq":{:.1f}}})",
+                          o.model, m.weights->num_parameters(), cost.weight_bytes / 1e9, load_s, blocks,
+                          cost.ssm_bytes_per_seq / 2 / 1e6));
   if (o.ttft > 0) bench.prefill(o.ttft, true);
   if (o.prefill > 0) bench.prefill(o.prefill, false);
   for (int64_t b : o.batches)

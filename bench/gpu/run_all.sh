@@ -2,9 +2,10 @@
 # The one script for the GPU machine: CUDA tests, then Strata's benchmarks and transformers'
 # on the same GPU, logs and a summary table in OUTDIR. Expects .gpu-bundle/ and .fixtures/
 # from bench/gpu/make_bundle.sh (carried with the run); builds there only as a fallback.
-#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile]
+#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid]
+# hybrid: the tests, then gpu_decode_bench and prefix_cache_bench on the 24-layer Qwen3-Next.
 set -uo pipefail
-OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile]}
+OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid]}
 WHAT=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
@@ -29,11 +30,12 @@ if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" | grep -q "not found" || !
   echo "carried binaries do not run here; trying a local build (needs the -dev packages)" | tee -a "$OUT/env.txt"
   cmake -S "$ROOT" -B /tmp/strata-build -G Ninja -DCMAKE_BUILD_TYPE=Release >> "$OUT/env.txt" 2>&1 &&
     cmake --build /tmp/strata-build -j16 >> "$OUT/env.txt" 2>&1 || { echo "local build failed; see env.txt"; exit 1; }
-  BIN=/tmp/strata-build; cp /tmp/strata-build/tests/strata_tests /tmp/strata-build/bench/gpu_decode_bench "$BIN/" 2>/dev/null
+  BIN=/tmp/strata-build; cp /tmp/strata-build/tests/strata_tests /tmp/strata-build/bench/gpu_decode_bench \
+    /tmp/strata-build/bench/prefix_cache_bench "$BIN/" 2>/dev/null
 fi
 export STRATA_FIXTURES_DIR="$ROOT/.fixtures" STRATA_TEST_TMP_DIR=/tmp/strata-test-tmp
 STATUS=0
-if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
+if [ "$WHAT" = all ] || [ "$WHAT" = tests ] || [ "$WHAT" = hybrid ]; then
   run_bin "$BIN/strata_tests" --gtest_filter="${TEST_FILTER:-Cuda*}" 2>&1 | tee "$OUT/tests.log" | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) +\]|Failure|rel_l2|Expected|Which is|error"
   STATUS=${PIPESTATUS[0]}
 fi
@@ -46,6 +48,13 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   PYTHONUNBUFFERED=1 timeout "${HF_TIMEOUT:-300}" python3 "$ROOT/bench/gpu/hf_baseline.py" --config "$CONFIGS/llama-3.1-8b" \
     --json "$OUT/hf.jsonl" ${HF_ARGS:-} 2>&1 | grep -v Warning | tail -40 > "$OUT/hf.log"
   python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" "$OUT/hf.jsonl" | tee "$OUT/summary.md"
+fi
+if [ "$WHAT" = hybrid ]; then
+  HYBRID="$CONFIGS/${HYBRID_MODEL:-qwen3-next-80b-a3b-24l}"
+  rm -f "$OUT/strata.jsonl"
+  run_bin timeout 300 "$BIN/gpu_decode_bench" --model "$HYBRID" --json "$OUT/strata.jsonl" ${BENCH_ARGS:-} 2>&1
+  python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" | tee "$OUT/summary.md"
+  run_bin timeout 180 "$BIN/prefix_cache_bench" --device cuda --model "$HYBRID" --load-format dummy 2>&1 | tee "$OUT/prefix_cache.md"
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

@@ -28,7 +28,8 @@ def main():
         b = r.get("bench")
         if b == "setup":
             model = r["model"].rstrip("/").split("/")[-1]
-            print(f"| **{model}** | {r['params'] / 1e9:.1f}B params, {r['weight_gb']:.1f} GB read per step | | | | | |")
+            ssm = f", {r['ssm_state_mb_per_seq']:.1f} MB SSM state per sequence" if r.get("ssm_state_mb_per_seq") else ""
+            print(f"| **{model}** | {r['params'] / 1e9:.1f}B params, {r['weight_gb']:.1f} GB read per step{ssm} | | | | | |")
             continue
         hf_ok = model.startswith("llama")
         if b == "decode":

@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "strata/backend/backend.h"
 #include "strata/core/error.h"
 
 namespace strata {
@@ -142,6 +143,39 @@ TEST(SsmStatePool, RollbackWritesStateAfterAcceptedTokens) {
       pool.rollback(slot, buffer, accepted);
       EXPECT_TRUE(holds(pool, slot, accepted));
     }
+  }
+}
+
+// A pool given the CPU backend keeps host memory: the same pointers, copies and rollback as
+// the plain pool, and conv_state loads and stores through the host-copy calls.
+TEST(SsmStatePool, CpuBackendStorageIsHostMemory) {
+  std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  for (SsmStateDType dtype : {SsmStateDType::kF32, SsmStateDType::kF16}) {
+    SsmStatePool pool(kLayers, 3, dtype, cpu.get());
+    EXPECT_TRUE(pool.device().is_cpu());
+    const int32_t a = *pool.allocate(), b = *pool.allocate();
+    fill(pool, a, 6);
+    const std::vector<float> conv = {1.5f, -2.f, 3.f};
+    pool.store_conv_state(2, a, conv.data());
+    std::vector<float> back(3);
+    pool.load_conv_state(2, a, back.data());
+    EXPECT_EQ(back, conv);
+    EXPECT_EQ(pool.conv_state(2, a)[1], -2.f);
+    pool.copy_slot(a, b);
+    pool.load_conv_state(2, b, back.data());
+    EXPECT_EQ(back, conv);
+    const std::vector<float> tagged = {-6.f, -7.f, -8.f};  // layer 2's conv_state of fill(6)
+    pool.store_conv_state(2, b, tagged.data());
+    EXPECT_TRUE(holds(pool, b, 6));
+    pool.copy_layer(2, a, b);
+    EXPECT_FALSE(holds(pool, b, 6));
+    pool.load_conv_state(2, b, back.data());
+    EXPECT_EQ(back, conv);
+    VerifyStateBuffer buffer(kLayers, 2, cpu.get());
+    EXPECT_TRUE(buffer.device().is_cpu());
+    buffer.set_num_tokens(2);
+    pool.rollback(b, buffer, 2);  // a fresh buffer holds zeros
+    EXPECT_TRUE(holds(pool, b, 0));
   }
 }
 

@@ -1,5 +1,5 @@
-// Whole models on the CUDA backend: every registered architecture's HF fixture against
-// transformers' logits (bf16 tolerances), and a dummy-weight Llama-3.1-8B cut to two layers
+// Whole models on the CUDA backend: every registered architecture's HF fixture (hybrids with
+// their SSM state in device memory too) against transformers' logits (bf16 tolerances), and a dummy-weight Llama-3.1-8B cut to two layers
 // against the CPU backend on the same bit-identical bf16 weights. Skipped without a GPU.
 #include <gtest/gtest.h>
 
@@ -69,17 +69,17 @@ TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
   ASSERT_FALSE(names.empty()) << "no fixtures under " << fixture_path("hf");
   for (const std::string& name : names) {
     Fixture f = load_fixture(name, make_cuda_backend(0));
-    if (f.loaded.model->num_ssm_layers() > 0) {
-      std::printf("[cuda fixture] %-12s skipped: recurrent layers need the device-side SSM state pool\n",
-                  name.c_str());
-      continue;
-    }
     // MoE: near-tied router logits pick other experts under bf16 activations (a discrete jump
     // for that token, and through attention for the ones after it); measured on an H200:
     // rel L2 up to 6.0e-2 and top-1 0.958 (qwen3_moe), against 1.1e-2 and 0.99 for dense.
     const nlohmann::json& raw = f.loaded.config.raw;
     const bool moe = raw.contains("num_experts") || raw.contains("num_local_experts");
-    const double max_rel_l2 = moe ? 1e-1 : 2e-2, min_top1 = moe ? 0.95 : 0.98;
+    // Qwen3-Next: Gated DeltaNet outputs feed those routers, and on the CPU rounding any one of
+    // the GDN's inputs or outputs to bf16 alone moves this fixture's logits by 5e-2 to 1e-1 (all
+    // of them: up to 3e-1, top-1 0.78). Measured on an H200: rel L2 up to 0.176, top-1 0.857.
+    const bool gdn_moe = moe && raw.contains("linear_num_value_heads");
+    const double max_rel_l2 = gdn_moe ? 0.25 : (moe ? 1e-1 : 2e-2);
+    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.95 : 0.98);
     ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
     for (int32_t chunk : {0, 5}) {
       int64_t rows = 0;

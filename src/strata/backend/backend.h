@@ -43,6 +43,9 @@ class Backend {
   virtual void fill_bytes(const Tensor& dst, uint8_t value) = 0;
   // Free and total bytes of device memory; nullopt where the backend cannot tell (CPU).
   virtual std::optional<DeviceMemory> memory() { return std::nullopt; }
+  // Makes this backend's device and stream the ones that kernels launched from the calling
+  // thread use (the backend's creator has them already; an engine thread needs this call).
+  virtual void make_current() {}
   // Records the work `body` queues, without running it; nullptr where the backend cannot.
   virtual std::unique_ptr<CapturedWork> capture(const std::function<void()>& body) {
     (void)body;

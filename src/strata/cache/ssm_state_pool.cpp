@@ -1,12 +1,13 @@
-// SsmStatePool: per-layer slot-major arrays, a LIFO free stack and an allocated flag per slot.
-// f16 storage converts with F16C (round to nearest even), the x86-64-v3 baseline.
+// SsmStatePool: per-layer slot-major arrays (host or device, state_memory.h), a LIFO free stack
+// and an allocated flag per slot. f16 storage (host only) converts with F16C (round to nearest
+// even), the x86-64-v3 baseline.
 #include "strata/cache/ssm_state_pool.h"
 
 #include <immintrin.h>
 
-#include <algorithm>
-#include <cstring>
+#include <utility>
 
+#include "strata/cache/state_memory.h"
 #include "strata/core/error.h"
 
 namespace strata {
@@ -33,21 +34,22 @@ void f16_to_f32_n(const uint16_t* src, float* dst, int64_t n) {
 }  // namespace
 
 SsmStatePool::SsmStatePool(std::vector<SsmLayerShape> layers, int num_slots,
-                           SsmStateDType h_state_dtype)
-    : layers_(std::move(layers)), num_slots_(num_slots), h_dtype_(h_state_dtype) {
+                           SsmStateDType h_state_dtype, Backend* backend)
+    : layers_(std::move(layers)), num_slots_(num_slots), h_dtype_(h_state_dtype), backend_(backend),
+      device_(backend != nullptr ? backend->device() : Device{}) {
   if (num_slots < 1) fail("SsmStatePool: num_slots is {}; it must be >= 1", num_slots);
+  if (h_dtype_ == SsmStateDType::kF16 && !device_.is_cpu())
+    fail("SsmStatePool: f16 h_state storage (--ssm-state-dtype f16) is CPU-only; on {} use f32",
+         backend->name());
+  const DType h_dtype = h_dtype_ == SsmStateDType::kF32 ? DType::kF32 : DType::kF16;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const SsmLayerShape& s = layers_[i];
     if (s.h_state_elems < 0 || s.conv_state_elems < 0) {
       fail("SsmStatePool: layer {} has h_state_elems {} and conv_state_elems {}; sizes must be "
            ">= 0", i, s.h_state_elems, s.conv_state_elems);
     }
-    if (h_dtype_ == SsmStateDType::kF32) {
-      h_f32_.emplace_back(s.h_state_elems * num_slots, 0.f);
-    } else {
-      h_f16_.emplace_back(s.h_state_elems * num_slots, uint16_t{0});
-    }
-    conv_.emplace_back(s.conv_state_elems * num_slots, 0.f);
+    h_.push_back(alloc_state(backend_, h_dtype, {num_slots, s.h_state_elems}));
+    conv_.push_back(alloc_state(backend_, DType::kF32, {num_slots, s.conv_state_elems}));
   }
   for (int32_t slot = num_slots - 1; slot >= 0; --slot) free_slots_.push_back(slot);
   allocated_.assign(num_slots, 0);
@@ -91,31 +93,30 @@ float* SsmStatePool::h_state(int layer, int32_t slot) {
   check_layer(layer);
   check_slot(slot);
   STRATA_CHECK_MSG(h_dtype_ == SsmStateDType::kF32, "h_state() on an f16 pool; use load/store");
-  return h_f32_[layer].data() + slot * layers_[layer].h_state_elems;
+  return slot_row(h_[layer], slot).data_as<float>();
 }
 
 uint16_t* SsmStatePool::h_state_f16(int layer, int32_t slot) {
   check_layer(layer);
   check_slot(slot);
   STRATA_CHECK_MSG(h_dtype_ == SsmStateDType::kF16, "h_state_f16() on an f32 pool");
-  return h_f16_[layer].data() + slot * layers_[layer].h_state_elems;
+  return slot_row(h_[layer], slot).data_as<uint16_t>();
 }
 
 float* SsmStatePool::conv_state(int layer, int32_t slot) {
   check_layer(layer);
   check_slot(slot);
-  return conv_[layer].data() + slot * layers_[layer].conv_state_elems;
+  return slot_row(conv_[layer], slot).data_as<float>();
 }
 
-void* SsmStatePool::h_state_base(int layer) {
+const Tensor& SsmStatePool::h_states(int layer) const {
   check_layer(layer);
-  if (h_dtype_ == SsmStateDType::kF32) return h_f32_[layer].data();
-  return h_f16_[layer].data();
+  return h_[layer];
 }
 
-float* SsmStatePool::conv_state_base(int layer) {
+const Tensor& SsmStatePool::conv_states(int layer) const {
   check_layer(layer);
-  return conv_[layer].data();
+  return conv_[layer];
 }
 
 void SsmStatePool::load_h_state(int layer, int32_t slot, float* dst) const {
@@ -123,9 +124,9 @@ void SsmStatePool::load_h_state(int layer, int32_t slot, float* dst) const {
   check_slot(slot);
   const int64_t n = layers_[layer].h_state_elems;
   if (h_dtype_ == SsmStateDType::kF32) {
-    std::memcpy(dst, h_f32_[layer].data() + slot * n, sizeof(float) * n);
+    copy_state(backend_, Tensor::view(dst, DType::kF32, {1, n}), slot_row(h_[layer], slot));
   } else {
-    f16_to_f32_n(h_f16_[layer].data() + slot * n, dst, n);
+    f16_to_f32_n(slot_row(h_[layer], slot).data_as<uint16_t>(), dst, n);
   }
 }
 
@@ -134,10 +135,26 @@ void SsmStatePool::store_h_state(int layer, int32_t slot, const float* src) {
   check_slot(slot);
   const int64_t n = layers_[layer].h_state_elems;
   if (h_dtype_ == SsmStateDType::kF32) {
-    std::memcpy(h_f32_[layer].data() + slot * n, src, sizeof(float) * n);
+    copy_state(backend_, slot_row(h_[layer], slot),
+               Tensor::view(const_cast<float*>(src), DType::kF32, {1, n}));
   } else {
-    f32_to_f16_n(src, h_f16_[layer].data() + slot * n, n);
+    f32_to_f16_n(src, slot_row(h_[layer], slot).data_as<uint16_t>(), n);
   }
+}
+
+void SsmStatePool::load_conv_state(int layer, int32_t slot, float* dst) const {
+  check_layer(layer);
+  check_slot(slot);
+  const int64_t n = layers_[layer].conv_state_elems;
+  copy_state(backend_, Tensor::view(dst, DType::kF32, {1, n}), slot_row(conv_[layer], slot));
+}
+
+void SsmStatePool::store_conv_state(int layer, int32_t slot, const float* src) {
+  check_layer(layer);
+  check_slot(slot);
+  const int64_t n = layers_[layer].conv_state_elems;
+  copy_state(backend_, slot_row(conv_[layer], slot),
+             Tensor::view(const_cast<float*>(src), DType::kF32, {1, n}));
 }
 
 void SsmStatePool::copy_slot(int32_t src, int32_t dst) {
@@ -151,29 +168,29 @@ void SsmStatePool::copy_layer(int layer, int32_t src, int32_t dst) {
   check_slot(src);
   check_slot(dst);
   if (src == dst) return;
-  const int64_t h = layers_[layer].h_state_elems, c = layers_[layer].conv_state_elems;
-  if (h_dtype_ == SsmStateDType::kF32) {
-    std::copy_n(h_f32_[layer].data() + src * h, h, h_f32_[layer].data() + dst * h);
-  } else {
-    std::copy_n(h_f16_[layer].data() + src * h, h, h_f16_[layer].data() + dst * h);
-  }
-  std::copy_n(conv_[layer].data() + src * c, c, conv_[layer].data() + dst * c);
+  copy_state(backend_, slot_row(h_[layer], dst), slot_row(h_[layer], src));
+  copy_state(backend_, slot_row(conv_[layer], dst), slot_row(conv_[layer], src));
 }
 
+// The buffer's rows are f32 in the pool's memory: a device pool copies on the device; an
+// f16 pool (host only) narrows the row.
 void SsmStatePool::rollback(int32_t slot, const VerifyStateBuffer& buffer, int num_accepted) {
   check_slot(slot);
   STRATA_CHECK_MSG(num_accepted >= 1 && num_accepted <= buffer.num_tokens(),
                    "rollback to {} accepted tokens of a {}-token verify row", num_accepted,
                    buffer.num_tokens());
-  STRATA_CHECK(buffer.num_layers() == num_layers());
+  STRATA_CHECK(buffer.num_layers() == num_layers() && buffer.device() == device_);
   const int64_t row = num_accepted - 1;
   for (int layer = 0; layer < num_layers(); ++layer) {
     const SsmLayerShape& s = layers_[layer];
     STRATA_CHECK(buffer.layer_shape(layer).h_state_elems == s.h_state_elems &&
                  buffer.layer_shape(layer).conv_state_elems == s.conv_state_elems);
-    store_h_state(layer, slot, buffer.h_states(layer) + row * s.h_state_elems);
-    std::copy_n(buffer.conv_states(layer) + row * s.conv_state_elems, s.conv_state_elems,
-                conv_[layer].data() + slot * s.conv_state_elems);
+    if (h_dtype_ == SsmStateDType::kF32) {
+      copy_state(backend_, slot_row(h_[layer], slot), buffer.h_state_rows(layer).slice_rows(row, row + 1));
+    } else {
+      store_h_state(layer, slot, buffer.h_states(layer) + row * s.h_state_elems);
+    }
+    copy_state(backend_, slot_row(conv_[layer], slot), buffer.conv_state_rows(layer).slice_rows(row, row + 1));
   }
 }
 
@@ -188,13 +205,8 @@ void SsmStatePool::check_layer(int layer) const {
 
 void SsmStatePool::zero_slot(int32_t slot) {
   for (int layer = 0; layer < num_layers(); ++layer) {
-    const int64_t h = layers_[layer].h_state_elems, c = layers_[layer].conv_state_elems;
-    if (h_dtype_ == SsmStateDType::kF32) {
-      std::fill_n(h_f32_[layer].data() + slot * h, h, 0.f);
-    } else {
-      std::fill_n(h_f16_[layer].data() + slot * h, h, uint16_t{0});
-    }
-    std::fill_n(conv_[layer].data() + slot * c, c, 0.f);
+    zero_state(backend_, slot_row(h_[layer], slot));
+    zero_state(backend_, slot_row(conv_[layer], slot));
   }
 }
 

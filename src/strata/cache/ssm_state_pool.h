@@ -1,13 +1,15 @@
 // Fixed pool of per-sequence recurrent state slots for every SSM layer of a model. A slot holds
 // each layer's h_state (f32, or f16 to halve memory) and conv_state (always f32). Slots are
 // handed out lowest-id-first from a fresh pool and a freed slot is reused first (LIFO); prefix
-// cache snapshots are ordinary slots, and snapshot/restore are copy_slot calls.
+// cache snapshots are ordinary slots, and snapshot/restore are copy_slot calls. The storage is
+// host memory, or device memory when the pool is given a GPU backend (f32 h_state only there).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "strata/backend/backend.h"
 #include "strata/cache/ssm_layer_shape.h"
 #include "strata/cache/verify_state_buffer.h"
 
@@ -17,9 +19,11 @@ enum class SsmStateDType : uint8_t { kF32, kF16 };
 
 class SsmStatePool {
  public:
-  // Throws strata::Error when num_slots < 1 or a layer size is negative.
+  // backend: where the state lives (null: host memory); kept for the pool's lifetime.
+  // Throws strata::Error when num_slots < 1, a layer size is negative, or f16 storage is
+  // asked of a GPU backend.
   SsmStatePool(std::vector<SsmLayerShape> layers, int num_slots,
-               SsmStateDType h_state_dtype = SsmStateDType::kF32);
+               SsmStateDType h_state_dtype = SsmStateDType::kF32, Backend* backend = nullptr);
 
   // A free slot with all its state zeroed (a fresh sequence), or nullopt when none is free.
   std::optional<int32_t> allocate();
@@ -32,18 +36,23 @@ class SsmStatePool {
   const SsmLayerShape& layer_shape(int layer) const;
   SsmStateDType h_state_dtype() const { return h_dtype_; }
   int64_t bytes() const;  // storage of all slots
+  Device device() const { return device_; }
 
-  // Direct views of an allocated slot. h_state() needs f32 storage, h_state_f16() f16 storage.
+  // Direct pointers into an allocated slot, in the pool's memory (device memory on a GPU).
+  // h_state() needs f32 storage, h_state_f16() f16 storage.
   float* h_state(int layer, int32_t slot);          // [h_state_elems] f32
   uint16_t* h_state_f16(int layer, int32_t slot);   // [h_state_elems] f16 bits
   float* conv_state(int layer, int32_t slot);       // [conv_state_elems] f32
   // Slot-major arrays of a layer for kernels that index slots themselves.
-  void* h_state_base(int layer);                    // [num_slots, h_state_elems] f32 or f16
-  float* conv_state_base(int layer);                // [num_slots, conv_state_elems] f32
+  const Tensor& h_states(int layer) const;          // [num_slots, h_state_elems] f32 or f16
+  const Tensor& conv_states(int layer) const;       // [num_slots, conv_state_elems] f32
 
-  // f32 copies in and out that work in both storage modes (f16 rounds to nearest even).
+  // f32 copies between host memory and a slot, in both storage modes (f16 rounds to nearest
+  // even) and on every device (a device pool waits for its copy out).
   void load_h_state(int layer, int32_t slot, float* dst) const;  // dst: [h_state_elems] f32
   void store_h_state(int layer, int32_t slot, const float* src);  // src: [h_state_elems] f32
+  void load_conv_state(int layer, int32_t slot, float* dst) const;  // dst: [conv_state_elems]
+  void store_conv_state(int layer, int32_t slot, const float* src);  // src: [conv_state_elems]
 
   // Copies every layer's state of src into dst (both allocated), bit for bit.
   void copy_slot(int32_t src, int32_t dst);
@@ -52,20 +61,23 @@ class SsmStatePool {
 
   // Sets slot to the state after the first num_accepted tokens of the verify row held by
   // buffer: row num_accepted - 1. The row's first token is always kept, so
-  // 1 <= num_accepted <= buffer.num_tokens(); buffer layers must match the pool's.
+  // 1 <= num_accepted <= buffer.num_tokens(); buffer layers and device must match the pool's.
   void rollback(int32_t slot, const VerifyStateBuffer& buffer, int num_accepted);
 
  private:
   void check_slot(int32_t slot) const;
   void check_layer(int layer) const;
   void zero_slot(int32_t slot);
+  // One slot's row of a slot-major layer array.
+  static Tensor slot_row(const Tensor& states, int32_t slot) { return states.slice_rows(slot, slot + 1); }
 
   std::vector<SsmLayerShape> layers_;
   int num_slots_;
   SsmStateDType h_dtype_;
-  std::vector<std::vector<float>> h_f32_;     // per layer [num_slots, h_state_elems] f32
-  std::vector<std::vector<uint16_t>> h_f16_;  // per layer [num_slots, h_state_elems] f16
-  std::vector<std::vector<float>> conv_;      // per layer [num_slots, conv_state_elems] f32
+  Backend* backend_;  // null: host memory, plain memcpy
+  Device device_;
+  std::vector<Tensor> h_;     // per layer [num_slots, h_state_elems] f32 or f16
+  std::vector<Tensor> conv_;  // per layer [num_slots, conv_state_elems] f32
   std::vector<int32_t> free_slots_;           // stack: back() is handed out next
   std::vector<uint8_t> allocated_;            // [num_slots]
 };

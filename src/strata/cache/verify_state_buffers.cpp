@@ -4,8 +4,8 @@
 
 namespace strata {
 
-VerifyStateBuffers::VerifyStateBuffers(std::vector<SsmLayerShape> layers, int max_tokens)
-    : layers_(std::move(layers)), max_tokens_(max_tokens) {
+VerifyStateBuffers::VerifyStateBuffers(std::vector<SsmLayerShape> layers, int max_tokens, Backend* backend)
+    : layers_(std::move(layers)), max_tokens_(max_tokens), backend_(backend) {
   if (max_tokens < 1) fail("VerifyStateBuffers: max_tokens is {}; it must be >= 1", max_tokens);
 }
 
@@ -17,7 +17,7 @@ VerifyStateBuffer& VerifyStateBuffers::for_slot(int32_t slot) {
     buffer = std::move(spare_.back());
     spare_.pop_back();
   } else {
-    buffer = std::make_unique<VerifyStateBuffer>(layers_, max_tokens_);
+    buffer = std::make_unique<VerifyStateBuffer>(layers_, max_tokens_, backend_);
   }
   buffer->set_num_tokens(0);
   return *(buffers_[slot] = std::move(buffer));

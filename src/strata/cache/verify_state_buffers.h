@@ -14,8 +14,8 @@ namespace strata {
 
 class VerifyStateBuffers {
  public:
-  // Throws strata::Error when max_tokens < 1.
-  VerifyStateBuffers(std::vector<SsmLayerShape> layers, int max_tokens);
+  // backend: where the buffers live (null: host memory). Throws strata::Error when max_tokens < 1.
+  VerifyStateBuffers(std::vector<SsmLayerShape> layers, int max_tokens, Backend* backend = nullptr);
 
   int max_tokens() const { return max_tokens_; }
   VerifyStateBuffer& for_slot(int32_t slot);
@@ -27,6 +27,7 @@ class VerifyStateBuffers {
  private:
   std::vector<SsmLayerShape> layers_;
   int max_tokens_;
+  Backend* backend_;
   std::map<int32_t, std::unique_ptr<VerifyStateBuffer>> buffers_;
   std::vector<std::unique_ptr<VerifyStateBuffer>> spare_;
 };

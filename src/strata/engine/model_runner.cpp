@@ -23,6 +23,18 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
                      .num_kv_heads = config.num_key_value_heads,
                      .head_dim = config.head_dim,
                      .dtype = backend.device().is_cpu() ? DType::kF32 : DType::kBF16};
+  if (model.num_ssm_layers() > 0) {
+    std::vector<SsmLayerShape> layers;
+    for (int64_t i = 0; i < model.num_layers(); ++i)
+      if (model.caps(i).ssm_h_state_elems > 0)
+        layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
+    // State in the backend's memory, so the recurrent kernels read and write it in place;
+    // made before the KV cache so that an automatic KV size leaves room for it.
+    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots),
+                                               options_.ssm_state_dtype, &backend_);
+    verify_states_ = std::make_unique<VerifyStateBuffers>(
+        layers, static_cast<int>(options_.max_verify_tokens), &backend_);
+  }
   if (options_.num_kv_blocks == 0) options_.num_kv_blocks = auto_kv_blocks(shape);
   block_pool_ = std::make_unique<BlockPool>(static_cast<int32_t>(options_.num_kv_blocks));
   if (model.num_kv_layers() > 0) {
@@ -31,20 +43,6 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   }
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
-  if (model.num_ssm_layers() > 0) {
-    if (!backend.device().is_cpu())
-      fail("{} has recurrent (SSM) layers, whose state pool lives in host memory: run it with "
-           "--device cpu (the CUDA kernels exist, the device-side state pool does not yet)",
-           config.model_type);
-    std::vector<SsmLayerShape> layers;
-    for (int64_t i = 0; i < model.num_layers(); ++i)
-      if (model.caps(i).ssm_h_state_elems > 0)
-        layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
-    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots),
-                                               options_.ssm_state_dtype);
-    verify_states_ = std::make_unique<VerifyStateBuffers>(
-        layers, static_cast<int>(options_.max_verify_tokens));
-  }
 }
 
 void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
@@ -100,6 +98,7 @@ Tensor ModelRunner::execute(StepBatch& step) {
 // The step workspace is reset right away: nothing is allocated before the next step, so
 // the logits stay where they are until then.
 Tensor ModelRunner::execute_on_device(StepBatch& step) {
+  backend_.make_current();  // the step may run on another thread than the one that made the backend
   if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket);
   if (backend_.device().is_cpu()) {
     step.upload(backend_);

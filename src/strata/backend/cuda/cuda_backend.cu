@@ -29,6 +29,11 @@ class CudaBackend final : public Backend {
   }
   ~CudaBackend() override { cudaStreamDestroy(stream_); }
 
+  void make_current() override {
+    STRATA_CUDA_CHECK(cudaSetDevice(device_index_));
+    cuda::set_current_stream(stream_);
+  }
+
   Device device() const override { return Device{DeviceType::kCuda, device_index_}; }
   std::string name() const override { return "cuda"; }
 

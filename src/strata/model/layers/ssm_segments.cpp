@@ -10,18 +10,18 @@
 namespace strata {
 namespace {
 
-Tensor rows_view(float* base, int64_t first, int64_t count, int64_t elems) {
-  return Tensor::view(base + first * elems, DType::kF32, {count, elems});
+Tensor rows_view(const Tensor& rows, int64_t first, int64_t count, int64_t elems) {
+  return rows.slice_rows(first, first + count).reshape({count, elems});
 }
 
-// The f32 view of a slot's h_state that the kernels update. An f16 pool is widened into
-// scratch for the segment and narrowed back when the lease ends.
+// The f32 view of a slot's h_state that the kernels update, on the pool's device. An f16 pool
+// (host only) is widened into scratch for the segment and narrowed back when the lease ends.
 class F32HState {
  public:
   F32HState(SsmStatePool& pool, int layer, int32_t slot) : pool_(pool), layer_(layer), slot_(slot) {
     const int64_t elems = pool.layer_shape(layer).h_state_elems;
     if (pool.h_state_dtype() == SsmStateDType::kF32) {
-      view_ = Tensor::view(pool.h_state(layer, slot), DType::kF32, {elems});
+      view_ = Tensor::view(pool.h_state(layer, slot), DType::kF32, {elems}, pool.device());
     } else {
       scratch_.resize(elems);
       pool.load_h_state(layer, slot, scratch_.data());
@@ -69,11 +69,11 @@ void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
         SsmSegment s{.begin = step.row_start(r) + p0, .end = step.row_start(r) + p1,
                      .h_state = h_state.view(),
                      .conv_state = Tensor::view(pool.conv_state(layer, row.ssm_slot), DType::kF32,
-                                                {shape.conv_state_elems})};
+                                                {shape.conv_state_elems}, pool.device())};
         if (verify != nullptr) {
-          s.h_intermediates = rows_view(verify->h_states(layer), p0, p1 - p0, shape.h_state_elems);
+          s.h_intermediates = rows_view(verify->h_state_rows(layer), p0, p1 - p0, shape.h_state_elems);
           s.conv_intermediates =
-              rows_view(verify->conv_states(layer), p0, p1 - p0, shape.conv_state_elems);
+              rows_view(verify->conv_state_rows(layer), p0, p1 - p0, shape.conv_state_elems);
         }
         run(s);
         p0 = p1;
