@@ -70,15 +70,7 @@ class ChatEventStream final : public EventSource {
     }
     const bool more = run_->poll(std::chrono::milliseconds(50), [&](int32_t i, ChoiceDelta& d) { on_delta(i, d, out); });
     if (more) return true;
-    if (!run_->error().empty())
-      out += sse_event(error_body(ApiError(500, "generation failed: " + run_->error(), "server_error")));
-    if (chat_.include_usage) {
-      Json last = envelope_json(env_, "chat.completion.chunk");
-      last["choices"] = Json::array();
-      last["usage"] = usage_json(run_->usage());
-      out += sse_event(last);
-    }
-    out += kSseDone;
+    out += stream_end(*run_, env_, "chat.completion.chunk", chat_.include_usage);
     return false;
   }
 

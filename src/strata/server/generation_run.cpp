@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
+#include "strata/server/openai_objects.h"
 
 namespace strata::server {
 
@@ -67,6 +68,21 @@ Usage GenerationRun::usage() const {
     u.cached_tokens += p.num_cached_tokens;
   }
   return u;
+}
+
+std::string stream_end(const GenerationRun& run, const Envelope& envelope, const char* object,
+                       bool include_usage) {
+  std::string out;
+  if (!run.error().empty())
+    out += sse_event(error_body(ApiError(500, "generation failed: " + run.error(), "server_error")));
+  if (include_usage) {
+    Json last = envelope_json(envelope, object);
+    last["choices"] = Json::array();
+    last["usage"] = usage_json(run.usage());
+    out += sse_event(last);
+  }
+  out += kSseDone;
+  return out;
 }
 
 }  // namespace strata::server

@@ -56,4 +56,11 @@ class GenerationRun {
   std::string error_;
 };
 
+struct Envelope;
+
+// The end of a finished streamed run: an error event if the engine failed, the usage chunk
+// when asked (`object`: "chat.completion.chunk" or "text_completion"), then [DONE].
+std::string stream_end(const GenerationRun& run, const Envelope& envelope, const char* object,
+                       bool include_usage);
+
 }  // namespace strata::server

@@ -53,15 +53,7 @@ class CompletionEventStream final : public EventSource {
     }
     const bool more = run_->poll(std::chrono::milliseconds(50), [&](int32_t i, ChoiceDelta& d) { on_delta(i, d, out); });
     if (more) return true;
-    if (!run_->error().empty())
-      out += sse_event(error_body(ApiError(500, "generation failed: " + run_->error(), "server_error")));
-    if (request_.include_usage) {
-      Json last = envelope_json(env_, "text_completion");
-      last["choices"] = Json::array();
-      last["usage"] = usage_json(run_->usage());
-      out += sse_event(last);
-    }
-    out += kSseDone;
+    out += stream_end(*run_, env_, "text_completion", request_.include_usage);
     return false;
   }
 
