@@ -121,6 +121,16 @@ TEST_F(CudaAttention, DecodeBatchesSplitTheKeys) {
   run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = many}, 160);
 }
 
+TEST_F(CudaAttention, DecodeWindowSoftcapSinksAndLongContext) {
+  const std::vector<RowSpec> rows{{1, 5}, {1, 130}, {1, 700}, {1, 3001}};
+  run_case({.q_heads = 8, .kv_heads = 4, .head_dim = 64, .rows = rows, .sliding_window = 64}, 170);
+  run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = rows, .softcap = 5.0f}, 171);
+  run_case({.q_heads = 64, .kv_heads = 8, .head_dim = 64, .rows = rows, .sliding_window = 128, .sinks = true}, 172);
+  run_case({.q_heads = 32, .kv_heads = 2, .head_dim = 128, .rows = rows}, 173);  // group of 16
+  run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = {{1, 20000}}}, 174);
+  run_case({.q_heads = 16, .kv_heads = 2, .head_dim = 256, .rows = {{1, 9000}, {1, 2}}}, 175);
+}
+
 TEST_F(CudaAttention, PrefillChunkedAndMixedSteps) {
   run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = {{600, 600}}}, 200);  // no split
   run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = {{100, 357}}}, 210);  // a chunk

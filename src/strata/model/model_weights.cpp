@@ -60,6 +60,16 @@ Tensor ModelWeights::stacked(const std::vector<std::string>& names, const Shape&
   return flat.reshape(shape);
 }
 
+bool ModelWeights::can_concat(const std::vector<std::string>& names) const {
+  if (source_ == nullptr) return true;
+  const WeightInfo* first = source_->find(names.front());
+  for (const std::string& name : names) {
+    const WeightInfo* info = source_->find(name);
+    if (info == nullptr || first == nullptr || info->dtype != first->dtype) return false;
+  }
+  return true;
+}
+
 Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
                                  const std::vector<Shape>& shapes) const {
   if (shapes_only_) {

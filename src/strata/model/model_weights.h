@@ -29,6 +29,9 @@ class ModelWeights {
   Tensor stacked(const std::vector<std::string>& names, const Shape& part_shape) const;
   // Rows of several tensors concatenated along dimension 0 (e.g. fused gate+up).
   Tensor concat_rows(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
+  // Whether concat_rows can fuse these tensors: all present in the source with one stored
+  // dtype (GGUF files often mix quant types across q, k, v), or dummy weights.
+  bool can_concat(const std::vector<std::string>& names) const;
   // Rows rows[i] of tensor `name` (shape `shape`) in that order: regroups fused projections
   // at load so the forward pass reads contiguous slices.
   Tensor gathered_rows(const std::string& name, const Shape& shape, const std::vector<int64_t>& rows) const;
@@ -74,6 +77,17 @@ class WeightScope {
   }
   Tensor get_f32(const std::string& leaf, const Shape& shape) const {
     return weights_->get_f32(name(leaf), shape);
+  }
+  std::vector<std::string> names(const std::vector<std::string>& leaves) const {
+    std::vector<std::string> out;
+    for (const std::string& leaf : leaves) out.push_back(name(leaf));
+    return out;
+  }
+  // Fused weights for the accelerator backends (one GEMM instead of several), or undefined
+  // on the CPU or when the parts cannot be concatenated; callers then keep the parts.
+  Tensor fused_rows(const std::vector<std::string>& leaves, const std::vector<Shape>& shapes) const {
+    if (weights_->backend().device().is_cpu() || !weights_->can_concat(names(leaves))) return {};
+    return weights_->concat_rows(names(leaves), shapes);
   }
   const ModelWeights& weights() const { return *weights_; }
 

@@ -25,4 +25,10 @@ void activation(const Tensor& x, const Tensor& out, Activation act) {
                   cuda::gated_activation(x, nullptr, out, act));
 }
 
+void gated_activation_halves(const Tensor& gate_up, const Tensor& out, Activation act) {
+  expect_shape(gate_up, {out.dim(0), 2 * out.dim(1)}, "gated_activation_halves gate_up");
+  STRATA_DISPATCH(gate_up.device(), cpu::gated_activation_halves(gate_up, out, act),
+                  cuda::gated_activation_halves(gate_up, out, act));
+}
+
 }  // namespace strata::ops

@@ -15,12 +15,16 @@ Activation parse_activation(const std::string& name);
 void gated_activation(const Tensor& gate, const Tensor& up, const Tensor& out, Activation act);
 // x, out: [T, I]; out = act(x). out may alias x.
 void activation(const Tensor& x, const Tensor& out, Activation act);
+// out = act(gate) * up from a fused projection. gate_up: [T, 2 * I] (gate | up); out: [T, I].
+void gated_activation_halves(const Tensor& gate_up, const Tensor& out, Activation act);
 
 }  // namespace strata::ops
 
 namespace strata::cpu {
 void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, ops::Activation act);
+void gated_activation_halves(const Tensor& gate_up, const Tensor& out, ops::Activation act);
 }
 namespace strata::cuda {
 void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, ops::Activation act);
+void gated_activation_halves(const Tensor& gate_up, const Tensor& out, ops::Activation act);
 }

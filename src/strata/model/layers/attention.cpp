@@ -6,6 +6,7 @@
 #include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/paged_attention.h"
+#include "strata/ops/prepare_qkv.h"
 
 namespace strata {
 
@@ -23,19 +24,32 @@ AttentionOptions attention_options(const ModelConfig& config) {
   return o;
 }
 
-Attention::Attention(const AttentionOptions& options, const WeightScope& w) : options_(options) {
-  const int64_t q_out = options.num_heads * options.head_dim * (options.output_gate ? 2 : 1);
-  const int64_t kv_out = options.num_kv_heads * options.head_dim;
-  const int64_t attn_out = options.num_heads * options.head_dim;
-  q_proj_ = w.get("q_proj.weight", {q_out, options.hidden_size});
-  k_proj_ = w.get("k_proj.weight", {kv_out, options.hidden_size});
-  v_proj_ = w.get("v_proj.weight", {kv_out, options.hidden_size});
-  o_proj_ = w.get("o_proj.weight", {options.hidden_size, attn_out});
-  if (options.qkv_bias) {
+void Attention::load_projections(const WeightScope& w) {
+  const AttentionOptions& o = options_;
+  const int64_t q_out = o.num_heads * o.head_dim * (o.output_gate ? 2 : 1);
+  const int64_t kv_out = o.num_kv_heads * o.head_dim;
+  if (!o.output_gate) {
+    qkv_proj_ = w.fused_rows({"q_proj.weight", "k_proj.weight", "v_proj.weight"},
+                             {{q_out, o.hidden_size}, {kv_out, o.hidden_size}, {kv_out, o.hidden_size}});
+    if (qkv_proj_.defined() && o.qkv_bias)
+      qkv_bias_ = w.fused_rows({"q_proj.bias", "k_proj.bias", "v_proj.bias"}, {{q_out}, {kv_out}, {kv_out}});
+    if (qkv_proj_.defined() && (!o.qkv_bias || qkv_bias_.defined())) return;
+    qkv_proj_ = qkv_bias_ = Tensor();
+  }
+  q_proj_ = w.get("q_proj.weight", {q_out, o.hidden_size});
+  k_proj_ = w.get("k_proj.weight", {kv_out, o.hidden_size});
+  v_proj_ = w.get("v_proj.weight", {kv_out, o.hidden_size});
+  if (o.qkv_bias) {
     q_bias_ = w.get("q_proj.bias", {q_out});
     k_bias_ = w.get("k_proj.bias", {kv_out});
     v_bias_ = w.get("v_proj.bias", {kv_out});
   }
+}
+
+Attention::Attention(const AttentionOptions& options, const WeightScope& w) : options_(options) {
+  const int64_t attn_out = options.num_heads * options.head_dim;
+  load_projections(w);
+  o_proj_ = w.get("o_proj.weight", {options.hidden_size, attn_out});
   if (options.o_bias) o_bias_ = w.get("o_proj.bias", {options.hidden_size});
   if (options.qk_norm) {
     const ops::RmsNormParams p{.eps = options.rms_norm_eps, .unit_offset = options.norm_unit_offset};
@@ -51,35 +65,52 @@ Attention::Attention(const AttentionOptions& options, const WeightScope& w) : op
   if (options.sinks) sinks_ = w.get("sinks", {options.num_heads});
 }
 
+void Attention::forward_fused_qkv(const StepBatch& step, const Tensor& h, const Tensor& q,
+                                  ForwardContext& ctx) const {
+  Tensor qkv = ctx.temp({h.dim(0), qkv_proj_.dim(0)});
+  ops::linear(h, qkv_proj_, qkv_bias_, qkv);
+  const StepTensors& meta = step.device();
+  ops::prepare_qkv({.qkv = qkv, .q_norm = q_norm_.weight, .k_norm = k_norm_.weight, .positions = meta.positions,
+                    .inv_freq = inv_freq_, .slot_mapping = meta.slot_mapping,
+                    .k_cache = ctx.kv_cache->k(ctx.kv_layer), .v_cache = ctx.kv_cache->v(ctx.kv_layer), .q_out = q},
+                   {.rotary_dim = options_.rope.rotary_dim, .attention_scaling = options_.rope.attention_scaling,
+                    .norm_eps = q_norm_.params.eps, .norm_unit_offset = q_norm_.params.unit_offset});
+}
+
 void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
                         ForwardContext& ctx) const {
   const int64_t t = h.dim(0), nh = options_.num_heads, nkv = options_.num_kv_heads;
   const int64_t hd = options_.head_dim;
-  Tensor q_full = ctx.temp({t, q_proj_.dim(0)});
-  Tensor k = ctx.temp({t, nkv, hd});
-  Tensor v = ctx.temp({t, nkv, hd});
-  ops::linear(h, q_proj_, q_bias_, q_full);
-  ops::linear(h, k_proj_, k_bias_, k.reshape({t, nkv * hd}));
-  ops::linear(h, v_proj_, v_bias_, v.reshape({t, nkv * hd}));
-  Tensor q = q_full.reshape({t, nh, q_full.dim(1) / nh});
-  Tensor gate;
-  if (options_.output_gate) {
-    Tensor query = ctx.temp({t, nh, hd});
-    gate = ctx.temp({t, nh, hd});
-    ops::split_halves(q, query, gate);
-    q = query;
-  }
-  if (options_.qk_norm) {
-    q_norm_.apply(q.reshape({t * nh, hd}), q.reshape({t * nh, hd}));
-    k_norm_.apply(k.reshape({t * nkv, hd}), k.reshape({t * nkv, hd}));
-  }
   const StepTensors& meta = step.device();
-  if (options_.rope.rotary_dim > 0)
-    ops::rope(q, k, meta.positions, inv_freq_,
-              {.rotary_dim = options_.rope.rotary_dim, .attention_scaling = options_.rope.attention_scaling});
   const Tensor& k_cache = ctx.kv_cache->k(ctx.kv_layer);
   const Tensor& v_cache = ctx.kv_cache->v(ctx.kv_layer);
-  ops::store_kv(k, v, meta.slot_mapping, k_cache, v_cache);
+  Tensor q, gate;
+  if (qkv_proj_.defined()) {
+    q = ctx.temp({t, nh, hd});
+    forward_fused_qkv(step, h, q, ctx);
+  } else {
+    Tensor q_full = ctx.temp({t, q_proj_.dim(0)});
+    Tensor k = ctx.temp({t, nkv, hd});
+    Tensor v = ctx.temp({t, nkv, hd});
+    ops::linear(h, q_proj_, q_bias_, q_full);
+    ops::linear(h, k_proj_, k_bias_, k.reshape({t, nkv * hd}));
+    ops::linear(h, v_proj_, v_bias_, v.reshape({t, nkv * hd}));
+    q = q_full.reshape({t, nh, q_full.dim(1) / nh});
+    if (options_.output_gate) {
+      Tensor query = ctx.temp({t, nh, hd});
+      gate = ctx.temp({t, nh, hd});
+      ops::split_halves(q, query, gate);
+      q = query;
+    }
+    if (options_.qk_norm) {
+      q_norm_.apply(q.reshape({t * nh, hd}), q.reshape({t * nh, hd}));
+      k_norm_.apply(k.reshape({t * nkv, hd}), k.reshape({t * nkv, hd}));
+    }
+    if (options_.rope.rotary_dim > 0)
+      ops::rope(q, k, meta.positions, inv_freq_,
+                {.rotary_dim = options_.rope.rotary_dim, .attention_scaling = options_.rope.attention_scaling});
+    ops::store_kv(k, v, meta.slot_mapping, k_cache, v_cache);
+  }
   Tensor attn = ctx.temp({t, nh, hd});
   const ops::AttentionMetadata attn_meta{.cu_seqlens = meta.cu_seqlens, .kv_lens = meta.kv_lens,
                                          .block_tables = meta.block_tables,

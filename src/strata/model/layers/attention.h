@@ -38,8 +38,13 @@ class Attention final : public Mixer {
                ForwardContext& ctx) const override;
 
  private:
+  void load_projections(const WeightScope& w);
+  // q, k, v as one projection, then prepare_qkv (accelerators); else three and rope/store_kv.
+  void forward_fused_qkv(const StepBatch& step, const Tensor& h, const Tensor& q, ForwardContext& ctx) const;
+
   AttentionOptions options_;
-  Tensor q_proj_, k_proj_, v_proj_, o_proj_;  // [out, in]
+  Tensor qkv_proj_, qkv_bias_;                // [q_out + 2 kv_out, in], [q_out + 2 kv_out] or undefined
+  Tensor q_proj_, k_proj_, v_proj_, o_proj_;  // [out, in] (q, k, v undefined when fused)
   Tensor q_bias_, k_bias_, v_bias_, o_bias_;  // [out] or undefined
   RmsNorm q_norm_, k_norm_;                   // [head_dim]
   Tensor inv_freq_;                           // [rotary_dim / 2] f32

@@ -6,8 +6,12 @@ namespace strata {
 
 Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
   const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
-  if (options.gated) gate_proj_ = w.get("gate_proj.weight", {inter, hidden});
-  up_proj_ = w.get("up_proj.weight", {inter, hidden});
+  if (options.gated && !options.bias)
+    gate_up_proj_ = w.fused_rows({"gate_proj.weight", "up_proj.weight"}, {{inter, hidden}, {inter, hidden}});
+  if (!gate_up_proj_.defined()) {
+    if (options.gated) gate_proj_ = w.get("gate_proj.weight", {inter, hidden});
+    up_proj_ = w.get("up_proj.weight", {inter, hidden});
+  }
   down_proj_ = w.get("down_proj.weight", {hidden, inter});
   if (options.bias) {
     if (options.gated) gate_bias_ = w.get("gate_proj.bias", {inter});
@@ -19,6 +23,13 @@ Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
 void Mlp::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
   const int64_t t = h.dim(0);
   Tensor up = ctx.temp({t, options_.intermediate_size});
+  if (gate_up_proj_.defined()) {
+    Tensor gate_up = ctx.temp({t, 2 * options_.intermediate_size});
+    ops::linear(h, gate_up_proj_, Tensor(), gate_up);
+    ops::gated_activation_halves(gate_up, up, options_.activation);
+    ops::linear(up, down_proj_, down_bias_, out);
+    return;
+  }
   ops::linear(h, up_proj_, up_bias_, up);
   if (options_.gated) {
     Tensor gate = ctx.temp({t, options_.intermediate_size});

@@ -24,7 +24,8 @@ class Mlp final : public Ffn {
 
  private:
   MlpOptions options_;
-  Tensor gate_proj_, up_proj_, down_proj_;  // [I, H], [I, H], [H, I]
+  Tensor gate_up_proj_;                      // [2 I, H] gate | up fused (accelerators), or undefined
+  Tensor gate_proj_, up_proj_, down_proj_;  // [I, H], [I, H], [H, I] (gate, up undefined when fused)
   Tensor gate_bias_, up_bias_, down_bias_;  // [I], [I], [H] or undefined
 };
 

@@ -34,4 +34,16 @@ void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, o
   });
 }
 
+void gated_activation_halves(const Tensor& gate_up, const Tensor& out, ops::Activation act) {
+  const int64_t cols = out.dim(1);
+  const float* src = gate_up.data_as<float>();
+  float* o = out.data_as<float>();
+  parallel_for(out.numel(), 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* row = src + (i / cols) * 2 * cols;
+      o[i] = apply(row[i % cols], act) * row[cols + i % cols];
+    }
+  });
+}
+
 }  // namespace strata::cpu

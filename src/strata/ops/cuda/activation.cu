@@ -7,10 +7,11 @@ namespace strata::cuda {
 namespace {
 
 struct ActivationParams {
-  const void* gate;  // [N]
+  const void* gate;  // [N] or, with cols > 0, [N / cols, 2 * cols] (gate | up)
   const void* up;    // [N] or null
   void* out;         // [N]
   int64_t n;
+  int64_t cols = 0;  // > 0: gate and up are the halves of each row of `gate`
 };
 
 template <ops::Activation kAct>
@@ -35,6 +36,11 @@ __global__ void activation_kernel(ActivationParams p) {
   T* out = static_cast<T*>(p.out);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < p.n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if (p.cols > 0) {
+      const T* row = gate + (i / p.cols) * 2 * p.cols + i % p.cols;
+      out[i] = from_f32<T>(apply<kAct>(to_f32(row[0])) * to_f32(row[p.cols]));
+      continue;
+    }
     const float v = apply<kAct>(to_f32(gate[i]));
     out[i] = from_f32<T>(up != nullptr ? v * to_f32(up[i]) : v);
   }
@@ -74,6 +80,20 @@ void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, o
     launch_for_dtype<float>(p, act);
   } else {
     unsupported_dtype("activation", gate.dtype());
+  }
+}
+
+void gated_activation_halves(const Tensor& gate_up, const Tensor& out, ops::Activation act) {
+  if (out.numel() == 0) return;
+  STRATA_CHECK(out.dtype() == gate_up.dtype());
+  const ActivationParams p{.gate = gate_up.data(), .up = nullptr, .out = out.data(), .n = out.numel(),
+                           .cols = out.dim(1)};
+  if (out.dtype() == DType::kBF16) {
+    launch_for_dtype<__nv_bfloat16>(p, act);
+  } else if (out.dtype() == DType::kF32) {
+    launch_for_dtype<float>(p, act);
+  } else {
+    unsupported_dtype("activation", out.dtype());
   }
 }
 

@@ -19,6 +19,17 @@ namespace strata::cuda {
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Streaming multiprocessors of the current device (asked once).
+inline int num_sms() {
+  static const int count = [] {
+    int device = 0, sms = 0;
+    STRATA_CUDA_CHECK(cudaGetDevice(&device));
+    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+  }();
+  return count;
+}
+
 // Blocks for a grid-stride loop over n elements: enough to fill the chip, capped.
 inline unsigned grid_for(int64_t n, int threads) {
   const int64_t blocks = ceil_div(n, threads);

@@ -8,6 +8,7 @@
 
 #include "strata/ops/cuda/attention_tile.cuh"
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/decode_attention.h"
 #include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/paged_attention.h"
 
@@ -289,16 +290,6 @@ float* split_scratch(int64_t floats) {
   return static_cast<float*>(scratch.get(floats * static_cast<int64_t>(sizeof(float))));
 }
 
-int num_sms() {
-  static const int count = [] {
-    int device = 0, sms = 0;
-    STRATA_CUDA_CHECK(cudaGetDevice(&device));
-    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return sms;
-  }();
-  return count;
-}
-
 // Splits of the key range: enough blocks for two waves on the chip. It depends on the
 // grid only (not on the kv lengths), so a captured decode graph stays valid as they grow.
 int choose_num_splits(int64_t grid_blocks) {
@@ -384,6 +375,16 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
   if (params.sinks.defined() && params.sinks.dtype() != DType::kF32 && params.sinks.dtype() != DType::kBF16)
     unsupported_dtype("paged_attention sinks", params.sinks.dtype());
   AttnKernelParams p = make_params(q, k_cache, v_cache, meta, params, out);
+  if (meta.max_q_len == 1 && q.dim(0) == meta.num_rows && decode_attention_supported(q.dim(2), p.group)) {
+    decode_attention({.q = p.q, .k_cache = p.k_cache, .v_cache = p.v_cache, .out = p.out, .kv_lens = p.kv_lens,
+                      .block_tables = p.block_tables, .sinks = p.sinks, .sinks_bf16 = p.sinks_bf16,
+                      .max_blocks_per_row = p.max_blocks_per_row, .num_rows = static_cast<int>(meta.num_rows),
+                      .num_q_heads = p.num_q_heads, .num_kv_heads = p.num_kv_heads, .block_size = p.block_size,
+                      .head_dim = static_cast<int>(q.dim(2)), .scale = p.scale, .softcap = p.softcap,
+                      .sliding_window = p.sliding_window},
+                     current_stream());
+    return;
+  }
   const int64_t entry_tiles = ceil_div(meta.max_q_len * p.group, kBlockRows);
   const int64_t blocks = entry_tiles * meta.num_rows * p.num_kv_heads;
   p.num_splits = choose_num_splits(blocks);
