@@ -30,7 +30,7 @@ __device__ __forceinline__ int64_t expert_rows(const int32_t* offsets, int64_t e
 
 // Called by all threads of the block (blockDim.x a multiple of 32); true and `tile` filled
 // when tile number `index` exists. Thread t scans the experts [t * per, (t + 1) * per).
-__device__ bool find_expert_tile(const int32_t* offsets, int64_t experts, int64_t m, int64_t tile_rows,
+__device__ inline bool find_expert_tile(const int32_t* offsets, int64_t experts, int64_t m, int64_t tile_rows,
                                  int64_t index, ExpertTile& tile, ExpertTileShared& s) {
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int64_t per = (experts + blockDim.x - 1) / blockDim.x;
