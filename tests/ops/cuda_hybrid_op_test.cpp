@@ -1,7 +1,7 @@
 // The CUDA twins of the recurrent-layer and MoE ops against the CPU ops on the same random
 // inputs (activations bf16 on the GPU, states f32 on both), at Qwen3-Next, Mamba-2 and
 // Qwen3-30B-A3B shapes: carried states, per-token intermediate states, routing and grouping
-// exactly, grouped linears through both the skinny and the per-expert library path.
+// exactly, grouped linears through both the streaming and the tensor-core kernel.
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,21 +1,17 @@
-// CUDA mixture-of-experts pieces: top-k routing (block per token), stable grouping of the
-// (token, choice) pairs by expert (one block; a warp per expert compacts with ballots, so
-// pair order is kept), grouped linears (few rows: the skinny kernel reading the offsets on
-// the device, graph-safe; many rows: one cuBLASLt GEMM per expert after reading the offsets),
-// and the weighted combine.
-#include <vector>
+// CUDA mixture-of-experts pieces: top-k routing (block per token), grouped linears through
+// the grouped kernels (offsets read on the device: no host sync, any batch can be captured in a
+// graph) and the weighted combine. The stable grouping by expert lives in moe_group.cu.
+#include <string>
 
 #include "strata/ops/cuda/common.cuh"
-#include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/device_scratch.h"
-#include "strata/ops/cuda/skinny_gemm.h"
+#include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/moe.h"
 
 namespace strata::cuda {
 namespace {
 
 constexpr int kRouteThreads = 256;
-constexpr int64_t kSkinnyMaxPairs = 64;  // above: per-expert library GEMMs
 
 struct RouteParams {
   const float* logits;  // [T, E]
@@ -84,37 +80,6 @@ __global__ void route_kernel(RouteParams p) {
   }
 }
 
-// One block of 1024 threads: counts, prefix sums, then warp w places the pairs of experts
-// w, w + 32, ... in pair order with ballot compaction.
-__global__ void group_kernel(const int32_t* ids, int64_t pairs, int64_t k, int64_t experts, int32_t* sorted,
-                             int32_t* token_rows, int32_t* offsets) {
-  for (int64_t e = threadIdx.x; e <= experts; e += blockDim.x) offsets[e] = 0;
-  __syncthreads();
-  for (int64_t i = threadIdx.x; i < pairs; i += blockDim.x) {
-    const int32_t e = ids[i];
-    if (e >= 0 && e < experts) atomicAdd(&offsets[e + 1], 1);
-  }
-  __syncthreads();
-  if (threadIdx.x == 0)
-    for (int64_t e = 0; e < experts; ++e) offsets[e + 1] += offsets[e];
-  __syncthreads();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  for (int64_t e = warp; e < experts; e += warps) {
-    int32_t next = offsets[e];
-    for (int64_t base = 0; base < pairs; base += 32) {
-      const int64_t i = base + lane;
-      const bool mine = i < pairs && ids[i] == e;
-      const unsigned mask = __ballot_sync(0xffffffffu, mine);
-      if (mine) {
-        const int32_t slot = next + __popc(mask & ((1u << lane) - 1));
-        sorted[slot] = static_cast<int32_t>(i);
-        token_rows[slot] = static_cast<int32_t>(i / k);
-      }
-      next += __popc(mask);
-    }
-  }
-}
-
 __global__ void invert_kernel(const int32_t* sorted, int32_t* position, int64_t pairs) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < pairs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -123,16 +88,48 @@ __global__ void invert_kernel(const int32_t* sorted, int32_t* position, int64_t 
   }
 }
 
-// out[t] = sum_j w[t, j] * y[position[t * k + j]] (position: the sorted row of each pair).
+// out[t] = sum_j w[t, j] * y[position[t * k + j]] (position: the sorted row of each pair,
+// clamped so that a bad permutation cannot read outside y).
 template <typename T>
 __global__ void combine_kernel(const T* y, const int32_t* position_all, const float* weights, T* out,
-                               int64_t k, int64_t hidden) {
+                               int64_t k, int64_t hidden, int64_t pairs) {
   const int64_t t = blockIdx.x;
   const int32_t* position = position_all + t * k;
   for (int64_t c = threadIdx.x; c < hidden; c += blockDim.x) {
     float acc = 0.0f;
-    for (int64_t j = 0; j < k; ++j) acc += weights[t * k + j] * to_f32(y[position[j] * hidden + c]);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t row = min(max(position[j], 0), static_cast<int32_t>(pairs - 1));
+      acc += weights[t * k + j] * to_f32(y[row * hidden + c]);
+    }
     out[t * hidden + c] = from_f32<T>(acc);
+  }
+}
+
+// The bf16 combine with 16-byte loads and stores (hidden a multiple of 8).
+__global__ void combine_bf16x8_kernel(const __nv_bfloat16* y, const int32_t* position_all, const float* weights,
+                                      __nv_bfloat16* out, int64_t k, int64_t hidden, int64_t pairs) {
+  const int64_t t = blockIdx.x, vecs = hidden / 8;
+  const int32_t* position = position_all + t * k;
+  for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
+    float acc[8] = {};
+#pragma unroll 4
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t row = min(max(position[j], 0), static_cast<int32_t>(pairs - 1));
+      const float w = weights[t * k + j];
+      const uint4 raw = reinterpret_cast<const uint4*>(y + row * hidden)[v];
+      const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = __bfloat1622float2(h[i]);
+        acc[2 * i] = fmaf(w, f.x, acc[2 * i]);
+        acc[2 * i + 1] = fmaf(w, f.y, acc[2 * i + 1]);
+      }
+    }
+    uint4 packed;
+    __nv_bfloat162* o = reinterpret_cast<__nv_bfloat162*>(&packed);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) o[i] = __floats2bfloat162_rn(acc[2 * i], acc[2 * i + 1]);
+    reinterpret_cast<uint4*>(out + t * hidden)[v] = packed;
   }
 }
 
@@ -161,43 +158,20 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
-void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups) {
-  const int64_t pairs = topk_ids.numel(), e = groups.expert_offsets.dim(0) - 1;
-  group_kernel<<<1, 1024, 0, current_stream()>>>(topk_ids.data_as<int32_t>(), pairs, topk_ids.dim(1), e,
-                                                 groups.sorted_pairs.data_as<int32_t>(),
-                                                 groups.token_rows.data_as<int32_t>(),
-                                                 groups.expert_offsets.data_as<int32_t>());
-  STRATA_CUDA_CHECK_LAUNCH();
-}
-
-// Many rows: the offsets come to the host (a sync; such steps are never captured) and each
-// expert's rows go through one library GEMM on its slice of the stacked weights.
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets, const Tensor& out) {
   if (x.dtype() != DType::kBF16 || weights.dtype() != DType::kBF16) unsupported_dtype("grouped_linear", x.dtype());
-  const int64_t m = x.dim(0), e = weights.dim(0), n = weights.dim(1), k = weights.dim(2);
-  if (m == 0) return;
-  const SkinnyGemmArgs skinny{.x = x.data(), .weight = weights.data(), .offsets = expert_offsets.data_as<int32_t>(),
-                              .num_groups = e, .out = out.data(), .out_dtype = out.dtype(), .m = m, .n = n, .k = k};
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  STRATA_CUDA_CHECK(cudaStreamIsCapturing(current_stream(), &capture));
-  if (skinny_gemm_supported(skinny) && (m <= kSkinnyMaxPairs || capture != cudaStreamCaptureStatusNone)) {
-    skinny_gemm(skinny, current_stream());
-    return;
+  if (out.dtype() != DType::kBF16 && out.dtype() != DType::kF32) unsupported_dtype("grouped_linear out", out.dtype());
+  const GroupedGemmArgs args{.x = x.data(), .weight = weights.data(), .offsets = expert_offsets.data_as<int32_t>(),
+                             .out = out.data(), .out_dtype = out.dtype(), .num_experts = weights.dim(0),
+                             .m = x.dim(0), .n = weights.dim(1), .k = weights.dim(2)};
+  if (args.m == 0) return;
+  switch (grouped_kernel_for(args)) {
+    case GroupedKernel::kTensorCores: grouped_gemm(args, current_stream()); return;
+    case GroupedKernel::kStreaming: grouped_gemv(args, current_stream()); return;
+    case GroupedKernel::kNone: break;
   }
-  std::vector<int32_t> offsets(e + 1);
-  STRATA_CUDA_CHECK(cudaMemcpyAsync(offsets.data(), expert_offsets.data(), (e + 1) * sizeof(int32_t),
-                                    cudaMemcpyDeviceToHost, current_stream()));
-  STRATA_CUDA_CHECK(cudaStreamSynchronize(current_stream()));
-  const int64_t out_row = dtype_bytes(out.dtype(), n);
-  for (int64_t i = 0; i < e; ++i) {
-    const int64_t rows = offsets[i + 1] - offsets[i];
-    if (rows <= 0) continue;
-    gemm_bf16({.weight = static_cast<const char*>(weights.data()) + i * n * k * 2,
-               .x = static_cast<const char*>(x.data()) + offsets[i] * k * 2,
-               .out = static_cast<char*>(out.data()) + offsets[i] * out_row, .out_dtype = out.dtype(),
-               .m = rows, .n = n, .k = k, .autotune = false},
-              current_stream());
-  }
+  throw Error("grouped_linear: expert weights [" + std::to_string(args.num_experts) + ", " + std::to_string(args.n) +
+              ", " + std::to_string(args.k) + "] need K a multiple of 8 and 16-byte aligned x and weight views on CUDA");
 }
 
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights, const Tensor& out) {
@@ -209,13 +183,19 @@ void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk
   invert_kernel<<<grid_for(pairs, 256), 256, 0, current_stream()>>>(sorted_pairs.data_as<int32_t>(), position, pairs);
   STRATA_CUDA_CHECK_LAUNCH();
   const int threads = hidden >= 1024 ? 256 : 128;
-  if (y.dtype() == DType::kBF16) {
+  const bool vector = y.dtype() == DType::kBF16 && hidden % 8 == 0 &&
+                      reinterpret_cast<uintptr_t>(y.data()) % 16 == 0 && reinterpret_cast<uintptr_t>(out.data()) % 16 == 0;
+  if (vector) {
+    combine_bf16x8_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), position,
+                                                               topk_weights.data_as<float>(),
+                                                               out.data_as<__nv_bfloat16>(), k, hidden, pairs);
+  } else if (y.dtype() == DType::kBF16) {
     combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), position,
                                                         topk_weights.data_as<float>(),
-                                                        out.data_as<__nv_bfloat16>(), k, hidden);
+                                                        out.data_as<__nv_bfloat16>(), k, hidden, pairs);
   } else if (y.dtype() == DType::kF32) {
     combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<float>(), position, topk_weights.data_as<float>(),
-                                                        out.data_as<float>(), k, hidden);
+                                                        out.data_as<float>(), k, hidden, pairs);
   } else {
     unsupported_dtype("moe_combine", y.dtype());
   }

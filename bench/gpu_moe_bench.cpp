@@ -1,0 +1,143 @@
+// GPU time of the MoE grouped linear at Qwen3-30B-A3B and Qwen3-Next shapes, with routing drawn
+// at random (k distinct experts per token): per token count, the op's own pick and every kernel
+// variant forced, timed with CUDA events around the kernel only (L2 flushed before each call).
+// Prints JSON lines with TB/s of weight traffic (decode) and TFLOP/s (prefill).
+//   gpu_moe_bench [--tokens 1,8,64,512,4096] [--iters 20]
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "strata/backend/backend.h"
+#include "strata/ops/moe.h"
+#if defined(STRATA_WITH_CUDA)
+#include <cuda_runtime.h>
+
+#include "strata/backend/cuda/cuda_check.h"
+#include "strata/ops/cuda/grouped_gemm.h"
+#endif
+
+namespace strata {
+namespace {
+
+struct MoeShape {
+  const char* name;
+  int64_t experts, top_k, n, k;
+};
+
+const std::vector<MoeShape> kShapes{{"qwen3-30b-a3b up", 128, 8, 768, 2048}, {"qwen3-30b-a3b down", 128, 8, 2048, 768},
+                                    {"qwen3-next up", 512, 10, 512, 2048}, {"qwen3-next down", 512, 10, 2048, 512}};
+
+// Offsets [E + 1] of `tokens` tokens each routed to k distinct experts at random.
+std::vector<int32_t> random_offsets(int64_t tokens, int64_t top_k, int64_t experts, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> counts(experts, 0), order(experts);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t e = 0; e < experts; ++e) order[e] = static_cast<int32_t>(e);
+    for (int64_t j = 0; j < top_k; ++j) {
+      std::swap(order[j], order[j + rng() % (experts - j)]);
+      ++counts[order[j]];
+    }
+  }
+  std::vector<int32_t> offsets(experts + 1, 0);
+  for (int64_t e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + counts[e];
+  return offsets;
+}
+
+#if defined(STRATA_WITH_CUDA)
+struct Timer {
+  void* flush = nullptr;  // larger than L2, rewritten before every timed call
+  int64_t flush_bytes = 256ll << 20;
+  int iters = 20;
+};
+
+// Median milliseconds of `call` over the iterations, each after an L2 flush.
+template <typename Call>
+double time_ms(const Timer& timer, Call call) {
+  cudaStream_t stream = cuda::current_stream();
+  cudaEvent_t start, stop;
+  STRATA_CUDA_CHECK(cudaEventCreate(&start));
+  STRATA_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int i = 0; i < timer.iters + 2; ++i) {
+    STRATA_CUDA_CHECK(cudaMemsetAsync(timer.flush, i & 0xFF, static_cast<size_t>(timer.flush_bytes), stream));
+    STRATA_CUDA_CHECK(cudaEventRecord(start, stream));
+    call();
+    STRATA_CUDA_CHECK(cudaEventRecord(stop, stream));
+    STRATA_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    STRATA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (i >= 2) times.push_back(ms);  // two warm-up calls
+  }
+  STRATA_CUDA_CHECK(cudaEventDestroy(start));
+  STRATA_CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std::vector<int64_t>& token_counts) {
+  const Tensor w = gpu.empty(DType::kBF16, {s.experts, s.n, s.k});
+  gpu.fill_bytes(w, 0x3C);  // bf16 0x3C3C ~ 0.0115: finite, the values do not matter for timing
+  for (const int64_t tokens : token_counts) {
+    const int64_t m = tokens * s.top_k;
+    const std::vector<int32_t> offsets = random_offsets(tokens, s.top_k, s.experts, 7 + tokens);
+    int64_t active = 0;
+    for (int64_t e = 0; e < s.experts; ++e) active += offsets[e + 1] > offsets[e] ? 1 : 0;
+    Tensor host_offsets = Tensor::host(DType::kI32, {s.experts + 1});
+    std::copy(offsets.begin(), offsets.end(), host_offsets.data_as<int32_t>());
+    const Tensor goffsets = gpu.from_host(host_offsets), x = gpu.empty(DType::kBF16, {m, s.k});
+    const Tensor out = gpu.empty(DType::kBF16, {m, s.n});
+    gpu.fill_bytes(x, 0x3C);
+    const cuda::GroupedGemmArgs base{.x = x.data(), .weight = w.data(), .offsets = goffsets.data_as<int32_t>(),
+                                     .out = out.data(), .out_dtype = DType::kBF16, .num_experts = s.experts,
+                                     .m = m, .n = s.n, .k = s.k};
+    const double bytes = static_cast<double>(active) * s.n * s.k * 2 + m * (s.k + s.n) * 2.0;
+    const double flops = 2.0 * m * s.n * s.k;
+    auto report = [&](const std::string& kernel, double ms) {
+      std::printf("%s\n", fmt::format(R"({{"shape":"{}","tokens":{},"pairs":{},"active_experts":{},"kernel":"{}",)"
+                                      R"("us":{:.1f},"tb_s":{:.2f},"tflop_s":{:.1f}}})",
+                                      s.name, tokens, m, active, kernel, ms * 1e3, bytes / (ms * 1e-3) / 1e12,
+                                      flops / (ms * 1e-3) / 1e12).c_str());
+    };
+    report("op", time_ms(timer, [&] { ops::grouped_linear(x, w, goffsets, out); }));
+    report("streaming", time_ms(timer, [&] { cuda::grouped_gemv(base, cuda::current_stream()); }));
+    for (const int rows : {32, 64, 128}) {
+      cuda::GroupedGemmArgs args = base;
+      args.tile_rows = rows;
+      report(fmt::format("tensor{}", rows), time_ms(timer, [&] { cuda::grouped_gemm(args, cuda::current_stream()); }));
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace strata
+
+int main(int argc, char** argv) {
+  CLI::App app{"GPU MoE grouped linear benchmark"};
+  std::vector<int64_t> tokens{1, 8, 64, 512, 4096};
+  int iters = 20;
+  app.add_option("--tokens", tokens, "token counts (pairs = tokens * top_k)")->delimiter(',');
+  app.add_option("--iters", iters, "timed calls per case (median reported)");
+  CLI11_PARSE(app, argc, argv);
+#if defined(STRATA_WITH_CUDA)
+  std::unique_ptr<strata::Backend> gpu = strata::make_cuda_backend(0);
+  if (!gpu) {
+    std::fprintf(stderr, "gpu_moe_bench: no CUDA GPU visible\n");
+    return 1;
+  }
+  strata::Timer timer;
+  timer.iters = std::max(iters, 1);
+  STRATA_CUDA_CHECK(cudaMalloc(&timer.flush, static_cast<size_t>(timer.flush_bytes)));
+  for (const strata::MoeShape& s : strata::kShapes) strata::bench_shape(*gpu, timer, s, tokens);
+  STRATA_CUDA_CHECK(cudaFree(timer.flush));
+  return 0;
+#else
+  std::fprintf(stderr, "gpu_moe_bench: built without CUDA\n");
+  return 1;
+#endif
+}

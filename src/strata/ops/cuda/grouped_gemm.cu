@@ -1,0 +1,232 @@
+// The tensor-core grouped kernel: a block computes a BM x 128 tile of one expert's rows with
+// 8 warps (2 x 4, warp tile BM/2 x 32) of mma.sync m16n8k16 bf16, f32 accumulators, fed by a
+// cp.async pipeline of 64-wide K slices through XOR-swizzled shared memory and ldmatrix.
+// Grid: 1-D over (tile, N block), N block fastest so neighbouring blocks share x rows in L2.
+#include "strata/ops/cuda/attention_tile.cuh"
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/expert_tiles.cuh"
+#include "strata/ops/cuda/grouped_gemm.h"
+
+namespace strata::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kThreads = 256;
+constexpr int kBlockN = 128;
+constexpr int kBlockK = 64;  // one 128-byte shared row per tile row: 8 chunks of 16 bytes
+// Up to this many rows per expert on average, streaming the weights once per 8 rows beats
+// tensor-core tiles (decode); above, tensor cores.
+constexpr int64_t kStreamingRowsPerExpert = 4;
+
+template <int BM>
+struct Tiling {
+  static constexpr int kStages = BM == 128 ? 3 : 4;
+  static constexpr int kWarpM = BM / 2, kFragsM = kWarpM / 16;
+  static constexpr int kStageElems = (BM + kBlockN) * kBlockK;
+  static constexpr int kSmemBytes = kStages * kStageElems * 2;
+};
+
+// Element (row, chunk) of a [rows, 64] tile: chunks XOR-swizzled by row so that the 8 rows an
+// ldmatrix reads, and the 8 chunks a row's cp.asyncs write, hit distinct bank groups.
+__device__ __forceinline__ int swizzled(int row, int chunk) { return row * kBlockK + ((chunk ^ (row & 7)) << 3); }
+
+__device__ __forceinline__ void cp_async16(bf16* dst, const bf16* src, bool valid) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const bf16* p) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
+struct BlockTile {
+  const bf16* x;  // row 0 of the tile, [rows, K]
+  const bf16* w;  // weight row n0 of the expert, [N - n0, K]
+  int64_t rows, n_left, k;  // valid x rows (<= BM), valid weight rows, K
+};
+
+// Issues the cp.asyncs of K slice `slice` into one stage; invalid rows are zero-filled.
+template <int BM>
+__device__ void load_stage(bf16* stage, const BlockTile& t, int64_t slice) {
+  bf16* a = stage;
+  bf16* b = stage + BM * kBlockK;
+  const int64_t k0 = slice * kBlockK;
+#pragma unroll
+  for (int j = 0; j < BM * 8 / kThreads; ++j) {
+    const int i = threadIdx.x + j * kThreads, row = i / 8, chunk = i % 8;
+    const bool valid = row < t.rows;
+    cp_async16(a + swizzled(row, chunk), valid ? t.x + row * t.k + k0 + chunk * 8 : t.x, valid);
+  }
+#pragma unroll
+  for (int j = 0; j < kBlockN * 8 / kThreads; ++j) {
+    const int i = threadIdx.x + j * kThreads, row = i / 8, chunk = i % 8;
+    const bool valid = row < t.n_left;
+    cp_async16(b + swizzled(row, chunk), valid ? t.w + row * t.k + k0 + chunk * 8 : t.w, valid);
+  }
+}
+
+// One 64-wide K slice of the warp's (BM/2) x 32 tile: 4 steps of k16.
+template <int BM>
+__device__ void mma_stage(const bf16* stage, int warp_m, int warp_n, float (&acc)[Tiling<BM>::kFragsM][4][4]) {
+  using T = Tiling<BM>;
+  const bf16* a = stage;
+  const bf16* b = stage + BM * kBlockK;
+  const int lane = threadIdx.x % 32, mat = lane / 8, mat_row = lane % 8;
+#pragma unroll
+  for (int kk = 0; kk < kBlockK / 16; ++kk) {
+    uint32_t af[T::kFragsM][4], bfr[2][4];
+#pragma unroll
+    for (int fm = 0; fm < T::kFragsM; ++fm) {
+      // Matrices: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
+      const int row = warp_m * T::kWarpM + fm * 16 + mat_row + (mat & 1) * 8;
+      ldmatrix_x4(af[fm], a + swizzled(row, kk * 2 + (mat >> 1)));
+    }
+#pragma unroll
+    for (int pair = 0; pair < 2; ++pair) {
+      // Matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+      const int row = warp_n * 32 + pair * 16 + mat_row + (mat >> 1) * 8;
+      ldmatrix_x4(bfr[pair], b + swizzled(row, kk * 2 + (mat & 1)));
+    }
+#pragma unroll
+    for (int fm = 0; fm < T::kFragsM; ++fm)
+#pragma unroll
+      for (int fn = 0; fn < 4; ++fn)
+        mma_bf16_16816(acc[fm][fn], af[fm][0], af[fm][1], af[fm][2], af[fm][3], bfr[fn / 2][(fn % 2) * 2],
+                       bfr[fn / 2][(fn % 2) * 2 + 1]);
+  }
+}
+
+template <typename Tout>
+__device__ __forceinline__ void store_pair(Tout* out, float a, float b);
+template <>
+__device__ __forceinline__ void store_pair<float>(float* out, float a, float b) {
+  *reinterpret_cast<float2*>(out) = make_float2(a, b);
+}
+template <>
+__device__ __forceinline__ void store_pair<bf16>(bf16* out, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(a, b);
+}
+
+template <int BM, typename Tout>
+__device__ void store_tile(const GroupedGemmArgs& p, const ExpertTile& tile, int64_t n0, int warp_m, int warp_n,
+                           const float (&acc)[Tiling<BM>::kFragsM][4][4]) {
+  using T = Tiling<BM>;
+  const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+  Tout* out = static_cast<Tout*>(p.out);
+#pragma unroll
+  for (int fm = 0; fm < T::kFragsM; ++fm)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int64_t row = tile.row_begin + warp_m * T::kWarpM + fm * 16 + g + half * 8;
+      if (row >= tile.row_end) continue;
+#pragma unroll
+      for (int fn = 0; fn < 4; ++fn) {
+        const int64_t col = n0 + warp_n * 32 + fn * 8 + q * 2;
+        if (col < p.n) store_pair(out + row * p.n + col, acc[fm][fn][half * 2], acc[fm][fn][half * 2 + 1]);
+      }
+    }
+}
+
+template <int BM, typename Tout>
+__global__ void __launch_bounds__(kThreads) grouped_gemm_kernel(GroupedGemmArgs p, int64_t n_blocks) {
+  using T = Tiling<BM>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __shared__ ExpertTileShared shared;
+  ExpertTile tile;
+  const int64_t n_block = blockIdx.x % n_blocks, index = blockIdx.x / n_blocks;
+  if (!find_expert_tile(p.offsets, p.num_experts, p.m, BM, index, tile, shared)) return;
+  bf16* smem = reinterpret_cast<bf16*>(smem_raw);
+  const int64_t n0 = n_block * kBlockN;
+  const BlockTile t{.x = static_cast<const bf16*>(p.x) + tile.row_begin * p.k,
+                    .w = static_cast<const bf16*>(p.weight) + (tile.expert * p.n + n0) * p.k,
+                    .rows = tile.row_end - tile.row_begin, .n_left = p.n - n0, .k = p.k};
+  const int64_t slices = p.k / kBlockK;
+#pragma unroll
+  for (int s = 0; s < T::kStages - 1; ++s) {
+    if (s < slices) load_stage<BM>(smem + s * T::kStageElems, t, s);
+    cp_async_commit();
+  }
+  const int warp = threadIdx.x / 32, warp_m = warp / 4, warp_n = warp % 4;
+  float acc[T::kFragsM][4][4] = {};
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    cp_async_wait<T::kStages - 2>();
+    __syncthreads();  // slice is in; every warp is done with the stage refilled below
+    const int64_t next = slice + T::kStages - 1;
+    if (next < slices) load_stage<BM>(smem + (next % T::kStages) * T::kStageElems, t, next);
+    cp_async_commit();
+    mma_stage<BM>(smem + (slice % T::kStages) * T::kStageElems, warp_m, warp_n, acc);
+  }
+  cp_async_wait<0>();
+  store_tile<BM, Tout>(p, tile, n0, warp_m, warp_n, acc);
+}
+
+template <int BM, typename Tout>
+void launch(const GroupedGemmArgs& args, cudaStream_t stream) {
+  using T = Tiling<BM>;
+  static const bool configured = [] {
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(grouped_gemm_kernel<BM, Tout>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
+    return true;
+  }();
+  (void)configured;
+  const int64_t n_blocks = ceil_div(args.n, kBlockN);
+  const int64_t blocks = n_blocks * expert_tile_bound(args.m, args.num_experts, BM);
+  STRATA_CHECK(blocks < (int64_t{1} << 31));
+  grouped_gemm_kernel<BM, Tout><<<static_cast<unsigned>(blocks), kThreads, T::kSmemBytes, stream>>>(args, n_blocks);
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+template <typename Tout>
+void launch_rows(int tile_rows, const GroupedGemmArgs& args, cudaStream_t stream) {
+  if (tile_rows == 128) {
+    launch<128, Tout>(args, stream);
+  } else if (tile_rows == 64) {
+    launch<64, Tout>(args, stream);
+  } else {
+    launch<32, Tout>(args, stream);
+  }
+}
+
+}  // namespace
+
+bool grouped_gemm_supported(const GroupedGemmArgs& args) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool rows_ok = args.tile_rows == 0 || args.tile_rows == 32 || args.tile_rows == 64 || args.tile_rows == 128;
+  return args.k % kBlockK == 0 && args.n % 8 == 0 && aligned(args.x) && aligned(args.weight) &&
+         reinterpret_cast<uintptr_t>(args.out) % 8 == 0 && rows_ok &&
+         (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+// Rows per expert on average (as if every expert had rows): a tile about that tall wastes
+// the least; taller tiles read each expert's weights fewer times.
+int grouped_gemm_tile_rows(const GroupedGemmArgs& args) {
+  if (args.tile_rows != 0) return args.tile_rows;
+  const int64_t per_expert = args.m / (args.num_experts > 0 ? args.num_experts : 1);
+  return per_expert >= 96 ? 128 : (per_expert >= 24 ? 64 : 32);
+}
+
+GroupedKernel grouped_kernel_for(const GroupedGemmArgs& args) {
+  const bool few_rows = args.m <= kStreamingRowsPerExpert * args.num_experts;
+  if (!few_rows && grouped_gemm_supported(args)) return GroupedKernel::kTensorCores;
+  if (grouped_gemv_supported(args)) return GroupedKernel::kStreaming;
+  return GroupedKernel::kNone;
+}
+
+void grouped_gemm(const GroupedGemmArgs& args, cudaStream_t stream) {
+  if (args.m == 0 || args.n == 0 || args.num_experts == 0) return;
+  STRATA_CHECK(grouped_gemm_supported(args));
+  const int rows = grouped_gemm_tile_rows(args);
+  if (args.out_dtype == DType::kF32) {
+    launch_rows<float>(rows, args, stream);
+  } else {
+    launch_rows<bf16>(rows, args, stream);
+  }
+}
+
+}  // namespace strata::cuda

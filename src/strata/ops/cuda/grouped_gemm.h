@@ -1,0 +1,44 @@
+// Grouped products of the MoE layer: out[rows of expert e] = x[rows of e] @ weight[e]^T, the
+// rows of each expert given by offsets that stay on the device (no host sync; launches can be
+// captured in a graph). Two kernels: tensor cores for many rows per expert (prefill), and a
+// weight-streaming kernel for a few rows per expert (decode). grouped_linear picks between them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "strata/core/dtype.h"
+
+namespace strata::cuda {
+
+struct GroupedGemmArgs {
+  const void* x;           // [M, K] bf16, rows grouped by expert
+  const void* weight;      // [E, N, K] bf16, K contiguous
+  const int32_t* offsets;  // [E + 1] i32 on the device: expert e owns rows [offsets[e], offsets[e + 1])
+  void* out;               // [M, N] bf16 or f32; rows outside every expert's range are not written
+  DType out_dtype = DType::kBF16;
+  int64_t num_experts = 0, m = 0, n = 0, k = 0;
+  int tile_rows = 0;  // tensor-core kernel: rows per tile, 32, 64 or 128; 0 picks by rows per expert
+};
+
+// Tensor-core kernel (mma.sync bf16, cp.async pipeline): K a multiple of 64, N of 8, x and
+// weight 16-byte aligned.
+bool grouped_gemm_supported(const GroupedGemmArgs& args);
+void grouped_gemm(const GroupedGemmArgs& args, cudaStream_t stream);
+
+// The tile height grouped_gemm uses for these args (tile_rows, or its pick by rows per expert).
+int grouped_gemm_tile_rows(const GroupedGemmArgs& args);
+
+// Weight-streaming kernel: each warp streams 4 weight rows of one expert once per tile of up
+// to 8 rows of x. K a multiple of 8, x and weight 16-byte aligned. Any M, best for few rows.
+bool grouped_gemv_supported(const GroupedGemmArgs& args);
+void grouped_gemv(const GroupedGemmArgs& args, cudaStream_t stream);
+
+enum class GroupedKernel : uint8_t { kTensorCores, kStreaming, kNone };
+
+// The kernel grouped_linear runs for these args: streaming up to 4 rows per expert on average
+// or where tensor tiles do not take the shape, tensor cores otherwise; kNone: neither takes it.
+GroupedKernel grouped_kernel_for(const GroupedGemmArgs& args);
+
+}  // namespace strata::cuda
