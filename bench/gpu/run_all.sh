@@ -45,9 +45,11 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   for model in ${BENCH_MODELS:-llama-3.1-8b qwen3-30b-a3b}; do
     run_bin "$BIN/gpu_decode_bench" --model "$CONFIGS/$model" --json "$OUT/strata.jsonl" ${BENCH_ARGS:-} 2>&1
   done
-  PYTHONUNBUFFERED=1 timeout "${HF_TIMEOUT:-300}" python3 "$ROOT/bench/gpu/hf_baseline.py" --config "$CONFIGS/llama-3.1-8b" \
+  [ -x "$BIN/gpu_moe_bench" ] && run_bin timeout 120 "$BIN/gpu_moe_bench" > "$OUT/moe_bench.jsonl" 2>&1
+  [ "${HF_TIMEOUT:-300}" != 0 ] && PYTHONUNBUFFERED=1 timeout "${HF_TIMEOUT:-300}" python3 "$ROOT/bench/gpu/hf_baseline.py" --config "$CONFIGS/llama-3.1-8b" \
     --json "$OUT/hf.jsonl" ${HF_ARGS:-} 2>&1 | grep -v Warning | tail -40 > "$OUT/hf.log"
-  python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" "$OUT/hf.jsonl" | tee "$OUT/summary.md"
+  HF_JSON="$OUT/hf.jsonl"; [ -s "$HF_JSON" ] || HF_JSON=""
+  python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" $HF_JSON | tee "$OUT/summary.md"
 fi
 if [ "$WHAT" = hybrid ]; then
   HYBRID="$CONFIGS/${HYBRID_MODEL:-qwen3-next-80b-a3b-24l}"
@@ -59,14 +61,16 @@ fi
 if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   : > "$OUT/profile.txt"
-  for spec in "1 0" "256 0" "1 4096"; do
+  IFS=';' read -ra SPECS <<< "${PROFILE_SPECS:-llama-3.1-8b 1 0;llama-3.1-8b 256 0;llama-3.1-8b 1 4096}"
+  for spec in "${SPECS[@]}"; do
     set -- $spec
+    model=$1; shift
     args="--batches $1 --steps 2 --ttft 0 --prefill $2 --profile"
     [ "$2" != 0 ] && args="--batches 0 --steps 2 --ttft 0 --prefill $2 --profile --context 16"
     LD_LIBRARY_PATH="$LIBPATH" timeout 90 "$NCU" --clock-control none --profile-from-start off --csv \
-      --metrics gpu__time_duration.sum "$BIN/gpu_decode_bench" --model "$CONFIGS/llama-3.1-8b" $args \
+      --metrics gpu__time_duration.sum "$BIN/gpu_decode_bench" --model "$CONFIGS/$model" $args \
       > /tmp/ncu.csv 2>/tmp/ncu.err || tail -3 /tmp/ncu.err >> "$OUT/profile.txt"
-    python3 "$ROOT/bench/gpu/kernel_summary.py" /tmp/ncu.csv "llama-3.1-8b batch $1 prefill $2" >> "$OUT/profile.txt" 2>&1
+    python3 "$ROOT/bench/gpu/kernel_summary.py" /tmp/ncu.csv "$model batch $1 prefill $2" >> "$OUT/profile.txt" 2>&1
   done
   cat "$OUT/profile.txt"
 fi
