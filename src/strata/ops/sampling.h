@@ -50,8 +50,8 @@ struct SamplingArgs {
   Tensor top_logprobs;    // out [num_rows, kMaxTopLogprobs] f32 (raw distribution); 0 past n
 };
 
-// All tensors on one device. Rows' indices must be in range (checked on the host side by
-// the callers that build them; the kernels clamp nothing).
+// All tensors on one device. Host rows are checked; on the device a row whose indices are
+// out of range gets token -1 instead of a read out of bounds.
 void sample_tokens(const SamplingArgs& args);
 
 }  // namespace strata::ops
