@@ -35,6 +35,8 @@ class Backend {
 
   // A tensor in this backend's memory; contents undefined.
   virtual Tensor empty(DType dtype, Shape shape) = 0;
+  // Host memory the device copies from and to without staging (page-locked on CUDA).
+  virtual Tensor pinned_host(DType dtype, Shape shape) { return Tensor::host(dtype, shape); }
   // Copies between host and this device (or within it). Both sizes must match.
   virtual void copy(const Tensor& dst, const Tensor& src) = 0;
   // Waits until all work queued on this backend has finished.

@@ -35,7 +35,8 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                         ? std::make_unique<PrefixCache>(parts_.runner.block_pool(), parts_.options.block_size,
                                                         parts_.runner.ssm_pool(), parts_.options.ssm_cache_slots)
                         : nullptr),
-      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()) {}
+      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()),
+      batch_sampler_(parts_.runner.backend()) {}
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
   {
@@ -119,17 +120,23 @@ void EngineLoop::run_step(const StepPlan& plan) {
     plan_snapshots(seq, r.num_tokens, rows.back(), snapshots);
   }
   StepBatch batch(std::move(rows), parts_.runner.block_size());
-  Tensor logits = parts_.runner.execute(batch);
+  const Tensor logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch)
+                                                   : parts_.runner.execute(batch);
   for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
-  const int64_t vocab = logits.rank() == 2 ? logits.dim(1) : 0;
+  std::vector<SampleTask> tasks;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     Sequence& seq = *plan.rows[i].seq;
     seq.num_computed_tokens += plan.rows[i].num_tokens;
     register_blocks(seq);
     if (batch.rows()[i].logits == LogitsMode::kNone || seq.status == SequenceStatus::kFinished) continue;
-    float* row = logits.data_as<float>() + batch.logits_row_offsets()[i] * vocab;
-    on_token(seq, {row, static_cast<size_t>(vocab)});
+    const int64_t logits_row = batch.logits_row_offsets()[i];
+    tasks.push_back({.seq = &seq, .logits_row = logits_row});
+    const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
+    if (first_of_request && seq.request->request.n > 1)
+      for (Sequence* child : fork_choices(seq)) tasks.push_back({.seq = child, .logits_row = logits_row});
   }
+  const std::vector<SampleResult> samples = batch_sampler_.sample(logits, tasks);
+  for (size_t i = 0; i < tasks.size(); ++i) append_token(*tasks[i].seq, samples[i]);
 }
 
 void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
@@ -160,23 +167,12 @@ void EngineLoop::register_blocks(Sequence& seq) {
   seq.num_registered_blocks = num_full;
 }
 
-void EngineLoop::on_token(Sequence& seq, std::span<float> logits) {
-  RequestState& request = *seq.request;
-  const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
-  std::vector<float> shared;
-  if (first_of_request && request.request.n > 1) shared.assign(logits.begin(), logits.end());
-  const std::span<const int32_t> tokens(seq.token_ids);
-  const SampleResult sample = seq.sampler->sample(logits, tokens.first(seq.num_prompt_tokens),
-                                                  tokens.subspan(seq.num_prompt_tokens));
-  if (first_of_request && request.request.n > 1) fork_choices(seq, shared);
-  append_token(seq, sample);
-}
-
 // The other choices of an n > 1 request share the prompt's full KV blocks (refcounted),
-// get a copy of the partly filled last block and of the SSM state, and sample their first
-// token from the same logits.
-void EngineLoop::fork_choices(Sequence& parent, std::span<const float> logits) {
+// get a copy of the partly filled last block and of the SSM state; the ones returned sample
+// their first token from the parent's logits row (the others prefill on their own).
+std::vector<Sequence*> EngineLoop::fork_choices(Sequence& parent) {
   RequestState& request = *parent.request;
+  std::vector<Sequence*> forked;
   const int32_t block_size = parts_.options.block_size;
   const int32_t num_full = parent.num_prompt_tokens / block_size;
   for (int32_t choice = 1; choice < request.request.n; ++choice) {
@@ -209,11 +205,10 @@ void EngineLoop::fork_choices(Sequence& parent, std::span<const float> logits) {
     }
     child->num_computed_tokens = parent.num_computed_tokens;
     scheduler_.add_running(child.get());
-    std::vector<float> own(logits.begin(), logits.end());
-    Sequence& ref = *child;
+    forked.push_back(child.get());
     sequences_[request.request_id].push_back(std::move(child));
-    on_token(ref, own);
   }
+  return forked;
 }
 
 void EngineLoop::append_token(Sequence& seq, const SampleResult& sample) {

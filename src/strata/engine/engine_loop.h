@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "strata/engine/batch_sampler.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/engine_stats.h"
 #include "strata/engine/model_runner.h"
@@ -50,8 +51,9 @@ class EngineLoop {
                       std::vector<std::pair<uint64_t, int32_t>>& reserved);
   // Makes the row's newly completed blocks findable in the prefix cache.
   void register_blocks(Sequence& seq);
-  void on_token(Sequence& seq, std::span<float> logits);
-  void fork_choices(Sequence& parent, std::span<const float> logits);
+  // The other choices of an n > 1 request, forked after the parent's prompt; returns those
+  // that sample their first token from the parent's logits now.
+  std::vector<Sequence*> fork_choices(Sequence& parent);
   void append_token(Sequence& seq, const SampleResult& sample);
   void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
   void cancel_request(int64_t request_id);
@@ -61,6 +63,7 @@ class EngineLoop {
   EngineLoopParts parts_;
   std::unique_ptr<PrefixCache> prefix_cache_;  // null when prefix caching is off
   Scheduler scheduler_;
+  BatchSampler batch_sampler_;
   std::mutex inbox_mutex_;
   std::condition_variable wake_;
   std::vector<std::shared_ptr<RequestState>> inbox_;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <unordered_map>
+
+#include "strata/ops/sampling_math.h"
 
 namespace strata {
 
@@ -18,89 +18,70 @@ void log_softmax(std::span<const float> logits, std::span<float> out) {
 Sampler::Sampler(const SamplingParams& params)
     : params_(params), rng_(params.seed ? *params.seed : std::random_device{}()) {}
 
-void Sampler::apply_penalties(std::span<float> logits, std::span<const int32_t> prompt_ids,
-                              std::span<const int32_t> output_ids) const {
-  const int64_t vocab = static_cast<int64_t>(logits.size());
-  auto in_vocab = [&](int32_t id) { return id >= 0 && id < vocab; };
-  if (params_.repetition_penalty != 1.0f) {
-    std::vector<bool> seen(vocab, false);
-    for (int32_t id : prompt_ids) if (in_vocab(id)) seen[id] = true;
-    for (int32_t id : output_ids) if (in_vocab(id)) seen[id] = true;
-    for (int64_t i = 0; i < vocab; ++i) {
-      if (!seen[i]) continue;
-      logits[i] = logits[i] > 0 ? logits[i] / params_.repetition_penalty
-                                : logits[i] * params_.repetition_penalty;
-    }
+ops::SamplingRow make_sampling_row(const SamplingParams& params, uint32_t random_bits,
+                                   std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids,
+                                   std::vector<ops::PenaltyToken>& penalties) {
+  ops::SamplingRow row{.temperature = params.temperature,
+                       .top_k = params.top_k,
+                       .top_p = params.top_p,
+                       .min_p = params.min_p,
+                       .repetition_penalty = params.repetition_penalty,
+                       .presence_penalty = params.presence_penalty,
+                       .frequency_penalty = params.frequency_penalty,
+                       .random_bits = random_bits,
+                       .num_top_logprobs = std::clamp(params.logprobs, 0, ops::kMaxTopLogprobs),
+                       .penalty_begin = static_cast<int32_t>(penalties.size())};
+  const bool repetition = params.repetition_penalty != 1.0f;
+  if (!repetition && params.presence_penalty == 0.0f && params.frequency_penalty == 0.0f) return row;
+  // (token, 1 for an output occurrence), sorted, then merged into distinct tokens with counts.
+  std::vector<std::pair<int32_t, int32_t>> seen;
+  seen.reserve((repetition ? prompt_ids.size() : 0) + output_ids.size());
+  if (repetition)
+    for (int32_t id : prompt_ids) seen.push_back({id, 0});
+  for (int32_t id : output_ids) seen.push_back({id, 1});
+  std::sort(seen.begin(), seen.end());
+  for (size_t i = 0; i < seen.size();) {
+    ops::PenaltyToken entry{.token_id = seen[i].first, .output_count = 0};
+    for (; i < seen.size() && seen[i].first == entry.token_id; ++i) entry.output_count += seen[i].second;
+    penalties.push_back(entry);
   }
-  if (params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f) {
-    std::unordered_map<int32_t, int32_t> counts;
-    for (int32_t id : output_ids) if (in_vocab(id)) ++counts[id];
-    for (const auto& [id, count] : counts)
-      logits[id] -= params_.frequency_penalty * static_cast<float>(count) + params_.presence_penalty;
-  }
+  row.num_penalty_tokens = static_cast<int32_t>(penalties.size()) - row.penalty_begin;
+  return row;
 }
 
-int32_t Sampler::draw(std::span<const float> logits) {
-  const int64_t vocab = static_cast<int64_t>(logits.size());
-  std::vector<int32_t> order(vocab);
-  std::iota(order.begin(), order.end(), 0);
-  int64_t keep = vocab;
-  if (params_.top_k > 0) keep = std::min<int64_t>(keep, params_.top_k);
-  std::partial_sort(order.begin(), order.begin() + keep, order.end(), [&](int32_t a, int32_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
-  std::vector<double> probs(keep);
-  const double max = logits[order[0]];
-  double sum = 0;
-  for (int64_t i = 0; i < keep; ++i) sum += probs[i] = std::exp((logits[order[i]] - max) / params_.temperature);
-  for (double& p : probs) p /= sum;
-  if (params_.top_p < 1.0f) {  // smallest prefix whose mass reaches top_p
-    double mass = 0;
-    int64_t n = 0;
-    while (n < keep && mass < params_.top_p) mass += probs[n++];
-    keep = std::max<int64_t>(n, 1);
-  }
-  if (params_.min_p > 0.0f) {
-    const double floor = params_.min_p * probs[0];
-    int64_t n = 1;
-    while (n < keep && probs[n] >= floor) ++n;
-    keep = n;
-  }
-  double total = 0;
-  for (int64_t i = 0; i < keep; ++i) total += probs[i];
-  const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
-  double acc = 0;
-  for (int64_t i = 0; i < keep; ++i) {
-    acc += probs[i];
-    if (u < acc) return order[i];
-  }
-  return order[keep - 1];
+SampleResult make_sample_result(const SamplingParams& params, int32_t token_id, float logprob,
+                                const int32_t* top_ids, const float* top_logprobs) {
+  SampleResult result{.token_id = token_id, .logprob = logprob};
+  const int32_t n = std::clamp(params.logprobs, 0, ops::kMaxTopLogprobs);
+  for (int32_t j = 0; j < n && top_ids[j] >= 0; ++j) result.top.push_back({top_ids[j], top_logprobs[j]});
+  return result;
 }
 
 SampleResult Sampler::sample(std::span<float> logits, std::span<const int32_t> prompt_ids,
                              std::span<const int32_t> output_ids) {
-  SampleResult result;
-  std::vector<float> logprobs;
-  if (params_.logprobs >= 0) {
-    logprobs.resize(logits.size());
-    log_softmax(logits, logprobs);
+  const int64_t vocab = static_cast<int64_t>(logits.size());
+  std::vector<ops::PenaltyToken> penalties;
+  ops::SamplingRow row = make_sampling_row(params_, next_random_bits(), prompt_ids, output_ids, penalties);
+  int32_t token_id = 0;
+  float logprob = 0.0f;
+  int32_t top_ids[ops::kMaxTopLogprobs];
+  float top_logprobs[ops::kMaxTopLogprobs];
+  ops::sample_tokens(ops::SamplingArgs{
+      .logits = Tensor::view(logits.data(), DType::kF32, {1, vocab}),
+      .rows = Tensor::view(&row, DType::kI32, {1, ops::kSamplingRowWords}),
+      .penalty_tokens = penalties.empty() ? Tensor()
+                                          : Tensor::view(penalties.data(), DType::kI32,
+                                                         {static_cast<int64_t>(penalties.size()), 2}),
+      .token_ids = Tensor::view(&token_id, DType::kI32, {1}),
+      .logprobs = Tensor::view(&logprob, DType::kF32, {1}),
+      .top_ids = Tensor::view(top_ids, DType::kI32, {1, ops::kMaxTopLogprobs}),
+      .top_logprobs = Tensor::view(top_logprobs, DType::kF32, {1, ops::kMaxTopLogprobs})});
+  for (const ops::PenaltyToken& p : penalties) {  // callers see the penalised logits, as before
+    if (p.token_id < 0 || p.token_id >= vocab) continue;
+    logits[p.token_id] = sampling::penalized_logit(logits[p.token_id], true, p.output_count, row.repetition_penalty,
+                                                   row.presence_penalty, row.frequency_penalty);
   }
-  apply_penalties(logits, prompt_ids, output_ids);
-  if (params_.greedy()) {
-    result.token_id = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-  } else {
-    result.token_id = draw(logits);
-  }
-  if (params_.logprobs >= 0) {
-    result.logprob = logprobs[result.token_id];
-    std::vector<int32_t> order(logits.size());
-    std::iota(order.begin(), order.end(), 0);
-    const int64_t n = std::min<int64_t>(params_.logprobs, static_cast<int64_t>(order.size()));
-    std::partial_sort(order.begin(), order.begin() + n, order.end(),
-                      [&](int32_t a, int32_t b) { return logprobs[a] > logprobs[b]; });
-    for (int64_t i = 0; i < n; ++i) result.top.push_back({order[i], logprobs[order[i]]});
-  }
-  return result;
+  return make_sample_result(params_, token_id, logprob, top_ids, top_logprobs);
 }
 
 }  // namespace strata

@@ -45,6 +45,13 @@ class CudaBackend final : public Backend {
     return Tensor::with_storage(std::move(storage), ptr, dtype, shape, device());
   }
 
+  Tensor pinned_host(DType dtype, Shape shape) override {
+    void* ptr = nullptr;
+    STRATA_CUDA_CHECK(cudaMallocHost(&ptr, static_cast<size_t>(dtype_bytes(dtype, shape.numel()) + 64)));
+    std::shared_ptr<void> storage(ptr, [](void* p) { cudaFreeHost(p); });
+    return Tensor::with_storage(std::move(storage), ptr, dtype, shape, Device{});
+  }
+
   void copy(const Tensor& dst, const Tensor& src) override {
     STRATA_CHECK(dst.nbytes() == src.nbytes());
     STRATA_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDefault,
