@@ -1,0 +1,135 @@
+// GPU time of the gated delta rule over one prefill segment at the Qwen3-Next shape (nv 32,
+// nk 16, dk = dv = 128, bf16 activations, f32 state), recurrent form against chunked form,
+// timed with CUDA events on the op's stream. Prints one JSON line per (form, tokens).
+//   gpu_gdn_bench [--tokens 1024,4096] [--reps 20]
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/backend/backend.h"
+#include "strata/core/dtype.h"
+#include "strata/core/error.h"
+#include "strata/ops/gated_delta_rule.h"
+
+#if defined(STRATA_WITH_CUDA)
+#include "strata/backend/cuda/cuda_check.h"
+#endif
+
+namespace strata {
+namespace {
+
+constexpr int64_t kNv = 32, kNk = 16, kDk = 128, kDv = 128;
+
+struct BenchOptions {
+  std::vector<int64_t> tokens{1024, 4096};
+  int reps = 20;
+};
+
+BenchOptions parse_args(int argc, char** argv) {
+  BenchOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) fail("{} needs a value", a);
+    const std::string v = argv[++i];
+    if (a == "--reps") {
+      o.reps = std::stoi(v);
+    } else if (a == "--tokens") {
+      o.tokens.clear();
+      for (size_t start = 0; start < v.size();) {
+        const size_t end = std::min(v.find(',', start), v.size());
+        o.tokens.push_back(std::stoll(v.substr(start, end - start)));
+        start = end + 1;
+      }
+    } else {
+      fail("unknown flag {} (--tokens LIST, --reps N)", a);
+    }
+  }
+  return o;
+}
+
+// Host tensor uniform in [lo, hi) from a fixed LCG, as bf16 (activations) or f32.
+Tensor random_host(DType dtype, Shape shape, uint64_t seed, float lo, float hi) {
+  Tensor t = Tensor::host(dtype, shape);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const float v = lo + (hi - lo) * static_cast<float>(x >> 40) / 16777216.0f;
+    if (dtype == DType::kBF16) {
+      t.data_as<uint16_t>()[i] = f32_to_bf16(v);
+    } else {
+      t.data_as<float>()[i] = v;
+    }
+  }
+  return t;
+}
+
+#if defined(STRATA_WITH_CUDA)
+// Mean milliseconds of one call of `form` over `tokens` tokens, after one warm-up call.
+double time_form(Backend& gpu, int64_t tokens, ops::GatedDeltaRuleForm form, int reps) {
+  const int64_t width = 2 * kNk * kDk + kNv * kDv;
+  const Tensor qkv = gpu.from_host(random_host(DType::kBF16, {tokens, width}, 1, -1.f, 1.f));
+  const Tensor a = gpu.from_host(random_host(DType::kBF16, {tokens, kNv}, 2, -3.f, 3.f));
+  const Tensor b = gpu.from_host(random_host(DType::kBF16, {tokens, kNv}, 3, -3.f, 3.f));
+  const Tensor a_log = gpu.from_host(random_host(DType::kF32, {kNv}, 4, -2.f, 1.f));
+  const Tensor dt_bias = gpu.from_host(random_host(DType::kF32, {kNv}, 5, -1.f, 1.f));
+  const Tensor state = gpu.from_host(random_host(DType::kF32, {kNv, kDk, kDv}, 6, -0.5f, 0.5f));
+  const Tensor out = gpu.empty(DType::kBF16, {tokens, kNv, kDv});
+  const ops::GatedDeltaRuleArgs args{.qkv = qkv, .a = a, .b = b, .A_log = a_log, .dt_bias = dt_bias,
+                                     .state = state, .out = out};
+  cuda::gated_delta_rule(args, form);
+  cudaEvent_t start, stop;
+  STRATA_CUDA_CHECK(cudaEventCreate(&start));
+  STRATA_CUDA_CHECK(cudaEventCreate(&stop));
+  STRATA_CUDA_CHECK(cudaEventRecord(start, cuda::current_stream()));
+  for (int i = 0; i < reps; ++i) cuda::gated_delta_rule(args, form);
+  STRATA_CUDA_CHECK(cudaEventRecord(stop, cuda::current_stream()));
+  STRATA_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0.0f;
+  STRATA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  STRATA_CUDA_CHECK(cudaEventDestroy(start));
+  STRATA_CUDA_CHECK(cudaEventDestroy(stop));
+  return ms / reps;
+}
+
+int run(const BenchOptions& o) {
+  std::unique_ptr<Backend> gpu = make_cuda_backend(0);
+  if (!gpu) {
+    std::fprintf(stderr, "gpu_gdn_bench: no CUDA GPU visible\n");
+    return 1;
+  }
+  for (const int64_t tokens : o.tokens) {
+    double recurrent_ms = 0.0;
+    for (const auto form : {ops::GatedDeltaRuleForm::kRecurrent, ops::GatedDeltaRuleForm::kChunked}) {
+      const bool chunked = form == ops::GatedDeltaRuleForm::kChunked;
+      const double ms = time_form(*gpu, tokens, form, o.reps);
+      if (!chunked) recurrent_ms = ms;
+      std::printf("{\"bench\": \"gdn\", \"form\": \"%s\", \"tokens\": %lld, \"nv\": %lld, \"dk\": %lld, "
+                  "\"ms\": %.4f, \"us_per_token\": %.4f, \"speedup\": %.2f}\n",
+                  chunked ? "chunked" : "recurrent", static_cast<long long>(tokens),
+                  static_cast<long long>(kNv), static_cast<long long>(kDk), ms, 1e3 * ms / tokens,
+                  recurrent_ms / ms);
+    }
+  }
+  return 0;
+}
+#else
+int run(const BenchOptions&) {
+  std::fprintf(stderr, "gpu_gdn_bench: built without CUDA\n");
+  return 1;
+}
+#endif
+
+}  // namespace
+}  // namespace strata
+
+int main(int argc, char** argv) {
+  try {
+    return strata::run(strata::parse_args(argc, argv));
+  } catch (const strata::Error& e) {
+    std::fprintf(stderr, "gpu_gdn_bench: %s\n", e.what());
+    return 1;
+  }
+}
