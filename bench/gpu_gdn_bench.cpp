@@ -50,6 +50,7 @@ BenchOptions parse_args(int argc, char** argv) {
   return o;
 }
 
+#if defined(STRATA_WITH_CUDA)
 // Host tensor uniform in [lo, hi) from a fixed LCG, as bf16 (activations) or f32.
 Tensor random_host(DType dtype, Shape shape, uint64_t seed, float lo, float hi) {
   Tensor t = Tensor::host(dtype, shape);
@@ -66,7 +67,6 @@ Tensor random_host(DType dtype, Shape shape, uint64_t seed, float lo, float hi) 
   return t;
 }
 
-#if defined(STRATA_WITH_CUDA)
 // Mean milliseconds of one call of `form` over `tokens` tokens, after one warm-up call.
 double time_form(Backend& gpu, int64_t tokens, ops::GatedDeltaRuleForm form, int reps) {
   const int64_t width = 2 * kNk * kDk + kNv * kDv;
