@@ -1,9 +1,12 @@
-// GPU time of the gated delta rule over one prefill segment at the Qwen3-Next shape (nv 32,
-// nk 16, dk = dv = 128, bf16 activations, f32 state), recurrent form against chunked form,
-// timed with CUDA events on the op's stream. Prints one JSON line per (form, tokens).
+// GPU time of the recurrent-layer scans over one prefill segment, recurrent form against
+// chunked form, timed with CUDA events on the ops' stream: the gated delta rule at the
+// Qwen3-Next shape (nv 32, nk 16, dk = dv = 128) and the Mamba-2 SSD scan at the Nemotron-H
+// shape (nh 128, hd 64, N 128, 8 groups); bf16 activations, f32 states. One JSON line per
+// (op, form, tokens).
 //   gpu_gdn_bench [--tokens 1024,4096] [--reps 20]
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -13,6 +16,7 @@
 #include "strata/core/dtype.h"
 #include "strata/core/error.h"
 #include "strata/ops/gated_delta_rule.h"
+#include "strata/ops/ssd_scan.h"
 
 #if defined(STRATA_WITH_CUDA)
 #include "strata/backend/cuda/cuda_check.h"
@@ -21,7 +25,8 @@
 namespace strata {
 namespace {
 
-constexpr int64_t kNv = 32, kNk = 16, kDk = 128, kDv = 128;
+constexpr int64_t kNv = 32, kNk = 16, kDk = 128, kDv = 128;            // gated delta rule
+constexpr int64_t kNh = 128, kHd = 64, kN = 128, kGroups = 8;            // SSD
 
 struct BenchOptions {
   std::vector<int64_t> tokens{1024, 4096};
@@ -67,24 +72,14 @@ Tensor random_host(DType dtype, Shape shape, uint64_t seed, float lo, float hi) 
   return t;
 }
 
-// Mean milliseconds of one call of `form` over `tokens` tokens, after one warm-up call.
-double time_form(Backend& gpu, int64_t tokens, ops::GatedDeltaRuleForm form, int reps) {
-  const int64_t width = 2 * kNk * kDk + kNv * kDv;
-  const Tensor qkv = gpu.from_host(random_host(DType::kBF16, {tokens, width}, 1, -1.f, 1.f));
-  const Tensor a = gpu.from_host(random_host(DType::kBF16, {tokens, kNv}, 2, -3.f, 3.f));
-  const Tensor b = gpu.from_host(random_host(DType::kBF16, {tokens, kNv}, 3, -3.f, 3.f));
-  const Tensor a_log = gpu.from_host(random_host(DType::kF32, {kNv}, 4, -2.f, 1.f));
-  const Tensor dt_bias = gpu.from_host(random_host(DType::kF32, {kNv}, 5, -1.f, 1.f));
-  const Tensor state = gpu.from_host(random_host(DType::kF32, {kNv, kDk, kDv}, 6, -0.5f, 0.5f));
-  const Tensor out = gpu.empty(DType::kBF16, {tokens, kNv, kDv});
-  const ops::GatedDeltaRuleArgs args{.qkv = qkv, .a = a, .b = b, .A_log = a_log, .dt_bias = dt_bias,
-                                     .state = state, .out = out};
-  cuda::gated_delta_rule(args, form);
+// Mean milliseconds of one call, after one warm-up call.
+double time_ms(const std::function<void()>& call, int reps) {
+  call();
   cudaEvent_t start, stop;
   STRATA_CUDA_CHECK(cudaEventCreate(&start));
   STRATA_CUDA_CHECK(cudaEventCreate(&stop));
   STRATA_CUDA_CHECK(cudaEventRecord(start, cuda::current_stream()));
-  for (int i = 0; i < reps; ++i) cuda::gated_delta_rule(args, form);
+  for (int i = 0; i < reps; ++i) call();
   STRATA_CUDA_CHECK(cudaEventRecord(stop, cuda::current_stream()));
   STRATA_CUDA_CHECK(cudaEventSynchronize(stop));
   float ms = 0.0f;
@@ -94,23 +89,54 @@ double time_form(Backend& gpu, int64_t tokens, ops::GatedDeltaRuleForm form, int
   return ms / reps;
 }
 
+double time_gdn(Backend& gpu, int64_t tokens, bool chunked, int reps) {
+  const int64_t width = 2 * kNk * kDk + kNv * kDv;
+  const ops::GatedDeltaRuleArgs args{
+      .qkv = gpu.from_host(random_host(DType::kBF16, {tokens, width}, 1, -1.f, 1.f)),
+      .a = gpu.from_host(random_host(DType::kBF16, {tokens, kNv}, 2, -3.f, 3.f)),
+      .b = gpu.from_host(random_host(DType::kBF16, {tokens, kNv}, 3, -3.f, 3.f)),
+      .A_log = gpu.from_host(random_host(DType::kF32, {kNv}, 4, -2.f, 1.f)),
+      .dt_bias = gpu.from_host(random_host(DType::kF32, {kNv}, 5, -1.f, 1.f)),
+      .state = gpu.from_host(random_host(DType::kF32, {kNv, kDk, kDv}, 6, -0.5f, 0.5f)),
+      .out = gpu.empty(DType::kBF16, {tokens, kNv, kDv})};
+  const auto form = chunked ? ops::GatedDeltaRuleForm::kChunked : ops::GatedDeltaRuleForm::kRecurrent;
+  return time_ms([&] { cuda::gated_delta_rule(args, form); }, reps);
+}
+
+double time_ssd(Backend& gpu, int64_t tokens, bool chunked, int reps) {
+  const int64_t width = kNh * kHd + 2 * kGroups * kN;
+  const ops::SsdScanArgs args{
+      .xbc = gpu.from_host(random_host(DType::kBF16, {tokens, width}, 11, -1.f, 1.f)),
+      .dt = gpu.from_host(random_host(DType::kBF16, {tokens, kNh}, 12, -3.f, 1.f)),
+      .dt_bias = gpu.from_host(random_host(DType::kF32, {kNh}, 13, -1.f, 1.f)),
+      .A_log = gpu.from_host(random_host(DType::kF32, {kNh}, 14, -1.f, 1.f)),
+      .D = gpu.from_host(random_host(DType::kF32, {kNh}, 15, -1.f, 1.f)),
+      .state = gpu.from_host(random_host(DType::kF32, {kNh, kHd, kN}, 16, -0.5f, 0.5f)),
+      .y = gpu.empty(DType::kBF16, {tokens, kNh, kHd})};
+  const ops::SsdScanOptions options{.n_groups = kGroups, .dt_min = 0.001f, .dt_max = 5.0f};
+  const auto form = chunked ? ops::SsdScanForm::kChunked : ops::SsdScanForm::kRecurrent;
+  return time_ms([&] { cuda::ssd_scan(args, options, form); }, reps);
+}
+
 int run(const BenchOptions& o) {
   std::unique_ptr<Backend> gpu = make_cuda_backend(0);
   if (!gpu) {
     std::fprintf(stderr, "gpu_gdn_bench: no CUDA GPU visible\n");
     return 1;
   }
-  for (const int64_t tokens : o.tokens) {
-    double recurrent_ms = 0.0;
-    for (const auto form : {ops::GatedDeltaRuleForm::kRecurrent, ops::GatedDeltaRuleForm::kChunked}) {
-      const bool chunked = form == ops::GatedDeltaRuleForm::kChunked;
-      const double ms = time_form(*gpu, tokens, form, o.reps);
-      if (!chunked) recurrent_ms = ms;
-      std::printf("{\"bench\": \"gdn\", \"form\": \"%s\", \"tokens\": %lld, \"nv\": %lld, \"dk\": %lld, "
-                  "\"ms\": %.4f, \"us_per_token\": %.4f, \"speedup\": %.2f}\n",
-                  chunked ? "chunked" : "recurrent", static_cast<long long>(tokens),
-                  static_cast<long long>(kNv), static_cast<long long>(kDk), ms, 1e3 * ms / tokens,
-                  recurrent_ms / ms);
+  using TimeFn = double (*)(Backend&, int64_t, bool, int);
+  for (const auto& [op, time_fn] : {std::pair<const char*, TimeFn>{"gated_delta_rule", time_gdn},
+                                    std::pair<const char*, TimeFn>{"ssd_scan", time_ssd}}) {
+    for (const int64_t tokens : o.tokens) {
+      const double recurrent_ms = time_fn(*gpu, tokens, false, o.reps);
+      const double chunked_ms = time_fn(*gpu, tokens, true, o.reps);
+      for (const bool chunked : {false, true}) {
+        const double ms = chunked ? chunked_ms : recurrent_ms;
+        std::printf("{\"bench\": \"%s\", \"form\": \"%s\", \"tokens\": %lld, \"ms\": %.4f, "
+                    "\"us_per_token\": %.4f, \"speedup\": %.2f}\n",
+                    op, chunked ? "chunked" : "recurrent", static_cast<long long>(tokens), ms,
+                    1e3 * ms / static_cast<double>(tokens), recurrent_ms / ms);
+      }
     }
   }
   return 0;

@@ -3,6 +3,7 @@
 // at once and writes the chunk's UT matrix T, its decayed causal q·k matrix P, the cumulative
 // log decay gc and beta to scratch; `scan` carries the state across chunks, one block per
 // (value head, 32 value columns), since every step below is separable over value columns.
+#include "strata/ops/cuda/chunk_tile.cuh"
 #include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/gated_delta_rule.cuh"
 #include "strata/ops/gated_delta_rule.h"
@@ -10,17 +11,13 @@
 namespace strata::cuda {
 namespace {
 
-constexpr int kChunk = static_cast<int>(ops::kGatedDeltaRuleChunkTokens);
-constexpr int kThreads = 256;
-constexpr int kTileV = 32;                      // value columns per scan block
-constexpr int kRowGroups = kThreads / kTileV;   // scan threads sharing one column
+constexpr int kChunk = kScanChunk;
+constexpr int kThreads = kScanThreads;
+constexpr int kTileV = kTileCols;  // value columns per scan block
+static_assert(kChunk == ops::kGatedDeltaRuleChunkTokens, "the form picker counts this chunk");
 constexpr int64_t kScratchFloats = 2 * kChunk * kChunk + 2 * kChunk;  // T, P, gc, beta
 static_assert(kThreads == 4 * kChunk, "the solve gives each column of T four threads");
 static_assert(kThreads == 16 * 16 && kChunk == 4 * 16, "prepare tiles the chunk 16x16 by 4x4");
-
-__device__ __forceinline__ int chunk_len(int64_t tokens, int64_t t0) {
-  return tokens - t0 < kChunk ? static_cast<int>(tokens - t0) : kChunk;
-}
 
 // Rows [t0, t0 + len) of value head h's q and k into q_s, k_s [kChunk][ld] f32, l2-normalised
 // as HF's l2norm, q also times scale and q_row_scale[i] when given; rows past len are zero.
@@ -130,7 +127,7 @@ __global__ void __launch_bounds__(kThreads) gdn_chunk_prepare_kernel(GdnParams p
   float* gc_s = t_s + kChunk * (kChunk + 1);       // [kChunk]
   float* beta_s = gc_s + kChunk;                   // [kChunk]
   const int64_t chunk = blockIdx.x, h = blockIdx.y, t0 = chunk * kChunk;
-  const int len = chunk_len(p.tokens, t0);
+  const int len = scan_chunk_len(p.tokens, t0);
   float* out = scratch + (h * gridDim.x + chunk) * kScratchFloats;
   if (threadIdx.x < kChunk) {
     const int i = threadIdx.x;
@@ -194,21 +191,6 @@ __device__ void scan_load(const GdnParams& p, const float* src, int64_t t0, int 
   load_qk_chunk<T, DK>(p, t0, len, h, sm + L::q, sm + L::k, L::ldk, sm + L::eg);
 }
 
-// acc[r] += Σ_j m[(row0 + kRowGroups r) * ld + j] * x[j * kTileV + col] over j < n (n % 4 == 0).
-template <int N>
-__device__ __forceinline__ void rows_times_column(const float* m, int ld, const float* x, int row0,
-                                                  int col, float (&acc)[kChunk / kRowGroups]) {
-  for (int j = 0; j < N; j += 4) {
-    const float x0 = x[j * kTileV + col], x1 = x[(j + 1) * kTileV + col];
-    const float x2 = x[(j + 2) * kTileV + col], x3 = x[(j + 3) * kTileV + col];
-#pragma unroll
-    for (int r = 0; r < kChunk / kRowGroups; ++r) {
-      const float4 mv = *reinterpret_cast<const float4*>(m + (row0 + kRowGroups * r) * ld + j);
-      acc[r] += mv.x * x0 + mv.y * x1 + mv.z * x2 + mv.w * x3;
-    }
-  }
-}
-
 // Grid (dv / kTileV, nv): the state columns [c0, c0 + kTileV) of head h stay in shared memory
 // across all chunks. Per chunk: y = beta (v - exp(gc) k S); v_new = T y;
 // out = (q exp(gc)) S + P v_new; S = exp(gc_last) S + Σ_j k_j exp(gc_last - gc_j) ⊗ v_new_j.
@@ -216,7 +198,7 @@ template <typename T, int DK>
 __global__ void __launch_bounds__(kThreads) gdn_chunk_scan_kernel(GdnParams p, const float* scratch,
                                                                   int64_t num_chunks) {
   using L = ScanSmem<DK>;
-  constexpr int kRows = kChunk / kRowGroups, kStateRows = DK / kRowGroups;
+  constexpr int kRows = kRowsPerThread, kStateRows = DK / kRowGroups;
   extern __shared__ float4 smem4[];
   float* sm = reinterpret_cast<float*>(smem4);
   const int64_t h = blockIdx.y, c0 = static_cast<int64_t>(blockIdx.x) * kTileV;
@@ -226,7 +208,7 @@ __global__ void __launch_bounds__(kThreads) gdn_chunk_scan_kernel(GdnParams p, c
     sm[L::s + idx] = state[(idx / kTileV) * p.dv + idx % kTileV];
   for (int64_t chunk = 0; chunk < num_chunks; ++chunk) {
     const int64_t t0 = chunk * kChunk;
-    const int len = chunk_len(p.tokens, t0);
+    const int len = scan_chunk_len(p.tokens, t0);
     scan_load<T, DK>(p, scratch + (h * num_chunks + chunk) * kScratchFloats, t0, len, h, c0, sm);
     float qs[kRows] = {}, ks[kRows] = {};
     rows_times_column<DK>(sm + L::q, L::ldk, sm + L::s, row0, col, qs);
