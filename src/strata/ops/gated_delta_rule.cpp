@@ -24,4 +24,13 @@ void gated_delta_rule(const GatedDeltaRuleArgs& args) {
   STRATA_DISPATCH(args.qkv.device(), cpu::gated_delta_rule(args), cuda::gated_delta_rule(args));
 }
 
+GatedDeltaRuleForm gated_delta_rule_cuda_form(int64_t num_tokens, int64_t k_head_dim,
+                                              int64_t v_head_dim, bool intermediate_states) {
+  const bool shape_ok = (k_head_dim == 32 || k_head_dim == 64 || k_head_dim == 128) &&
+                        v_head_dim > 0 && v_head_dim % 32 == 0;
+  return !intermediate_states && shape_ok && num_tokens >= kGatedDeltaRuleChunkTokens
+             ? GatedDeltaRuleForm::kChunked
+             : GatedDeltaRuleForm::kRecurrent;
+}
+
 }  // namespace strata::ops

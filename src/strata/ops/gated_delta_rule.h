@@ -22,6 +22,16 @@ struct GatedDeltaRuleArgs {
 // nk is derived: (qkv.dim(1) - nv * dv) / (2 * dk).
 void gated_delta_rule(const GatedDeltaRuleArgs& args);
 
+// The CUDA backend runs a segment token by token (short and verify rows, which may need
+// per-token states) or in chunks of kGatedDeltaRuleChunkTokens in WY form (prefill rows).
+enum class GatedDeltaRuleForm { kRecurrent, kChunked };
+constexpr int64_t kGatedDeltaRuleChunkTokens = 64;
+
+// Chunked when the segment has at least one full chunk, no intermediate_states are asked
+// for, k_head_dim is 32, 64 or 128 and v_head_dim a multiple of 32; recurrent otherwise.
+GatedDeltaRuleForm gated_delta_rule_cuda_form(int64_t num_tokens, int64_t k_head_dim,
+                                              int64_t v_head_dim, bool intermediate_states);
+
 }  // namespace strata::ops
 
 namespace strata::cpu {
@@ -29,4 +39,7 @@ void gated_delta_rule(const ops::GatedDeltaRuleArgs& args);
 }
 namespace strata::cuda {
 void gated_delta_rule(const ops::GatedDeltaRuleArgs& args);
+// A given form (benchmarks); kChunked throws strata::Error where gated_delta_rule_cuda_form
+// would not pick it for a full chunk.
+void gated_delta_rule(const ops::GatedDeltaRuleArgs& args, ops::GatedDeltaRuleForm form);
 }

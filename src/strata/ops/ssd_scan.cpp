@@ -23,4 +23,12 @@ void ssd_scan(const SsdScanArgs& args, const SsdScanOptions& options) {
   STRATA_DISPATCH(args.xbc.device(), cpu::ssd_scan(args, options), cuda::ssd_scan(args, options));
 }
 
+SsdScanForm ssd_scan_cuda_form(int64_t num_tokens, int64_t head_dim, int64_t state_size,
+                               bool intermediate_states) {
+  const bool shape_ok = state_size >= 16 && state_size <= 256 && (state_size & (state_size - 1)) == 0 &&
+                        head_dim > 0 && head_dim % 32 == 0;
+  return !intermediate_states && shape_ok && num_tokens >= kSsdScanChunkTokens ? SsdScanForm::kChunked
+                                                                               : SsdScanForm::kRecurrent;
+}
+
 }  // namespace strata::ops

@@ -30,6 +30,17 @@ struct SsdScanOptions {
 
 void ssd_scan(const SsdScanArgs& args, const SsdScanOptions& options);
 
+// The CUDA backend scans a segment token by token (short and verify rows, which may need
+// per-token states) or in chunks of kSsdScanChunkTokens (prefill rows); the chunk length is
+// the kernel's own, the math is the same for any chunking.
+enum class SsdScanForm { kRecurrent, kChunked };
+constexpr int64_t kSsdScanChunkTokens = 64;
+
+// Chunked when the segment has at least one full chunk, no intermediate_states are asked
+// for, state_size is a power of two in 16..256 and head_dim a multiple of 32.
+SsdScanForm ssd_scan_cuda_form(int64_t num_tokens, int64_t head_dim, int64_t state_size,
+                               bool intermediate_states);
+
 }  // namespace strata::ops
 
 namespace strata::cpu {
@@ -37,4 +48,7 @@ void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options);
 }
 namespace strata::cuda {
 void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options);
+// A given form (benchmarks); kChunked throws strata::Error where ssd_scan_cuda_form would not
+// pick it for a full chunk.
+void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options, ops::SsdScanForm form);
 }

@@ -1,29 +1,17 @@
 // CUDA gated delta rule, recurrent form: one block per value head; thread (column j, part p)
 // holds rows [p * R, (p + 1) * R) of column j of the head's state [dk, dv] in registers, and
 // the four parts of a column are adjacent lanes, so kᵀS and qᵀS reduce with two shuffles.
-// Tokens run in order; per-token states are written when asked (verify rows).
+// Tokens run in order; per-token states are written when asked (verify rows). Long rows
+// without them take the chunked form (gated_delta_rule_chunked.cu); gated_delta_rule_cuda_form picks.
 #include <cmath>
 
-#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/gated_delta_rule.cuh"
 #include "strata/ops/gated_delta_rule.h"
 
 namespace strata::cuda {
 namespace {
 
 constexpr int kParts = 4;
-
-struct GdnParams {
-  const void* qkv;        // [T, 2 * nk * dk + nv * dv]
-  const void* a;          // [T, nv]
-  const void* b;          // [T, nv]
-  const float* A_log;     // [nv]
-  const float* dt_bias;   // [nv]
-  float* state;           // [nv, dk, dv]
-  void* out;              // [T, nv, dv]
-  float* intermediates;   // [T, nv, dk, dv] or null
-  int64_t tokens, nv, nk, dk, dv, stride;
-  float scale;
-};
 
 // Loads one token's q and k rows of key head kh into shared memory, l2-normalised (q also
 // scaled), and the head's decay and beta; called by the whole block.
@@ -46,10 +34,9 @@ __device__ void load_token(const GdnParams& p, int64_t t, int h, float* q, float
     if (threadIdx.x == 0) {
       gb[2] = 1.0f / sqrtf(sq + 1e-6f);
       gb[3] = 1.0f / sqrtf(sk + 1e-6f);
-      const float x = to_f32(static_cast<const T*>(p.a)[t * p.nv + h]) + p.dt_bias[h];
-      const float softplus = x > 20.0f ? x : log1pf(expf(x));
-      gb[0] = expf(-expf(p.A_log[h]) * softplus);
-      gb[1] = 1.0f / (1.0f + expf(-to_f32(static_cast<const T*>(p.b)[t * p.nv + h])));
+      const float2 g_beta = gdn_gate<T>(p, t, h);
+      gb[0] = expf(g_beta.x);
+      gb[1] = g_beta.y;
     }
   }
   __syncthreads();
@@ -121,27 +108,41 @@ void launch_gdn(const GdnParams& p) {
 
 }  // namespace
 
-void gated_delta_rule(const ops::GatedDeltaRuleArgs& args) {
+void gated_delta_rule(const ops::GatedDeltaRuleArgs& args, ops::GatedDeltaRuleForm form) {
   const int64_t t = args.qkv.dim(0), nv = args.state.dim(0), dk = args.state.dim(1), dv = args.state.dim(2);
   if (t == 0) return;
   if (dv * kParts > 1024) throw Error("gated_delta_rule: value head dim " + std::to_string(dv) + " above 256");
   STRATA_CHECK(args.a.dtype() == args.qkv.dtype() && args.b.dtype() == args.qkv.dtype() &&
                args.out.dtype() == args.qkv.dtype());
+  const bool intermediates = args.intermediate_states.defined();
+  if (form == ops::GatedDeltaRuleForm::kChunked &&
+      ops::gated_delta_rule_cuda_form(ops::kGatedDeltaRuleChunkTokens, dk, dv, intermediates) !=
+          ops::GatedDeltaRuleForm::kChunked) {
+    throw Error("gated_delta_rule: the chunked form needs no intermediate_states, k head dim 32, 64 "
+                "or 128 (got " + std::to_string(dk) + ") and a v head dim that is a multiple of 32 (got " +
+                std::to_string(dv) + "); use the recurrent form");
+  }
   const GdnParams p{.qkv = args.qkv.data(), .a = args.a.data(), .b = args.b.data(),
                     .A_log = args.A_log.data_as<float>(), .dt_bias = args.dt_bias.data_as<float>(),
                     .state = args.state.data_as<float>(), .out = args.out.data(),
-                    .intermediates = args.intermediate_states.defined() ? args.intermediate_states.data_as<float>()
-                                                                        : nullptr,
+                    .intermediates = intermediates ? args.intermediate_states.data_as<float>() : nullptr,
                     .tokens = t, .nv = nv, .nk = (args.qkv.dim(1) - nv * dv) / (2 * dk), .dk = dk, .dv = dv,
                     .stride = args.qkv.dim(1),
                     .scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)))};
-  if (args.qkv.dtype() == DType::kBF16) {
-    launch_gdn<__nv_bfloat16>(p);
-  } else if (args.qkv.dtype() == DType::kF32) {
-    launch_gdn<float>(p);
-  } else {
+  if (args.qkv.dtype() != DType::kBF16 && args.qkv.dtype() != DType::kF32)
     unsupported_dtype("gated_delta_rule", args.qkv.dtype());
+  if (form == ops::GatedDeltaRuleForm::kChunked) {
+    launch_gdn_chunked(p, args.qkv.dtype());
+  } else if (args.qkv.dtype() == DType::kBF16) {
+    launch_gdn<__nv_bfloat16>(p);
+  } else {
+    launch_gdn<float>(p);
   }
+}
+
+void gated_delta_rule(const ops::GatedDeltaRuleArgs& args) {
+  gated_delta_rule(args, ops::gated_delta_rule_cuda_form(args.qkv.dim(0), args.state.dim(1), args.state.dim(2),
+                                                         args.intermediate_states.defined()));
 }
 
 }  // namespace strata::cuda

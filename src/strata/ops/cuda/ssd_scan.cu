@@ -1,28 +1,16 @@
 // CUDA Mamba-2 SSD scan, recurrent form: one block per head; thread (row i, part p) holds
 // state columns [p * R, (p + 1) * R) of row i of the head's state [hd, N] in registers, the
-// four parts of a row are adjacent lanes, so S·C reduces with two shuffles.
+// four parts of a row are adjacent lanes, so S·C reduces with two shuffles. Long rows without
+// per-token states take the chunked form (ssd_scan_chunked.cu); ssd_scan_cuda_form picks.
 #include <cmath>
 
-#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/ssd_scan.cuh"
 #include "strata/ops/ssd_scan.h"
 
 namespace strata::cuda {
 namespace {
 
 constexpr int kParts = 4;
-
-struct SsdParams {
-  const void* xbc;        // [T, nh * hd + 2 * n_groups * N]
-  const void* dt;         // [T, nh]
-  const float* dt_bias;   // [nh]
-  const float* A_log;     // [nh]
-  const float* D;         // [nh] or null
-  float* state;           // [nh, hd, N]
-  void* y;                // [T, nh, hd]
-  float* intermediates;   // [T, nh, hd, N] or null
-  int64_t tokens, nh, hd, n, groups, stride;
-  float dt_min, dt_max;
-};
 
 template <typename T, int R>
 __global__ void ssd_recurrent_kernel(SsdParams p) {
@@ -48,9 +36,7 @@ __global__ void ssd_recurrent_kernel(SsdParams p) {
       cvec[c] = to_f32(row[c_off + c]);
     }
     if (threadIdx.x == 0) {
-      const float x = to_f32(static_cast<const T*>(p.dt)[t * p.nh + h]) + p.dt_bias[h];
-      const float softplus = x > 20.0f ? x : log1pf(expf(x));
-      const float dt = fminf(fmaxf(softplus, p.dt_min), p.dt_max);
+      const float dt = ssd_time_step<T>(p, t, h);
       step[0] = dt;
       step[1] = expf(dt * A);
     }
@@ -97,26 +83,39 @@ void launch_ssd(const SsdParams& p) {
 
 }  // namespace
 
-void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) {
+void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options, ops::SsdScanForm form) {
   const int64_t t = args.xbc.dim(0), nh = args.state.dim(0), hd = args.state.dim(1), n = args.state.dim(2);
   if (t == 0) return;
   if (hd * kParts > 1024) throw Error("ssd_scan: head dim " + std::to_string(hd) + " above 256");
   STRATA_CHECK(args.dt.dtype() == args.xbc.dtype() && args.y.dtype() == args.xbc.dtype());
+  const bool intermediates = args.intermediate_states.defined();
+  if (form == ops::SsdScanForm::kChunked &&
+      ops::ssd_scan_cuda_form(ops::kSsdScanChunkTokens, hd, n, intermediates) != ops::SsdScanForm::kChunked) {
+    throw Error("ssd_scan: the chunked form needs no intermediate_states, a state size that is a power of two "
+                "in 16..256 (got " + std::to_string(n) + ") and a head dim that is a multiple of 32 (got " +
+                std::to_string(hd) + "); use the recurrent form");
+  }
   const SsdParams p{.xbc = args.xbc.data(), .dt = args.dt.data(), .dt_bias = args.dt_bias.data_as<float>(),
                     .A_log = args.A_log.data_as<float>(),
                     .D = args.D.defined() ? args.D.data_as<float>() : nullptr,
                     .state = args.state.data_as<float>(), .y = args.y.data(),
-                    .intermediates = args.intermediate_states.defined() ? args.intermediate_states.data_as<float>()
-                                                                        : nullptr,
+                    .intermediates = intermediates ? args.intermediate_states.data_as<float>() : nullptr,
                     .tokens = t, .nh = nh, .hd = hd, .n = n, .groups = options.n_groups,
                     .stride = args.xbc.dim(1), .dt_min = options.dt_min, .dt_max = options.dt_max};
-  if (args.xbc.dtype() == DType::kBF16) {
-    launch_ssd<__nv_bfloat16>(p);
-  } else if (args.xbc.dtype() == DType::kF32) {
-    launch_ssd<float>(p);
-  } else {
+  if (args.xbc.dtype() != DType::kBF16 && args.xbc.dtype() != DType::kF32)
     unsupported_dtype("ssd_scan", args.xbc.dtype());
+  if (form == ops::SsdScanForm::kChunked) {
+    launch_ssd_chunked(p, args.xbc.dtype());
+  } else if (args.xbc.dtype() == DType::kBF16) {
+    launch_ssd<__nv_bfloat16>(p);
+  } else {
+    launch_ssd<float>(p);
   }
+}
+
+void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) {
+  ssd_scan(args, options, ops::ssd_scan_cuda_form(args.xbc.dim(0), args.state.dim(1), args.state.dim(2),
+                                                  args.intermediate_states.defined()));
 }
 
 }  // namespace strata::cuda
