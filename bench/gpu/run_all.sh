@@ -56,6 +56,7 @@ if [ "$WHAT" = hybrid ]; then
   rm -f "$OUT/strata.jsonl"
   run_bin timeout 300 "$BIN/gpu_decode_bench" --model "$HYBRID" --json "$OUT/strata.jsonl" ${BENCH_ARGS:-} 2>&1
   python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" | tee "$OUT/summary.md"
+  [ -x "$BIN/gpu_gdn_bench" ] && run_bin timeout 120 "$BIN/gpu_gdn_bench" > "$OUT/gdn_bench.jsonl" 2>&1
   run_bin timeout 180 "$BIN/prefix_cache_bench" --device cuda --model "$HYBRID" --load-format dummy 2>&1 | tee "$OUT/prefix_cache.md"
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then

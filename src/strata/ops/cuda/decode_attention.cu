@@ -1,7 +1,8 @@
 // Decode attention: one warp per (row, KV head, key split). The warp's 16-row query tile
 // holds the group's heads (rows past the group are zero); K/V tiles of 16 keys stream
 // through a private cp.async ring in shared memory, scores and P·V run on mma.sync with
-// ldmatrix fragments. Splits that find no keys write an empty partial; a combine merges.
+// ldmatrix fragments. Splits that find no keys write an empty partial; the last split of a
+// (row, KV head) to finish merges them.
 #include <algorithm>
 
 #include "strata/ops/cuda/attention_tile.cuh"
@@ -17,11 +18,13 @@ constexpr int kTileKeys = 16;
 constexpr int kMinKeysPerSplit = 64;
 constexpr int kMaxSplits = 64;
 constexpr int kMaxGroup = 16;
+constexpr int64_t kMaxArrivalCounters = int64_t{1} << 16;
 
 struct DecodeParams {
   DecodeAttentionArgs a;
   float* partial_o;   // [splits, R, Hq, D] when num_splits > 1
   float* partial_ml;  // [splits, R, Hq, 2] (max, sum)
+  int* arrivals;      // [R, Hkv] splits done so far; the last one merges and resets it to 0
   int group, num_splits;
 };
 
@@ -208,6 +211,66 @@ __device__ void load_query(const DecodeParams& p, int row, int kv_head, uint32_t
   }
 }
 
+// Run by the last split of (row, KV head) to finish: merges every split of the group's
+// heads, out = sum_s e^(m_s - M) O_s / (sum_s e^(m_s - M) l_s + e^(sink - M)). Lane s holds
+// split s and s + 32; partials are read with __ldcg (other blocks wrote them).
+template <int D>
+__device__ void merge_splits(const DecodeParams& p, int row, int kv_head) {
+  const int lane = threadIdx.x;
+  const int64_t split_stride = static_cast<int64_t>(p.a.num_rows) * p.a.num_q_heads;
+  for (int h = 0; h < p.group; ++h) {
+    const int head = kv_head * p.group + h;
+    const int64_t base = static_cast<int64_t>(row) * p.a.num_q_heads + head;
+    float m[2], l[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int s = lane + 32 * i;
+      const float2 ml = s < p.num_splits ? __ldcg(reinterpret_cast<const float2*>(p.partial_ml) + s * split_stride + base)
+                                         : make_float2(-INFINITY, 0.0f);
+      m[i] = ml.x;
+      l[i] = ml.y;
+    }
+    const float sink = sink_logit(p.a, head);
+    float mx = fmaxf(fmaxf(m[0], m[1]), sink);
+    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    float w[2], denom = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      w[i] = m[i] == -INFINITY ? 0.0f : __expf(m[i] - mx);
+      denom += w[i] * l[i];
+    }
+    for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(0xffffffffu, denom, o);
+    if (p.a.sinks != nullptr) denom += __expf(sink - mx);
+    const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
+    constexpr int kPerLane = D / 32;
+    float acc[kPerLane] = {};
+    for (int s = 0; s < p.num_splits; ++s) {
+      const float ws = __shfl_sync(0xffffffffu, s < 32 ? w[0] : w[1], s % 32);
+      if (ws == 0.0f) continue;
+      const float* src = p.partial_o + (s * split_stride + base) * D + lane * kPerLane;
+#pragma unroll
+      for (int j = 0; j < kPerLane; ++j) acc[j] += ws * __ldcg(src + j);
+    }
+    bf16* dst = p.a.out + base * D + lane * kPerLane;
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) dst[j] = __float2bfloat16_rn(acc[j] * inv);
+  }
+}
+
+// Counts this split in; the last of (row, KV head) merges all splits.
+template <int D>
+__device__ void arrive_and_merge(const DecodeParams& p, int row, int kv_head) {
+  __threadfence();  // this split's partials are visible before it is counted
+  int* counter = p.arrivals + static_cast<int64_t>(row) * p.a.num_kv_heads + kv_head;
+  int last = 0;
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1) == p.num_splits - 1;
+  last = __shfl_sync(0xffffffffu, last, 0);
+  if (!last) return;
+  __threadfence();
+  merge_splits<D>(p, row, kv_head);
+  if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (and graph replay)
+}
+
 template <int D>
 __global__ void __launch_bounds__(32) decode_attention_kernel(DecodeParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -249,27 +312,18 @@ __global__ void __launch_bounds__(32) decode_attention_kernel(DecodeParams p) {
   }
   cp_async_wait<0>();
   write_result<D>(p, acc, row, kv_head, split);
+  if (p.num_splits > 1) arrive_and_merge<D>(p, row, kv_head);
 }
 
-// out = sum_s e^(m_s - M) O_s / (sum_s e^(m_s - M) l_s + e^(sink - M)); empty splits skipped.
-__global__ void combine_kernel(DecodeParams p, int head_dim) {
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * p.a.num_q_heads + blockIdx.y;
-  const int64_t split_stride = static_cast<int64_t>(p.a.num_rows) * p.a.num_q_heads;
-  const float sink = sink_logit(p.a, blockIdx.y);
-  float mx = sink;
-  for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, p.partial_ml[(s * split_stride + base) * 2]);
-  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-    float denom = p.a.sinks != nullptr ? __expf(sink - mx) : 0.0f, acc = 0.0f;
-    for (int s = 0; s < p.num_splits; ++s) {
-      const int64_t ps = s * split_stride + base;
-      const float ms = p.partial_ml[ps * 2];
-      if (ms == -INFINITY) continue;
-      const float w = __expf(ms - mx);
-      denom += w * p.partial_ml[ps * 2 + 1];
-      acc += w * p.partial_o[ps * head_dim + d];
-    }
-    p.a.out[base * head_dim + d] = __float2bfloat16_rn(denom > 0.0f ? acc / denom : 0.0f);
-  }
+// Zeroed once; every merge leaves its counter at zero again.
+int* arrival_counters() {
+  static int* counters = [] {
+    int* c = nullptr;
+    STRATA_CUDA_CHECK(cudaMalloc(&c, kMaxArrivalCounters * sizeof(int)));
+    STRATA_CUDA_CHECK(cudaMemset(c, 0, kMaxArrivalCounters * sizeof(int)));
+    return c;
+  }();
+  return counters;
 }
 
 // Enough warps for ~8 per SM; from the grid only, so a captured graph stays valid while
@@ -290,10 +344,6 @@ void launch(DecodeParams& p, cudaStream_t stream) {
   const dim3 grid(p.num_splits, p.a.num_kv_heads, p.a.num_rows);
   decode_attention_kernel<D><<<grid, 32, Ring<D>::kBytes, stream>>>(p);
   STRATA_CUDA_CHECK_LAUNCH();
-  if (p.num_splits > 1) {
-    combine_kernel<<<dim3(p.a.num_rows, p.a.num_q_heads), std::min(D, 128), 0, stream>>>(p, D);
-    STRATA_CUDA_CHECK_LAUNCH();
-  }
 }
 
 }  // namespace
@@ -303,10 +353,12 @@ bool decode_attention_supported(int head_dim, int group) {
 }
 
 void decode_attention(const DecodeAttentionArgs& args, cudaStream_t stream) {
-  DecodeParams p{.a = args, .partial_o = nullptr, .partial_ml = nullptr,
+  DecodeParams p{.a = args, .partial_o = nullptr, .partial_ml = nullptr, .arrivals = nullptr,
                  .group = args.num_q_heads / args.num_kv_heads, .num_splits = 1};
-  p.num_splits = choose_splits(static_cast<int64_t>(args.num_rows) * args.num_kv_heads);
+  const int64_t pairs = static_cast<int64_t>(args.num_rows) * args.num_kv_heads;
+  if (pairs <= kMaxArrivalCounters) p.num_splits = choose_splits(pairs);
   if (p.num_splits > 1) {
+    p.arrivals = arrival_counters();
     static DeviceScratch scratch;  // grows only: captured graphs keep their pointers valid
     const int64_t rows = static_cast<int64_t>(p.num_splits) * args.num_rows * args.num_q_heads;
     auto* base = static_cast<float*>(scratch.get(rows * (args.head_dim + 2) * static_cast<int64_t>(sizeof(float))));

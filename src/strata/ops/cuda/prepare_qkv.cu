@@ -1,4 +1,5 @@
-// CUDA prepare_qkv: one block per token, one warp per head (q heads, then k, then v). A
+// CUDA prepare_qkv: blocks of 8 warps over (token, group of 8 heads), one warp per head
+// (q heads, then k, then v), so a decode step of one token still spreads over SMs. A
 // head is staged in shared memory as f32, normalised and rounded like the separate RMSNorm
 // kernel, rotated like the rope kernel, then written to q_out or the cache slot.
 #include "strata/ops/cuda/common.cuh"
@@ -39,49 +40,48 @@ __global__ void __launch_bounds__(kWarps * 32) prepare_qkv_kernel(PrepareQkvKern
   extern __shared__ float staged[];  // [kWarps, hd]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t t = blockIdx.x;
+  const int head = static_cast<int>(blockIdx.y) * kWarps + warp;
   float* h = staged + warp * p.hd;
   const T* row = static_cast<const T*>(p.qkv) + t * static_cast<int64_t>(p.nh + 2 * p.nkv) * p.hd;
   const int64_t slot = p.slots[t];
   const bool cached = slot >= 0 && slot < p.num_slots;
   const float pos = static_cast<float>(p.positions[t]);
-  for (int head = warp; head < p.nh + 2 * p.nkv; head += kWarps) {
-    const bool is_q = head < p.nh, is_v = head >= p.nh + p.nkv;
-    if (!is_q && !cached) continue;
-    const T* src = row + static_cast<int64_t>(head) * p.hd;
-    float ss = 0.0f;
-    for (int i = lane; i < p.hd; i += 32) {
-      const float x = to_f32(src[i]);
-      h[i] = x;
-      ss += x * x;
-    }
-    if (!is_v && p.q_norm != nullptr) {
-      const float inv = rsqrtf(warp_sum(ss) / static_cast<float>(p.hd) + p.eps);
-      const void* w = is_q ? p.q_norm : p.k_norm;
-      for (int i = lane; i < p.hd; i += 32) h[i] = to_f32(from_f32<T>(h[i] * inv * (norm_weight(p, w, i) + p.weight_offset)));
+  if (head >= p.nh + 2 * p.nkv) return;
+  const bool is_q = head < p.nh, is_v = head >= p.nh + p.nkv;
+  if (!is_q && !cached) return;
+  const T* src = row + static_cast<int64_t>(head) * p.hd;
+  float ss = 0.0f;
+  for (int i = lane; i < p.hd; i += 32) {
+    const float x = to_f32(src[i]);
+    h[i] = x;
+    ss += x * x;
+  }
+  if (!is_v && p.q_norm != nullptr) {
+    const float inv = rsqrtf(warp_sum(ss) / static_cast<float>(p.hd) + p.eps);
+    const void* w = is_q ? p.q_norm : p.k_norm;
+    for (int i = lane; i < p.hd; i += 32) h[i] = to_f32(from_f32<T>(h[i] * inv * (norm_weight(p, w, i) + p.weight_offset)));
+  }
+  __syncwarp();
+  if (!is_v) {
+    for (int i = lane; i < p.half; i += 32) {
+      float s, c;
+      sincosf(pos * p.inv_freq[i], &s, &c);
+      c *= p.attention_scaling;
+      s *= p.attention_scaling;
+      const float a = h[i], b = h[i + p.half];
+      h[i] = a * c - b * s;
+      h[i + p.half] = b * c + a * s;
     }
     __syncwarp();
-    if (!is_v) {
-      for (int i = lane; i < p.half; i += 32) {
-        float s, c;
-        sincosf(pos * p.inv_freq[i], &s, &c);
-        c *= p.attention_scaling;
-        s *= p.attention_scaling;
-        const float a = h[i], b = h[i + p.half];
-        h[i] = a * c - b * s;
-        h[i + p.half] = b * c + a * s;
-      }
-      __syncwarp();
-    }
-    T* dst;
-    if (is_q) {
-      dst = static_cast<T*>(p.q_out) + (t * p.nh + head) * p.hd;
-    } else {
-      const int kvh = is_v ? head - p.nh - p.nkv : head - p.nh;
-      dst = static_cast<T*>(is_v ? p.v_cache : p.k_cache) + (slot * p.nkv + kvh) * p.hd;
-    }
-    for (int i = lane; i < p.hd; i += 32) dst[i] = from_f32<T>(h[i]);
-    __syncwarp();  // h is reused by this warp's next head
   }
+  T* dst;
+  if (is_q) {
+    dst = static_cast<T*>(p.q_out) + (t * p.nh + head) * p.hd;
+  } else {
+    const int kvh = is_v ? head - p.nh - p.nkv : head - p.nh;
+    dst = static_cast<T*>(is_v ? p.v_cache : p.k_cache) + (slot * p.nkv + kvh) * p.hd;
+  }
+  for (int i = lane; i < p.hd; i += 32) dst[i] = from_f32<T>(h[i]);
 }
 
 }  // namespace
@@ -107,7 +107,8 @@ void prepare_qkv(const ops::PrepareQkvArgs& args, const ops::PrepareQkvParams& p
       .nh = static_cast<int>(args.q_out.dim(1)), .nkv = static_cast<int>(args.k_cache.dim(2)), .hd = hd,
       .half = static_cast<int>(params.rotary_dim / 2), .attention_scaling = params.attention_scaling,
       .eps = params.norm_eps, .weight_offset = params.norm_unit_offset ? 1.0f : 0.0f};
-  prepare_qkv_kernel<__nv_bfloat16><<<t, kWarps * 32, kWarps * hd * sizeof(float), current_stream()>>>(p);
+  const dim3 grid(static_cast<unsigned>(t), static_cast<unsigned>(ceil_div(p.nh + 2 * p.nkv, kWarps)));
+  prepare_qkv_kernel<__nv_bfloat16><<<grid, kWarps * 32, kWarps * hd * sizeof(float), current_stream()>>>(p);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
