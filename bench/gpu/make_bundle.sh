@@ -25,6 +25,7 @@ done | sort -u | while read -r lib; do
 done
 # xz: the carried tree is limited to 64 MiB; run_all.sh unpacks with python's lzma.
 tar -C .gpu-bundle -cJf .gpu-bundle/libs.tar.xz lib fallback && rm -rf .gpu-bundle/lib .gpu-bundle/fallback
+tar -C .gpu-bundle -cJf .gpu-bundle/bin.tar.xz bin && rm -rf .gpu-bundle/bin
 rm -rf .fixtures && mkdir -p .fixtures
 cp -r /work/shared/fixtures/hf /work/shared/fixtures/configs .fixtures/
 du -sh .gpu-bundle .fixtures

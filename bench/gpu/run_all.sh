@@ -16,7 +16,9 @@ CUDA_LIBS=""
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib $(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(" ".join(os.path.join(p, "nvidia", s, "lib") for s in ("cu13", "cublas", "cuda_runtime")))' 2>/dev/null); do
   [ -d "$d" ] && CUDA_LIBS="$CUDA_LIBS:$d"
 done
-BIN="$ROOT/.gpu-bundle/bin"
+BIN=/tmp/strata-bin/bin
+rm -rf /tmp/strata-bin && mkdir -p /tmp/strata-bin &&
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$ROOT/.gpu-bundle/bin.tar.xz" /tmp/strata-bin
 LIBPATH="$LIBS/lib$CUDA_LIBS"
 if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" 2>&1 | grep -q "not found"; then
   LIBPATH="$LIBS/lib:$LIBS/fallback$CUDA_LIBS"  # the image's libstdc++ is older than the build's
