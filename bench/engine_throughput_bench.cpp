@@ -243,6 +243,8 @@ int run(const Flags& flags) {
 }
 
 void add_flags(CLI::App& app, Flags& f) {
+  // A repeated flag takes its last value, so run_all.sh's $ENGINE_ARGS can override its own.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--model", f.model, "model folder (config.json; weights unless --load-format dummy)")->required();
   app.add_option("--load-format", f.load_format, "auto, or dummy for random weights")
       ->check(CLI::IsMember({"auto", "dummy"}));

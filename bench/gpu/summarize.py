@@ -53,6 +53,8 @@ def engine_table(engine_path, hf_path, startup_path):
         verdict = f"{STARTUP_TARGET_S:.0f} s: {'met' if got is not None and got <= STARTUP_TARGET_S else 'missed'}"
         got_txt = f"{got:.1f}" if got is not None else start.get("error", "failed")
         print(f"| serve start-up s (launch to first completion) | {got_txt} | | | {verdict} |")
+    if hf_path and not peer:
+        print(f"\ntransformers: no engine_throughput line in {hf_path} (see hf_engine.log beside it)")
     for r in (ours, peer, start):
         if r and ("error" in r or "note" in r or "warning" in r):
             print(f"\n{r['bench']}: {json.dumps({k: r[k] for k in ('error', 'note', 'warning', 'log_tail') if k in r})}")
