@@ -2,14 +2,20 @@
 """transformers on the same GPU and config as gpu_decode_bench: a random-init bf16 model,
 `generate` at batch 1 and 32 (eager dynamic cache; static cache + torch.compile), the
 continuous-batching `generate_batch` where this transformers has it, and one long forward.
-Prints and appends JSON lines (same keys as gpu_decode_bench where they compare)."""
+Prints and appends JSON lines (same keys as gpu_decode_bench where they compare).
+--workload engine: only the peer of engine_throughput_bench (N prompts of P random tokens,
+O new tokens each, eos off, all through one `generate_batch`), as one "engine_throughput" line."""
 import argparse
+import inspect
 import json
 import time
 
 import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM, GenerationConfig
+
+
+START = time.perf_counter()
 
 
 def emit(path, record):
@@ -59,6 +65,57 @@ def generate_batch_rate(model, batch, context, new_tokens, vocab, out_path):
         emit(out_path, {"bench": "hf_generate_batch", "error": repr(e)[:300]})
 
 
+def batch_call(model, prompts, new_tokens):
+    """One generate_batch over `prompts`, eos off (-1 matches no token); (seconds, tokens
+    out), the tokens None where the outputs do not say."""
+    gen = GenerationConfig(max_new_tokens=new_tokens, do_sample=False, eos_token_id=-1, pad_token_id=0)
+    kwargs = {"progress_bar": False} if "progress_bar" in inspect.signature(model.generate_batch).parameters else {}
+    t, out = timed(lambda: model.generate_batch(inputs=prompts, generation_config=gen, **kwargs))
+    if not isinstance(out, dict) or not all(hasattr(o, "generated_tokens") for o in out.values()):
+        return t, None
+    return t, sum(len(o.generated_tokens) for o in out.values())
+
+
+def engine_workload(model, a, vocab):
+    """The engine_throughput_bench workload. A probe of min(N, 32) requests estimates the
+    full run (linearly: an upper bound, batching only helps); when that would overrun the
+    time left before --deadline-s (or --time-budget-s), the largest of N/2, N/4, ... that
+    fits runs instead, and the line says so."""
+    base = {"bench": "engine_throughput", "impl": "transformers generate_batch", "transformers": transformers.__version__,
+            "prompt_tokens": a.prompt_tokens, "output_tokens": a.output_tokens, "requests_asked": a.requests}
+    if not hasattr(model, "generate_batch"):
+        emit(a.json, dict(base, error=f"transformers {transformers.__version__} has no generate_batch "
+                                      "(continuous batching); no peer figure for the engine workload"))
+        return
+    rand = lambda n: [torch.randint(100, vocab - 100, (a.prompt_tokens,)).tolist() for _ in range(n)]
+    try:
+        setup_s, _ = batch_call(model, [p[:16] for p in rand(2)], 1)  # manager set-up + warm-up alone
+        probe = min(a.requests, 32)
+        probe_s, probe_tokens = batch_call(model, rand(probe), a.output_tokens)
+        budget = a.deadline_s - (time.perf_counter() - START) - 5
+        if a.time_budget_s > 0:
+            budget = min(budget, a.time_budget_s)
+        n = a.requests
+        while n > probe and probe_s * n / probe > budget:
+            n //= 2
+        n = max(n, probe)
+        wall, tokens = (probe_s, probe_tokens) if n == probe else batch_call(model, rand(n), a.output_tokens)
+        counted = tokens is not None
+        tokens = tokens if counted else n * a.output_tokens
+        record = dict(base, requests=n, total_output_tokens=tokens, wall_s=wall, output_tok_s=tokens / wall,
+                      total_tok_s=(tokens + n * a.prompt_tokens) / wall, setup_s=setup_s,
+                      output_tok_s_excl_setup=tokens / max(wall - setup_s, 1e-9), probe_requests=probe, probe_s=probe_s,
+                      tokens_counted=counted)
+        if n != a.requests:
+            record["note"] = (f"measured {n} requests, not {a.requests}: the {probe}-request probe took "
+                              f"{probe_s:.1f} s, so {a.requests} would not fit the {budget:.0f} s left")
+        if tokens != n * a.output_tokens:
+            record["warning"] = f"generated {tokens} tokens, expected {n * a.output_tokens}"
+        emit(a.json, record)
+    except Exception as e:  # the API moved between releases: record, do not fail the run
+        emit(a.json, dict(base, error=repr(e)[:400]))
+
+
 def forward_rate(model, tokens, vocab, out_path):
     ids = torch.randint(100, vocab - 100, (1, tokens), device="cuda")
     with torch.no_grad():
@@ -77,6 +134,15 @@ def main():
     p.add_argument("--batches", default="1,32")
     p.add_argument("--prefill", type=int, default=4096)
     p.add_argument("--compile", action="store_true", help="also static cache + torch.compile")
+    p.add_argument("--workload", choices=("all", "engine"), default="all",
+                   help="engine: only the engine_throughput_bench peer (generate_batch)")
+    p.add_argument("--requests", type=int, default=256, help="engine workload: requests")
+    p.add_argument("--prompt-tokens", type=int, default=512, help="engine workload: prompt tokens each")
+    p.add_argument("--output-tokens", type=int, default=128, help="engine workload: new tokens each")
+    p.add_argument("--deadline-s", type=float, default=225,
+                   help="engine workload: the script should end this long after its start; fewer "
+                        "requests run when the probe says N would not fit")
+    p.add_argument("--time-budget-s", type=float, default=0, help="engine workload: also cap the timed run (0: off)")
     a = p.parse_args()
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(a.config)
@@ -87,6 +153,10 @@ def main():
     emit(a.json, {"bench": "hf_setup", "transformers": transformers.__version__, "torch": torch.__version__,
                   "gpu": torch.cuda.get_device_name(), "init_s": time.perf_counter() - t0})
     vocab = config.vocab_size
+    if a.workload == "engine":
+        with torch.no_grad():
+            engine_workload(model, a, vocab)
+        return
     batches = [int(b) for b in a.batches.split(",")]
     with torch.no_grad():
         forward_rate(model, a.prefill, vocab, a.json)

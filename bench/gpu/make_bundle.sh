@@ -6,10 +6,12 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON > /dev/null
-cmake --build build-gpu -j"${JOBS:-2}" --target strata_tests gpu_decode_bench prefix_cache_bench gpu_moe_bench gpu_gdn_bench
+cmake --build build-gpu -j"${JOBS:-2}" --target strata_tests gpu_decode_bench prefix_cache_bench gpu_moe_bench \
+  gpu_gdn_bench engine_throughput_bench strata
 rm -rf .gpu-bundle && mkdir -p .gpu-bundle/bin .gpu-bundle/lib .gpu-bundle/fallback
 cp build-gpu/tests/strata_tests build-gpu/bench/gpu_decode_bench build-gpu/bench/prefix_cache_bench \
-  build-gpu/bench/gpu_moe_bench build-gpu/bench/gpu_gdn_bench .gpu-bundle/bin/
+  build-gpu/bench/gpu_moe_bench build-gpu/bench/gpu_gdn_bench build-gpu/bench/engine_throughput_bench \
+  build-gpu/strata .gpu-bundle/bin/
 strip .gpu-bundle/bin/*
 # Everything ldd resolves outside CUDA and the C runtime; libstdc++/libgcc only as a fallback
 # for an image whose own are older than the build's.

@@ -2,10 +2,12 @@
 # The one script for the GPU machine: CUDA tests, then Strata's benchmarks and transformers'
 # on the same GPU, logs and a summary table in OUTDIR. Expects .gpu-bundle/ and .fixtures/
 # from bench/gpu/make_bundle.sh (carried with the run); builds there only as a fallback.
-#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid]
+#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine]
 # hybrid: the tests, then gpu_decode_bench and prefix_cache_bench on the 24-layer Qwen3-Next.
+# engine: engine_throughput_bench (256 x 512 prompt / 128 output tokens through the serving
+# engine), its transformers generate_batch peer, and `strata serve` start-up time, on Llama-3.1-8B.
 set -uo pipefail
-OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid]}
+OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine]}
 WHAT=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
@@ -33,7 +35,7 @@ if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" | grep -q "not found" || !
   cmake -S "$ROOT" -B /tmp/strata-build -G Ninja -DCMAKE_BUILD_TYPE=Release >> "$OUT/env.txt" 2>&1 &&
     cmake --build /tmp/strata-build -j16 >> "$OUT/env.txt" 2>&1 || { echo "local build failed; see env.txt"; exit 1; }
   BIN=/tmp/strata-build; cp /tmp/strata-build/tests/strata_tests /tmp/strata-build/bench/gpu_decode_bench \
-    /tmp/strata-build/bench/prefix_cache_bench "$BIN/" 2>/dev/null
+    /tmp/strata-build/bench/prefix_cache_bench /tmp/strata-build/bench/engine_throughput_bench "$BIN/" 2>/dev/null
 fi
 export STRATA_FIXTURES_DIR="$ROOT/.fixtures" STRATA_TEST_TMP_DIR=/tmp/strata-test-tmp
 STATUS=0
@@ -60,6 +62,22 @@ if [ "$WHAT" = hybrid ]; then
   python3 "$ROOT/bench/gpu/summarize.py" "$OUT/strata.jsonl" | tee "$OUT/summary.md"
   [ -x "$BIN/gpu_gdn_bench" ] && run_bin timeout 120 "$BIN/gpu_gdn_bench" > "$OUT/gdn_bench.jsonl" 2>&1
   run_bin timeout 180 "$BIN/prefix_cache_bench" --device cuda --model "$HYBRID" --load-format dummy 2>&1 | tee "$OUT/prefix_cache.md"
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = engine ]; then
+  ENGINE_MODEL="$CONFIGS/${ENGINE_MODEL_NAME:-llama-3.1-8b}"
+  rm -f "$OUT/engine.jsonl" "$OUT/hf_engine.jsonl" "$OUT/startup.json"
+  run_bin timeout "${ENGINE_TIMEOUT:-300}" "$BIN/engine_throughput_bench" --model "$ENGINE_MODEL" --device cuda \
+    --load-format dummy --requests 256 --prompt-tokens 512 --output-tokens 128 --json "$OUT/engine.jsonl" \
+    ${ENGINE_ARGS:-} > "$OUT/engine.log" 2>&1
+  tail -3 "$OUT/engine.log"
+  [ "${HF_ENGINE_TIMEOUT:-240}" != 0 ] && PYTHONUNBUFFERED=1 timeout "${HF_ENGINE_TIMEOUT:-240}" python3 \
+    "$ROOT/bench/gpu/hf_baseline.py" --config "$ENGINE_MODEL" --workload engine --requests 256 --prompt-tokens 512 \
+    --output-tokens 128 --json "$OUT/hf_engine.jsonl" ${HF_ENGINE_ARGS:-} 2>&1 | grep -v Warning | tail -40 > "$OUT/hf_engine.log"
+  STRATA_LD_LIBRARY_PATH="$LIBPATH" python3 "$ROOT/bench/gpu/serve_startup.py" --strata "$BIN/strata" \
+    --model "$ENGINE_MODEL" --device cuda --load-format dummy --timeout-s "${STARTUP_TIMEOUT:-180}" \
+    --json "$OUT/startup.json" ${STARTUP_ARGS:-} > "$OUT/startup.log" 2>&1
+  python3 "$ROOT/bench/gpu/summarize.py" --engine "$OUT/engine.jsonl" --hf-engine "$OUT/hf_engine.jsonl" \
+    --startup "$OUT/startup.json" | tee "$OUT/engine_summary.md"
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

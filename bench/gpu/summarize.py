@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Reads the JSON lines of gpu_decode_bench and hf_baseline.py and prints one markdown
-table: Strata's figures, the roofline, and the ratio to transformers at the same point."""
+table: Strata's figures, the roofline, and the ratio to transformers at the same point.
+With --engine / --hf-engine / --startup: the engine workload (engine_throughput_bench
+against transformers' generate_batch, the 20x target) and serve start-up (the 15 s target).
+  summarize.py [STRATA_JSONL [HF_JSONL]] [--engine F] [--hf-engine F] [--startup F]"""
+import argparse
 import json
-import sys
+
+ENGINE_TARGET_RATIO = 20.0  # Strata / transformers output tok/s on the engine workload
+STARTUP_TARGET_S = 15.0     # launch to the first answered completion
 
 
 def load(path):
@@ -13,8 +19,62 @@ def load(path):
         return []
 
 
+def last(records, bench):
+    return next((r for r in reversed(records) if r.get("bench") == bench), None)
+
+
+def engine_table(engine_path, hf_path, startup_path):
+    ours = last(load(engine_path), "engine_throughput") if engine_path else None
+    peer = last(load(hf_path), "engine_throughput") if hf_path else None
+    start = last(load(startup_path), "serve_startup") if startup_path else None
+    print("| engine workload | Strata | transformers | Strata / transformers | target |")
+    print("| --- | --- | --- | --- | --- |")
+    if ours:
+        shape = f"{ours['requests']} x {ours['prompt_tokens']} prompt -> {ours['output_tokens']} tokens"
+        peer_ok = peer and "output_tok_s" in peer
+        ratio = ours["output_tok_s"] / peer["output_tok_s"] if peer_ok else None
+        verdict = f"{ENGINE_TARGET_RATIO:.0f}x: {'met' if ratio >= ENGINE_TARGET_RATIO else 'missed'}" if ratio else \
+            f"{ENGINE_TARGET_RATIO:.0f}x"
+        peer_txt = f"{peer['output_tok_s']:.0f} ({peer['requests']} requests)" if peer_ok else "-"
+        ratio_txt = f"{ratio:.2f}x" if ratio else "-"
+        print(f"| output tok/s, {shape} | {ours['output_tok_s']:.0f} | {peer_txt} | {ratio_txt} | {verdict} |")
+        peer_total = f"{peer['total_tok_s']:.0f}" if peer_ok else "-"
+        peer_wall = f"{peer['wall_s']:.2f}" if peer_ok else "-"
+        print(f"| total tok/s | {ours['total_tok_s']:.0f} | {peer_total} | | |")
+        print(f"| wall s | {ours['wall_s']:.2f} | {peer_wall} | | |")
+        print(f"| TTFT ms mean / p50 / p99 | {ours['ttft_ms_mean']:.0f} / {ours['ttft_ms_p50']:.0f} / "
+              f"{ours['ttft_ms_p99']:.0f} | | | |")
+        print(f"| TPOT ms mean / p50 / p99 | {ours['tpot_ms_mean']:.2f} / {ours['tpot_ms_p50']:.2f} / "
+              f"{ours['tpot_ms_p99']:.2f} | | | |")
+    else:
+        print("| output tok/s | no engine_throughput line | | | |")
+    if start:
+        got = start.get("startup_s")
+        verdict = f"{STARTUP_TARGET_S:.0f} s: {'met' if got is not None and got <= STARTUP_TARGET_S else 'missed'}"
+        got_txt = f"{got:.1f}" if got is not None else start.get("error", "failed")
+        print(f"| serve start-up s (launch to first completion) | {got_txt} | | | {verdict} |")
+    if hf_path and not peer:
+        print(f"\ntransformers: no engine_throughput line in {hf_path} (see hf_engine.log beside it)")
+    for r in (ours, peer, start):
+        if r and ("error" in r or "note" in r or "warning" in r):
+            print(f"\n{r['bench']}: {json.dumps({k: r[k] for k in ('error', 'note', 'warning', 'log_tail') if k in r})}")
+
+
 def main():
-    strata, hf = load(sys.argv[1]), load(sys.argv[2]) if len(sys.argv) > 2 else []
+    p = argparse.ArgumentParser(usage=__doc__)
+    p.add_argument("strata", nargs="?", default="")
+    p.add_argument("hf", nargs="?", default="")
+    p.add_argument("--engine", default="")
+    p.add_argument("--hf-engine", default="")
+    p.add_argument("--startup", default="")
+    a = p.parse_args()
+    if a.engine or a.hf_engine or a.startup:
+        engine_table(a.engine, a.hf_engine, a.startup)
+    if a.strata:
+        decode_table(load(a.strata), load(a.hf) if a.hf else [])
+
+
+def decode_table(strata, hf):
     hf_decode = {}
     for r in hf:
         if r.get("bench") == "hf_decode" and "tok_s" in r:

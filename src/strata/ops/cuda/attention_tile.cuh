@@ -1,6 +1,7 @@
-// The tensor-core pieces of the paged attention kernel: bf16 mma.sync m16n8k16 with f32
-// accumulators, and packing helpers. Fragment layouts follow the PTX ISA: for lane l,
-// g = l / 4 picks rows g and g + 8, q = l % 4 picks columns (k) 2q, 2q + 1 (+ 8).
+// The tensor-core pieces of the attention kernels: bf16 mma.sync m16n8k16 with f32
+// accumulators, packing helpers, cp.async copies and ldmatrix fragment loads. Fragment
+// layouts follow the PTX ISA: for lane l, g = l / 4 picks rows g and g + 8, q = l % 4 picks
+// columns (k) 2q, 2q + 1 (+ 8).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -33,6 +34,31 @@ __device__ __forceinline__ uint32_t pack_rows(const __nv_bfloat16* lo, const __n
 
 __device__ __forceinline__ uint32_t load_pair(const __nv_bfloat16* p) {
   return *reinterpret_cast<const uint32_t*>(p);
+}
+
+// 16-byte asynchronous global -> shared copies (cp.async.cg, L2 only) and their groups.
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool valid) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int src_bytes = valid ? 16 : 0;  // 0: zero-fill, so masked keys never carry NaNs
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const __nv_bfloat16* smem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const __nv_bfloat16* smem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
 }
 
 }  // namespace strata::cuda

@@ -1,7 +1,8 @@
 // CUDA attention over the paged KV cache, flash-attention style on tensor cores.
 // A block takes 64 "query rows" = (token, head) pairs of one row and one KV head, packed
 // token-major over the head group, so K/V tiles are read once for all heads sharing them.
-// Keys run in tiles of BN through shared memory with an online softmax in registers.
+// Keys run in tiles of BN through a two-stage cp.async ring in shared memory (ldmatrix
+// fragments) with an online softmax in registers.
 // Steps of few query rows (decode) also split the key range over grid.z (flash-decoding)
 // and a combine kernel merges the partial results; see choose_num_splits().
 #include <algorithm>
@@ -81,8 +82,8 @@ __device__ void load_q_tile(const AttnKernelParams& p, const BlockSpan& s, bf16*
   }
 }
 
-// Keys [key0, key0 + BN) of the row into shared memory; keys at or past kv_end are zeros,
-// so masked probabilities never multiply uninitialised cache contents.
+// Starts copying keys [key0, key0 + BN) of the row into shared memory (cp.async); keys at or
+// past kv_end are zero-filled, so masked probabilities never multiply stale cache contents.
 template <int D, int BN>
 __device__ void load_kv_tile(const AttnKernelParams& p, const int32_t* table, int kv_head, int key0,
                              int kv_end, bf16* ks, bf16* vs) {
@@ -90,15 +91,14 @@ __device__ void load_kv_tile(const AttnKernelParams& p, const int32_t* table, in
   for (int c = threadIdx.x; c < BN * kChunks; c += kThreads) {
     const int i = c / kChunks, ch = c % kChunks;
     const int key = key0 + i;
-    uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-    if (key < kv_end) {
+    const bool valid = key < kv_end;
+    int64_t off = 0;
+    if (valid) {
       const int64_t slot = static_cast<int64_t>(table[key / p.block_size]) * p.block_size + key % p.block_size;
-      const int64_t off = (slot * p.num_kv_heads + kv_head) * D + ch * 8;
-      kv = *reinterpret_cast<const uint4*>(p.k_cache + off);
-      vv = *reinterpret_cast<const uint4*>(p.v_cache + off);
+      off = (slot * p.num_kv_heads + kv_head) * D + ch * 8;
     }
-    *reinterpret_cast<uint4*>(ks + i * kLd + ch * 8) = kv;
-    *reinterpret_cast<uint4*>(vs + i * kLd + ch * 8) = vv;
+    cp_async_16(ks + i * kLd + ch * 8, p.k_cache + off, valid);
+    cp_async_16(vs + i * kLd + ch * 8, p.v_cache + off, valid);
   }
 }
 
@@ -110,6 +110,9 @@ __device__ void tile_scores(const AttnKernelParams& p, const bf16* qs, const bf1
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, qd = lane % 4;
   const bf16* q0 = qs + (warp * 16 + g) * kLd + 2 * qd;
   const bf16* q1 = q0 + 8 * kLd;
+  // ldmatrix matrix (lane / 8) covers keys (lane / 16) * 8.. of a 16-key pair of n-tiles and
+  // dims +8 when odd: b[0..1] are the B fragment of the first n-tile, b[2..3] of the second.
+  const bf16* krow = ks + ((lane / 16) * 8 + lane % 8) * kLd + ((lane / 8) % 2) * 8;
 #pragma unroll
   for (int nt = 0; nt < BN / 8; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
@@ -117,9 +120,11 @@ __device__ void tile_scores(const AttnKernelParams& p, const bf16* qs, const bf1
     const uint32_t a0 = load_pair(q0 + kd * 16), a1 = load_pair(q1 + kd * 16);
     const uint32_t a2 = load_pair(q0 + kd * 16 + 8), a3 = load_pair(q1 + kd * 16 + 8);
 #pragma unroll
-    for (int nt = 0; nt < BN / 8; ++nt) {
-      const bf16* kp = ks + (nt * 8 + g) * kLd + kd * 16 + 2 * qd;
-      mma_bf16_16816(s[nt], a0, a1, a2, a3, load_pair(kp), load_pair(kp + 8));
+    for (int nt2 = 0; nt2 < BN / 16; ++nt2) {
+      uint32_t b[4];
+      ldmatrix_x4(b, krow + nt2 * 16 * kLd + kd * 16);
+      mma_bf16_16816(s[2 * nt2], a0, a1, a2, a3, b[0], b[1]);
+      mma_bf16_16816(s[2 * nt2 + 1], a0, a1, a2, a3, b[2], b[3]);
     }
   }
 #pragma unroll
@@ -166,22 +171,25 @@ __device__ void softmax_update(float (&s)[BN / 8][4], float (&o)[D / 8][4], floa
   }
 }
 
-// O += P V: P (C layout of two key octets) is exactly the A fragment of a k16 step.
+// O += P V: P (C layout of two key octets) is exactly the A fragment of a k16 step; V's B
+// fragments come from transposed ldmatrix (matrix lane / 8: keys +8 when odd, dims +8 from 16).
 template <int D, int BN>
 __device__ void accumulate_pv(const float (&s)[BN / 8][4], const bf16* vs, float (&o)[D / 8][4]) {
   constexpr int kLd = D + 8;
-  const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
+  const int lane = threadIdx.x % 32;
+  const bf16* vrow = vs + (((lane / 8) % 2) * 8 + lane % 8) * kLd + (lane / 16) * 8;
 #pragma unroll
   for (int kk = 0; kk < BN / 16; ++kk) {
     const uint32_t a0 = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
     const uint32_t a1 = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
     const uint32_t a2 = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
     const uint32_t a3 = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    const bf16* v0 = vs + (kk * 16 + 2 * qd) * kLd + g;
 #pragma unroll
-    for (int nd = 0; nd < D / 8; ++nd) {
-      const bf16* v = v0 + nd * 8;
-      mma_bf16_16816(o[nd], a0, a1, a2, a3, pack_rows(v, v + kLd), pack_rows(v + 8 * kLd, v + 9 * kLd));
+    for (int nd2 = 0; nd2 < D / 16; ++nd2) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, vrow + kk * 16 * kLd + nd2 * 16);
+      mma_bf16_16816(o[2 * nd2], a0, a1, a2, a3, b[0], b[1]);
+      mma_bf16_16816(o[2 * nd2 + 1], a0, a1, a2, a3, b[2], b[3]);
     }
   }
 }
@@ -221,8 +229,8 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p)
   constexpr int kLd = D + 8;
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* qs = reinterpret_cast<bf16*>(smem);
-  bf16* ks = qs + kBlockRows * kLd;
-  bf16* vs = ks + BN * kLd;
+  bf16* ks = qs + kBlockRows * kLd;  // [2][BN][kLd]: two stages
+  bf16* vs = ks + 2 * BN * kLd;      // [2][BN][kLd]
   const int r = blockIdx.y, split = blockIdx.z % p.num_splits;
   BlockSpan span{.q_begin = p.cu_seqlens[r], .q_len = p.cu_seqlens[r + 1] - p.cu_seqlens[r],
                  .kv_len = p.kv_lens[r], .kv_head = static_cast<int>(blockIdx.z) / p.num_splits,
@@ -241,19 +249,27 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p)
   const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) / 4;
   const QueryRow rows[2] = {query_row(p, span, warp * 16 + g), query_row(p, span, warp * 16 + g + 8)};
   const bool warp_active = span.entry0 + warp * 16 < span.num_entries;
+  if (first < last) load_kv_tile<D, BN>(p, table, span.kv_head, first * BN, kv_end, ks, vs);
+  cp_async_commit();
   load_q_tile<D>(p, span, qs);
   float o[D / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   for (int tile = first; tile < last; ++tile) {
-    __syncthreads();  // the previous tile is consumed (and the Q tile is stored)
-    load_kv_tile<D, BN>(p, table, span.kv_head, tile * BN, kv_end, ks, vs);
+    const int stage = (tile - first) & 1;
+    __syncthreads();  // the other stage's tile is consumed (and the Q tile is stored)
+    if (tile + 1 < last)
+      load_kv_tile<D, BN>(p, table, span.kv_head, (tile + 1) * BN, kv_end, ks + (stage ^ 1) * BN * kLd,
+                          vs + (stage ^ 1) * BN * kLd);
+    cp_async_commit();
+    cp_async_wait<1>();  // this tile's copies landed (the next tile's may still run)
     __syncthreads();
     if (!warp_active) continue;
     float s[BN / 8][4];
-    tile_scores<D, BN>(p, qs, ks, tile * BN, rows, s);
+    tile_scores<D, BN>(p, qs, ks + stage * BN * kLd, tile * BN, rows, s);
     softmax_update<D, BN>(s, o, m, l);
-    accumulate_pv<D, BN>(s, vs, o);
+    accumulate_pv<D, BN>(s, vs + stage * BN * kLd, o);
   }
+  cp_async_wait<0>();
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     l[rr] += __shfl_xor_sync(0xffffffffu, l[rr], 1);
@@ -300,7 +316,7 @@ int choose_num_splits(int64_t grid_blocks) {
 
 template <int D, int BN>
 void launch_attention(const AttnKernelParams& p, dim3 grid) {
-  constexpr int kSmemBytes = (kBlockRows + 2 * BN) * (D + 8) * 2;
+  constexpr int kSmemBytes = (kBlockRows + 4 * BN) * (D + 8) * 2;
   static const bool configured = [] {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<D, BN>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));

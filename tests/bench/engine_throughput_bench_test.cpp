@@ -1,0 +1,51 @@
+// Smoke test of bench/engine_throughput_bench on the CPU: a tiny fixture model, 4 requests,
+// and the JSON line it appends must describe exactly the workload asked for.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "test_support.h"
+
+namespace strata {
+namespace {
+
+TEST(EngineThroughputBench, CpuRunReportsTheExactWorkload) {
+#ifndef STRATA_ENGINE_THROUGHPUT_BENCH
+  GTEST_SKIP() << "built without benchmarks (STRATA_BENCH off)";
+#else
+  const std::string json = test::temp_dir() + "/engine_throughput_smoke.jsonl";
+  std::filesystem::remove(json);
+  const std::string command = fmt::format(
+      "{} --model {} --device cpu --load-format dummy --threads 2 --requests 4 --prompt-tokens 32 "
+      "--output-tokens 8 --warmup-output-tokens 2 --max-num-batched-tokens 48 --json {} > /dev/null",
+      STRATA_ENGINE_THROUGHPUT_BENCH, test::fixture_path("hf/llama"), json);
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(json);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << "no line in " << json;
+  const nlohmann::json r = nlohmann::json::parse(line);
+  EXPECT_EQ(r.at("bench"), "engine_throughput");
+  EXPECT_EQ(r.at("device"), "cpu");
+  EXPECT_EQ(r.at("requests"), 4);
+  EXPECT_EQ(r.at("total_prompt_tokens"), 4 * 32);
+  EXPECT_EQ(r.at("total_output_tokens"), 4 * 8);
+  EXPECT_EQ(r.at("max_num_batched_tokens"), 48);
+  EXPECT_GT(r.at("wall_s").get<double>(), 0.0);
+  EXPECT_GT(r.at("output_tok_s").get<double>(), 0.0);
+  // 48-token budget: the 32-token prompts prefill over several steps, so every first token
+  // comes after the submit and no later than the end.
+  EXPECT_GT(r.at("ttft_ms_p50").get<double>(), 0.0);
+  EXPECT_LE(r.at("ttft_ms_p99").get<double>(), r.at("wall_s").get<double>() * 1e3 + 1e-6);
+  EXPECT_EQ(r.at("preemptions"), 0);
+  EXPECT_FALSE(std::getline(in, line)) << "one run appends one line";
+#endif
+}
+
+}  // namespace
+}  // namespace strata
