@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -150,6 +151,12 @@ void run_serve(ServeFlags flags) {
   const std::vector<int64_t>& config_eos = open.loaded.config.eos_token_ids;
   std::vector<int32_t> eos = has_tokenizer ? text::stop_token_ids(*tokenizer, config_eos)
                                            : std::vector<int32_t>(config_eos.begin(), config_eos.end());
+  if (!open.backend->device().is_cpu()) {
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t graphs = open.runner->capture_decode_graphs(flags.engine.max_num_seqs);
+    fmt::print("strata serve: captured {} decode CUDA graphs in {:.2f} s\n", graphs,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   Engine engine(*open.runner, *tokenizer, eos, flags.engine);
   server::EngineService service(engine);
   const server::ServedModel model{.service = &service,

@@ -110,6 +110,18 @@ Tensor ModelRunner::execute_on_device(StepBatch& step) {
   return logits;
 }
 
+int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
+  backend_.make_current();
+  for (int64_t bucket : kGraphBuckets) {
+    if (bucket > max_batch_size || bucket > options_.max_graph_batch_size) break;
+    std::vector<StepRow> rows(bucket, StepRow{.seq_id = -1, .token_ids = {0}, .block_table = {0}, .padding = true});
+    StepBatch step(std::move(rows), options_.block_size, graph_blocks_per_row_);
+    if (graph_bucket(step) != bucket) break;
+    execute_graph(step, bucket);
+  }
+  return num_captured_graphs();
+}
+
 int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
   if (model_.num_ssm_layers() > 0) return 0;  // SSM slots and snapshots are not graph-stable yet

@@ -40,6 +40,10 @@ class ModelRunner {
   // The same, leaving the logits on the device: a view valid until the next step (for
   // samplers on the device and for timing the step without the copy to the host).
   Tensor execute_on_device(StepBatch& step);
+  // Captures the decode graph of every batch-size bucket up to max_batch_size now, so the
+  // first requests do not pay for it (a server calls this before it reports ready).
+  // Returns the number of graphs held afterwards; 0 where steps run eagerly (CPU, hybrid).
+  int64_t capture_decode_graphs(int64_t max_batch_size);
 
   const Model& model() const { return model_; }
   Backend& backend() { return backend_; }
