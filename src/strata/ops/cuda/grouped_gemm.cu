@@ -214,6 +214,7 @@ int grouped_gemm_tile_rows(const GroupedGemmArgs& args) {
 GroupedKernel grouped_kernel_for(const GroupedGemmArgs& args) {
   const bool few_rows = args.m <= kStreamingRowsPerExpert * args.num_experts;
   if (!few_rows && grouped_gemm_supported(args)) return GroupedKernel::kTensorCores;
+  if (bulk_gemv_supported(args)) return GroupedKernel::kBulkStreaming;
   if (grouped_gemv_supported(args)) return GroupedKernel::kStreaming;
   return GroupedKernel::kNone;
 }

@@ -167,6 +167,7 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
   if (args.m == 0) return;
   switch (grouped_kernel_for(args)) {
     case GroupedKernel::kTensorCores: grouped_gemm(args, current_stream()); return;
+    case GroupedKernel::kBulkStreaming: bulk_gemv(args, current_stream()); return;
     case GroupedKernel::kStreaming: grouped_gemv(args, current_stream()); return;
     case GroupedKernel::kNone: break;
   }
