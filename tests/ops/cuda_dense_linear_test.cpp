@@ -1,5 +1,5 @@
-// The CUDA linear at decode row counts (1-4 rows, where it streams weights with the bulk-copy
-// GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned first,
+// The CUDA linear at decode row counts (1-4 rows, where small ones stream weights with the
+// bulk-copy GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned first,
 // with and without bias; the bulk kernel called directly up to its 8-row limit; the fixed
 // rule that picks the dense kernel.
 #include <gtest/gtest.h>
@@ -87,17 +87,22 @@ TEST_F(CudaDenseLinear, BulkKernelMatchesCpuUpToEightRows) {
   }
 }
 
-TEST(CudaDenseLinearRule, StreamsUpToFourRowsElseCublasLt) {
+TEST(CudaDenseLinearRule, StreamsUpToFourSmallRowsElseCublasLt) {
   alignas(16) static const uint16_t dummy[8] = {};
   cuda::GroupedGemmArgs args{.x = dummy, .weight = dummy, .offsets = nullptr, .out = nullptr,
                              .num_experts = 1, .m = 1, .n = 4096, .k = 4096};
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  args.m = 2;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  args.m = 3;  // x of 24 KB
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.k = 2048;
   args.m = 4;
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
   args.m = 5;
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.m = 1;
-  args.k = 16392;  // a weight row past the 32 KB stage
+  args.k = 14336;  // Llama-3 down: x of 28 KB
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.k = 100;  // not a multiple of 8
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);

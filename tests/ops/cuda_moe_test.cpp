@@ -157,9 +157,9 @@ TEST(CudaMoeDispatch, PicksStreamingForFewRowsAndTensorCoresForMany) {
   cuda::GroupedGemmArgs args{.x = nullptr, .weight = nullptr, .offsets = offsets, .out = nullptr,
                              .num_experts = 128, .m = 8, .n = 768, .k = 2048};
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kBulkStreaming);
-  args.m = 512;
+  args.m = 128;
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kBulkStreaming);
-  args.m = 513;
+  args.m = 129;
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kTensorCores);
   EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 32);
   args.m = 32768;

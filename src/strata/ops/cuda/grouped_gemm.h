@@ -48,7 +48,7 @@ void bulk_gemv(const GroupedGemmArgs& args, cudaStream_t stream);
 enum class GroupedKernel : uint8_t { kTensorCores, kBulkStreaming, kStreaming, kNone };
 
 // The kernel grouped_linear runs for these args: a streaming kernel (bulk-copy where it takes
-// the shape) up to 4 rows per expert on average or where tensor tiles do not take the shape,
+// the shape) up to 1 row per expert on average or where tensor tiles do not take the shape,
 // tensor cores otherwise; kNone: none takes it.
 GroupedKernel grouped_kernel_for(const GroupedGemmArgs& args);
 

@@ -1,6 +1,6 @@
-// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 4 rows the
-// bulk-copy streaming kernel (grouped_gemm.h, one "expert") reads the weights; more rows, or
-// K past its 16384 limit, go through cuBLASLt. The choice is dense_linear_kernel, a fixed rule.
+// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 4 rows of at
+// most 16 KB the bulk-copy streaming kernel (grouped_gemm.h, one "expert") reads the weights;
+// else cuBLASLt. The choice is dense_linear_kernel, a fixed rule (dense_linear.h).
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
@@ -10,8 +10,8 @@
 namespace strata::cuda {
 
 DenseKernel dense_linear_kernel(const GroupedGemmArgs& args) {
-  return args.m <= kDenseStreamingMaxRows && bulk_gemv_supported(args) ? DenseKernel::kBulkStreaming
-                                                                         : DenseKernel::kCublasLt;
+  const bool small = args.m <= kDenseStreamingMaxRows && args.m * args.k * 2 <= kDenseStreamingMaxXBytes;
+  return small && bulk_gemv_supported(args) ? DenseKernel::kBulkStreaming : DenseKernel::kCublasLt;
 }
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
