@@ -1,8 +1,9 @@
-// GPU time of the MoE grouped linear at Qwen3-30B-A3B and Qwen3-Next shapes, with routing drawn
-// at random (k distinct experts per token): per token count, the op's own pick and every kernel
-// variant forced, timed with CUDA events around the kernel only (L2 flushed before each call).
+// GPU time of the MoE grouped linear at Qwen3-30B-A3B and Qwen3-Next shapes (routing drawn at
+// random, k distinct experts per token) and of dense decode linears (Llama-3.1-8B, Qwen3-30B-A3B
+// at 1-8 rows): the op's own pick and every kernel forced, timed with CUDA events around the
+// kernel only, L2 flushed before each call by reading 256 MB (clean lines, as in a decode step).
 // Prints JSON lines with TB/s of weight traffic (decode) and TFLOP/s (prefill).
-//   gpu_moe_bench [--tokens 1,8,64,512,4096] [--iters 20]
+//   gpu_moe_bench [--tokens 1,8,64,512,4096] [--dense-rows 1,2,4,8] [--iters 20]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -13,11 +14,13 @@
 #include <vector>
 
 #include "strata/backend/backend.h"
+#include "strata/ops/linear.h"
 #include "strata/ops/moe.h"
 #if defined(STRATA_WITH_CUDA)
 #include <cuda_runtime.h>
 
 #include "strata/backend/cuda/cuda_check.h"
+#include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #endif
 
@@ -29,8 +32,24 @@ struct MoeShape {
   int64_t experts, top_k, n, k;
 };
 
-const std::vector<MoeShape> kShapes{{"qwen3-30b-a3b up", 128, 8, 768, 2048}, {"qwen3-30b-a3b down", 128, 8, 2048, 768},
-                                    {"qwen3-next up", 512, 10, 512, 2048}, {"qwen3-next down", 512, 10, 2048, 512}};
+// gate_up: the fused [E, 2 I, H] product the layer runs; up: one half (the run-1 shape).
+const std::vector<MoeShape> kShapes{
+    {"qwen3-30b-a3b gate_up", 128, 8, 1536, 2048}, {"qwen3-30b-a3b up", 128, 8, 768, 2048},
+    {"qwen3-30b-a3b down", 128, 8, 2048, 768},     {"qwen3-next gate_up", 512, 10, 1024, 2048},
+    {"qwen3-next up", 512, 10, 512, 2048},         {"qwen3-next down", 512, 10, 2048, 512}};
+
+struct DenseShape {
+  const char* name;
+  int64_t n, k;
+  DType out_dtype;
+};
+
+const std::vector<DenseShape> kDenseShapes{
+    {"llama-3.1-8b qkv", 6144, 4096, DType::kBF16},        {"llama-3.1-8b o_proj", 4096, 4096, DType::kBF16},
+    {"llama-3.1-8b gate_up", 28672, 4096, DType::kBF16},   {"llama-3.1-8b down", 4096, 14336, DType::kBF16},
+    {"llama-3.1-8b lm_head", 128256, 4096, DType::kF32},   {"qwen3-30b-a3b qkv", 5120, 2048, DType::kBF16},
+    {"qwen3-30b-a3b o_proj", 2048, 4096, DType::kBF16},    {"qwen3-30b-a3b router", 128, 2048, DType::kF32},
+    {"qwen3-30b-a3b lm_head", 151936, 2048, DType::kF32}};
 
 // Offsets [E + 1] of `tokens` tokens each routed to k distinct experts at random.
 std::vector<int32_t> random_offsets(int64_t tokens, int64_t top_k, int64_t experts, uint64_t seed) {
@@ -49,11 +68,18 @@ std::vector<int32_t> random_offsets(int64_t tokens, int64_t top_k, int64_t exper
 }
 
 #if defined(STRATA_WITH_CUDA)
+// The flush reads a [16384, 8192] bf16 matrix (256 MB, past L2) through cuBLASLt: reading
+// leaves clean lines, where a memset would leave L2 full of dirty lines to write back.
 struct Timer {
-  void* flush = nullptr;  // larger than L2, rewritten before every timed call
-  int64_t flush_bytes = 256ll << 20;
+  Tensor flush_weight, flush_x, flush_out;  // [16384, 8192], [1, 8192], [1, 16384] bf16
   int iters = 20;
 };
+
+void flush_l2(const Timer& timer) {
+  cuda::gemm_bf16({.weight = timer.flush_weight.data(), .x = timer.flush_x.data(), .out = timer.flush_out.data(),
+                   .m = 1, .n = timer.flush_weight.dim(0), .k = timer.flush_weight.dim(1)},
+                  cuda::current_stream());
+}
 
 // Median milliseconds of `call` over the iterations, each after an L2 flush.
 template <typename Call>
@@ -64,7 +90,7 @@ double time_ms(const Timer& timer, Call call) {
   STRATA_CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> times;
   for (int i = 0; i < timer.iters + 2; ++i) {
-    STRATA_CUDA_CHECK(cudaMemsetAsync(timer.flush, i & 0xFF, static_cast<size_t>(timer.flush_bytes), stream));
+    flush_l2(timer);
     STRATA_CUDA_CHECK(cudaEventRecord(start, stream));
     call();
     STRATA_CUDA_CHECK(cudaEventRecord(stop, stream));
@@ -105,11 +131,38 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
     };
     report("op", time_ms(timer, [&] { ops::grouped_linear(x, w, goffsets, out); }));
     report("streaming", time_ms(timer, [&] { cuda::grouped_gemv(base, cuda::current_stream()); }));
+    if (cuda::bulk_gemv_supported(base))
+      report("bulk", time_ms(timer, [&] { cuda::bulk_gemv(base, cuda::current_stream()); }));
     for (const int rows : {32, 64, 128}) {
       cuda::GroupedGemmArgs args = base;
       args.tile_rows = rows;
       report(fmt::format("tensor{}", rows), time_ms(timer, [&] { cuda::grouped_gemm(args, cuda::current_stream()); }));
     }
+  }
+}
+
+// Dense decode linears: the op's pick, cuBLASLt and the bulk-copy GEMV (offsets null).
+void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts) {
+  const Tensor w = gpu.empty(DType::kBF16, {s.n, s.k});
+  gpu.fill_bytes(w, 0x3C);
+  for (const int64_t m : row_counts) {
+    const Tensor x = gpu.empty(DType::kBF16, {m, s.k}), out = gpu.empty(s.out_dtype, {m, s.n});
+    gpu.fill_bytes(x, 0x3C);
+    const cuda::GroupedGemmArgs args{.x = x.data(), .weight = w.data(), .offsets = nullptr, .out = out.data(),
+                                     .out_dtype = s.out_dtype, .num_experts = 1, .m = m, .n = s.n, .k = s.k};
+    const double bytes = s.n * s.k * 2.0 + m * s.k * 2.0 + m * s.n * static_cast<double>(dtype_bytes(s.out_dtype, 1));
+    auto report = [&](const std::string& kernel, double ms) {
+      std::printf("%s\n", fmt::format(R"({{"shape":"{}","tokens":{},"kernel":"{}","us":{:.1f},"tb_s":{:.2f}}})", s.name,
+                                      m, kernel, ms * 1e3, bytes / (ms * 1e-3) / 1e12).c_str());
+    };
+    report("op", time_ms(timer, [&] { ops::linear(x, w, Tensor(), out); }));
+    report("cublaslt", time_ms(timer, [&] {
+             cuda::gemm_bf16({.weight = w.data(), .x = x.data(), .out = out.data(), .out_dtype = s.out_dtype,
+                              .m = m, .n = s.n, .k = s.k},
+                             cuda::current_stream());
+           }));
+    if (cuda::bulk_gemv_supported(args))
+      report("gemv", time_ms(timer, [&] { cuda::bulk_gemv(args, cuda::current_stream()); }));
   }
 }
 #endif
@@ -119,9 +172,10 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
 
 int main(int argc, char** argv) {
   CLI::App app{"GPU MoE grouped linear benchmark"};
-  std::vector<int64_t> tokens{1, 8, 64, 512, 4096};
+  std::vector<int64_t> tokens{1, 8, 64, 512, 4096}, dense_rows{1, 2, 4, 8};
   int iters = 20;
   app.add_option("--tokens", tokens, "token counts (pairs = tokens * top_k)")->delimiter(',');
+  app.add_option("--dense-rows", dense_rows, "row counts of the dense linears")->delimiter(',');
   app.add_option("--iters", iters, "timed calls per case (median reported)");
   CLI11_PARSE(app, argc, argv);
 #if defined(STRATA_WITH_CUDA)
@@ -132,9 +186,13 @@ int main(int argc, char** argv) {
   }
   strata::Timer timer;
   timer.iters = std::max(iters, 1);
-  STRATA_CUDA_CHECK(cudaMalloc(&timer.flush, static_cast<size_t>(timer.flush_bytes)));
+  timer.flush_weight = gpu->empty(strata::DType::kBF16, {16384, 8192});
+  timer.flush_x = gpu->empty(strata::DType::kBF16, {1, 8192});
+  timer.flush_out = gpu->empty(strata::DType::kBF16, {1, 16384});
+  gpu->fill_bytes(timer.flush_weight, 0x3C);
+  gpu->fill_bytes(timer.flush_x, 0x3C);
   for (const strata::MoeShape& s : strata::kShapes) strata::bench_shape(*gpu, timer, s, tokens);
-  STRATA_CUDA_CHECK(cudaFree(timer.flush));
+  for (const strata::DenseShape& s : strata::kDenseShapes) strata::bench_dense(*gpu, timer, s, dense_rows);
   return 0;
 #else
   std::fprintf(stderr, "gpu_moe_bench: built without CUDA\n");

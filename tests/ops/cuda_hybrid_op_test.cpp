@@ -120,7 +120,8 @@ TEST_F(CudaHybridOps, SsdScanRecurrentMatchesCpu) {
 TEST_F(CudaHybridOps, MoeRouteGroupGroupedLinearCombine) {
   for (const auto& [tokens, experts, k, scoring] : std::vector<std::tuple<int64_t, int64_t, int64_t, ops::MoeScoring>>{
            {3, 128, 8, ops::MoeScoring::kSoftmax}, {200, 128, 8, ops::MoeScoring::kSoftmax},
-           {9, 512, 10, ops::MoeScoring::kSoftmax}, {33, 64, 6, ops::MoeScoring::kSigmoid}}) {
+           {9, 512, 10, ops::MoeScoring::kSoftmax}, {33, 64, 6, ops::MoeScoring::kSigmoid},
+           {5, 1000, 4, ops::MoeScoring::kSoftmax}}) {  // past the warp router: block per token
     const int64_t hidden = 256, inter = 192, pairs = tokens * k;
     const ops::MoeRouteOptions route{.top_k = k, .scoring = scoring, .norm_topk_prob = true,
                                      .routed_scaling_factor = scoring == ops::MoeScoring::kSigmoid ? 2.5f : 1.0f};

@@ -1,7 +1,8 @@
 // The CUDA MoE kernels against the CPU ops at Qwen3-30B-A3B and Qwen3-Next shapes: grouped
 // linears for 1 to 32768 (token, expert) rows with skewed routing (empty experts, one expert
 // holding most rows) through the op's pick and through every kernel variant, bf16 and f32
-// outputs poisoned first; grouping exact on large inputs; the combine; the kernel pick itself.
+// outputs poisoned first; gate and up fused per expert ([E, 2 I, H]) then the gated activation;
+// grouping exact on large inputs; the combine; the kernel pick itself.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "ops/cuda_op_support.h"
 #include "strata/core/parallel.h"
+#include "strata/ops/activation.h"
 #include "strata/ops/moe.h"
 #if defined(STRATA_WITH_CUDA)
 #include "strata/backend/cuda/cuda_check.h"
@@ -85,9 +87,42 @@ TEST_F(CudaMoe, GroupedLinearMatchesCpuAtModelShapes) {
   }
 }
 
+// [E, 2 I, H]: expert e's gate rows then its up rows, as MoeFfn stacks them on accelerators.
+Tensor fuse_gate_up(const Tensor& gate, const Tensor& up) {
+  const int64_t experts = gate.dim(0), inter = gate.dim(1), hidden = gate.dim(2);
+  Tensor fused = Tensor::host(DType::kBF16, {experts, 2 * inter, hidden});
+  const int64_t part_bytes = inter * hidden * 2;
+  for (int64_t e = 0; e < experts; ++e) {
+    char* dst = static_cast<char*>(fused.data()) + 2 * e * part_bytes;
+    std::memcpy(dst, static_cast<const char*>(gate.data()) + e * part_bytes, part_bytes);
+    std::memcpy(dst + part_bytes, static_cast<const char*>(up.data()) + e * part_bytes, part_bytes);
+  }
+  return fused;
+}
+
+// The fused path of MoeFfn on CUDA (one grouped linear into [M, 2 I], gated_activation_halves)
+// against the CPU's separate gate and up products, at Qwen3-30B-A3B expert dimensions.
+TEST_F(CudaMoe, FusedGateUpMatchesSeparateProducts) {
+  const int64_t experts = 16, inter = 768, hidden = 2048;
+  const Tensor gate_w = random_bf16({experts, inter, hidden}, 560, 0.05f);
+  const Tensor up_w = random_bf16({experts, inter, hidden}, 561, 0.05f);
+  const Tensor gfused = gpu_copy(fuse_gate_up(gate_w, up_w));
+  for (const int64_t m : {1, 8, 80, 4096}) {
+    const Tensor x = random_rounded({m, hidden}, 562 + m), offsets = skewed_offsets(m, experts, 563 + m);
+    Tensor gate = Tensor::host(DType::kF32, {m, inter}), up = Tensor::host(DType::kF32, {m, inter});
+    ops::grouped_linear(x, gate_w, offsets, gate);
+    ops::grouped_linear(x, up_w, offsets, up);
+    ops::gated_activation(gate, up, up, ops::Activation::kSilu);
+    Tensor gate_up = poisoned(DType::kBF16, {m, 2 * inter}), out = poisoned(DType::kBF16, {m, inter});
+    ops::grouped_linear(gpu_bf16(x), gfused, gpu_copy(offsets), gate_up);
+    ops::gated_activation_halves(gate_up, out, ops::Activation::kSilu);
+    expect_close(*gpu_, out, up, kBf16Tolerance, "fused gate_up m=" + std::to_string(m));
+  }
+}
+
 #if defined(STRATA_WITH_CUDA)
 // Each kernel on its own, whatever the op would pick: tensor tiles of 32, 64 and 128 rows and
-// the streaming kernel, at few and many rows per expert.
+// both streaming kernels (registers, bulk copy), at few and many rows per expert.
 TEST_F(CudaMoe, EveryGroupedKernelVariantMatchesCpu) {
   const LinearShape s{"variants", 64, 384, 1024};
   const Tensor w = random_bf16({s.experts, s.n, s.k}, 530, 0.05f);
@@ -97,29 +132,34 @@ TEST_F(CudaMoe, EveryGroupedKernelVariantMatchesCpu) {
     Tensor ref = Tensor::host(DType::kF32, {m, s.n});
     ops::grouped_linear(x, w, offsets, ref);
     const Tensor gx = gpu_bf16(x), goffsets = gpu_copy(offsets);
-    for (const int tile_rows : {0, 32, 64, 128}) {
+    for (const int tile_rows : {-1, 0, 32, 64, 128}) {  // -1: bulk copy, 0: register streaming
       Tensor out = poisoned(DType::kF32, {m, s.n});
       const cuda::GroupedGemmArgs args{.x = gx.data(), .weight = gw.data(), .offsets = goffsets.data_as<int32_t>(),
                                        .out = out.data(), .out_dtype = DType::kF32, .num_experts = s.experts,
-                                       .m = m, .n = s.n, .k = s.k, .tile_rows = tile_rows};
-      if (tile_rows == 0) {
+                                       .m = m, .n = s.n, .k = s.k, .tile_rows = tile_rows > 0 ? tile_rows : 0};
+      if (tile_rows == -1) {
+        cuda::bulk_gemv(args, cuda::current_stream());
+      } else if (tile_rows == 0) {
         cuda::grouped_gemv(args, cuda::current_stream());
       } else {
         cuda::grouped_gemm(args, cuda::current_stream());
       }
-      const std::string kernel = tile_rows == 0 ? "streaming" : "tensor tile_rows=" + std::to_string(tile_rows);
+      const std::string kernel = tile_rows == -1  ? "bulk"
+                                 : tile_rows == 0 ? "streaming"
+                                                  : "tensor tile_rows=" + std::to_string(tile_rows);
       expect_close(*gpu_, out, ref, kBf16Tolerance, kernel + " m=" + std::to_string(m));
     }
   }
 }
 
 TEST(CudaMoeDispatch, PicksStreamingForFewRowsAndTensorCoresForMany) {
-  cuda::GroupedGemmArgs args{.x = nullptr, .weight = nullptr, .offsets = nullptr, .out = nullptr,
+  const int32_t offsets[4] = {};  // only its address is looked at
+  cuda::GroupedGemmArgs args{.x = nullptr, .weight = nullptr, .offsets = offsets, .out = nullptr,
                              .num_experts = 128, .m = 8, .n = 768, .k = 2048};
-  EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kStreaming);
-  args.m = 512;
-  EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kStreaming);
-  args.m = 513;
+  EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kBulkStreaming);
+  args.m = 128;
+  EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kBulkStreaming);
+  args.m = 129;
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kTensorCores);
   EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 32);
   args.m = 32768;
@@ -127,6 +167,8 @@ TEST(CudaMoeDispatch, PicksStreamingForFewRowsAndTensorCoresForMany) {
   args.num_experts = 512;
   EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 64);
   args.k = 2056;  // not a multiple of 64: tensor tiles refuse, streaming takes it
+  EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kBulkStreaming);
+  args.k = 16392;  // weight rows past the bulk kernel's 32 KB stage: register streaming
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kStreaming);
   args.k = 2050;  // not a multiple of 8: nothing takes it
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kNone);

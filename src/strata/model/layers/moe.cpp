@@ -18,12 +18,28 @@ Tensor MoeFfn::stacked_experts(const WeightScope& w, const std::string& name, co
   return w.weights().stacked(names, part);
 }
 
+// Expert e's gate rows then its up rows, [E, 2 I, H], so one grouped linear serves both;
+// undefined on the CPU (its kernels take the parts) or when the parts cannot be concatenated.
+Tensor MoeFfn::fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const {
+  const ModelWeights& weights = w.weights();
+  if (weights.backend().device().is_cpu()) return {};
+  std::vector<std::string> parts;
+  for (int64_t e = 0; e < options_.num_experts; ++e) {
+    parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.gate_proj)));
+    parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.up_proj)));
+  }
+  if (!weights.can_concat(parts)) return {};
+  const int64_t inter = options_.intermediate_size, hidden = options_.hidden_size;
+  return weights.stacked(parts, {inter, hidden}).reshape({options_.num_experts, 2 * inter, hidden});
+}
+
 MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names)
     : options_(options) {
   const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
   router_ = w.get(names.router, {options.num_experts, hidden});
-  if (options.gated) gate_proj_ = stacked_experts(w, names.gate_proj, {inter, hidden});
-  up_proj_ = stacked_experts(w, names.up_proj, {inter, hidden});
+  if (options.gated) gate_up_proj_ = fused_gate_up(w, names);
+  if (options.gated && !gate_up_proj_.defined()) gate_proj_ = stacked_experts(w, names.gate_proj, {inter, hidden});
+  if (!gate_up_proj_.defined()) up_proj_ = stacked_experts(w, names.up_proj, {inter, hidden});
   down_proj_ = stacked_experts(w, names.down_proj, {hidden, inter});
   if (options.shared_intermediate_size > 0) {
     shared_expert_ = std::make_unique<Mlp>(
@@ -50,12 +66,17 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) co
   Tensor xs = ctx.temp({pairs, options_.hidden_size});
   ops::gather_rows(h, groups.token_rows, xs);
   Tensor up = ctx.temp({pairs, inter});
-  ops::grouped_linear(xs, up_proj_, groups.expert_offsets, up);
-  if (options_.gated) {
+  if (gate_up_proj_.defined()) {
+    Tensor gate_up = ctx.temp({pairs, 2 * inter});
+    ops::grouped_linear(xs, gate_up_proj_, groups.expert_offsets, gate_up);
+    ops::gated_activation_halves(gate_up, up, options_.activation);
+  } else if (options_.gated) {
+    ops::grouped_linear(xs, up_proj_, groups.expert_offsets, up);
     Tensor gate = ctx.temp({pairs, inter});
     ops::grouped_linear(xs, gate_proj_, groups.expert_offsets, gate);
     ops::gated_activation(gate, up, up, options_.activation);
   } else {
+    ops::grouped_linear(xs, up_proj_, groups.expert_offsets, up);
     ops::activation(up, up, options_.activation);
   }
   Tensor ys = ctx.temp({pairs, options_.hidden_size});

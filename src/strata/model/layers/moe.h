@@ -1,5 +1,5 @@
 // Mixture-of-experts feed-forward: a linear router, top-k routing, experts stacked at load
-// into [num_experts, out, in] tensors (gated SwiGLU-style or plain up/down experts), and an
+// into [num_experts, out, in] tensors (gate and up fused as [E, 2 I, H] on accelerators) (gated SwiGLU-style or plain up/down experts), and an
 // optional shared expert (Qwen3-Next: scaled by sigmoid(shared_expert_gate(x))).
 #pragma once
 
@@ -44,10 +44,12 @@ class MoeFfn final : public Ffn {
 
  private:
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
+  Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
 
   MoeOptions options_;
   Tensor router_;                      // [num_experts, hidden]
-  Tensor gate_proj_, up_proj_;         // [num_experts, I, hidden]; gate_proj_ gated only
+  Tensor gate_up_proj_;                // [num_experts, 2 I, hidden] gate | up per expert (accelerators), or undefined
+  Tensor gate_proj_, up_proj_;         // [num_experts, I, hidden]; gate_proj_ gated only; undefined when fused
   Tensor down_proj_;                   // [num_experts, hidden, I]
   std::unique_ptr<Mlp> shared_expert_;
   Tensor shared_gate_;                 // [1, hidden] or undefined

@@ -14,9 +14,10 @@ using bf16 = __nv_bfloat16;
 constexpr int kThreads = 256;
 constexpr int kBlockN = 128;
 constexpr int kBlockK = 64;  // one 128-byte shared row per tile row: 8 chunks of 16 bytes
-// Up to this many rows per expert on average, streaming the weights once per 8 rows beats
-// tensor-core tiles (decode); above, tensor cores.
-constexpr int64_t kStreamingRowsPerExpert = 4;
+// Up to this many rows per expert on average, streaming the weights beats tensor-core tiles
+// (decode); above, tensor cores. H200 (gpu_moe_bench): 32-row tiles won at 4 rows per expert
+// (Qwen3-30B-A3B, 108 vs 180 us) and at 1.25 (Qwen3-Next, 194 vs 259), streaming at 0.5.
+constexpr int64_t kStreamingRowsPerExpert = 1;
 
 template <int BM>
 struct Tiling {
@@ -214,6 +215,7 @@ int grouped_gemm_tile_rows(const GroupedGemmArgs& args) {
 GroupedKernel grouped_kernel_for(const GroupedGemmArgs& args) {
   const bool few_rows = args.m <= kStreamingRowsPerExpert * args.num_experts;
   if (!few_rows && grouped_gemm_supported(args)) return GroupedKernel::kTensorCores;
+  if (bulk_gemv_supported(args)) return GroupedKernel::kBulkStreaming;
   if (grouped_gemv_supported(args)) return GroupedKernel::kStreaming;
   return GroupedKernel::kNone;
 }

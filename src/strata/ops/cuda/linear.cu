@@ -1,19 +1,33 @@
-// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out, through cuBLASLt
-// at every row count: measured on an H200 (docs/perf.md), a SIMT skinny kernel streamed
-// weights at ~2 TB/s for N <= 14336 against cuBLASLt's ~3.5 TB/s at one row.
+// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 4 rows of at
+// most 16 KB the bulk-copy streaming kernel (grouped_gemm.h, one "expert") reads the weights;
+// else cuBLASLt. The choice is dense_linear_kernel, a fixed rule (dense_linear.h).
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
+#include "strata/ops/cuda/dense_linear.h"
+#include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/linear.h"
 
 namespace strata::cuda {
+
+DenseKernel dense_linear_kernel(const GroupedGemmArgs& args) {
+  const bool small = args.m <= kDenseStreamingMaxRows && args.m * args.k * 2 <= kDenseStreamingMaxXBytes;
+  return small && bulk_gemv_supported(args) ? DenseKernel::kBulkStreaming : DenseKernel::kCublasLt;
+}
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
   if (x.dtype() != DType::kBF16) unsupported_dtype("linear x", x.dtype());
   if (weight.dtype() != DType::kBF16) unsupported_dtype("linear weight", weight.dtype());
   if (bias.defined() && bias.dtype() != DType::kBF16) unsupported_dtype("linear bias", bias.dtype());
+  if (out.dtype() != DType::kBF16 && out.dtype() != DType::kF32) unsupported_dtype("linear out", out.dtype());
+  const GroupedGemmArgs args{.x = x.data(), .weight = weight.data(), .offsets = nullptr, .out = out.data(),
+                             .out_dtype = out.dtype(), .num_experts = 1, .m = x.dim(0), .n = weight.dim(0),
+                             .k = x.dim(1), .bias = bias.defined() ? bias.data() : nullptr};
+  if (dense_linear_kernel(args) == DenseKernel::kBulkStreaming) {
+    bulk_gemv(args, current_stream());
+    return;
+  }
   gemm_bf16({.weight = weight.data(), .x = x.data(), .out = out.data(), .out_dtype = out.dtype(),
-             .bias = bias.defined() ? bias.data() : nullptr, .m = x.dim(0), .n = weight.dim(0),
-             .k = x.dim(1)},
+             .bias = args.bias, .m = args.m, .n = args.n, .k = args.k},
             current_stream());
 }
 

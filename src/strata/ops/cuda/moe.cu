@@ -1,6 +1,6 @@
-// CUDA mixture-of-experts pieces: top-k routing (block per token), grouped linears through
-// the grouped kernels (offsets read on the device: no host sync, any batch can be captured in a
-// graph) and the weighted combine. The stable grouping by expert lives in moe_group.cu.
+// CUDA mixture-of-experts pieces: top-k routing (a warp per token, a block past 512 experts),
+// grouped linears through the grouped kernels (offsets read on the device: no host sync, any
+// batch can be captured in a graph) and the weighted combine. The stable grouping by expert lives in moe_group.cu.
 #include <string>
 
 #include "strata/ops/cuda/common.cuh"
@@ -80,6 +80,60 @@ __global__ void route_kernel(RouteParams p) {
   }
 }
 
+// Decode-sized routing: one warp per token, scores in registers (expert lane + 32 i), no block
+// barriers. Same math and tie rule (lowest id) as route_kernel. E <= 32 * kWarpScores.
+constexpr int kWarpScores = 16;
+constexpr int kRouteWarps = 4;
+
+__device__ __forceinline__ void warp_argmax(float& value, int& index) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const float v = __shfl_xor_sync(0xffffffffu, value, o);
+    const int i = __shfl_xor_sync(0xffffffffu, index, o);
+    if (v > value || (v == value && i < index)) value = v, index = i;
+  }
+}
+
+__global__ void __launch_bounds__(kRouteWarps * 32) route_warp_kernel(RouteParams p, int64_t tokens) {
+  const int lane = threadIdx.x % 32;
+  const int64_t t = blockIdx.x * static_cast<int64_t>(kRouteWarps) + threadIdx.x / 32;
+  if (t >= tokens) return;
+  const float* logits = p.logits + t * p.experts;
+  float scores[kWarpScores];
+  float mx = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < kWarpScores; ++i) {
+    const int64_t e = lane + 32 * i;
+    scores[i] = e < p.experts ? logits[e] : -INFINITY;
+    mx = fmaxf(mx, scores[i]);
+  }
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kWarpScores; ++i) {
+    if (lane + 32 * i >= p.experts) continue;
+    scores[i] = p.softmax ? expf(scores[i] - mx) : 1.0f / (1.0f + expf(-scores[i]));
+    sum += scores[i];
+  }
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  float chosen_sum = 0.0f, mine = 0.0f;  // lane j keeps the weight of choice j
+  for (int64_t j = 0; j < p.k; ++j) {
+    float best = -INFINITY;
+    int best_e = INT_MAX;
+#pragma unroll
+    for (int i = 0; i < kWarpScores; ++i)
+      if (scores[i] > best) best = scores[i], best_e = lane + 32 * i;
+    warp_argmax(best, best_e);
+#pragma unroll
+    for (int i = 0; i < kWarpScores; ++i)
+      if (lane + 32 * i == best_e) scores[i] = -INFINITY;
+    const float w = p.softmax ? best / sum : best;
+    chosen_sum += w;
+    if (lane == j % 32) mine = w;
+    if (lane == 0) p.ids[t * p.k + j] = best_e;
+  }
+  if (lane < p.k) p.weights[t * p.k + lane] = mine * ((p.renormalise ? 1.0f / chosen_sum : 1.0f) * p.scaling);
+}
+
 __global__ void invert_kernel(const int32_t* sorted, int32_t* position, int64_t pairs) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < pairs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -154,7 +208,11 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
                       .weights = topk_weights.data_as<float>(), .experts = e, .k = options.top_k,
                       .softmax = options.scoring == ops::MoeScoring::kSoftmax,
                       .renormalise = options.norm_topk_prob, .scaling = options.routed_scaling_factor};
-  route_kernel<<<t, kRouteThreads, e * sizeof(float), current_stream()>>>(p);
+  if (e <= 32 * kWarpScores && options.top_k <= 32) {
+    route_warp_kernel<<<static_cast<unsigned>(ceil_div(t, kRouteWarps)), kRouteWarps * 32, 0, current_stream()>>>(p, t);
+  } else {
+    route_kernel<<<t, kRouteThreads, e * sizeof(float), current_stream()>>>(p);
+  }
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
@@ -167,6 +225,7 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
   if (args.m == 0) return;
   switch (grouped_kernel_for(args)) {
     case GroupedKernel::kTensorCores: grouped_gemm(args, current_stream()); return;
+    case GroupedKernel::kBulkStreaming: bulk_gemv(args, current_stream()); return;
     case GroupedKernel::kStreaming: grouped_gemv(args, current_stream()); return;
     case GroupedKernel::kNone: break;
   }

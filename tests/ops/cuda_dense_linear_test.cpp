@@ -1,0 +1,116 @@
+// The CUDA linear at decode row counts (1-4 rows, where small ones stream weights with the
+// bulk-copy GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned first,
+// with and without bias; the bulk kernel called directly up to its 8-row limit; the fixed
+// rule that picks the dense kernel.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ops/cuda_op_support.h"
+#include "strata/ops/linear.h"
+#if defined(STRATA_WITH_CUDA)
+#include "strata/backend/cuda/cuda_check.h"
+#include "strata/ops/cuda/dense_linear.h"
+#endif
+
+namespace strata::test {
+namespace {
+
+using CudaDenseLinear = CudaOpTest;
+
+struct DenseShape {
+  const char* name;
+  int64_t n, k;
+};
+
+// Llama-3.1-8B: o_proj, fused qkv, fused gate_up, down.
+const std::vector<DenseShape> kLlamaShapes{
+    {"o_proj", 4096, 4096}, {"qkv", 6144, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+
+std::string label(const DenseShape& s, int64_t m, DType out_dtype, bool bias) {
+  return std::string(s.name) + " m=" + std::to_string(m) + " " + std::string(dtype_name(out_dtype)) +
+         (bias ? " bias" : "");
+}
+
+TEST_F(CudaDenseLinear, DecodeRowsMatchCpuAtLlamaShapes) {
+  for (const DenseShape& s : kLlamaShapes) {
+    const Tensor w = random_rounded({s.n, s.k}, 600 + s.n, -0.05f, 0.05f), b = random_rounded({s.n}, 601);
+    const Tensor gw = gpu_bf16(w), gb = gpu_bf16(b), w_bf16 = to_bf16_host(w), b_bf16 = to_bf16_host(b);
+    for (int64_t m = 1; m <= 4; ++m) {
+      const Tensor x = random_rounded({m, s.k}, 602 + m), gx = gpu_bf16(x);
+      for (const bool bias : {false, true}) {
+        Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+        ops::linear(x, w_bf16, bias ? b_bf16 : Tensor(), ref);
+        for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
+          Tensor out = poisoned(out_dtype, {m, s.n});
+          ops::linear(gx, gw, bias ? gb : Tensor(), out);
+          expect_close(*gpu_, out, ref, kBf16Tolerance, label(s, m, out_dtype, bias));
+        }
+      }
+    }
+  }
+}
+
+// Llama-3's lm_head: 128256 f32 logits per row.
+TEST_F(CudaDenseLinear, LmHeadLogitsMatchCpu) {
+  const DenseShape s{"lm_head", 128256, 4096};
+  const Tensor w = random_rounded({s.n, s.k}, 610, -0.05f, 0.05f), gw = gpu_bf16(w), w_bf16 = to_bf16_host(w);
+  for (const int64_t m : {1, 4}) {
+    const Tensor x = random_rounded({m, s.k}, 611 + m);
+    Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+    ops::linear(x, w_bf16, Tensor(), ref);
+    Tensor out = poisoned(DType::kF32, {m, s.n});
+    ops::linear(gpu_bf16(x), gw, Tensor(), out);
+    expect_close(*gpu_, out, ref, kBf16Tolerance, label(s, m, DType::kF32, false));
+  }
+}
+
+#if defined(STRATA_WITH_CUDA)
+// The bulk kernel itself at every row count it takes, odd N and a K that splits over warps.
+TEST_F(CudaDenseLinear, BulkKernelMatchesCpuUpToEightRows) {
+  for (const DenseShape& s : std::vector<DenseShape>{{"odd n", 1000, 2048}, {"long k", 300, 12288}, {"short k", 77, 64}}) {
+    const Tensor w = random_rounded({s.n, s.k}, 620, -0.05f, 0.05f), b = random_rounded({s.n}, 621);
+    const Tensor gw = gpu_bf16(w), gb = gpu_bf16(b);
+    for (int64_t m = 1; m <= 8; ++m) {
+      const Tensor x = random_rounded({m, s.k}, 622 + m), gx = gpu_bf16(x);
+      Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+      ops::linear(x, to_bf16_host(w), to_bf16_host(b), ref);
+      Tensor out = poisoned(DType::kF32, {m, s.n});
+      const cuda::GroupedGemmArgs args{.x = gx.data(), .weight = gw.data(), .offsets = nullptr, .out = out.data(),
+                                       .out_dtype = DType::kF32, .num_experts = 1, .m = m, .n = s.n, .k = s.k,
+                                       .bias = gb.data()};
+      ASSERT_TRUE(cuda::bulk_gemv_supported(args)) << s.name;
+      cuda::bulk_gemv(args, cuda::current_stream());
+      expect_close(*gpu_, out, ref, kBf16Tolerance, label(s, m, DType::kF32, true));
+    }
+  }
+}
+
+TEST(CudaDenseLinearRule, StreamsUpToFourSmallRowsElseCublasLt) {
+  alignas(16) static const uint16_t dummy[8] = {};
+  cuda::GroupedGemmArgs args{.x = dummy, .weight = dummy, .offsets = nullptr, .out = nullptr,
+                             .num_experts = 1, .m = 1, .n = 4096, .k = 4096};
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  args.m = 2;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  args.m = 3;  // x of 24 KB
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.k = 2048;
+  args.m = 4;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  args.m = 5;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.m = 1;
+  args.k = 14336;  // Llama-3 down: x of 28 KB
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.k = 100;  // not a multiple of 8
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.k = 4096;
+  args.x = dummy + 1;  // 2-byte aligned rows
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+}
+#endif
+
+}  // namespace
+}  // namespace strata::test
