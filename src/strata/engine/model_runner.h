@@ -80,6 +80,7 @@ class ModelRunner {
   Workspace layer_workspace_, step_workspace_;
   StepBuffers step_buffers_;
   int64_t graph_blocks_per_row_ = 0;
+  int32_t padding_ssm_slot_ = -1;  // scratch SSM slot of graph padding rows (hybrid models)
   std::map<int64_t, DecodeGraph> graphs_;
 };
 
