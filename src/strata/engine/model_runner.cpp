@@ -129,6 +129,10 @@ int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   return 0;
 }
 
+StepRow ModelRunner::padding_row() const {
+  return {.seq_id = -1, .token_ids = {0}, .block_table = {0}, .ssm_slot = padding_ssm_slot_, .padding = true};
+}
+
 int64_t ModelRunner::addresses_generation() const {
   return step_buffers_.generation() + layer_workspace_.generation() + step_workspace_.generation();
 }
@@ -140,8 +144,7 @@ int64_t ModelRunner::addresses_generation() const {
 Tensor ModelRunner::execute_graph(const StepBatch& step, int64_t bucket) {
   std::vector<StepRow> rows = step.rows();
   for (int64_t i = step.num_rows(); i < bucket; ++i)
-    rows.push_back({.seq_id = -1, .token_ids = {0}, .block_table = {0}, .ssm_slot = padding_ssm_slot_,
-                    .padding = true});
+    rows.push_back(padding_row());
   StepBatch padded(std::move(rows), options_.block_size, graph_blocks_per_row_);
   padded.upload(step_buffers_);
   auto it = graphs_.find(bucket);
