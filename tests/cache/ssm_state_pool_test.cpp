@@ -60,6 +60,29 @@ TEST(SsmStatePool, HandsOutLowestIdsFirstAndReusesLastFreed) {
   EXPECT_EQ(pool.allocate(), std::nullopt);
 }
 
+TEST(SsmStatePool, ScratchSlotLeavesCirculationZeroed) {
+  SsmStatePool pool(kLayers, 3);
+  const int32_t first = *pool.allocate();
+  fill(pool, first, 4);
+  pool.free(first);
+  const std::optional<int32_t> scratch = pool.reserve_scratch_slot();
+  EXPECT_EQ(scratch, first);  // the slot allocate() would have handed out
+  EXPECT_EQ(pool.capacity(), 2);
+  EXPECT_EQ(pool.num_free(), 2);
+  EXPECT_FALSE(pool.is_allocated(*scratch));
+  for (int layer = 0; layer < pool.num_layers(); ++layer) {
+    const SsmLayerShape& s = pool.layer_shape(layer);
+    const float* h = pool.h_states(layer).data_as<float>() + *scratch * s.h_state_elems;
+    const float* conv = pool.conv_states(layer).data_as<float>() + *scratch * s.conv_state_elems;
+    for (int64_t i = 0; i < s.h_state_elems; ++i) ASSERT_EQ(h[i], 0.f) << layer;
+    for (int64_t i = 0; i < s.conv_state_elems; ++i) ASSERT_EQ(conv[i], 0.f) << layer;
+  }
+  EXPECT_EQ(pool.allocate(), 1);
+  EXPECT_EQ(pool.allocate(), 2);
+  EXPECT_EQ(pool.allocate(), std::nullopt);
+  EXPECT_EQ(pool.reserve_scratch_slot(), std::nullopt);
+}
+
 TEST(SsmStatePool, AllocateZeroesReusedSlot) {
   for (SsmStateDType dtype : {SsmStateDType::kF32, SsmStateDType::kF16}) {
     SsmStatePool pool(kLayers, 2, dtype);

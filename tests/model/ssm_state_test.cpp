@@ -1,7 +1,8 @@
 // SSM state through the session on the hybrid fixtures: a snapshot taken inside a prefill
 // chunk and forked into a fresh sequence continues exactly like the uninterrupted run, and a
-// verify row rolled back to an accepted prefix continues like the run that only saw it.
-// Also `strata logits` on a hybrid fixture through the CLI.
+// verify row rolled back to an accepted prefix continues like the run that only saw it;
+// sequences decoded side by side on scattered slots (one batched launch per recurrent op)
+// equal each sequence decoded alone. Also `strata logits` on a hybrid fixture through the CLI.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -104,6 +105,51 @@ TEST_P(SsmStateTest, RollbackAndForkRejectBadRequests) {
   session.step({{.seq_id = id, .token_ids = {1, 2}, .verify = true}});
   EXPECT_THROW(session.rollback(id, 3), Error);   // more than the verify row had
   EXPECT_NO_THROW(session.fork(id, 8));           // the live state
+}
+
+// The fixture's sequences prefilled in one step, then decoded side by side on scattered SSM
+// slots (idle sequences hold the others), give what each gives decoded alone.
+TEST_P(SsmStateTest, SideBySideDecodeEqualsSequencesAlone) {
+  Fixture f = load_fixture(GetParam());
+  ModelRunner runner(*f.loaded.model, *f.backend, {});
+  EXPECT_EQ(runner.ssm_pool()->capacity(), RunnerOptions{}.num_ssm_slots);  // the scratch slot is extra
+  const int64_t vocab = f.loaded.config.vocab_size;
+  std::vector<Tensor> got;
+  {
+    DirectSession session(runner);
+    std::vector<int64_t> idle;
+    for (int i = 0; i < 5; ++i) idle.push_back(session.add_sequence());
+    session.release(idle[1]);
+    session.release(idle[3]);
+    std::vector<StepInput> inputs;
+    for (const FixtureSequence& seq : f.sequences) {
+      got.push_back(Tensor::host(DType::kF32, {static_cast<int64_t>(seq.tokens.size()), vocab}));
+      inputs.push_back({.seq_id = session.add_sequence(),
+                        .token_ids = {seq.tokens.begin(), seq.tokens.begin() + seq.prompt_len},
+                        .logits = LogitsMode::kAll});
+    }
+    for (bool more = true; more;) {
+      const std::vector<Tensor> logits = session.step(inputs);
+      more = false;
+      for (size_t s = 0; s < inputs.size(); ++s) {
+        const int32_t done = session.num_tokens(inputs[s].seq_id);
+        const int64_t first = done - static_cast<int64_t>(inputs[s].token_ids.size());
+        if (logits[s].numel() > 0) std::memcpy(got[s].data_as<float>() + first * vocab, logits[s].data(), logits[s].nbytes());
+        // A finished sequence keeps decoding its last token with no logits, so every step stays plain decode.
+        const bool finished = done >= static_cast<int32_t>(f.sequences[s].tokens.size());
+        inputs[s].token_ids = {f.sequences[s].tokens[finished ? done - 1 : done]};
+        inputs[s].logits = finished ? LogitsMode::kNone : LogitsMode::kAll;
+        more = more || !finished;
+      }
+    }
+  }
+  for (size_t s = 0; s < f.sequences.size(); ++s) {
+    const FixtureSequence& seq = f.sequences[s];
+    const Tensor alone = run_sequence(runner, seq.tokens, seq.prompt_len, 0);
+    // Not bit-exact: the linears block several rows differently from one (ops are exact: BatchedDecode).
+    EXPECT_LT(max_abs_diff_rows(got[s], alone, 0, static_cast<int64_t>(seq.tokens.size())), kExact)
+        << "sequence " << s;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Hybrid, SsmStateTest, ::testing::Values("qwen3_next", "mamba2", "nemotron_h"));

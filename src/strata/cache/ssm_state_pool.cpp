@@ -64,6 +64,15 @@ std::optional<int32_t> SsmStatePool::allocate() {
   return slot;
 }
 
+std::optional<int32_t> SsmStatePool::reserve_scratch_slot() {
+  if (free_slots_.empty()) return std::nullopt;
+  const int32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  zero_slot(slot);
+  ++num_scratch_;
+  return slot;
+}
+
 void SsmStatePool::free(int32_t slot) {
   STRATA_CHECK_MSG(slot >= 0 && slot < num_slots_, "slot {} of {}", slot, num_slots_);
   STRATA_CHECK_MSG(allocated_[slot], "freeing SSM slot {} which is not allocated", slot);

@@ -31,7 +31,11 @@ class SsmStatePool {
   void free(int32_t slot);
   bool is_allocated(int32_t slot) const;
   int num_free() const { return static_cast<int>(free_slots_.size()); }
-  int capacity() const { return num_slots_; }
+  int capacity() const { return num_slots_ - num_scratch_; }  // slots sequences may allocate
+  // Takes a free slot out of circulation for good (zeroed; capacity() shrinks by one): scratch
+  // state that batched kernels may overwrite at will, as the padding rows of captured decode
+  // graphs do. Nullopt when no slot is free.
+  std::optional<int32_t> reserve_scratch_slot();
   int num_layers() const { return static_cast<int>(layers_.size()); }
   const SsmLayerShape& layer_shape(int layer) const;
   SsmStateDType h_state_dtype() const { return h_dtype_; }
@@ -73,6 +77,7 @@ class SsmStatePool {
 
   std::vector<SsmLayerShape> layers_;
   int num_slots_;
+  int num_scratch_ = 0;  // slots taken by reserve_scratch_slot
   SsmStateDType h_dtype_;
   Backend* backend_;  // null: host memory, plain memcpy
   Device device_;

@@ -30,8 +30,10 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
         layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
     // State in the backend's memory, so the recurrent kernels read and write it in place;
     // made before the KV cache so that an automatic KV size leaves room for it.
-    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots),
+    // One slot more than asked for: the scratch state of padding rows in captured graphs.
+    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots) + 1,
                                                options_.ssm_state_dtype, &backend_);
+    padding_ssm_slot_ = *ssm_pool_->reserve_scratch_slot();
     verify_states_ = std::make_unique<VerifyStateBuffers>(
         layers, static_cast<int>(options_.max_verify_tokens), &backend_);
   }
@@ -124,7 +126,11 @@ int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
 
 int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
-  if (model_.num_ssm_layers() > 0) return 0;  // SSM slots and snapshots are not graph-stable yet
+  // Recurrent layers are captured as one batched launch over slot ids: no snapshots, no
+  // per-token states, f32 state.
+  if (model_.num_ssm_layers() > 0 &&
+      (!step.is_plain_ssm_decode() || ssm_pool_->h_state_dtype() != SsmStateDType::kF32))
+    return 0;
   for (int64_t i = 0; i < model_.num_layers(); ++i)
     if (!model_.caps(i).graph_safe) return 0;
   if (step.num_logits() != step.num_rows()) return 0;
@@ -135,17 +141,22 @@ int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   return 0;
 }
 
+StepRow ModelRunner::padding_row() const {
+  return {.seq_id = -1, .token_ids = {0}, .block_table = {0}, .ssm_slot = padding_ssm_slot_, .padding = true};
+}
+
 int64_t ModelRunner::addresses_generation() const {
   return step_buffers_.generation() + layer_workspace_.generation() + step_workspace_.generation();
 }
 
 // The first step of a bucket runs eagerly (settling every allocation), then its kernels are
 // captured; later steps of the bucket only upload metadata and replay. Padding rows fill
-// the bucket: they read block 0 and never write the cache.
+// the bucket: they read block 0 and never write the cache, and their SSM state is the pool's
+// scratch slot.
 Tensor ModelRunner::execute_graph(const StepBatch& step, int64_t bucket) {
   std::vector<StepRow> rows = step.rows();
   for (int64_t i = step.num_rows(); i < bucket; ++i)
-    rows.push_back({.seq_id = -1, .token_ids = {0}, .block_table = {0}, .padding = true});
+    rows.push_back(padding_row());
   StepBatch padded(std::move(rows), options_.block_size, graph_blocks_per_row_);
   padded.upload(step_buffers_);
   auto it = graphs_.find(bucket);

@@ -71,6 +71,8 @@ class ModelRunner {
   // The captured batch size for a decode-only step, 0 when it runs eagerly.
   int64_t graph_bucket(const StepBatch& step) const;
   Tensor execute_graph(const StepBatch& step, int64_t bucket);  // device logits
+  // A row that fills a graph bucket: token 0 on block 0, KV never written, SSM state scratch.
+  StepRow padding_row() const;
   // Changes whenever an address a captured graph reads or writes may have moved.
   int64_t addresses_generation() const;
 
@@ -84,6 +86,7 @@ class ModelRunner {
   Workspace layer_workspace_, step_workspace_;
   StepBuffers step_buffers_;
   int64_t graph_blocks_per_row_ = 0;
+  int32_t padding_ssm_slot_ = -1;  // scratch SSM slot of graph padding rows (hybrid models)
   std::map<int64_t, DecodeGraph> graphs_;
 };
 

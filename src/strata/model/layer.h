@@ -14,7 +14,9 @@ struct LayerCaps {
   bool uses_kv_cache = false;
   int64_t ssm_h_state_elems = 0;     // per slot; 0 for layers without recurrent state
   int64_t ssm_conv_state_elems = 0;  // per slot
-  bool graph_safe = true;            // forward may be captured in a CUDA graph
+  // forward may be captured in a CUDA graph; recurrent layers only for plain decode steps
+  // (StepBatch::is_plain_ssm_decode), which the runner checks.
+  bool graph_safe = true;
 };
 
 class Mixer {

@@ -35,6 +35,9 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
     table.resize(max_blocks_per_row_, 0);
     block_tables_.insert(block_tables_.end(), table.begin(), table.end());
     max_q_len_ = std::max<int64_t>(max_q_len_, row.q_len());
+    ssm_slots_.push_back(row.ssm_slot);
+    plain_ssm_decode_ = plain_ssm_decode_ && row.q_len() == 1 && row.ssm_slot >= 0 &&
+                        row.ssm_snapshots.empty() && !row.keep_intermediates;
     max_kv_len_ = std::max<int64_t>(max_kv_len_, kv_len);
   }
 }
@@ -53,6 +56,7 @@ void StepBatch::upload(Backend& backend) {
   device_.kv_lens = to_device(kv_lens_, {r});
   device_.block_tables = to_device(block_tables_, {r, max_blocks_per_row_});
   device_.logits_indices = to_device(logits_indices_, {num_logits()});
+  device_.ssm_slots = plain_ssm_decode_ && r > 0 ? to_device(ssm_slots_, {r}) : Tensor();
 }
 
 void StepBatch::upload(StepBuffers& buffers) {
@@ -64,6 +68,9 @@ void StepBatch::upload(StepBuffers& buffers) {
   device_.kv_lens = buffers.put(StepBuffers::kKvLens, kv_lens_, {r});
   device_.block_tables = buffers.put(StepBuffers::kBlockTables, block_tables_, {r, max_blocks_per_row_});
   device_.logits_indices = buffers.put(StepBuffers::kLogitsIndices, logits_indices_, {num_logits()});
+  // Only batched recurrent launches read the slots; other steps skip the copy.
+  device_.ssm_slots =
+      plain_ssm_decode_ && r > 0 ? buffers.put(StepBuffers::kSsmSlots, ssm_slots_, {r}) : Tensor();
 }
 
 }  // namespace strata

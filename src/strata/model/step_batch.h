@@ -30,7 +30,8 @@ struct StepRow {
   std::vector<SsmSnapshotRequest> ssm_snapshots;  // ascending after_tokens
   bool keep_intermediates = false;   // verify rows: keep the SSM state after every token
   LogitsMode logits = LogitsMode::kLast;
-  bool padding = false;  // fills a captured batch size: its KV is never written (slot -1)
+  bool padding = false;  // fills a captured batch size: its KV is never written (slot -1),
+                         // its SSM state is the runner's padding slot
 
   int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -43,6 +44,7 @@ struct StepTensors {
   Tensor kv_lens;         // [R] i32
   Tensor block_tables;    // [R, max_blocks_per_row] i32
   Tensor logits_indices;  // [L] i32: token rows whose logits are computed
+  Tensor ssm_slots;       // [R] i32: each row's SSM state slot; only for is_plain_ssm_decode()
 };
 
 class StepBatch {
@@ -59,6 +61,9 @@ class StepBatch {
   int64_t block_size() const { return block_size_; }
   // First stacked token of row r; row r spans [row_start(r), row_start(r + 1)).
   int64_t row_start(int64_t r) const { return cu_seqlens_[r]; }
+  // Every row is one token with an SSM slot, no snapshots and no per-token states: recurrent
+  // layers then run one batched launch over device().ssm_slots (graph-capturable).
+  bool is_plain_ssm_decode() const { return plain_ssm_decode_; }
   // First logits row of each step row (rows with LogitsMode::kNone contribute none).
   const std::vector<int32_t>& logits_row_offsets() const { return logits_row_offsets_; }
 
@@ -73,8 +78,9 @@ class StepBatch {
   std::vector<StepRow> rows_;
   int64_t block_size_;
   std::vector<int32_t> token_ids_, positions_, slot_mapping_, cu_seqlens_, kv_lens_;
-  std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_;
+  std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_, ssm_slots_;
   int64_t max_blocks_per_row_ = 1, max_q_len_ = 0, max_kv_len_ = 0;
+  bool plain_ssm_decode_ = true;
   StepTensors device_;
 };
 

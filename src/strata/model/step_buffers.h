@@ -1,5 +1,5 @@
 // StepBuffers: persistent device homes for a step's metadata (token ids, positions, slots,
-// row offsets, kv lengths, block tables, logits rows), owned by the runner. Every step is
+// row offsets, kv lengths, block tables, logits rows, SSM state slots), owned by the runner. Every step is
 // copied into the same addresses, which captured decode graphs read; the buffers only grow,
 // and generation() changes when they do.
 #pragma once
@@ -14,7 +14,7 @@ namespace strata {
 class StepBuffers {
  public:
   enum Field : uint8_t { kTokenIds, kPositions, kSlotMapping, kCuSeqlens, kKvLens, kBlockTables,
-                         kLogitsIndices, kNumFields };
+                         kLogitsIndices, kSsmSlots, kNumFields };
 
   explicit StepBuffers(Backend& backend) : backend_(backend) {}
 

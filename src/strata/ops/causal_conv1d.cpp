@@ -11,7 +11,16 @@ void causal_conv1d(const CausalConv1dArgs& args) {
                    args.weight.shape().str(), c);
   STRATA_CHECK(args.weight.dtype() == DType::kF32 && args.conv_state.dtype() == DType::kF32);
   if (args.bias.defined()) expect_shape(args.bias, {c}, "causal_conv1d bias");
-  expect_shape(args.conv_state, {c, k - 1}, "causal_conv1d conv_state");
+  if (args.state_slots.defined()) {
+    STRATA_CHECK_MSG(args.conv_state.rank() == 3 && !args.intermediate_states.defined(),
+                     "causal_conv1d: batched decode needs conv_state [num_slots, C, K-1], got {}",
+                     args.conv_state.shape().str());
+    expect_shape(args.conv_state, {args.conv_state.dim(0), c, k - 1}, "causal_conv1d conv_state");
+    expect_shape(args.state_slots, {t}, "causal_conv1d state_slots");
+    STRATA_CHECK(args.state_slots.dtype() == DType::kI32 && args.state_slots.device() == args.x.device());
+  } else {
+    expect_shape(args.conv_state, {c, k - 1}, "causal_conv1d conv_state");
+  }
   expect_shape(args.out, args.x.shape(), "causal_conv1d out");
   if (args.intermediate_states.defined())
     expect_shape(args.intermediate_states, {t, c, k - 1}, "causal_conv1d intermediate_states");

@@ -5,9 +5,10 @@
 namespace strata::ops {
 
 void gated_delta_rule(const GatedDeltaRuleArgs& args) {
-  STRATA_CHECK(args.qkv.rank() == 2 && args.state.rank() == 3 && args.out.rank() == 3);
-  const int64_t t = args.qkv.dim(0), nv = args.state.dim(0), dk = args.state.dim(1);
-  const int64_t dv = args.state.dim(2);
+  const bool batched = args.state_slots.defined();
+  STRATA_CHECK(args.qkv.rank() == 2 && args.state.rank() == (batched ? 4 : 3) && args.out.rank() == 3);
+  const int64_t t = args.qkv.dim(0), nv = args.state.dim(-3), dk = args.state.dim(-2);
+  const int64_t dv = args.state.dim(-1);
   const int64_t key_cols = args.qkv.dim(1) - nv * dv;
   STRATA_CHECK_MSG(key_cols > 0 && key_cols % (2 * dk) == 0 && nv % (key_cols / (2 * dk)) == 0,
                    "gated_delta_rule: qkv width {} does not fit {} value heads of {}x{}",
@@ -21,6 +22,11 @@ void gated_delta_rule(const GatedDeltaRuleArgs& args) {
   expect_shape(args.out, {t, nv, dv}, "gated_delta_rule out");
   if (args.intermediate_states.defined())
     expect_shape(args.intermediate_states, {t, nv, dk, dv}, "gated_delta_rule intermediate_states");
+  if (batched) {
+    STRATA_CHECK_MSG(!args.intermediate_states.defined(), "gated_delta_rule: batched decode keeps no intermediates");
+    expect_shape(args.state_slots, {t}, "gated_delta_rule state_slots");
+    STRATA_CHECK(args.state_slots.dtype() == DType::kI32 && args.state_slots.device() == args.qkv.device());
+  }
   STRATA_DISPATCH(args.qkv.device(), cpu::gated_delta_rule(args), cuda::gated_delta_rule(args));
 }
 

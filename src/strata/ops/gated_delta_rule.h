@@ -2,6 +2,8 @@
 // state, including the gating transformers computes around the kernel:
 //   g = -exp(A_log) * softplus(a + dt_bias), beta = sigmoid(b); q, k l2-normalised; scale 1/sqrt(dk).
 // ops/cpu/gated_delta_rule.h gives the recurrence; value head h reads key head h / (nv / nk).
+// With state_slots it is a batched decode step: every token is its own sequence, whose state
+// is one slot of a slot-major state array (one launch for all rows, graph-stable addresses).
 #pragma once
 
 #include "strata/core/tensor.h"
@@ -14,9 +16,15 @@ struct GatedDeltaRuleArgs {
   Tensor b;                    // [T, nv] beta logits (in_proj_ba's b)
   Tensor A_log;                // [nv] f32
   Tensor dt_bias;              // [nv] f32
-  Tensor state;                // [nv, dk, dv] f32: this sequence's state in, updated out
+  Tensor state;                // [nv, dk, dv] f32: this sequence's state in, updated out;
+                               // with state_slots: [num_slots, nv, dk, dv] f32, every slot
   Tensor out;                  // [T, nv, dv]
   Tensor intermediate_states;  // [T, nv, dk, dv] f32: state after each token, or undefined
+  // Batched decode: token t's state is state[state_slots[t]]; needs no intermediates. Slots
+  // are in [0, num_slots) and distinct, except rows whose state is scratch (graph padding rows
+  // share one). The CPU throws strata::Error on a slot out of range,
+  // the CUDA kernel leaves that row untouched (it cannot report).
+  Tensor state_slots;          // [T] i32 on qkv's device, or undefined (qkv is one sequence)
 };
 
 // nk is derived: (qkv.dim(1) - nv * dv) / (2 * dk).

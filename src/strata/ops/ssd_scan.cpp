@@ -5,9 +5,10 @@
 namespace strata::ops {
 
 void ssd_scan(const SsdScanArgs& args, const SsdScanOptions& options) {
-  STRATA_CHECK(args.xbc.rank() == 2 && args.state.rank() == 3 && options.n_groups >= 1);
-  const int64_t t = args.xbc.dim(0), nh = args.state.dim(0), hd = args.state.dim(1);
-  const int64_t n = args.state.dim(2);
+  const bool batched = args.state_slots.defined();
+  STRATA_CHECK(args.xbc.rank() == 2 && args.state.rank() == (batched ? 4 : 3) && options.n_groups >= 1);
+  const int64_t t = args.xbc.dim(0), nh = args.state.dim(-3), hd = args.state.dim(-2);
+  const int64_t n = args.state.dim(-1);
   STRATA_CHECK_MSG(args.xbc.dim(1) == nh * hd + 2 * options.n_groups * n && nh % options.n_groups == 0,
                    "ssd_scan: xbc width {} does not fit {} heads of {}x{} in {} groups",
                    args.xbc.dim(1), nh, hd, n, options.n_groups);
@@ -20,6 +21,11 @@ void ssd_scan(const SsdScanArgs& args, const SsdScanOptions& options) {
   expect_shape(args.y, {t, nh, hd}, "ssd_scan y");
   if (args.intermediate_states.defined())
     expect_shape(args.intermediate_states, {t, nh, hd, n}, "ssd_scan intermediate_states");
+  if (batched) {
+    STRATA_CHECK_MSG(!args.intermediate_states.defined(), "ssd_scan: batched decode keeps no intermediates");
+    expect_shape(args.state_slots, {t}, "ssd_scan state_slots");
+    STRATA_CHECK(args.state_slots.dtype() == DType::kI32 && args.state_slots.device() == args.xbc.device());
+  }
   STRATA_DISPATCH(args.xbc.device(), cpu::ssd_scan(args, options), cuda::ssd_scan(args, options));
 }
 

@@ -2,6 +2,8 @@
 // including the discretisation transformers computes around the kernel:
 //   dt = clamp(softplus(dt + dt_bias), dt_min, dt_max), A = -exp(A_log), y += D * x.
 // ops/cpu/ssd_scan.h gives the recurrence; head h reads group h / (num_heads / n_groups).
+// With state_slots it is a batched decode step: every token is its own sequence, whose state
+// is one slot of a slot-major state array (one launch for all rows, graph-stable addresses).
 #pragma once
 
 #include <limits>
@@ -16,9 +18,15 @@ struct SsdScanArgs {
   Tensor dt_bias;              // [nh] f32
   Tensor A_log;                // [nh] f32
   Tensor D;                    // [nh] f32, or undefined for no skip term
-  Tensor state;                // [nh, hd, N] f32: this sequence's state in, updated out
+  Tensor state;                // [nh, hd, N] f32: this sequence's state in, updated out;
+                               // with state_slots: [num_slots, nh, hd, N] f32, every slot
   Tensor y;                    // [T, nh, hd]
   Tensor intermediate_states;  // [T, nh, hd, N] f32: state after each token, or undefined
+  // Batched decode: token t's state is state[state_slots[t]]; needs no intermediates. Slots
+  // are in [0, num_slots) and distinct, except rows whose state is scratch (graph padding rows
+  // share one). The CPU throws strata::Error on a slot out of range,
+  // the CUDA kernel leaves that row untouched (it cannot report).
+  Tensor state_slots;          // [T] i32 on xbc's device, or undefined (xbc is one sequence)
 };
 
 struct SsdScanOptions {

@@ -60,7 +60,7 @@ GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightSc
 LayerCaps GatedDeltaNet::caps() const {
   return {.ssm_h_state_elems = options_.num_v_heads * options_.k_head_dim * options_.v_head_dim,
           .ssm_conv_state_elems = conv_dim() * (options_.conv_kernel - 1),
-          .graph_safe = false};
+          .graph_safe = true};  // for plain decode steps: the runner checks the step
 }
 
 void GatedDeltaNet::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
@@ -80,16 +80,18 @@ void GatedDeltaNet::forward(const StepBatch& step, const Tensor& h, const Tensor
     const int64_t n = s.end - s.begin;
     const Tensor rows = qkv.slice_rows(s.begin, s.end);
     ops::causal_conv1d({.x = rows, .weight = conv_weight_,
-                        .conv_state = s.conv_state.reshape({conv_dim(), kernel - 1}),
+                        .conv_state = s.conv_state_as({conv_dim(), kernel - 1}),
                         .out = rows,
                         .intermediate_states = s.conv_intermediates.defined()
-                            ? s.conv_intermediates.reshape({n, conv_dim(), kernel - 1}) : Tensor()});
+                            ? s.conv_intermediates.reshape({n, conv_dim(), kernel - 1}) : Tensor(),
+                        .state_slots = s.state_slots});
     ops::gated_delta_rule({.qkv = rows, .a = a.slice_rows(s.begin, s.end),
                            .b = b.slice_rows(s.begin, s.end), .A_log = A_log_, .dt_bias = dt_bias_,
-                           .state = s.h_state.reshape({nv, dk, dv}),
+                           .state = s.h_state_as({nv, dk, dv}),
                            .out = core.slice_rows(s.begin, s.end),
                            .intermediate_states = s.h_intermediates.defined()
-                               ? s.h_intermediates.reshape({n, nv, dk, dv}) : Tensor()});
+                               ? s.h_intermediates.reshape({n, nv, dk, dv}) : Tensor(),
+                           .state_slots = s.state_slots});
   });
   const Tensor flat = core.reshape({t * nv, dv});
   ops::gated_rms_norm(flat, z.reshape({t * nv, dv}), norm_weight_, flat,

@@ -37,7 +37,7 @@ Mamba2Mixer::Mamba2Mixer(const Mamba2MixerOptions& options, const WeightScope& w
 LayerCaps Mamba2Mixer::caps() const {
   return {.ssm_h_state_elems = options_.num_heads * options_.head_dim * options_.state_size,
           .ssm_conv_state_elems = conv_dim() * (options_.conv_kernel - 1),
-          .graph_safe = false};
+          .graph_safe = true};  // for plain decode steps: the runner checks the step
 }
 
 void Mamba2Mixer::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
@@ -57,16 +57,18 @@ void Mamba2Mixer::forward(const StepBatch& step, const Tensor& h, const Tensor& 
     const int64_t n = s.end - s.begin;
     const Tensor rows = xbc.slice_rows(s.begin, s.end);
     ops::causal_conv1d({.x = rows, .weight = conv_weight_, .bias = conv_bias_,
-                        .conv_state = s.conv_state.reshape({conv_dim(), kernel - 1}),
+                        .conv_state = s.conv_state_as({conv_dim(), kernel - 1}),
                         .out = rows,
                         .intermediate_states = s.conv_intermediates.defined()
-                            ? s.conv_intermediates.reshape({n, conv_dim(), kernel - 1}) : Tensor()});
+                            ? s.conv_intermediates.reshape({n, conv_dim(), kernel - 1}) : Tensor(),
+                        .state_slots = s.state_slots});
     ops::ssd_scan({.xbc = rows, .dt = dt.slice_rows(s.begin, s.end), .dt_bias = dt_bias_,
                    .A_log = A_log_, .D = D_,
-                   .state = s.h_state.reshape({nh, hd, options_.state_size}),
+                   .state = s.h_state_as({nh, hd, options_.state_size}),
                    .y = y.slice_rows(s.begin, s.end),
                    .intermediate_states = s.h_intermediates.defined()
-                       ? s.h_intermediates.reshape({n, nh, hd, options_.state_size}) : Tensor()},
+                       ? s.h_intermediates.reshape({n, nh, hd, options_.state_size}) : Tensor(),
+                   .state_slots = s.state_slots},
                   scan);
   });
   const Tensor flat = y.reshape({t, inner()});

@@ -41,7 +41,24 @@ class F32HState {
   Tensor view_;
 };
 
+Tensor per_slot_view(const Tensor& state, bool batched, const Shape& per_slot) {
+  if (!batched) return state.reshape(per_slot);
+  Shape shape;
+  shape.rank = per_slot.rank + 1;
+  shape.dims[0] = state.dim(0);
+  for (int i = 0; i < per_slot.rank; ++i) shape.dims[i + 1] = per_slot.dims[i];
+  return state.reshape(shape);
+}
+
 }  // namespace
+
+Tensor SsmSegment::h_state_as(const Shape& per_slot) const {
+  return per_slot_view(h_state, state_slots.defined(), per_slot);
+}
+
+Tensor SsmSegment::conv_state_as(const Shape& per_slot) const {
+  return per_slot_view(conv_state, state_slots.defined(), per_slot);
+}
 
 void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
                           const std::function<void(const SsmSegment&)>& run) {
@@ -49,6 +66,12 @@ void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
   SsmStatePool& pool = *ctx.ssm_pool;
   const int layer = static_cast<int>(ctx.ssm_layer);
   const SsmLayerShape& shape = pool.layer_shape(layer);
+  if (step.is_plain_ssm_decode() && step.num_rows() > 0 && pool.h_state_dtype() == SsmStateDType::kF32) {
+    STRATA_CHECK_MSG(step.device().ssm_slots.defined(), "plain SSM decode step without uploaded slots");
+    run({.begin = 0, .end = step.num_tokens(), .h_state = pool.h_states(layer),
+         .conv_state = pool.conv_states(layer), .state_slots = step.device().ssm_slots});
+    return;
+  }
   for (int64_t r = 0; r < step.num_rows(); ++r) {
     const StepRow& row = step.rows()[r];
     const int32_t q = row.q_len();

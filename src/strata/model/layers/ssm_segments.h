@@ -1,7 +1,9 @@
 // How a recurrent mixer walks the rows of a step: each row's tokens run as one segment with
 // the row's SSM slot state, split where the row asks for snapshots (the state after exactly
 // after_tokens tokens is copied to the snapshot's slot in between), and with per-token
-// states written to the slot's verify buffer when the row keeps intermediates.
+// states written to the slot's verify buffer when the row keeps intermediates. A plain decode
+// step (StepBatch::is_plain_ssm_decode, f32 pool) is one segment over every row instead, with
+// the layer's slot-major state arrays and the device slot ids: one launch per op, no host work.
 #pragma once
 
 #include <functional>
@@ -17,6 +19,13 @@ struct SsmSegment {
   Tensor conv_state;             // [conv_state_elems] f32
   Tensor h_intermediates;        // [end - begin, h_state_elems] f32, or undefined
   Tensor conv_intermediates;     // [end - begin, conv_state_elems] f32, or undefined
+  // Batched decode: token t is its own row with state slot state_slots[t]; h_state is then
+  // [num_slots, h_state_elems] and conv_state [num_slots, conv_state_elems], every slot.
+  Tensor state_slots;            // [end - begin] i32 on the device, or undefined
+
+  // The states viewed as `per_slot` each, with a leading num_slots dim when batched.
+  Tensor h_state_as(const Shape& per_slot) const;
+  Tensor conv_state_as(const Shape& per_slot) const;
 };
 
 // Calls run(segment) for every segment of every row, in row order, with ctx.ssm_layer's state.

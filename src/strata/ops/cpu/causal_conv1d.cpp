@@ -103,22 +103,40 @@ void causal_conv1d(const CausalConv1dParams& p) {
 
 namespace strata::cpu {
 
-void causal_conv1d(const ops::CausalConv1dArgs& args) {
-  STRATA_CHECK(args.x.dtype() == DType::kF32 && args.out.dtype() == DType::kF32);
-  if (args.x.dim(0) == 0) return;
+namespace {
+
+void causal_conv1d_one(const ops::CausalConv1dArgs& args, int64_t t0, int64_t t1, float* conv_state) {
+  const int64_t c = args.x.dim(1);
   const CausalConv1dParams p{
-      .x = args.x.data_as<float>(),
+      .x = args.x.data_as<float>() + t0 * c,
       .weight = args.weight.data_as<float>(),
       .bias = args.bias.defined() ? args.bias.data_as<float>() : nullptr,
-      .conv_state = args.conv_state.data_as<float>(),
-      .out = args.out.data_as<float>(),
+      .conv_state = conv_state,
+      .out = args.out.data_as<float>() + t0 * c,
       .intermediate_conv_states =
           args.intermediate_states.defined() ? args.intermediate_states.data_as<float>() : nullptr,
-      .num_tokens = args.x.dim(0),
-      .channels = args.x.dim(1),
+      .num_tokens = t1 - t0,
+      .channels = c,
       .kernel_size = args.weight.dim(1),
       .silu = args.silu};
   causal_conv1d(p);
+}
+
+}  // namespace
+
+// Batched decode is exactly the per-row call for every token with its slot's state.
+void causal_conv1d(const ops::CausalConv1dArgs& args) {
+  STRATA_CHECK(args.x.dtype() == DType::kF32 && args.out.dtype() == DType::kF32);
+  const int64_t t = args.x.dim(0);
+  if (t == 0) return;
+  if (!args.state_slots.defined()) return causal_conv1d_one(args, 0, t, args.conv_state.data_as<float>());
+  const int64_t num_slots = args.conv_state.dim(0), slot_elems = args.conv_state.dim(1) * args.conv_state.dim(2);
+  for (int64_t r = 0; r < t; ++r) {
+    const int32_t slot = args.state_slots.data_as<int32_t>()[r];
+    if (slot < 0 || slot >= num_slots)
+      fail("causal_conv1d: state_slots[{}] is {}, outside the {} slots of conv_state", r, slot, num_slots);
+    causal_conv1d_one(args, r, r + 1, args.conv_state.data_as<float>() + slot * slot_elems);
+  }
 }
 
 }  // namespace strata::cpu

@@ -286,10 +286,11 @@ void gated_delta_rule_chunked(const GatedDeltaRuleParams& p) {
 namespace strata::cpu {
 
 // The gating transformers computes before its kernel, then the recurrent form for short or
-// verify segments and the chunked form for prefill.
+// verify segments and the chunked form for prefill. A batched decode step is exactly the
+// per-row call for every token with its slot's state.
 void gated_delta_rule(const ops::GatedDeltaRuleArgs& args) {
-  const int64_t t = args.qkv.dim(0), nv = args.state.dim(0), dk = args.state.dim(1);
-  const int64_t dv = args.state.dim(2), nk = (args.qkv.dim(1) - nv * dv) / (2 * dk);
+  const int64_t t = args.qkv.dim(0), nv = args.state.dim(-3), dk = args.state.dim(-2);
+  const int64_t dv = args.state.dim(-1), nk = (args.qkv.dim(1) - nv * dv) / (2 * dk);
   if (t == 0) return;
   STRATA_CHECK(args.qkv.dtype() == DType::kF32 && args.a.dtype() == DType::kF32 &&
                args.b.dtype() == DType::kF32 && args.out.dtype() == DType::kF32);
@@ -306,7 +307,7 @@ void gated_delta_rule(const ops::GatedDeltaRuleArgs& args) {
   }
   const float* qkv = args.qkv.data_as<float>();
   const int64_t stride = args.qkv.dim(1);
-  const GatedDeltaRuleParams p{
+  GatedDeltaRuleParams p{
       .q = qkv, .k = qkv + nk * dk, .v = qkv + 2 * nk * dk, .g = g.data(), .beta = beta.data(),
       .state = args.state.data_as<float>(), .out = args.out.data_as<float>(),
       .intermediate_states =
@@ -314,10 +315,25 @@ void gated_delta_rule(const ops::GatedDeltaRuleArgs& args) {
       .num_tokens = t, .num_v_heads = nv, .num_k_heads = nk, .k_head_dim = dk, .v_head_dim = dv,
       .q_row_stride = stride, .k_row_stride = stride, .v_row_stride = stride};
   constexpr int64_t kChunkedMinTokens = 16;
-  if (p.intermediate_states != nullptr || t < kChunkedMinTokens) {
-    gated_delta_rule_recurrent(p);
-  } else {
-    gated_delta_rule_chunked(p);
+  if (!args.state_slots.defined()) {
+    if (p.intermediate_states != nullptr || t < kChunkedMinTokens) {
+      gated_delta_rule_recurrent(p);
+    } else {
+      gated_delta_rule_chunked(p);
+    }
+    return;
+  }
+  const int64_t num_slots = args.state.dim(0), slot_elems = nv * dk * dv;
+  for (int64_t r = 0; r < t; ++r) {
+    const int32_t slot = args.state_slots.data_as<int32_t>()[r];
+    if (slot < 0 || slot >= num_slots)
+      fail("gated_delta_rule: state_slots[{}] is {}, outside the {} slots of state", r, slot, num_slots);
+    GatedDeltaRuleParams row = p;
+    row.q += r * stride, row.k += r * stride, row.v += r * stride;
+    row.g += r * nv, row.beta += r * nv, row.out += r * nv * dv;
+    row.state += slot * slot_elems;
+    row.num_tokens = 1;
+    gated_delta_rule_recurrent(row);
   }
 }
 

@@ -205,10 +205,11 @@ void ssd_scan_chunked(const SsdScanParams& p) {
 namespace strata::cpu {
 
 // The discretisation transformers computes before its scan, then the recurrent form for short
-// or verify segments and HF's chunked SSD for prefill.
+// or verify segments and HF's chunked SSD for prefill. A batched decode step is exactly the
+// per-row call for every token with its slot's state.
 void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) {
-  const int64_t t = args.xbc.dim(0), nh = args.state.dim(0), hd = args.state.dim(1);
-  const int64_t n = args.state.dim(2);
+  const int64_t t = args.xbc.dim(0), nh = args.state.dim(-3), hd = args.state.dim(-2);
+  const int64_t n = args.state.dim(-1);
   if (t == 0) return;
   STRATA_CHECK(args.xbc.dtype() == DType::kF32 && args.dt.dtype() == DType::kF32 &&
                args.y.dtype() == DType::kF32);
@@ -221,7 +222,7 @@ void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) 
   }
   const float* xbc = args.xbc.data_as<float>();
   const int64_t stride = args.xbc.dim(1), bc = options.n_groups * n;
-  const SsdScanParams p{
+  SsdScanParams p{
       .x = xbc, .dt = dt.data(), .A = a.data(), .B = xbc + nh * hd, .C = xbc + nh * hd + bc,
       .D = args.D.defined() ? args.D.data_as<float>() : nullptr,
       .state = args.state.data_as<float>(), .y = args.y.data_as<float>(),
@@ -231,10 +232,24 @@ void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) 
       .state_size = n, .x_row_stride = stride, .b_row_stride = stride, .c_row_stride = stride,
       .chunk_size = options.chunk_size};
   constexpr int64_t kChunkedMinTokens = 16;
-  if (p.intermediate_states != nullptr || t < kChunkedMinTokens) {
-    ssd_scan_recurrent(p);
-  } else {
-    ssd_scan_chunked(p);
+  if (!args.state_slots.defined()) {
+    if (p.intermediate_states != nullptr || t < kChunkedMinTokens) {
+      ssd_scan_recurrent(p);
+    } else {
+      ssd_scan_chunked(p);
+    }
+    return;
+  }
+  const int64_t num_slots = args.state.dim(0), slot_elems = nh * hd * n;
+  for (int64_t r = 0; r < t; ++r) {
+    const int32_t slot = args.state_slots.data_as<int32_t>()[r];
+    if (slot < 0 || slot >= num_slots)
+      fail("ssd_scan: state_slots[{}] is {}, outside the {} slots of state", r, slot, num_slots);
+    SsdScanParams row = p;
+    row.x += r * stride, row.B += r * stride, row.C += r * stride;
+    row.dt += r * nh, row.y += r * nh * hd, row.state += slot * slot_elems;
+    row.num_tokens = 1;
+    ssd_scan_recurrent(row);
   }
 }
 

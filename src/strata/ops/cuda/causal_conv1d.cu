@@ -1,5 +1,6 @@
 // CUDA depthwise causal conv1d with carried state: one thread per channel walks the tokens
-// in order, keeping the K-1 previous inputs in registers (coalesced across channels).
+// in order, keeping the K-1 previous inputs in registers (coalesced across channels). A batched
+// decode step runs one single-token sequence per blockIdx.y with its slot's state.
 #include "strata/ops/causal_conv1d.h"
 #include "strata/ops/cuda/common.cuh"
 
@@ -12,9 +13,11 @@ struct ConvParams {
   const void* x;        // [T, C]
   const float* weight;  // [C, K]
   const float* bias;    // [C] or null
-  float* state;         // [C, K-1]
+  float* state;         // [C, K-1], or [num_slots, C, K-1] with slots
   void* out;            // [T, C], may alias x
   float* intermediates; // [T, C, K-1] or null
+  const int32_t* slots; // [T] state slot of each single-token row, or null (one sequence)
+  int64_t num_slots;    // state is [num_slots, C, K-1] when slots is set
   int64_t tokens, channels;
   int kernel;
   bool silu;
@@ -25,14 +28,22 @@ __global__ void causal_conv1d_kernel(ConvParams p) {
   const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (c >= p.channels) return;
   const int hist_len = p.kernel - 1;
+  int64_t t_begin = 0, t_end = p.tokens;
+  float* state = p.state;
+  if (p.slots != nullptr) {
+    const int32_t slot = p.slots[blockIdx.y];
+    if (slot < 0 || slot >= p.num_slots) return;
+    state += static_cast<int64_t>(slot) * p.channels * hist_len;
+    t_begin = blockIdx.y, t_end = t_begin + 1;
+  }
   float hist[kMaxKernel], w[kMaxKernel];
 #pragma unroll
   for (int j = 0; j < kMaxKernel; ++j) {
-    hist[j] = j < hist_len ? p.state[c * hist_len + j] : 0.0f;
+    hist[j] = j < hist_len ? state[c * hist_len + j] : 0.0f;
     w[j] = j < p.kernel ? p.weight[c * p.kernel + j] : 0.0f;
   }
   const float b = p.bias != nullptr ? p.bias[c] : 0.0f;
-  for (int64_t t = 0; t < p.tokens; ++t) {
+  for (int64_t t = t_begin; t < t_end; ++t) {
     const float xt = to_f32(static_cast<const T*>(p.x)[t * p.channels + c]);
     float acc = b;
 #pragma unroll
@@ -49,7 +60,7 @@ __global__ void causal_conv1d_kernel(ConvParams p) {
   }
 #pragma unroll
   for (int j = 0; j < kMaxKernel - 1; ++j)
-    if (j < hist_len) p.state[c * hist_len + j] = hist[j];
+    if (j < hist_len) state[c * hist_len + j] = hist[j];
 }
 
 }  // namespace
@@ -68,8 +79,12 @@ void causal_conv1d(const ops::CausalConv1dArgs& args) {
                      .state = args.conv_state.data_as<float>(), .out = args.out.data(),
                      .intermediates = args.intermediate_states.defined() ? args.intermediate_states.data_as<float>()
                                                                          : nullptr,
+                     .slots = args.state_slots.defined() ? args.state_slots.data_as<int32_t>() : nullptr,
+                     .num_slots = args.state_slots.defined() ? args.conv_state.dim(0) : 1,
                      .tokens = tokens, .channels = channels, .kernel = kernel, .silu = args.silu};
-  const unsigned blocks = static_cast<unsigned>(ceil_div(channels, 128));
+  if (p.slots != nullptr && tokens > 65535)
+    throw Error("causal_conv1d: " + std::to_string(tokens) + " batched decode rows; at most 65535 per launch");
+  const dim3 blocks(static_cast<unsigned>(ceil_div(channels, 128)), p.slots != nullptr ? static_cast<unsigned>(tokens) : 1u);
   if (args.x.dtype() == DType::kBF16) {
     causal_conv1d_kernel<__nv_bfloat16><<<blocks, 128, 0, current_stream()>>>(p);
   } else if (args.x.dtype() == DType::kF32) {

@@ -1,7 +1,8 @@
 // CUDA gated delta rule, recurrent form: one block per value head; thread (column j, part p)
 // holds rows [p * R, (p + 1) * R) of column j of the head's state [dk, dv] in registers, and
 // the four parts of a column are adjacent lanes, so kᵀS and qᵀS reduce with two shuffles.
-// Tokens run in order; per-token states are written when asked (verify rows). Long rows
+// Tokens run in order; per-token states are written when asked (verify rows). A batched
+// decode step runs one single-token sequence per blockIdx.y with its slot's state. Long rows
 // without them take the chunked form (gated_delta_rule_chunked.cu); gated_delta_rule_cuda_form picks.
 #include <cmath>
 
@@ -52,10 +53,16 @@ __global__ void gdn_recurrent_kernel(GdnParams p) {
   const int64_t j = threadIdx.x / kParts, part = threadIdx.x % kParts;
   const bool active = j < p.dv;
   float s[R];
-  float* state = p.state + static_cast<int64_t>(h) * p.dk * p.dv;
+  int64_t t_begin = 0, t_end = p.tokens, slot = 0;
+  if (p.slots != nullptr) {
+    slot = p.slots[blockIdx.y];
+    if (slot < 0 || slot >= p.num_slots) return;  // the whole block: no barrier is left waiting
+    t_begin = blockIdx.y, t_end = t_begin + 1;
+  }
+  float* state = p.state + (slot * p.nv + h) * p.dk * p.dv;
 #pragma unroll
   for (int r = 0; r < R; ++r) s[r] = active ? state[(part * R + r) * p.dv + j] : 0.0f;
-  for (int64_t t = 0; t < p.tokens; ++t) {
+  for (int64_t t = t_begin; t < t_end; ++t) {
     load_token<T>(p, t, h, q, k, gb);
     const float decay = gb[0], beta = gb[1], qn = gb[2] * p.scale, kn = gb[3];
     float ks = 0.0f;
@@ -94,11 +101,12 @@ void launch_gdn(const GdnParams& p) {
   const unsigned threads = static_cast<unsigned>(ceil_div(p.dv * kParts, 32) * 32);
   const size_t smem = (2 * p.dk + 4) * sizeof(float);
   const cudaStream_t stream = current_stream();
+  const dim3 grid(static_cast<unsigned>(p.nv), p.slots != nullptr ? static_cast<unsigned>(p.tokens) : 1u);
   switch (p.dk) {
-    case 32: gdn_recurrent_kernel<T, 8><<<p.nv, threads, smem, stream>>>(p); break;
-    case 64: gdn_recurrent_kernel<T, 16><<<p.nv, threads, smem, stream>>>(p); break;
-    case 128: gdn_recurrent_kernel<T, 32><<<p.nv, threads, smem, stream>>>(p); break;
-    case 256: gdn_recurrent_kernel<T, 64><<<p.nv, threads, smem, stream>>>(p); break;
+    case 32: gdn_recurrent_kernel<T, 8><<<grid, threads, smem, stream>>>(p); break;
+    case 64: gdn_recurrent_kernel<T, 16><<<grid, threads, smem, stream>>>(p); break;
+    case 128: gdn_recurrent_kernel<T, 32><<<grid, threads, smem, stream>>>(p); break;
+    case 256: gdn_recurrent_kernel<T, 64><<<grid, threads, smem, stream>>>(p); break;
     default:
       throw Error("gated_delta_rule: key head dim " + std::to_string(p.dk) +
                   " is not supported on CUDA (32, 64, 128 or 256)");
@@ -109,8 +117,12 @@ void launch_gdn(const GdnParams& p) {
 }  // namespace
 
 void gated_delta_rule(const ops::GatedDeltaRuleArgs& args, ops::GatedDeltaRuleForm form) {
-  const int64_t t = args.qkv.dim(0), nv = args.state.dim(0), dk = args.state.dim(1), dv = args.state.dim(2);
+  const int64_t t = args.qkv.dim(0), nv = args.state.dim(-3), dk = args.state.dim(-2), dv = args.state.dim(-1);
+  const bool batched = args.state_slots.defined();
   if (t == 0) return;
+  if (batched && (form != ops::GatedDeltaRuleForm::kRecurrent || t > 65535))
+    throw Error("gated_delta_rule: a batched decode step runs the recurrent form, at most 65535 rows (got " +
+                std::to_string(t) + ")");
   if (dv * kParts > 1024) throw Error("gated_delta_rule: value head dim " + std::to_string(dv) + " above 256");
   STRATA_CHECK(args.a.dtype() == args.qkv.dtype() && args.b.dtype() == args.qkv.dtype() &&
                args.out.dtype() == args.qkv.dtype());
@@ -126,6 +138,8 @@ void gated_delta_rule(const ops::GatedDeltaRuleArgs& args, ops::GatedDeltaRuleFo
                     .A_log = args.A_log.data_as<float>(), .dt_bias = args.dt_bias.data_as<float>(),
                     .state = args.state.data_as<float>(), .out = args.out.data(),
                     .intermediates = intermediates ? args.intermediate_states.data_as<float>() : nullptr,
+                    .slots = batched ? args.state_slots.data_as<int32_t>() : nullptr,
+                    .num_slots = batched ? args.state.dim(0) : 1,
                     .tokens = t, .nv = nv, .nk = (args.qkv.dim(1) - nv * dv) / (2 * dk), .dk = dk, .dv = dv,
                     .stride = args.qkv.dim(1),
                     .scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)))};
@@ -141,8 +155,11 @@ void gated_delta_rule(const ops::GatedDeltaRuleArgs& args, ops::GatedDeltaRuleFo
 }
 
 void gated_delta_rule(const ops::GatedDeltaRuleArgs& args) {
-  gated_delta_rule(args, ops::gated_delta_rule_cuda_form(args.qkv.dim(0), args.state.dim(1), args.state.dim(2),
-                                                         args.intermediate_states.defined()));
+  const ops::GatedDeltaRuleForm form =
+      args.state_slots.defined() ? ops::GatedDeltaRuleForm::kRecurrent
+                                 : ops::gated_delta_rule_cuda_form(args.qkv.dim(0), args.state.dim(1),
+                                                                   args.state.dim(2), args.intermediate_states.defined());
+  gated_delta_rule(args, form);
 }
 
 }  // namespace strata::cuda

@@ -13,9 +13,11 @@ struct GdnParams {
   const void* b;          // [T, nv] same dtype as qkv
   const float* A_log;     // [nv] f32
   const float* dt_bias;   // [nv] f32
-  float* state;           // [nv, dk, dv] f32, in and out
+  float* state;           // [nv, dk, dv] f32, in and out; [num_slots, nv, dk, dv] with slots
   void* out;              // [T, nv, dv] same dtype as qkv
   float* intermediates;   // [T, nv, dk, dv] f32 or null (recurrent form only)
+  const int32_t* slots;   // [T] state slot of each single-token row, or null (recurrent form only)
+  int64_t num_slots;      // slots of state when slots is set
   int64_t tokens, nv, nk, dk, dv, stride;
   float scale;            // 1 / sqrt(dk)
 };

@@ -1,6 +1,7 @@
 // CUDA Mamba-2 SSD scan, recurrent form: one block per head; thread (row i, part p) holds
 // state columns [p * R, (p + 1) * R) of row i of the head's state [hd, N] in registers, the
-// four parts of a row are adjacent lanes, so S·C reduces with two shuffles. Long rows without
+// four parts of a row are adjacent lanes, so S·C reduces with two shuffles. A batched decode
+// step runs one single-token sequence per blockIdx.y with its slot's state. Long rows without
 // per-token states take the chunked form (ssd_scan_chunked.cu); ssd_scan_cuda_form picks.
 #include <cmath>
 
@@ -24,11 +25,17 @@ __global__ void ssd_recurrent_kernel(SsdParams p) {
   const int64_t grp = h / (p.nh / p.groups);
   const float A = -expf(p.A_log[h]);
   const float d_skip = p.D != nullptr ? p.D[h] : 0.0f;
-  float* state = p.state + static_cast<int64_t>(h) * p.hd * p.n;
+  int64_t t_begin = 0, t_end = p.tokens, slot = 0;
+  if (p.slots != nullptr) {
+    slot = p.slots[blockIdx.y];
+    if (slot < 0 || slot >= p.num_slots) return;  // the whole block: no barrier is left waiting
+    t_begin = blockIdx.y, t_end = t_begin + 1;
+  }
+  float* state = p.state + (slot * p.nh + h) * p.hd * p.n;
   float s[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) s[r] = active ? state[i * p.n + part * R + r] : 0.0f;
-  for (int64_t t = 0; t < p.tokens; ++t) {
+  for (int64_t t = t_begin; t < t_end; ++t) {
     const T* row = static_cast<const T*>(p.xbc) + t * p.stride;
     const int64_t b_off = p.nh * p.hd + grp * p.n, c_off = p.nh * p.hd + p.groups * p.n + grp * p.n;
     for (int64_t c = threadIdx.x; c < p.n; c += blockDim.x) {
@@ -69,12 +76,13 @@ void launch_ssd(const SsdParams& p) {
   const unsigned threads = static_cast<unsigned>(ceil_div(p.hd * kParts, 32) * 32);
   const size_t smem = (2 * p.n + 2) * sizeof(float);
   const cudaStream_t stream = current_stream();
+  const dim3 grid(static_cast<unsigned>(p.nh), p.slots != nullptr ? static_cast<unsigned>(p.tokens) : 1u);
   switch (p.n) {
-    case 16: ssd_recurrent_kernel<T, 4><<<p.nh, threads, smem, stream>>>(p); break;
-    case 32: ssd_recurrent_kernel<T, 8><<<p.nh, threads, smem, stream>>>(p); break;
-    case 64: ssd_recurrent_kernel<T, 16><<<p.nh, threads, smem, stream>>>(p); break;
-    case 128: ssd_recurrent_kernel<T, 32><<<p.nh, threads, smem, stream>>>(p); break;
-    case 256: ssd_recurrent_kernel<T, 64><<<p.nh, threads, smem, stream>>>(p); break;
+    case 16: ssd_recurrent_kernel<T, 4><<<grid, threads, smem, stream>>>(p); break;
+    case 32: ssd_recurrent_kernel<T, 8><<<grid, threads, smem, stream>>>(p); break;
+    case 64: ssd_recurrent_kernel<T, 16><<<grid, threads, smem, stream>>>(p); break;
+    case 128: ssd_recurrent_kernel<T, 32><<<grid, threads, smem, stream>>>(p); break;
+    case 256: ssd_recurrent_kernel<T, 64><<<grid, threads, smem, stream>>>(p); break;
     default:
       throw Error("ssd_scan: state size " + std::to_string(p.n) + " is not supported on CUDA (16..256, powers of 2)");
   }
@@ -84,8 +92,12 @@ void launch_ssd(const SsdParams& p) {
 }  // namespace
 
 void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options, ops::SsdScanForm form) {
-  const int64_t t = args.xbc.dim(0), nh = args.state.dim(0), hd = args.state.dim(1), n = args.state.dim(2);
+  const int64_t t = args.xbc.dim(0), nh = args.state.dim(-3), hd = args.state.dim(-2), n = args.state.dim(-1);
+  const bool batched = args.state_slots.defined();
   if (t == 0) return;
+  if (batched && (form != ops::SsdScanForm::kRecurrent || t > 65535))
+    throw Error("ssd_scan: a batched decode step runs the recurrent form, at most 65535 rows (got " +
+                std::to_string(t) + ")");
   if (hd * kParts > 1024) throw Error("ssd_scan: head dim " + std::to_string(hd) + " above 256");
   STRATA_CHECK(args.dt.dtype() == args.xbc.dtype() && args.y.dtype() == args.xbc.dtype());
   const bool intermediates = args.intermediate_states.defined();
@@ -100,6 +112,8 @@ void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options, 
                     .D = args.D.defined() ? args.D.data_as<float>() : nullptr,
                     .state = args.state.data_as<float>(), .y = args.y.data(),
                     .intermediates = intermediates ? args.intermediate_states.data_as<float>() : nullptr,
+                    .slots = batched ? args.state_slots.data_as<int32_t>() : nullptr,
+                    .num_slots = batched ? args.state.dim(0) : 1,
                     .tokens = t, .nh = nh, .hd = hd, .n = n, .groups = options.n_groups,
                     .stride = args.xbc.dim(1), .dt_min = options.dt_min, .dt_max = options.dt_max};
   if (args.xbc.dtype() != DType::kBF16 && args.xbc.dtype() != DType::kF32)
@@ -114,8 +128,11 @@ void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options, 
 }
 
 void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options) {
-  ssd_scan(args, options, ops::ssd_scan_cuda_form(args.xbc.dim(0), args.state.dim(1), args.state.dim(2),
-                                                  args.intermediate_states.defined()));
+  const ops::SsdScanForm form =
+      args.state_slots.defined() ? ops::SsdScanForm::kRecurrent
+                                 : ops::ssd_scan_cuda_form(args.xbc.dim(0), args.state.dim(1), args.state.dim(2),
+                                                           args.intermediate_states.defined());
+  ssd_scan(args, options, form);
 }
 
 }  // namespace strata::cuda

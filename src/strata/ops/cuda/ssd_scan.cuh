@@ -13,9 +13,11 @@ struct SsdParams {
   const float* dt_bias;   // [nh] f32
   const float* A_log;     // [nh] f32
   const float* D;         // [nh] f32 or null
-  float* state;           // [nh, hd, N] f32, in and out
+  float* state;           // [nh, hd, N] f32, in and out; [num_slots, nh, hd, N] with slots
   void* y;                // [T, nh, hd] same dtype as xbc
   float* intermediates;   // [T, nh, hd, N] f32 or null (recurrent form only)
+  const int32_t* slots;   // [T] state slot of each single-token row, or null (recurrent form only)
+  int64_t num_slots;      // slots of state when slots is set
   int64_t tokens, nh, hd, n, groups, stride;
   float dt_min, dt_max;
 };
