@@ -116,7 +116,7 @@ int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
   backend_.make_current();
   for (int64_t bucket : kGraphBuckets) {
     if (bucket > max_batch_size || bucket > options_.max_graph_batch_size) break;
-    std::vector<StepRow> rows(bucket, StepRow{.seq_id = -1, .token_ids = {0}, .block_table = {0}, .padding = true});
+    std::vector<StepRow> rows(bucket, padding_row());
     StepBatch step(std::move(rows), options_.block_size, graph_blocks_per_row_);
     if (graph_bucket(step) != bucket) break;
     execute_graph(step, bucket);

@@ -42,7 +42,7 @@ class ModelRunner {
   Tensor execute_on_device(StepBatch& step);
   // Captures the decode graph of every batch-size bucket up to max_batch_size now, so the
   // first requests do not pay for it (a server calls this before it reports ready).
-  // Returns the number of graphs held afterwards; 0 where steps run eagerly (CPU, hybrid).
+  // Returns the number of graphs held afterwards; 0 where steps run eagerly (CPU).
   int64_t capture_decode_graphs(int64_t max_batch_size);
 
   const Model& model() const { return model_; }
