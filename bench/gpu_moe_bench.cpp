@@ -22,6 +22,7 @@
 #include "strata/backend/cuda/cuda_check.h"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/grouped_gemm.h"
+#include "strata/ops/cuda/stream_gemv.h"
 #endif
 
 namespace strata {
@@ -141,7 +142,7 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
   }
 }
 
-// Dense decode linears: the op's pick, cuBLASLt and the bulk-copy GEMV (offsets null).
+// Dense decode linears: the op's pick, cuBLASLt, the bulk-copy GEMV and the persistent streaming GEMV.
 void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts) {
   const Tensor w = gpu.empty(DType::kBF16, {s.n, s.k});
   gpu.fill_bytes(w, 0x3C);
@@ -163,6 +164,8 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
            }));
     if (cuda::bulk_gemv_supported(args))
       report("gemv", time_ms(timer, [&] { cuda::bulk_gemv(args, cuda::current_stream()); }));
+    if (cuda::stream_gemv_supported(args))
+      report("stream", time_ms(timer, [&] { cuda::stream_gemv(args, cuda::current_stream()); }));
   }
 }
 #endif

@@ -89,7 +89,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
     args="--batches $1 --steps 2 --ttft 0 --prefill $2 --profile"
     [ "$2" != 0 ] && args="--batches 0 --steps 2 --ttft 0 --prefill $2 --profile --context 16"
     LD_LIBRARY_PATH="$LIBPATH" timeout 90 "$NCU" --clock-control none --profile-from-start off --csv \
-      --metrics gpu__time_duration.sum "$BIN/gpu_decode_bench" --model "$CONFIGS/$model" $args \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum "$BIN/gpu_decode_bench" --model "$CONFIGS/$model" $args \
       > /tmp/ncu.csv 2>/tmp/ncu.err || tail -3 /tmp/ncu.err >> "$OUT/profile.txt"
     python3 "$ROOT/bench/gpu/kernel_summary.py" /tmp/ncu.csv "$model batch $1 prefill $2" >> "$OUT/profile.txt" 2>&1
   done

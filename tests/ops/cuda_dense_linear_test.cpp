@@ -1,6 +1,6 @@
-// The CUDA linear at decode row counts (1-4 rows, where small ones stream weights with the
-// bulk-copy GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned first,
-// with and without bias; the bulk kernel called directly up to its 8-row limit; the fixed
+// The CUDA linear at decode row counts (1-4 rows, where the persistent streaming GEMV reads
+// the weights) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned first,
+// with and without bias; the streaming and bulk kernels called directly at every row count they take; the fixed
 // rule that picks the dense kernel.
 #include <gtest/gtest.h>
 
@@ -87,23 +87,43 @@ TEST_F(CudaDenseLinear, BulkKernelMatchesCpuUpToEightRows) {
   }
 }
 
-TEST(CudaDenseLinearRule, StreamsUpToFourSmallRowsElseCublasLt) {
+// The streaming kernel at every row count it takes: odd N (a short last item), long K (one row
+// per item, K split over 8 warps), short K (32 rows per item), with bias.
+TEST_F(CudaDenseLinear, StreamKernelMatchesCpuUpToFourRows) {
+  for (const DenseShape& s : std::vector<DenseShape>{{"odd n", 1001, 2048}, {"long k", 300, 14336}, {"short k", 77, 64}}) {
+    const Tensor w = random_rounded({s.n, s.k}, 630, -0.05f, 0.05f), b = random_rounded({s.n}, 631);
+    const Tensor gw = gpu_bf16(w), gb = gpu_bf16(b);
+    for (int64_t m = 1; m <= cuda::kStreamGemvMaxRows; ++m) {
+      const Tensor x = random_rounded({m, s.k}, 632 + m), gx = gpu_bf16(x);
+      Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+      ops::linear(x, to_bf16_host(w), to_bf16_host(b), ref);
+      for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
+        Tensor out = poisoned(out_dtype, {m, s.n});
+        const cuda::GroupedGemmArgs args{.x = gx.data(), .weight = gw.data(), .offsets = nullptr, .out = out.data(),
+                                         .out_dtype = out_dtype, .num_experts = 1, .m = m, .n = s.n, .k = s.k,
+                                         .bias = gb.data()};
+        ASSERT_TRUE(cuda::stream_gemv_supported(args)) << s.name;
+        cuda::stream_gemv(args, cuda::current_stream());
+        expect_close(*gpu_, out, ref, kBf16Tolerance, label(s, m, out_dtype, true));
+      }
+    }
+  }
+}
+
+TEST(CudaDenseLinearRule, StreamsUpToFourRowsElseCublasLt) {
   alignas(16) static const uint16_t dummy[8] = {};
   cuda::GroupedGemmArgs args{.x = dummy, .weight = dummy, .offsets = nullptr, .out = nullptr,
                              .num_experts = 1, .m = 1, .n = 4096, .k = 4096};
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
-  args.m = 2;
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
-  args.m = 3;  // x of 24 KB
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
-  args.k = 2048;
-  args.m = 4;
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  for (args.m = 1; args.m <= 4; ++args.m)
+    EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kStreamGemv) << args.m;
   args.m = 5;
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
-  args.m = 1;
-  args.k = 14336;  // Llama-3 down: x of 28 KB
+  args.m = 4;
+  args.k = 14336;  // Llama-3 down: x of 112 KB leaves room for 3 stages of one 28 KB row
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kStreamGemv);
+  args.k = 24576;  // x of 192 KB: no room for two stages
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.m = 1;
   args.k = 100;  // not a multiple of 8
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.k = 4096;

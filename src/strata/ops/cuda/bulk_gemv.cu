@@ -3,7 +3,9 @@
 // consecutive weight rows (~32 KB), has the copy engine move them into shared memory with one
 // cp.async.bulk, and its 4 warps dot them with the tile's x rows (read through L1). Six blocks
 // per SM keep ~190 KB of weights in flight per SM without spending registers on them.
+#include "strata/ops/cuda/bulk_copy.cuh"
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/dot_bf16.cuh"
 #include "strata/ops/cuda/expert_tiles.cuh"
 #include "strata/ops/cuda/grouped_gemm.h"
 
@@ -27,42 +29,6 @@ Layout layout_for(int64_t k) {
   int64_t features = kStageBytes / (k * 2);
   features = features > kMaxFeatures ? kMaxFeatures : (features >= kWarps ? features / kWarps * kWarps : features);
   return {.features = features, .slices = features >= kWarps ? 1 : static_cast<int>(kWarps / features)};
-}
-
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// One thread: arm the barrier for `bytes` and start the bulk copy global -> shared.
-__device__ __forceinline__ void start_bulk_copy(uint32_t barrier, uint32_t dst, const void* src, uint32_t bytes) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(barrier) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(barrier)
-               : "memory");
-}
-
-__device__ __forceinline__ void wait_bulk_copy(uint32_t barrier) {
-  uint32_t done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(barrier)
-        : "memory");
-  }
-}
-
-__device__ __forceinline__ void fma8(float& acc, const uint4& w, const uint4& x) {
-  const __nv_bfloat162* wp = reinterpret_cast<const __nv_bfloat162*>(&w);
-  const __nv_bfloat162* xp = reinterpret_cast<const __nv_bfloat162*>(&x);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 a = __bfloat1622float2(wp[i]), b = __bfloat1622float2(xp[i]);
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
-  }
 }
 
 struct BlockWork {
@@ -90,7 +56,7 @@ __device__ void dot_items(const BlockWork& b) {
       const uint4 wv = w[c];
 #pragma unroll
       for (int r = 0; r < R; ++r)
-        if (r < b.rows) fma8(acc[r], wv, __ldg(reinterpret_cast<const uint4*>(b.x + r * b.k) + c));
+        if (r < b.rows) fma_bf16x8(acc[r], wv, __ldg(reinterpret_cast<const uint4*>(b.x + r * b.k) + c));
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -116,11 +82,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const int64_t features = p.n - n0 < layout.features ? p.n - n0 : layout.features;
   if (threadIdx.x == 0) {
     const bf16* src = static_cast<const bf16*>(p.weight) + (tile.expert * p.n + n0) * p.k;
-    start_bulk_copy(smem_address(&barrier), smem_address(stage), src,
-                    static_cast<uint32_t>(features * p.k * static_cast<int64_t>(sizeof(bf16))));
+    mbarrier_init(smem_address(&barrier));
+    bulk_copy_to_shared(smem_address(&barrier), smem_address(stage), src,
+                        static_cast<uint32_t>(features * p.k * static_cast<int64_t>(sizeof(bf16))));
   }
   __syncthreads();  // the barrier is initialised before anyone waits on it
-  wait_bulk_copy(smem_address(&barrier));
+  mbarrier_wait(smem_address(&barrier), 0);
   const BlockWork b{.stage = reinterpret_cast<const bf16*>(stage),
                     .x = static_cast<const bf16*>(p.x) + tile.row_begin * p.k, .partial = partial,
                     .k = p.k, .features = features, .slices = layout.slices,

@@ -1,9 +1,11 @@
-// CUDA gated delta rule, recurrent form: one block per value head; thread (column j, part p)
-// holds rows [p * R, (p + 1) * R) of column j of the head's state [dk, dv] in registers, and
-// the four parts of a column are adjacent lanes, so kᵀS and qᵀS reduce with two shuffles.
+// CUDA gated delta rule, recurrent form: one block per (value head, 64 state columns), as the
+// columns of a head's state [dk, dv] update independently; thread (column j, part p) holds rows
+// [p * R, (p + 1) * R) of column j in registers, and the four parts of a column are adjacent
+// lanes, so kᵀS and qᵀS reduce with two shuffles.
 // Tokens run in order; per-token states are written when asked (verify rows). A batched
 // decode step runs one single-token sequence per blockIdx.y with its slot's state. Long rows
 // without them take the chunked form (gated_delta_rule_chunked.cu); gated_delta_rule_cuda_form picks.
+#include <algorithm>
 #include <cmath>
 
 #include "strata/ops/cuda/gated_delta_rule.cuh"
@@ -13,6 +15,7 @@ namespace strata::cuda {
 namespace {
 
 constexpr int kParts = 4;
+constexpr int kColumnsPerBlock = 64;  // 256 threads: up to 255 registers for R = 64
 
 // Loads one token's q and k rows of key head kh into shared memory, l2-normalised (q also
 // scaled), and the head's decay and beta; called by the whole block.
@@ -44,13 +47,13 @@ __device__ void load_token(const GdnParams& p, int64_t t, int h, float* q, float
 }
 
 template <typename T, int R>
-__global__ void gdn_recurrent_kernel(GdnParams p) {
+__global__ void __launch_bounds__(kColumnsPerBlock * kParts) gdn_recurrent_kernel(GdnParams p) {
   extern __shared__ float smem[];
   float* q = smem;
   float* k = q + p.dk;
   float* gb = k + p.dk;  // decay, beta, 1/|q|, 1/|k|
   const int h = blockIdx.x;
-  const int64_t j = threadIdx.x / kParts, part = threadIdx.x % kParts;
+  const int64_t j = blockIdx.z * kColumnsPerBlock + threadIdx.x / kParts, part = threadIdx.x % kParts;
   const bool active = j < p.dv;
   float s[R];
   int64_t t_begin = 0, t_end = p.tokens, slot = 0;
@@ -98,10 +101,12 @@ __global__ void gdn_recurrent_kernel(GdnParams p) {
 
 template <typename T>
 void launch_gdn(const GdnParams& p) {
-  const unsigned threads = static_cast<unsigned>(ceil_div(p.dv * kParts, 32) * 32);
+  const int64_t columns = std::min<int64_t>(p.dv, kColumnsPerBlock);
+  const unsigned threads = static_cast<unsigned>(ceil_div(columns * kParts, 32) * 32);
   const size_t smem = (2 * p.dk + 4) * sizeof(float);
   const cudaStream_t stream = current_stream();
-  const dim3 grid(static_cast<unsigned>(p.nv), p.slots != nullptr ? static_cast<unsigned>(p.tokens) : 1u);
+  const dim3 grid(static_cast<unsigned>(p.nv), p.slots != nullptr ? static_cast<unsigned>(p.tokens) : 1u,
+                  static_cast<unsigned>(ceil_div(p.dv, kColumnsPerBlock)));
   switch (p.dk) {
     case 32: gdn_recurrent_kernel<T, 8><<<grid, threads, smem, stream>>>(p); break;
     case 64: gdn_recurrent_kernel<T, 16><<<grid, threads, smem, stream>>>(p); break;
@@ -123,7 +128,6 @@ void gated_delta_rule(const ops::GatedDeltaRuleArgs& args, ops::GatedDeltaRuleFo
   if (batched && (form != ops::GatedDeltaRuleForm::kRecurrent || t > 65535))
     throw Error("gated_delta_rule: a batched decode step runs the recurrent form, at most 65535 rows (got " +
                 std::to_string(t) + ")");
-  if (dv * kParts > 1024) throw Error("gated_delta_rule: value head dim " + std::to_string(dv) + " above 256");
   STRATA_CHECK(args.a.dtype() == args.qkv.dtype() && args.b.dtype() == args.qkv.dtype() &&
                args.out.dtype() == args.qkv.dtype());
   const bool intermediates = args.intermediate_states.defined();

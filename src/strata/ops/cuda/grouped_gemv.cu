@@ -3,6 +3,7 @@
 // up to 16 of them in flight per lane, and dots them with the tile's x rows (read through L1).
 // Grid: 1-D over (tile, feature chunk), feature chunk fastest so neighbours share x rows.
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/dot_bf16.cuh"
 #include "strata/ops/cuda/expert_tiles.cuh"
 #include "strata/ops/cuda/grouped_gemm.h"
 
@@ -21,17 +22,6 @@ __device__ __forceinline__ uint4 load_streaming(const void* p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
-}
-
-__device__ __forceinline__ void fma8(float& acc, const uint4& w, const uint4& x) {
-  const __nv_bfloat162* wp = reinterpret_cast<const __nv_bfloat162*>(&w);
-  const __nv_bfloat162* xp = reinterpret_cast<const __nv_bfloat162*>(&x);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 a = __bfloat1622float2(wp[i]), b = __bfloat1622float2(xp[i]);
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
-  }
 }
 
 struct WarpTask {
@@ -66,7 +56,7 @@ __device__ void gemv_tile(const GroupedGemmArgs& p, const WarpTask& t) {
         if (r >= t.rows) continue;
         const uint4 xv = __ldg(reinterpret_cast<const uint4*>(t.x + r * p.k) + c);
 #pragma unroll
-        for (int f = 0; f < kFeatures; ++f) fma8(acc[f][r], w[f][u], xv);
+        for (int f = 0; f < kFeatures; ++f) fma_bf16x8(acc[f][r], w[f][u], xv);
       }
     }
   }

@@ -1,0 +1,50 @@
+// cp.async.bulk (the copy engine moving global memory into shared memory) completed through
+// an mbarrier, and programmatic dependent launch: the pieces of the weight-streaming GEMVs.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace strata::cuda {
+
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// One thread, before any use: the barrier completes a phase when one arrival and its bytes land.
+__device__ __forceinline__ void mbarrier_init(uint32_t barrier) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(barrier) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One thread: arm the barrier for `bytes` and start the copy global -> shared (16-byte aligned,
+// bytes a multiple of 16). The fence orders earlier generic reads of dst before the async write.
+__device__ __forceinline__ void bulk_copy_to_shared(uint32_t barrier, uint32_t dst, const void* src, uint32_t bytes) {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(barrier)
+               : "memory");
+}
+
+// Every waiting thread: returns once the barrier's phase with this parity (0, 1, 0, ...) completed.
+__device__ __forceinline__ void mbarrier_wait(uint32_t barrier, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(barrier), "r"(parity)
+        : "memory");
+  }
+}
+
+// Programmatic dependent launch. A kernel launched with programmatic stream serialization may
+// start before the previous kernel ends; it waits here before reading what that kernel wrote.
+__device__ __forceinline__ void wait_for_previous_kernel() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+
+// Lets the next kernel (if launched that way) start as soon as every block of this one got here.
+__device__ __forceinline__ void allow_next_kernel() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
+}  // namespace strata::cuda
