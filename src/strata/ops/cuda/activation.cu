@@ -2,6 +2,7 @@
 // Elementwise with a grid-stride loop; out may alias gate or up.
 #include "strata/ops/activation.h"
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/pdl.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -31,6 +32,8 @@ __device__ __forceinline__ float apply(float x) {
 
 template <typename T, ops::Activation kAct>
 __global__ void activation_kernel(ActivationParams p) {
+  allow_next_kernel();  // the next kernel may get resident and fetch its weights
+  wait_for_previous_kernel();
   const T* gate = static_cast<const T*>(p.gate);
   const T* up = static_cast<const T*>(p.up);
   T* out = static_cast<T*>(p.out);
@@ -52,16 +55,16 @@ void launch_for_dtype(const ActivationParams& p, ops::Activation act) {
   const cudaStream_t stream = current_stream();
   switch (act) {
     case ops::Activation::kSilu:
-      activation_kernel<T, ops::Activation::kSilu><<<blocks, 256, 0, stream>>>(p);
+      launch_dependent(activation_kernel<T, ops::Activation::kSilu>, dim3(blocks), dim3(256), 0, stream, p);
       break;
     case ops::Activation::kGeluTanh:
-      activation_kernel<T, ops::Activation::kGeluTanh><<<blocks, 256, 0, stream>>>(p);
+      launch_dependent(activation_kernel<T, ops::Activation::kGeluTanh>, dim3(blocks), dim3(256), 0, stream, p);
       break;
     case ops::Activation::kGelu:
-      activation_kernel<T, ops::Activation::kGelu><<<blocks, 256, 0, stream>>>(p);
+      launch_dependent(activation_kernel<T, ops::Activation::kGelu>, dim3(blocks), dim3(256), 0, stream, p);
       break;
     case ops::Activation::kRelu2:
-      activation_kernel<T, ops::Activation::kRelu2><<<blocks, 256, 0, stream>>>(p);
+      launch_dependent(activation_kernel<T, ops::Activation::kRelu2>, dim3(blocks), dim3(256), 0, stream, p);
       break;
   }
   STRATA_CUDA_CHECK_LAUNCH();

@@ -1,5 +1,5 @@
 // cp.async.bulk (the copy engine moving global memory into shared memory) completed through
-// an mbarrier, and programmatic dependent launch: the pieces of the weight-streaming GEMVs.
+// an mbarrier: the pieces of the weight-streaming GEMVs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,12 +39,5 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t barrier, uint32_t parity)
         : "memory");
   }
 }
-
-// Programmatic dependent launch. A kernel launched with programmatic stream serialization may
-// start before the previous kernel ends; it waits here before reading what that kernel wrote.
-__device__ __forceinline__ void wait_for_previous_kernel() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-
-// Lets the next kernel (if launched that way) start as soon as every block of this one got here.
-__device__ __forceinline__ void allow_next_kernel() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 
 }  // namespace strata::cuda

@@ -7,6 +7,7 @@
 
 #include "strata/ops/cuda/attention_tile.cuh"
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/cuda/decode_attention.h"
 #include "strata/ops/cuda/device_scratch.h"
 
@@ -249,6 +250,8 @@ __device__ void arrive_and_merge(const DecodeParams& p, int row, int kv_head) {
 
 template <int D>
 __global__ void __launch_bounds__(32) decode_attention_kernel(DecodeParams p) {
+  allow_next_kernel();  // the next kernel may get resident and fetch its weights
+  wait_for_previous_kernel();
   extern __shared__ __align__(16) unsigned char smem[];
   using R = Ring<D>;
   bf16* ks = reinterpret_cast<bf16*>(smem);
@@ -318,7 +321,7 @@ void launch(DecodeParams& p, cudaStream_t stream) {
   }();
   (void)configured;
   const dim3 grid(p.num_splits, p.a.num_kv_heads, p.a.num_rows);
-  decode_attention_kernel<D><<<grid, 32, Ring<D>::kBytes, stream>>>(p);
+  launch_dependent(decode_attention_kernel<D>, grid, dim3(32), Ring<D>::kBytes, stream, p);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 

@@ -3,6 +3,7 @@
 // head is staged in shared memory as f32, normalised and rounded like the separate RMSNorm
 // kernel, rotated like the rope kernel, then written to q_out or the cache slot.
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/prepare_qkv.h"
 
 namespace strata::cuda {
@@ -37,6 +38,8 @@ __device__ __forceinline__ float norm_weight(const PrepareQkvKernelParams& p, co
 
 template <typename T>
 __global__ void __launch_bounds__(kWarps * 32) prepare_qkv_kernel(PrepareQkvKernelParams p) {
+  allow_next_kernel();  // the next kernel may get resident and fetch its weights
+  wait_for_previous_kernel();
   extern __shared__ float staged[];  // [kWarps, hd]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t t = blockIdx.x;
@@ -108,7 +111,8 @@ void prepare_qkv(const ops::PrepareQkvArgs& args, const ops::PrepareQkvParams& p
       .half = static_cast<int>(params.rotary_dim / 2), .attention_scaling = params.attention_scaling,
       .eps = params.norm_eps, .weight_offset = params.norm_unit_offset ? 1.0f : 0.0f};
   const dim3 grid(static_cast<unsigned>(t), static_cast<unsigned>(ceil_div(p.nh + 2 * p.nkv, kWarps)));
-  prepare_qkv_kernel<__nv_bfloat16><<<grid, kWarps * 32, kWarps * hd * sizeof(float), current_stream()>>>(p);
+  launch_dependent(prepare_qkv_kernel<__nv_bfloat16>, grid, dim3(kWarps * 32), kWarps * hd * sizeof(float),
+                   current_stream(), p);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/rms_norm.h"
 
 namespace strata::cuda {
@@ -21,6 +22,8 @@ struct RmsNormKernelParams {
 
 template <typename T, typename W>
 __global__ void rms_norm_kernel(RmsNormKernelParams p) {
+  allow_next_kernel();  // the next kernel may get resident and fetch its weights
+  wait_for_previous_kernel();
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x;
   const T* x = static_cast<const T*>(p.x) + row * p.dim;
@@ -48,6 +51,8 @@ __global__ void rms_norm_kernel(RmsNormKernelParams p) {
 // x and the residual are read once and the row stays in registers between the two passes.
 template <typename W>
 __global__ void rms_norm_chunked_kernel(RmsNormKernelParams p) {
+  allow_next_kernel();  // the next kernel may get resident and fetch its weights
+  wait_for_previous_kernel();
   __shared__ float scratch[32];
   using bf16 = __nv_bfloat16;
   const int64_t row = blockIdx.x;
@@ -100,18 +105,18 @@ void launch_for_weight(const RmsNormKernelParams& p, DType weight_dtype, int64_t
     if (chunked_kernel_fits(p) && (weight_dtype == DType::kBF16 || weight_dtype == DType::kF32)) {
       const int chunk_threads = static_cast<int>(ceil_div(p.dim / 8, 32) * 32);
       if (weight_dtype == DType::kBF16) {
-        rms_norm_chunked_kernel<__nv_bfloat16><<<rows, chunk_threads, 0, stream>>>(p);
+        launch_dependent(rms_norm_chunked_kernel<__nv_bfloat16>, dim3(rows), dim3(chunk_threads), 0, stream, p);
       } else {
-        rms_norm_chunked_kernel<float><<<rows, chunk_threads, 0, stream>>>(p);
+        launch_dependent(rms_norm_chunked_kernel<float>, dim3(rows), dim3(chunk_threads), 0, stream, p);
       }
       STRATA_CUDA_CHECK_LAUNCH();
       return;
     }
   }
   if (weight_dtype == DType::kBF16) {
-    rms_norm_kernel<T, __nv_bfloat16><<<rows, threads, 0, stream>>>(p);
+    launch_dependent(rms_norm_kernel<T, __nv_bfloat16>, dim3(rows), dim3(threads), 0, stream, p);
   } else if (weight_dtype == DType::kF32) {
-    rms_norm_kernel<T, float><<<rows, threads, 0, stream>>>(p);
+    launch_dependent(rms_norm_kernel<T, float>, dim3(rows), dim3(threads), 0, stream, p);
   } else {
     unsupported_dtype("rms_norm weight", weight_dtype);
   }

@@ -7,6 +7,7 @@
 #include "strata/ops/cuda/bulk_copy.cuh"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/dot_bf16.cuh"
+#include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/cuda/stream_gemv.h"
 
 namespace strata::cuda {
@@ -133,17 +134,8 @@ void launch(const StreamParams& p, size_t smem, cudaStream_t stream) {
     return true;
   }();
   (void)configured;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(std::min<int64_t>(num_sms(), p.num_items)));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  STRATA_CUDA_CHECK(cudaLaunchKernelEx(&config, stream_gemv_kernel<Tout, M>, p));
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>(num_sms(), p.num_items)));
+  launch_dependent(stream_gemv_kernel<Tout, M>, grid, dim3(kThreads), smem, stream, p);
 }
 
 template <typename Tout>
