@@ -1,5 +1,6 @@
-// Persistent weight-streaming GEMV (stream_gemv.h). Block b of G (one per SM) owns weight
-// items [b * I / G, (b + 1) * I / G), an item being a few whole rows (~16 KB). Thread 0 keeps
+// Persistent weight-streaming GEMV (stream_gemv.h). Block b of G (one per SM) takes weight
+// items b, b + G, b + 2G, ..., an item being a few whole rows (~16 KB), so the chip reads one
+// contiguous window at a time (far-apart streams camp on a few DRAM channels). Thread 0 keeps
 // up to `stages` items in flight with cp.async.bulk; the 8 warps dot each landed item with x
 // (in shared memory), K split over warps when an item has fewer rows than warps.
 #include <algorithm>
@@ -99,13 +100,13 @@ __global__ void __launch_bounds__(kThreads, 1) stream_gemv_kernel(StreamParams p
   __shared__ __align__(8) uint64_t barriers[kMaxStages];
   bf16* xs = reinterpret_cast<bf16*>(smem + p.stages * p.stage_stride);
   float* partials = reinterpret_cast<float*>(xs + M * p.k);  // [stages][kMaxUnits][M]
-  const int64_t begin = blockIdx.x * p.num_items / gridDim.x;
-  const int64_t count = (blockIdx.x + 1) * p.num_items / gridDim.x - begin;
+  const int64_t stride = gridDim.x;
+  const int64_t count = (p.num_items - blockIdx.x + stride - 1) / stride;  // items blockIdx.x + i * stride
   const uint32_t barrier0 = smem_address(barriers);
   if (threadIdx.x == 0) {  // the weights do not depend on the previous kernel: fetch them now
     for (int s = 0; s < p.stages; ++s) mbarrier_init(barrier0 + 8 * s);
     for (int64_t i = 0; i < count && i < p.stages; ++i)
-      fetch_item(p, begin + i, barrier0 + 8 * i, smem + i * p.stage_stride);
+      fetch_item(p, blockIdx.x + i * stride, barrier0 + 8 * i, smem + i * p.stage_stride);
   }
   allow_next_kernel();
   wait_for_previous_kernel();
@@ -115,13 +116,13 @@ __global__ void __launch_bounds__(kThreads, 1) stream_gemv_kernel(StreamParams p
   for (int64_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % p.stages);
     mbarrier_wait(barrier0 + 8 * s, static_cast<uint32_t>((i / p.stages) & 1));
-    const int64_t n0 = (begin + i) * p.item_rows;
+    const int64_t n0 = (blockIdx.x + i * stride) * p.item_rows;
     const int rows = static_cast<int>(p.n - n0 < p.item_rows ? p.n - n0 : p.item_rows);
     float* partial = partials + s * kMaxUnits * M;
     dot_item<M>(p, reinterpret_cast<const bf16*>(smem + s * p.stage_stride), xs, rows, partial);
     __syncthreads();  // stage s is read and its partials written
     if (threadIdx.x == 0 && i + p.stages < count)
-      fetch_item(p, begin + i + p.stages, barrier0 + 8 * s, smem + s * p.stage_stride);
+      fetch_item(p, blockIdx.x + (i + p.stages) * stride, barrier0 + 8 * s, smem + s * p.stage_stride);
     store_item<Tout, M>(p, n0, rows, partial);
   }
 }
