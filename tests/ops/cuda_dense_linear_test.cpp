@@ -1,7 +1,7 @@
-// The CUDA linear at decode row counts (1-4 rows, where the persistent streaming GEMV reads
-// the weights) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned first,
-// with and without bias; the streaming and bulk kernels called directly at every row count they take; the fixed
-// rule that picks the dense kernel.
+// The CUDA linear at decode row counts (1-4 rows, where small ones stream weights with the
+// bulk-copy GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned
+// first, with and without bias; the bulk and persistent streaming kernels called directly at
+// every row count they take; the fixed rule that picks the dense kernel.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,6 +12,7 @@
 #if defined(STRATA_WITH_CUDA)
 #include "strata/backend/cuda/cuda_check.h"
 #include "strata/ops/cuda/dense_linear.h"
+#include "strata/ops/cuda/stream_gemv.h"
 #endif
 
 namespace strata::test {
@@ -110,20 +111,23 @@ TEST_F(CudaDenseLinear, StreamKernelMatchesCpuUpToFourRows) {
   }
 }
 
-TEST(CudaDenseLinearRule, StreamsUpToFourRowsElseCublasLt) {
+TEST(CudaDenseLinearRule, StreamsUpToFourSmallRowsElseCublasLt) {
   alignas(16) static const uint16_t dummy[8] = {};
   cuda::GroupedGemmArgs args{.x = dummy, .weight = dummy, .offsets = nullptr, .out = nullptr,
                              .num_experts = 1, .m = 1, .n = 4096, .k = 4096};
-  for (args.m = 1; args.m <= 4; ++args.m)
-    EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kStreamGemv) << args.m;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  args.m = 2;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
+  args.m = 3;  // x of 24 KB
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.k = 2048;
+  args.m = 4;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
   args.m = 5;
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
-  args.m = 4;
-  args.k = 14336;  // Llama-3 down: x of 112 KB leaves room for 3 stages of one 28 KB row
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kStreamGemv);
-  args.k = 24576;  // x of 192 KB: no room for two stages
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.m = 1;
+  args.k = 14336;  // Llama-3 down: x of 28 KB
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.k = 100;  // not a multiple of 8
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.k = 4096;

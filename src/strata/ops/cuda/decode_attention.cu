@@ -220,13 +220,23 @@ __device__ void merge_splits(const DecodeParams& p, int row, int kv_head) {
     if (p.a.sinks != nullptr) denom += __expf(sink - mx);
     const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
     constexpr int kPerLane = D / 32;
+    constexpr int kBatch = 8;  // partial rows in flight: each is an L2 round trip
     float acc[kPerLane] = {};
-    for (int s = 0; s < p.num_splits; ++s) {
-      const float ws = __shfl_sync(0xffffffffu, s < 32 ? w[0] : w[1], s % 32);
-      if (ws == 0.0f) continue;
-      const float* src = p.partial_o + (s * split_stride + base) * D + lane * kPerLane;
+    for (int s0 = 0; s0 < p.num_splits; s0 += kBatch) {
+      float ws[kBatch], v[kBatch][kPerLane];
 #pragma unroll
-      for (int j = 0; j < kPerLane; ++j) acc[j] += ws * __ldcg(src + j);
+      for (int u = 0; u < kBatch; ++u) {
+        const int s = s0 + u;
+        ws[u] = __shfl_sync(0xffffffffu, s < 32 ? w[0] : w[1], s % 32);
+        const float* src = p.partial_o + (s * split_stride + base) * D + lane * kPerLane;
+        const bool live = s < p.num_splits && ws[u] != 0.0f;
+#pragma unroll
+        for (int j = 0; j < kPerLane; ++j) v[u][j] = live ? __ldcg(src + j) : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+#pragma unroll
+        for (int j = 0; j < kPerLane; ++j) acc[j] += ws[u] * v[u][j];
     }
     bf16* dst = p.a.out + base * D + lane * kPerLane;
 #pragma unroll
