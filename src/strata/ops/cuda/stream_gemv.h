@@ -2,8 +2,8 @@
 // One persistent block per SM streams its share of the weight through a ring of shared-memory
 // stages (cp.async.bulk, mbarriers), so HBM never waits on a block launch; launched as a
 // programmatic dependent, it starts fetching weights while the kernel before it still runs.
-// Not picked by dense_linear_kernel yet: with contiguous per-block ranges it measured 1.0-1.5
-// TB/s on the H200 (gpu_moe_bench "stream"); the round-robin item order awaits a GPU run.
+// Not picked by dense_linear_kernel: it measured 0.7-1.5 TB/s on the H200 (gpu_moe_bench
+// "stream"), slower with more rows, so one block of 8 warps per SM is the limit, not DRAM.
 #pragma once
 
 #include <cuda_runtime.h>
