@@ -19,8 +19,8 @@ __device__ __forceinline__ void mbarrier_init(uint32_t barrier) {
 }
 
 // One thread: arm the barrier for `bytes` and start the copy global -> shared (16-byte aligned,
-// bytes a multiple of 16). No proxy fence: it would wait for the copies already in flight, and
-// a barrier after the last read of dst orders those reads before this write.
+// bytes a multiple of 16). A reused dst must have its last reads ordered before this call by a
+// block barrier.
 __device__ __forceinline__ void bulk_copy_to_shared(uint32_t barrier, uint32_t dst, const void* src, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
