@@ -6,6 +6,10 @@
 # hybrid: the tests, then gpu_decode_bench and prefix_cache_bench on the 24-layer Qwen3-Next.
 # engine: engine_throughput_bench (256 x 512 prompt / 128 output tokens through the serving
 # engine), its transformers generate_batch peer, and `strata serve` start-up time, on Llama-3.1-8B.
+# Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
+# skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
+# HF_ENGINE_ARGS, STARTUP_TIMEOUT. The device tool returns at most 8 files: run several modes
+# into subfolders of $OUT and tar them into one file at the end of the call.
 set -uo pipefail
 OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine]}
 WHAT=${2:-all}
