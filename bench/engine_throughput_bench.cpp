@@ -169,7 +169,7 @@ std::string result_json(const Flags& flags, const Setup& setup, const RunResult&
   const Summary t = summarize(ttft), p = summarize(tpot);
   return fmt::format(
       R"({{"bench":"engine_throughput","model":"{}","device":"{}","requests":{},"prompt_tokens":{},"output_tokens":{},)"
-      R"("total_prompt_tokens":{},"total_output_tokens":{},"wall_s":{:.3f},"output_tok_s":{:.1f},"total_tok_s":{:.1f},)"
+      R"("total_prompt_tokens":{},"total_output_tokens":{},"wall_s":{:.6f},"output_tok_s":{:.1f},"total_tok_s":{:.1f},)"
       R"("ttft_ms_mean":{:.2f},"ttft_ms_p50":{:.2f},"ttft_ms_p99":{:.2f},"tpot_ms_mean":{:.3f},"tpot_ms_p50":{:.3f},)"
       R"("tpot_ms_p99":{:.3f},"max_num_seqs":{},"max_num_batched_tokens":{},"chunked_prefill":{},"kv_blocks":{},)"
       R"("preemptions":{},"temperature":{},"graphs":{},"load_s":{:.2f},"warmup_s":{:.2f}}})",

@@ -41,7 +41,8 @@ TEST(EngineThroughputBench, CpuRunReportsTheExactWorkload) {
   // 48-token budget: the 32-token prompts prefill over several steps, so every first token
   // comes after the submit and no later than the end.
   EXPECT_GT(r.at("ttft_ms_p50").get<double>(), 0.0);
-  EXPECT_LE(r.at("ttft_ms_p99").get<double>(), r.at("wall_s").get<double>() * 1e3 + 1e-6);
+  // wall_s is printed to the microsecond and ttft to 10 µs, hence the 0.01 ms slack.
+  EXPECT_LE(r.at("ttft_ms_p99").get<double>(), r.at("wall_s").get<double>() * 1e3 + 0.01);
   EXPECT_EQ(r.at("preemptions"), 0);
   EXPECT_FALSE(std::getline(in, line)) << "one run appends one line";
 #endif
