@@ -154,6 +154,7 @@ struct Setup {
   std::string device_name;
   int64_t kv_blocks = 0;
   double load_s = 0, warmup_s = 0;
+  bool async_scheduling = false;
 };
 
 std::string result_json(const Flags& flags, const Setup& setup, const RunResult& run,
@@ -172,12 +173,14 @@ std::string result_json(const Flags& flags, const Setup& setup, const RunResult&
       R"("total_prompt_tokens":{},"total_output_tokens":{},"wall_s":{:.6f},"output_tok_s":{:.1f},"total_tok_s":{:.1f},)"
       R"("ttft_ms_mean":{:.2f},"ttft_ms_p50":{:.2f},"ttft_ms_p99":{:.2f},"tpot_ms_mean":{:.3f},"tpot_ms_p50":{:.3f},)"
       R"("tpot_ms_p99":{:.3f},"max_num_seqs":{},"max_num_batched_tokens":{},"chunked_prefill":{},"kv_blocks":{},)"
-      R"("preemptions":{},"temperature":{},"graphs":{},"load_s":{:.2f},"warmup_s":{:.2f}}})",
+      R"("preemptions":{},"temperature":{},"graphs":{},"async_scheduling":{},"load_s":{:.2f},)"
+      R"("warmup_s":{:.2f}}})",
       flags.model, setup.device_name, flags.requests, flags.prompt_tokens, flags.output_tokens, prompt_tokens,
       out_tokens, run.wall_s, static_cast<double>(out_tokens) / run.wall_s,
       static_cast<double>(out_tokens + prompt_tokens) / run.wall_s, t.mean, t.p50, t.p99, p.mean, p.p50, p.p99,
       flags.engine.max_num_seqs, flags.engine.max_num_batched_tokens, flags.engine.enable_chunked_prefill,
-      setup.kv_blocks, stats.preemptions_total, flags.temperature, flags.graphs, setup.load_s, setup.warmup_s);
+      setup.kv_blocks, stats.preemptions_total, flags.temperature, flags.graphs, setup.async_scheduling, setup.load_s,
+      setup.warmup_s);
 }
 
 void validate(const Flags& flags) {
@@ -228,6 +231,7 @@ int run(const Flags& flags) {
   // run without a cache), so drop the hook.
   runner.block_pool().set_on_reuse({});
   Engine engine(runner, *tokenizer, {}, flags.engine);
+  setup.async_scheduling = engine.async_scheduling();
   const RunResult result =
       run_workload(engine, make_prompts(flags.requests, flags.prompt_tokens, vocab, 1), flags.output_tokens, flags);
   const EngineStatsSnapshot stats = engine.stats();
@@ -262,6 +266,9 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--num-kv-blocks", f.num_kv_blocks, "KV blocks of 16 tokens (0: all requests fit at once)");
   app.add_option("--temperature", f.temperature, "0: greedy (default); > 0 samples");
   app.add_flag("!--no-graphs", f.graphs, "never replay CUDA graphs for decode steps");
+  app.add_flag_function(
+      "--async-scheduling,!--no-async-scheduling", [&f](int64_t count) { f.engine.async_scheduling = count > 0; },
+      "queue each step before reading the previous step's tokens back (default: on with a GPU)");
   app.add_option("--timeout-s", f.timeout_s, "give up (exit 1) when a pass runs longer");
   app.add_option("--json", f.json, "append the result line to this file");
 }

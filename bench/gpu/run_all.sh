@@ -69,10 +69,13 @@ if [ "$WHAT" = hybrid ]; then
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = engine ]; then
   ENGINE_MODEL="$CONFIGS/${ENGINE_MODEL_NAME:-llama-3.1-8b}"
-  rm -f "$OUT/engine.jsonl" "$OUT/hf_engine.jsonl" "$OUT/startup.json"
-  run_bin timeout "${ENGINE_TIMEOUT:-300}" "$BIN/engine_throughput_bench" --model "$ENGINE_MODEL" --device cuda \
-    --load-format dummy --requests 256 --prompt-tokens 512 --output-tokens 128 --json "$OUT/engine.jsonl" \
-    ${ENGINE_ARGS:-} > "$OUT/engine.log" 2>&1
+  rm -f "$OUT/engine.jsonl" "$OUT/engine.log" "$OUT/hf_engine.jsonl" "$OUT/startup.json"
+  # The synchronous step loop first, for comparison; the summary's headline is the default run.
+  for SCHEDULING in --no-async-scheduling ""; do
+    run_bin timeout "${ENGINE_TIMEOUT:-300}" "$BIN/engine_throughput_bench" --model "$ENGINE_MODEL" --device cuda \
+      --load-format dummy --requests 256 --prompt-tokens 512 --output-tokens 128 --json "$OUT/engine.jsonl" \
+      $SCHEDULING ${ENGINE_ARGS:-} >> "$OUT/engine.log" 2>&1
+  done
   tail -3 "$OUT/engine.log"
   [ "${HF_ENGINE_TIMEOUT:-240}" != 0 ] && PYTHONUNBUFFERED=1 timeout "${HF_ENGINE_TIMEOUT:-240}" python3 \
     "$ROOT/bench/gpu/hf_baseline.py" --config "$ENGINE_MODEL" --workload engine --requests 256 --prompt-tokens 512 \

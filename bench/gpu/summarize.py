@@ -24,7 +24,9 @@ def last(records, bench):
 
 
 def engine_table(engine_path, hf_path, startup_path):
-    ours = last(load(engine_path), "engine_throughput") if engine_path else None
+    runs = [r for r in load(engine_path) if r.get("bench") == "engine_throughput"] if engine_path else []
+    ours = runs[-1] if runs else None
+    sync = next((r for r in reversed(runs) if r.get("async_scheduling") is False), None)
     peer = last(load(hf_path), "engine_throughput") if hf_path else None
     start = last(load(startup_path), "serve_startup") if startup_path else None
     print("| engine workload | Strata | transformers | Strata / transformers | target |")
@@ -37,7 +39,11 @@ def engine_table(engine_path, hf_path, startup_path):
             f"{ENGINE_TARGET_RATIO:.0f}x"
         peer_txt = f"{peer['output_tok_s']:.0f} ({peer['requests']} requests)" if peer_ok else "-"
         ratio_txt = f"{ratio:.2f}x" if ratio else "-"
-        print(f"| output tok/s, {shape} | {ours['output_tok_s']:.0f} | {peer_txt} | {ratio_txt} | {verdict} |")
+        mode = "async scheduling" if ours.get("async_scheduling") else "synchronous step loop"
+        print(f"| output tok/s, {shape}, {mode} | {ours['output_tok_s']:.0f} | {peer_txt} | {ratio_txt} | {verdict} |")
+        if sync and sync is not ours:
+            print(f"| output tok/s, synchronous step loop | {sync['output_tok_s']:.0f} | | "
+                  f"async / sync {ours['output_tok_s'] / sync['output_tok_s']:.3f}x | |")
         peer_total = f"{peer['total_tok_s']:.0f}" if peer_ok else "-"
         peer_wall = f"{peer['wall_s']:.2f}" if peer_ok else "-"
         print(f"| total tok/s | {ours['total_tok_s']:.0f} | {peer_total} | | |")

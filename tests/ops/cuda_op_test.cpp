@@ -12,6 +12,7 @@
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/pending_tokens.h"
 #include "strata/ops/rms_norm.h"
 #include "strata/ops/rope.h"
 
@@ -187,6 +188,22 @@ TEST_F(CudaOps, SplitGatherConvertAreExact) {
   Tensor widened = poisoned(DType::kF32, f.shape());
   ops::convert(as_bf16, widened);
   EXPECT_EQ(compare(as_f32_host(*gpu_, widened), back).rel_l2, 0.0);
+}
+
+// The previous step's sampled ids fill the placeholders of the next step's tokens; every
+// other token keeps its value.
+TEST_F(CudaOps, PendingTokensFillExactlyTheirPlaceholders) {
+  std::vector<int32_t> sampled_values, token_values, pair_values;
+  for (int32_t i = 0; i < 300; ++i) sampled_values.push_back((i * 7919 + 11) % 151936);
+  for (int32_t t = 0; t < 1000; ++t) token_values.push_back((t * 104729 + 5) % 151936);
+  for (int32_t j = 0; j < 257; ++j) pair_values.insert(pair_values.end(), {(j * 389) % 1000, (j * 13) % 300});
+  const Tensor sampled = int_tensor(sampled_values), pairs = int_tensor(pair_values).reshape({257, 2});
+  Tensor ref = int_tensor(token_values);
+  ops::fill_pending_tokens(sampled, pairs, ref);
+  Tensor out = gpu_copy(int_tensor(token_values));
+  ops::fill_pending_tokens(gpu_copy(sampled), gpu_copy(pairs), out);
+  const Tensor back = gpu_->to_host(out);
+  EXPECT_EQ(std::memcmp(back.data(), ref.data(), ref.nbytes()), 0);
 }
 
 }  // namespace

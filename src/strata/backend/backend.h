@@ -25,6 +25,14 @@ class CapturedWork {
   virtual void replay() = 0;
 };
 
+// A point in a backend's queue of work; wait() blocks the host until everything queued
+// before it has run (on the CPU, where work runs as it is queued, it returns at once).
+class StreamMark {
+ public:
+  virtual ~StreamMark() = default;
+  virtual void wait() = 0;
+};
+
 enum class CopyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
 class Backend {
@@ -39,6 +47,11 @@ class Backend {
   virtual Tensor pinned_host(DType dtype, Shape shape) { return Tensor::host(dtype, shape); }
   // Copies between host and this device (or within it). Both sizes must match.
   virtual void copy(const Tensor& dst, const Tensor& src) = 0;
+  // The same, queued without waiting: a copy to the host is complete only after a later
+  // mark()'s wait(). Host memory on either side must stay untouched until then.
+  virtual void copy_async(const Tensor& dst, const Tensor& src) { copy(dst, src); }
+  // Marks the work queued so far (see StreamMark).
+  virtual std::unique_ptr<StreamMark> mark();
   // Waits until all work queued on this backend has finished.
   virtual void synchronize() = 0;
   // Fills a tensor with a byte pattern (used to poison outputs in tests).

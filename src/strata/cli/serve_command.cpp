@@ -54,6 +54,11 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.engine.enable_prefix_caching,
                "reuse the KV blocks (and SSM snapshots) of earlier prompts (default on)");
+  cmd.add_flag_function(
+         "--async-scheduling,!--no-async-scheduling",
+         [&f](int64_t count) { f.engine.async_scheduling = count > 0; },
+         "queue each step before reading the previous step's tokens back (default: on with a GPU, off on the CPU)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
                  "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "strata/core/error.h"
+
 namespace strata {
 namespace {
 
@@ -15,23 +17,47 @@ std::span<const int32_t> output_of(const Sequence& seq) {
 
 }  // namespace
 
-std::vector<SampleResult> BatchSampler::sample(const Tensor& logits, std::span<const SampleTask> tasks) {
-  if (tasks.empty()) return {};
-  return on_device() ? sample_on_device(logits, tasks) : sample_on_host(logits, tasks);
+SampleTicket BatchSampler::launch(const Tensor& logits, std::vector<SampleTask> tasks) {
+  SampleTicket ticket;
+  ticket.tasks = std::move(tasks);
+  if (ticket.tasks.empty()) return ticket;
+  if (on_device()) {
+    launch_on_device(logits, ticket);
+  } else {
+    launch_on_host(logits, ticket);
+  }
+  return ticket;
+}
+
+std::vector<SampleResult> BatchSampler::collect(SampleTicket& ticket) {
+  if (ticket.half < 0) return std::move(ticket.results);
+  ticket.copied->wait();
+  const int64_t n = static_cast<int64_t>(ticket.tasks.size());
+  constexpr int64_t kTop = ops::kMaxTopLogprobs;
+  const int32_t* ids = staging_[ticket.half].data_as<const int32_t>();
+  const float* logprobs = staging_[ticket.half].data_as<const float>() + n;
+  std::vector<SampleResult> results;
+  for (int64_t i = 0; i < n; ++i)
+    results.push_back(make_sample_result(ticket.tasks[i].seq->sampler->params(), ids[i], logprobs[i],
+                                         ids + 2 * n + i * kTop, logprobs + n + n * kTop + i * kTop));
+  half_in_use_[ticket.half] = false;
+  ticket.half = -1;
+  return results;
 }
 
 // Each sequence samples a copy of its row: the Sampler applies penalties in place and n > 1
 // choices share the row.
-std::vector<SampleResult> BatchSampler::sample_on_host(const Tensor& logits, std::span<const SampleTask> tasks) {
+void BatchSampler::launch_on_host(const Tensor& logits, SampleTicket& ticket) {
   const int64_t vocab = logits.dim(1);
-  std::vector<SampleResult> results;
   std::vector<float> row;
-  for (const SampleTask& task : tasks) {
+  ticket.sampled_ids = Tensor::host(DType::kI32, {static_cast<int64_t>(ticket.tasks.size())});
+  for (size_t i = 0; i < ticket.tasks.size(); ++i) {
+    const SampleTask& task = ticket.tasks[i];
     const float* src = logits.data_as<const float>() + task.logits_row * vocab;
     row.assign(src, src + vocab);
-    results.push_back(task.seq->sampler->sample(row, prompt_of(*task.seq), output_of(*task.seq)));
+    ticket.results.push_back(task.seq->sampler->sample(row, prompt_of(*task.seq), output_of(*task.seq)));
+    ticket.sampled_ids.data_as<int32_t>()[i] = ticket.results.back().token_id;
   }
-  return results;
 }
 
 void BatchSampler::reserve(Tensor& t, int64_t words, bool device) {
@@ -40,34 +66,38 @@ void BatchSampler::reserve(Tensor& t, int64_t words, bool device) {
   t = device ? backend_.empty(DType::kI32, {grown}) : backend_.pinned_host(DType::kI32, {grown});
 }
 
-// One upload of the rows and penalty tokens, one launch, one download of the results
+// One upload of the rows and penalty tokens, one launch, one queued download of the results
 // (the top logprobs only when some row asked for them).
-std::vector<SampleResult> BatchSampler::sample_on_device(const Tensor& logits, std::span<const SampleTask> tasks) {
+void BatchSampler::launch_on_device(const Tensor& logits, SampleTicket& ticket) {
+  const std::vector<SampleTask>& tasks = ticket.tasks;
   const int64_t n = static_cast<int64_t>(tasks.size()), vocab = logits.dim(1);
+  const int half = next_half_;
+  STRATA_CHECK_MSG(!half_in_use_[half], "a third sampling launch before the first was collected");
+  next_half_ ^= 1;
   rows_.clear();
   penalties_.clear();
   int32_t num_penalized = 0;
-  bool any_top = false;
   for (const SampleTask& task : tasks) {
     Sampler& sampler = *task.seq->sampler;
     ops::SamplingRow row = make_sampling_row(sampler.params(), sampler.next_random_bits(), prompt_of(*task.seq),
                                              output_of(*task.seq), penalties_);
     row.logits_row = static_cast<int32_t>(task.logits_row);
     if (row.num_penalty_tokens > 0) row.penalized_row = num_penalized++;
-    any_top = any_top || row.num_top_logprobs > 0;
+    ticket.any_top = ticket.any_top || row.num_top_logprobs > 0;
     rows_.push_back(row);
   }
   const int64_t row_words = n * ops::kSamplingRowWords, penalty_words = 2 * static_cast<int64_t>(penalties_.size());
   const int64_t output_words = n * (2 + 2 * ops::kMaxTopLogprobs);
-  reserve(staging_, std::max(row_words + penalty_words, output_words), false);
+  reserve(staging_[half], std::max(row_words + penalty_words, output_words), false);
   reserve(inputs_, row_words + penalty_words, true);
   reserve(outputs_, output_words, true);
   if (num_penalized > 0 && (!penalized_.defined() || penalized_.dim(0) < num_penalized || penalized_.dim(1) != vocab))
     penalized_ = backend_.empty(DType::kF32, {num_penalized, vocab});
-  std::memcpy(staging_.data(), rows_.data(), row_words * 4);
-  if (penalty_words > 0) std::memcpy(staging_.data_as<int32_t>() + row_words, penalties_.data(), penalty_words * 4);
+  Tensor& staging = staging_[half];
+  std::memcpy(staging.data(), rows_.data(), row_words * 4);
+  if (penalty_words > 0) std::memcpy(staging.data_as<int32_t>() + row_words, penalties_.data(), penalty_words * 4);
   const int64_t input_words = row_words + penalty_words;
-  backend_.copy(inputs_.slice_rows(0, input_words), staging_.slice_rows(0, input_words));
+  backend_.copy_async(inputs_.slice_rows(0, input_words), staging.slice_rows(0, input_words));
   int32_t* out = outputs_.data_as<int32_t>();
   const Device device = outputs_.device();
   constexpr int64_t kTop = ops::kMaxTopLogprobs;
@@ -81,15 +111,12 @@ std::vector<SampleResult> BatchSampler::sample_on_device(const Tensor& logits, s
       .logprobs = Tensor::view(out + n, DType::kF32, {n}, device),
       .top_ids = Tensor::view(out + 2 * n, DType::kI32, {n, kTop}, device),
       .top_logprobs = Tensor::view(out + 2 * n + n * kTop, DType::kF32, {n, kTop}, device)});
-  const int64_t back_words = any_top ? output_words : 2 * n;
-  backend_.copy(staging_.slice_rows(0, back_words), outputs_.slice_rows(0, back_words));
-  const int32_t* ids = staging_.data_as<const int32_t>();
-  const float* logprobs = staging_.data_as<const float>() + n;
-  std::vector<SampleResult> results;
-  for (int64_t i = 0; i < n; ++i)
-    results.push_back(make_sample_result(tasks[i].seq->sampler->params(), ids[i], logprobs[i],
-                                         ids + 2 * n + i * kTop, logprobs + n + n * kTop + i * kTop));
-  return results;
+  const int64_t back_words = ticket.any_top ? output_words : 2 * n;
+  backend_.copy_async(staging.slice_rows(0, back_words), outputs_.slice_rows(0, back_words));
+  ticket.copied = backend_.mark();
+  ticket.sampled_ids = outputs_.slice_rows(0, n);  // shares outputs_' storage: outlives a regrowth
+  ticket.half = half;
+  half_in_use_[half] = true;
 }
 
 }  // namespace strata

@@ -13,6 +13,7 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   max_model_len_ = static_cast<int32_t>(options.max_model_len > 0 ? std::min<int64_t>(options.max_model_len, model_len)
                                                                    : model_len);
   options_.block_size = static_cast<int32_t>(runner.block_size());
+  options_.async_scheduling = options.async_scheduling.value_or(!runner.backend().device().is_cpu());
   loop_ = std::make_unique<EngineLoop>(EngineLoopParts{.runner = runner,
                                                        .tokenizer = tokenizer,
                                                        .eos_token_ids = std::move(eos_token_ids),

@@ -37,6 +37,7 @@ class Engine {
   void shutdown(std::chrono::milliseconds deadline);
 
   int32_t max_model_len() const { return max_model_len_; }
+  bool async_scheduling() const { return *options_.async_scheduling; }
   bool running() const { return !stopping_.load(); }
   EngineStatsSnapshot stats() const { return stats_.snapshot(); }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 
 #include "strata/core/error.h"
 
@@ -36,7 +37,8 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                                                         parts_.runner.ssm_pool(), parts_.options.ssm_cache_slots)
                         : nullptr),
       scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()),
-      batch_sampler_(parts_.runner.backend()) {}
+      batch_sampler_(parts_.runner.backend()),
+      async_scheduling_(parts_.options.async_scheduling.value_or(!parts_.runner.backend().device().is_cpu())) {}
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
   {
@@ -70,7 +72,7 @@ void EngineLoop::take_inbox() {
   bool all = false;
   {
     std::unique_lock<std::mutex> lock(inbox_mutex_);
-    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && sequences_.empty())
+    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && sequences_.empty() && !in_flight_)
       wake_.wait_for(lock, std::chrono::milliseconds(50));
     incoming.swap(inbox_);
     cancels.swap(cancels_);
@@ -95,20 +97,36 @@ void EngineLoop::start_request(const std::shared_ptr<RequestState>& request) {
 
 bool EngineLoop::iterate() {
   take_inbox();
-  const StepPlan plan = scheduler_.schedule();
+  StepPlan plan = scheduler_.schedule();
   if (plan.num_preempted > 0)
     parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
-  if (!plan.rows.empty()) run_step(plan);
+  if (in_flight_ && needs_tokens_on_host(plan)) {
+    finish_in_flight();
+    std::erase_if(plan.rows, [](const ScheduledRow& r) { return r.seq->status == SequenceStatus::kFinished; });
+  }
+  std::optional<InFlightStep> launched;
+  if (!plan.rows.empty()) launched = launch_step(plan);
+  finish_in_flight();  // the previous step's tokens, read while the device runs this one
+  in_flight_ = std::move(launched);
+  if (!async_scheduling_) finish_in_flight();
   publish();
+  if (!in_flight_) retired_.clear();
   update_gauges();
-  return !sequences_.empty();
+  return !sequences_.empty() || in_flight_.has_value();
 }
 
-void EngineLoop::run_step(const StepPlan& plan) {
+bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
+  return std::any_of(plan.rows.begin(), plan.rows.end(), [](const ScheduledRow& r) {
+    return r.seq->num_pending_tokens > 0 && r.seq->sampler->params().has_penalties();
+  });
+}
+
+EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   std::vector<StepRow> rows;
   std::vector<std::pair<uint64_t, int32_t>> snapshots;  // (block hash, slot) captured this step
   for (const ScheduledRow& r : plan.rows) {
     Sequence& seq = *r.seq;
+    STRATA_CHECK(seq.num_pending_tokens <= 1);
     const bool reaches_end = seq.num_computed_tokens + r.num_tokens == seq.num_tokens();
     rows.push_back({.seq_id = seq.id,
                     .token_ids = {seq.token_ids.begin() + seq.num_computed_tokens,
@@ -116,27 +134,57 @@ void EngineLoop::run_step(const StepPlan& plan) {
                     .num_computed_tokens = seq.num_computed_tokens,
                     .block_table = seq.block_table,
                     .ssm_slot = seq.ssm_slot,
-                    .logits = reaches_end ? LogitsMode::kLast : LogitsMode::kNone});
+                    .logits = reaches_end ? LogitsMode::kLast : LogitsMode::kNone,
+                    .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1});
     plan_snapshots(seq, r.num_tokens, rows.back(), snapshots);
   }
   StepBatch batch(std::move(rows), parts_.runner.block_size());
-  const Tensor logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch)
-                                                   : parts_.runner.execute(batch);
+  const Tensor pending_ids = in_flight_ ? in_flight_->ticket.sampled_ids : Tensor();
+  const Tensor logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
+                                                   : parts_.runner.execute(batch, pending_ids);
   for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
   std::vector<SampleTask> tasks;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     Sequence& seq = *plan.rows[i].seq;
     seq.num_computed_tokens += plan.rows[i].num_tokens;
     register_blocks(seq);
-    if (batch.rows()[i].logits == LogitsMode::kNone || seq.status == SequenceStatus::kFinished) continue;
+    if (batch.rows()[i].logits == LogitsMode::kNone) continue;
     const int64_t logits_row = batch.logits_row_offsets()[i];
     tasks.push_back({.seq = &seq, .logits_row = logits_row});
     const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
     if (first_of_request && seq.request->request.n > 1)
       for (Sequence* child : fork_choices(seq)) tasks.push_back({.seq = child, .logits_row = logits_row});
   }
-  const std::vector<SampleResult> samples = batch_sampler_.sample(logits, tasks);
-  for (size_t i = 0; i < tasks.size(); ++i) append_token(*tasks[i].seq, samples[i]);
+  InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks))};
+  const std::vector<SampleTask>& launched = step.ticket.tasks;
+  for (size_t i = 0; i < launched.size(); ++i) {
+    Sequence& seq = *launched[i].seq;
+    step.token_positions.push_back(seq.num_tokens());
+    seq.token_ids.push_back(kPendingToken);
+    ++seq.num_pending_tokens;
+    seq.pending_sample = static_cast<int32_t>(i);
+    seq.awaiting_last_token = seq.num_output_tokens() >= seq.request->request.max_tokens ||
+                              seq.num_tokens() >= parts_.max_model_len;
+  }
+  return step;
+}
+
+void EngineLoop::finish_step(InFlightStep& step) {
+  const std::vector<SampleResult> samples = batch_sampler_.collect(step.ticket);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    Sequence& seq = *step.ticket.tasks[i].seq;
+    if (--seq.num_pending_tokens == 0) seq.pending_sample = -1;
+    // Finished by an earlier token (EOS, a stop string, a cancel): this row ran for nothing.
+    if (seq.status == SequenceStatus::kFinished) continue;
+    append_token(seq, step.token_positions[i], samples[i]);
+  }
+}
+
+void EngineLoop::finish_in_flight() {
+  if (!in_flight_) return;
+  finish_step(*in_flight_);
+  in_flight_.reset();
+  retired_.clear();
 }
 
 void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
@@ -159,9 +207,11 @@ void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow
 
 void EngineLoop::register_blocks(Sequence& seq) {
   if (prefix_cache_ == nullptr) return;
-  const int32_t num_full = seq.num_computed_tokens / parts_.options.block_size;
+  const int32_t num_known = seq.num_known_tokens();
+  const int32_t num_full = std::min(seq.num_computed_tokens, num_known) / parts_.options.block_size;
   if (seq.num_registered_blocks >= num_full) return;
-  prefix_cache_->extend_block_hashes(seq.token_ids, seq.request->request.cache_key, seq.block_hashes);
+  prefix_cache_->extend_block_hashes(std::span<const int32_t>(seq.token_ids).first(num_known),
+                                     seq.request->request.cache_key, seq.block_hashes);
   for (int32_t b = seq.num_registered_blocks; b < num_full; ++b)
     prefix_cache_->insert(seq.block_hashes[b], seq.block_table[b]);
   seq.num_registered_blocks = num_full;
@@ -211,16 +261,19 @@ std::vector<Sequence*> EngineLoop::fork_choices(Sequence& parent) {
   return forked;
 }
 
-void EngineLoop::append_token(Sequence& seq, const SampleResult& sample) {
+void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResult& sample) {
   RequestState& request = *seq.request;
   const GenerationRequest& params = request.request;
   const Clock::time_point now = Clock::now();
   const int32_t token = sample.token_id;
-  seq.token_ids.push_back(token);
+  STRATA_CHECK(seq.token_ids.at(position) == kPendingToken);
+  seq.token_ids[position] = token;
+  const int32_t num_outputs = position + 1 - seq.num_prompt_tokens;  // this one included
   ++request.num_generated_tokens;
+  register_blocks(seq);
   parts_.stats.update([&](EngineStatsSnapshot& s) {
     ++s.generation_tokens_total;
-    if (seq.num_output_tokens() == 1) {
+    if (num_outputs == 1) {
       if (seq.choice_index == 0) s.time_to_first_token.observe(seconds_between(request.arrival, now));
     } else {
       s.inter_token_latency.observe(seconds_between(seq.last_token_time, now));
@@ -240,7 +293,7 @@ void EngineLoop::append_token(Sequence& seq, const SampleResult& sample) {
   if (text.stop) return finish(seq, FinishReason::kStop, text.stop);
   if ((is_eos && !params.ignore_eos) || is_stop_id)
     return finish(seq, FinishReason::kStop, std::nullopt);
-  if (seq.num_output_tokens() >= params.max_tokens || seq.num_tokens() >= parts_.max_model_len)
+  if (num_outputs >= params.max_tokens || position + 1 >= parts_.max_model_len)
     return finish(seq, FinishReason::kLength, std::nullopt);
 }
 
@@ -279,7 +332,11 @@ void EngineLoop::publish() {
     update.num_generated_tokens = request->num_generated_tokens;
     const bool finished = update.finished;
     request->stream->push(std::move(update));
-    if (finished) sequences_.erase(request->request_id);
+    if (!finished) continue;
+    auto it = sequences_.find(request->request_id);
+    if (it == sequences_.end()) continue;
+    for (auto& seq : it->second) retired_.push_back(std::move(seq));
+    sequences_.erase(it);
   }
   touched_.clear();
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "strata/engine/batch_sampler.h"
@@ -38,13 +39,27 @@ class EngineLoop {
   void wake();
 
   // Engine thread: one iteration (admit, cancel, schedule, run, sample). Waits briefly
-  // when there is nothing to do. Returns whether any request is still in flight.
+  // when there is nothing to do. Returns whether any request is still in flight. With
+  // async scheduling, the step queued by one iteration is read back by the next, after it
+  // has queued its own step.
   bool iterate();
 
  private:
+  // A queued step whose samples the host has not read yet.
+  struct InFlightStep {
+    SampleTicket ticket;
+    std::vector<int32_t> token_positions;  // [tasks]: where each sample goes in its token_ids
+  };
+
   void take_inbox();
   void start_request(const std::shared_ptr<RequestState>& request);
-  void run_step(const StepPlan& plan);
+  // Queues the plan's forward and sampling; each sampled sequence gets a pending token.
+  InFlightStep launch_step(const StepPlan& plan);
+  // Reads the step's samples back and appends them (stop checks, streaming, finishing).
+  void finish_step(InFlightStep& step);
+  void finish_in_flight();
+  // Whether a planned row needs the in-flight step's token on the host first (penalties).
+  bool needs_tokens_on_host(const StepPlan& plan) const;
   // Hybrid models: snapshot requests for the prompt's last full block boundary and the one
   // before it, when this row's tokens cross them.
   void plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
@@ -54,7 +69,8 @@ class EngineLoop {
   // The other choices of an n > 1 request, forked after the parent's prompt; returns those
   // that sample their first token from the parent's logits now.
   std::vector<Sequence*> fork_choices(Sequence& parent);
-  void append_token(Sequence& seq, const SampleResult& sample);
+  // Puts the sample at token_ids[position] (a pending slot) and applies the stop rules.
+  void append_token(Sequence& seq, int32_t position, const SampleResult& sample);
   void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
   void cancel_request(int64_t request_id);
   void publish();
@@ -70,6 +86,9 @@ class EngineLoop {
   std::vector<int64_t> cancels_;
   bool cancel_all_ = false;
   std::map<int64_t, std::vector<std::unique_ptr<Sequence>>> sequences_;  // by request id
+  std::optional<InFlightStep> in_flight_;
+  std::vector<std::unique_ptr<Sequence>> retired_;  // finished; the step in flight may name them
+  bool async_scheduling_ = false;
   std::vector<std::shared_ptr<RequestState>> touched_;  // requests with updates this step
   int64_t next_sequence_id_ = 0;
   uint64_t next_arrival_ = 0;

@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/model/forward_context.h"
+#include "strata/ops/pending_tokens.h"
 
 namespace strata {
 namespace {
@@ -92,24 +93,32 @@ Tensor ModelRunner::forward(const StepBatch& step) {
   return model_.forward(step, ctx);
 }
 
-Tensor ModelRunner::execute(StepBatch& step) {
-  const Tensor logits = execute_on_device(step);
+Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
+  const Tensor logits = execute_on_device(step, pending_ids);
   return backend_.to_host(logits);
 }
 
 // The step workspace is reset right away: nothing is allocated before the next step, so
 // the logits stay where they are until then.
-Tensor ModelRunner::execute_on_device(StepBatch& step) {
+Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
-  if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket);
+  if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket, pending_ids);
   if (backend_.device().is_cpu()) {
     step.upload(backend_);
   } else {
     step.upload(step_buffers_);
   }
+  fill_pending(step, pending_ids);
   const Tensor logits = forward(step);
   step_workspace_.reset();
   return logits;
+}
+
+void ModelRunner::fill_pending(const StepBatch& step, const Tensor& pending_ids) {
+  if (step.num_pending_tokens() == 0) return;
+  STRATA_CHECK_MSG(pending_ids.defined(), "a step takes {} pending tokens but no previous samples were given",
+                   step.num_pending_tokens());
+  ops::fill_pending_tokens(pending_ids, step.device().pending_tokens, step.device().token_ids);
 }
 
 int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
@@ -119,7 +128,7 @@ int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
     std::vector<StepRow> rows(bucket, padding_row());
     StepBatch step(std::move(rows), options_.block_size, graph_blocks_per_row_);
     if (graph_bucket(step) != bucket) break;
-    execute_graph(step, bucket);
+    execute_graph(step, bucket, Tensor());
   }
   return num_captured_graphs();
 }
@@ -153,12 +162,13 @@ int64_t ModelRunner::addresses_generation() const {
 // captured; later steps of the bucket only upload metadata and replay. Padding rows fill
 // the bucket: they read block 0 and never write the cache, and their SSM state is the pool's
 // scratch slot.
-Tensor ModelRunner::execute_graph(const StepBatch& step, int64_t bucket) {
+Tensor ModelRunner::execute_graph(const StepBatch& step, int64_t bucket, const Tensor& pending_ids) {
   std::vector<StepRow> rows = step.rows();
   for (int64_t i = step.num_rows(); i < bucket; ++i)
     rows.push_back(padding_row());
   StepBatch padded(std::move(rows), options_.block_size, graph_blocks_per_row_);
   padded.upload(step_buffers_);
+  fill_pending(padded, pending_ids);
   auto it = graphs_.find(bucket);
   if (it != graphs_.end() && it->second.generation != addresses_generation()) {
     graphs_.erase(it);

@@ -36,10 +36,12 @@ class ModelRunner {
   ~ModelRunner();
 
   // Runs the step; returns the logits [step.num_logits(), vocab] f32 in host memory.
-  Tensor execute(StepBatch& step);
+  Tensor execute(StepBatch& step, const Tensor& pending_ids = Tensor());
   // The same, leaving the logits on the device: a view valid until the next step (for
-  // samplers on the device and for timing the step without the copy to the host).
-  Tensor execute_on_device(StepBatch& step);
+  // samplers on the device and for timing the step without the copy to the host). Only
+  // queues the work on a GPU. pending_ids: [S] i32 on the step's device, the previous
+  // step's samples that rows with a pending_sample take as their last token.
+  Tensor execute_on_device(StepBatch& step, const Tensor& pending_ids = Tensor());
   // Captures the decode graph of every batch-size bucket up to max_batch_size now, so the
   // first requests do not pay for it (a server calls this before it reports ready).
   // Returns the number of graphs held afterwards; 0 where steps run eagerly (CPU).
@@ -70,7 +72,9 @@ class ModelRunner {
   Tensor forward(const StepBatch& step);
   // The captured batch size for a decode-only step, 0 when it runs eagerly.
   int64_t graph_bucket(const StepBatch& step) const;
-  Tensor execute_graph(const StepBatch& step, int64_t bucket);  // device logits
+  Tensor execute_graph(const StepBatch& step, int64_t bucket, const Tensor& pending_ids);  // device logits
+  // Writes the previous step's samples into the uploaded token ids of `step`.
+  static void fill_pending(const StepBatch& step, const Tensor& pending_ids);
   // A row that fills a graph bucket: token 0 on block 0, KV never written, SSM state scratch.
   StepRow padding_row() const;
   // Changes whenever an address a captured graph reads or writes may have moved.

@@ -19,6 +19,10 @@ struct SamplingParams {
   int32_t logprobs = -1;  // -1: none; n >= 0: the sampled token's logprob plus the top n
 
   bool greedy() const { return temperature <= 0.0f || top_k == 1; }
+  // Penalties read the tokens generated so far, so the newest one must be on the host.
+  bool has_penalties() const {
+    return repetition_penalty != 1.0f || presence_penalty != 0.0f || frequency_penalty != 0.0f;
+  }
   // Error text when a value is out of range, or nullopt; the server turns it into a 400.
   std::optional<std::string> validate() const;
 };

@@ -71,6 +71,7 @@ bool Scheduler::preempt_newest(const Sequence* keep, StepPlan& plan, int32_t& bu
 }
 
 int32_t Scheduler::admit_tokens(const Sequence& seq, int32_t budget) const {
+  if (seq.awaiting_last_token) return 0;  // its pending token finishes it: nothing to feed
   const int32_t behind = seq.num_tokens_behind();
   if (behind <= budget) return behind;
   return options_.enable_chunked_prefill ? budget : 0;
@@ -117,7 +118,8 @@ StepPlan Scheduler::schedule() {
   while (!waiting_.empty() && budget > 0 &&
          static_cast<int32_t>(running_.size()) < options_.max_num_seqs) {
     Sequence& seq = *waiting_.front();
-    if (!prepare_admission(seq)) break;
+    // A preempted sequence recomputes from its tokens: wait until the pending one is back.
+    if (seq.num_pending_tokens > 0 || !prepare_admission(seq)) break;
     const int32_t num_tokens = admit_tokens(seq, budget);
     if (num_tokens == 0 || !reserve_blocks(seq, num_tokens)) {  // strict order: nobody jumps the head
       free_resources(seq);

@@ -16,6 +16,9 @@ namespace strata {
 
 using Clock = std::chrono::steady_clock;
 
+// token_ids holds this where a token is sampled but not yet back from the device.
+inline constexpr int32_t kPendingToken = -1;
+
 // State shared by the n choices of one request.
 struct RequestState {
   int64_t request_id = 0;
@@ -47,6 +50,10 @@ struct Sequence {
   int32_t num_registered_blocks = 0;   // leading blocks already findable in the prefix cache
   int32_t last_match_tokens = -1;      // prefix-cache hit of the pending admission
   SequenceStatus status = SequenceStatus::kWaiting;
+  // Trailing kPendingToken entries of token_ids (0-2: the steps in flight sampled them).
+  int32_t num_pending_tokens = 0;
+  int32_t pending_sample = -1;       // the newest pending token's sample index in its step
+  bool awaiting_last_token = false;  // the newest pending token ends it (max_tokens, context)
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopChecker> stop_checker;
@@ -55,6 +62,7 @@ struct Sequence {
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
   int32_t num_tokens_behind() const { return num_tokens() - num_computed_tokens; }
+  int32_t num_known_tokens() const { return num_tokens() - num_pending_tokens; }
   int32_t priority() const { return request->request.priority; }
 };
 

@@ -29,6 +29,11 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
       if (row.logits == LogitsMode::kAll || (row.logits == LogitsMode::kLast && i == row.q_len() - 1))
         logits_indices_.push_back(t);
     }
+    if (row.pending_sample >= 0) {  // the placeholder becomes a valid id until the runner fills it
+      STRATA_CHECK(!row.padding);
+      token_ids_.back() = 0;
+      pending_tokens_.insert(pending_tokens_.end(), {static_cast<int32_t>(token_ids_.size()) - 1, row.pending_sample});
+    }
     cu_seqlens_.push_back(static_cast<int32_t>(token_ids_.size()));
     kv_lens_.push_back(kv_len);
     std::vector<int32_t> table = row.block_table;
@@ -57,20 +62,32 @@ void StepBatch::upload(Backend& backend) {
   device_.block_tables = to_device(block_tables_, {r, max_blocks_per_row_});
   device_.logits_indices = to_device(logits_indices_, {num_logits()});
   device_.ssm_slots = plain_ssm_decode_ && r > 0 ? to_device(ssm_slots_, {r}) : Tensor();
+  device_.pending_tokens = to_device(pending_tokens_, {num_pending_tokens(), 2});
 }
 
 void StepBatch::upload(StepBuffers& buffers) {
   const int64_t r = num_rows();
-  device_.token_ids = buffers.put(StepBuffers::kTokenIds, token_ids_, {num_tokens()});
-  device_.positions = buffers.put(StepBuffers::kPositions, positions_, {num_tokens()});
-  device_.slot_mapping = buffers.put(StepBuffers::kSlotMapping, slot_mapping_, {num_tokens()});
-  device_.cu_seqlens = buffers.put(StepBuffers::kCuSeqlens, cu_seqlens_, {r + 1});
-  device_.kv_lens = buffers.put(StepBuffers::kKvLens, kv_lens_, {r});
-  device_.block_tables = buffers.put(StepBuffers::kBlockTables, block_tables_, {r, max_blocks_per_row_});
-  device_.logits_indices = buffers.put(StepBuffers::kLogitsIndices, logits_indices_, {num_logits()});
-  // Only batched recurrent launches read the slots; other steps skip the copy.
-  device_.ssm_slots =
-      plain_ssm_decode_ && r > 0 ? buffers.put(StepBuffers::kSsmSlots, ssm_slots_, {r}) : Tensor();
+  StepBuffers::Fields fields;
+  fields[StepBuffers::kTokenIds] = token_ids_;
+  fields[StepBuffers::kPositions] = positions_;
+  fields[StepBuffers::kSlotMapping] = slot_mapping_;
+  fields[StepBuffers::kCuSeqlens] = cu_seqlens_;
+  fields[StepBuffers::kKvLens] = kv_lens_;
+  fields[StepBuffers::kLogitsIndices] = logits_indices_;
+  // Only batched recurrent launches read the slots; other steps skip them.
+  if (plain_ssm_decode_ && r > 0) fields[StepBuffers::kSsmSlots] = ssm_slots_;
+  fields[StepBuffers::kPendingTokens] = pending_tokens_;
+  fields[StepBuffers::kBlockTables] = block_tables_;
+  const std::array<Tensor, StepBuffers::kNumFields> views = buffers.upload(fields);
+  device_.token_ids = views[StepBuffers::kTokenIds];
+  device_.positions = views[StepBuffers::kPositions];
+  device_.slot_mapping = views[StepBuffers::kSlotMapping];
+  device_.cu_seqlens = views[StepBuffers::kCuSeqlens];
+  device_.kv_lens = views[StepBuffers::kKvLens];
+  device_.logits_indices = views[StepBuffers::kLogitsIndices];
+  device_.ssm_slots = plain_ssm_decode_ && r > 0 ? views[StepBuffers::kSsmSlots] : Tensor();
+  device_.pending_tokens = views[StepBuffers::kPendingTokens].reshape({num_pending_tokens(), 2});
+  device_.block_tables = views[StepBuffers::kBlockTables].reshape({r, max_blocks_per_row_});
 }
 
 }  // namespace strata

@@ -32,6 +32,9 @@ struct StepRow {
   LogitsMode logits = LogitsMode::kLast;
   bool padding = false;  // fills a captured batch size: its KV is never written (slot -1),
                          // its SSM state is the runner's padding slot
+  // >= 0: the row's last token is still on the device, sampled by the previous step as its
+  // sample #pending_sample; token_ids holds a placeholder there until the runner fills it.
+  int32_t pending_sample = -1;
 
   int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -45,6 +48,7 @@ struct StepTensors {
   Tensor block_tables;    // [R, max_blocks_per_row] i32
   Tensor logits_indices;  // [L] i32: token rows whose logits are computed
   Tensor ssm_slots;       // [R] i32: each row's SSM state slot; only for is_plain_ssm_decode()
+  Tensor pending_tokens;  // [P, 2] i32: (index into token_ids, previous step's sample index)
 };
 
 class StepBatch {
@@ -66,6 +70,8 @@ class StepBatch {
   bool is_plain_ssm_decode() const { return plain_ssm_decode_; }
   // First logits row of each step row (rows with LogitsMode::kNone contribute none).
   const std::vector<int32_t>& logits_row_offsets() const { return logits_row_offsets_; }
+  // Tokens the previous step sampled on the device that this step takes as input.
+  int64_t num_pending_tokens() const { return static_cast<int64_t>(pending_tokens_.size() / 2); }
 
   // Copies the metadata to the backend's device (views of host memory on the CPU).
   void upload(Backend& backend);
@@ -78,7 +84,7 @@ class StepBatch {
   std::vector<StepRow> rows_;
   int64_t block_size_;
   std::vector<int32_t> token_ids_, positions_, slot_mapping_, cu_seqlens_, kv_lens_;
-  std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_, ssm_slots_;
+  std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_, ssm_slots_, pending_tokens_;
   int64_t max_blocks_per_row_ = 1, max_q_len_ = 0, max_kv_len_ = 0;
   bool plain_ssm_decode_ = true;
   StepTensors device_;

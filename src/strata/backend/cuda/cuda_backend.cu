@@ -20,6 +20,19 @@ class CudaGraphWork final : public CapturedWork {
   cudaStream_t stream_;
 };
 
+class CudaEventMark final : public StreamMark {
+ public:
+  explicit CudaEventMark(cudaStream_t stream) {
+    STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+    STRATA_CUDA_CHECK(cudaEventRecord(event_, stream));
+  }
+  ~CudaEventMark() override { cudaEventDestroy(event_); }
+  void wait() override { STRATA_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device_index) : device_index_(device_index) {
@@ -58,6 +71,13 @@ class CudaBackend final : public Backend {
                                       stream_));
     if (dst.device().is_cpu()) STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
+
+  void copy_async(const Tensor& dst, const Tensor& src) override {
+    STRATA_CHECK(dst.nbytes() == src.nbytes());
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDefault, stream_));
+  }
+
+  std::unique_ptr<StreamMark> mark() override { return std::make_unique<CudaEventMark>(stream_); }
 
   void synchronize() override { STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
