@@ -14,7 +14,12 @@ std::string fixtures_dir() {
   const char* env = std::getenv("STRATA_FIXTURES_DIR");
   return env != nullptr && *env != 0 ? std::string(env) : std::string(STRATA_FIXTURES_DIR);
 }
-std::string fixture_path(const std::string& relative) { return fixtures_dir() + "/" + relative; }
+// The shared fixtures first, then the ones this repository adds (tests/fixtures).
+std::string fixture_path(const std::string& relative) {
+  const std::string shared = fixtures_dir() + "/" + relative;
+  const std::string local = std::string(STRATA_LOCAL_FIXTURES_DIR) + "/" + relative;
+  return std::filesystem::exists(shared) || !std::filesystem::exists(local) ? shared : local;
+}
 
 std::string temp_dir() {
   const char* env = std::getenv("STRATA_TEST_TMP_DIR");

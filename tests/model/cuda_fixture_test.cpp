@@ -45,6 +45,13 @@ LogitsAgreement agreement(const Tensor& got, const Tensor& ref) {
   return a;
 }
 
+bool has_moe_layers(const nlohmann::json& raw) {
+  if (raw.contains("num_experts") || raw.contains("num_local_experts")) return true;
+  const nlohmann::json types = raw.value("layers_block_type", nlohmann::json::array());
+  return std::find(types.begin(), types.end(), "moe") != types.end() ||
+         raw.value("hybrid_override_pattern", std::string()).find('E') != std::string::npos;
+}
+
 std::vector<std::string> registered_fixtures() {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
@@ -73,7 +80,7 @@ TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
     // for that token, and through attention for the ones after it); measured on an H200:
     // rel L2 up to 6.0e-2 and top-1 0.958 (qwen3_moe), against 1.1e-2 and 0.99 for dense.
     const nlohmann::json& raw = f.loaded.config.raw;
-    const bool moe = raw.contains("num_experts") || raw.contains("num_local_experts");
+    const bool moe = has_moe_layers(raw);
     // Qwen3-Next: Gated DeltaNet outputs feed those routers, and on the CPU rounding any one of
     // the GDN's inputs or outputs to bf16 alone moves this fixture's logits by 5e-2 to 1e-1 (all
     // of them: up to 3e-1, top-1 0.78). Measured on an H200: rel L2 up to 0.176, top-1 0.857.

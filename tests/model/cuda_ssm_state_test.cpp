@@ -178,7 +178,8 @@ TEST_P(CudaSsmState, DecodeGraphReplayMatchesEagerSteps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, CudaSsmState, ::testing::Values("qwen3_next", "mamba2", "nemotron_h"));
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaSsmState, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
+                                                                     "nemotron_h_moe"));
 
 }  // namespace
 }  // namespace strata::test

@@ -152,7 +152,8 @@ TEST_P(SsmStateTest, SideBySideDecodeEqualsSequencesAlone) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Hybrid, SsmStateTest, ::testing::Values("qwen3_next", "mamba2", "nemotron_h"));
+INSTANTIATE_TEST_SUITE_P(Hybrid, SsmStateTest, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
+                                                                  "nemotron_h_moe"));
 
 TEST(SsmStateCli, LogitsCommandMatchesTransformersOnQwen3Next) {
   const std::string dir = fixture_path("hf/qwen3_next");

@@ -117,6 +117,27 @@ TEST_F(CudaHybridOps, SsdScanRecurrentMatchesCpu) {
   }
 }
 
+// Nemotron-3-Nano's router (128 experts, top 6, one group) and DeepSeek-V3's (256 experts in
+// 8 groups, 4 groups eligible, top 8): the same experts in the same order as the CPU.
+TEST_F(CudaHybridOps, BiasedGroupedRoutingMatchesCpu) {
+  struct Case { int64_t tokens, experts, k, groups, topk_group; };
+  for (const Case& c : std::vector<Case>{{1, 128, 6, 1, 1}, {300, 128, 6, 1, 1}, {7, 256, 8, 8, 4}, {129, 256, 8, 8, 4},
+                                         {5, 64, 4, 4, 1}}) {
+    const ops::MoeRouteOptions route{.top_k = c.k, .scoring = ops::MoeScoring::kSigmoid, .norm_topk_prob = true,
+                                     .routed_scaling_factor = 2.5f, .n_group = c.groups, .topk_group = c.topk_group};
+    const Tensor logits = random_f32({c.tokens, c.experts}, 441, -4.f, 4.f);
+    const Tensor bias = random_f32({c.experts}, 442, -0.3f, 0.3f);
+    Tensor ids = Tensor::host(DType::kI32, {c.tokens, c.k}), weights = Tensor::host(DType::kF32, {c.tokens, c.k});
+    ops::moe_route_biased(logits, bias, ids, weights, route);
+    Tensor gids = gpu_->empty(DType::kI32, {c.tokens, c.k}), gweights = poisoned(DType::kF32, {c.tokens, c.k});
+    gpu_->fill_bytes(gids, 0xff);
+    ops::moe_route_biased(gpu_copy(logits), gpu_copy(bias), gids, gweights, route);
+    const std::string what = "biased route E=" + std::to_string(c.experts) + " T=" + std::to_string(c.tokens);
+    expect_exact_i32(*gpu_, gids, ids, what + " ids");
+    expect_close(*gpu_, gweights, weights, 1e-5, what + " weights");
+  }
+}
+
 TEST_F(CudaHybridOps, MoeRouteGroupGroupedLinearCombine) {
   for (const auto& [tokens, experts, k, scoring] : std::vector<std::tuple<int64_t, int64_t, int64_t, ops::MoeScoring>>{
            {3, 128, 8, ops::MoeScoring::kSoftmax}, {200, 128, 8, ops::MoeScoring::kSoftmax},

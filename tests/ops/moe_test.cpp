@@ -40,6 +40,39 @@ TEST(MoeOps, SoftmaxTopKRenormalisedAndSigmoidScaled) {
   EXPECT_FLOAT_EQ(weight1.data_as<float>()[0], 2.0f / (1.0f + std::exp(-2.0f)));
 }
 
+// Biased routing: the bias decides which experts, the unbiased sigmoid how much; with groups
+// only the experts of the two best groups (by their top-two sum) can be chosen.
+TEST(MoeOps, BiasedRoutingChoosesByBiasWeighsBySigmoidWithinGroups) {
+  Tensor logits = Tensor::host(DType::kF32, {1, 8});
+  const float values[] = {2.f, 1.f, 0.f, 0.f, 1.5f, -1.f, 0.5f, 0.5f};
+  std::copy(values, values + 8, logits.data_as<float>());
+  Tensor bias = Tensor::host(DType::kF32, {8});
+  const float biases[] = {0.f, 0.f, 0.6f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  std::copy(biases, biases + 8, bias.data_as<float>());
+  auto sigmoid = [](float x) { return 1.0f / (1.0f + std::exp(-x)); };
+  Tensor ids = Tensor::host(DType::kI32, {1, 2});
+  Tensor weights = Tensor::host(DType::kF32, {1, 2});
+  // One group: choice scores are 0.881, 0.731, 1.1, 0.5, 0.818, ...: experts 2 then 0.
+  moe_route_biased(logits, bias, ids, weights,
+                   {.top_k = 2, .scoring = MoeScoring::kSigmoid, .norm_topk_prob = true, .routed_scaling_factor = 2.5f});
+  EXPECT_EQ(ids.data_as<int32_t>()[0], 2);
+  EXPECT_EQ(ids.data_as<int32_t>()[1], 0);
+  const float sum = sigmoid(0.f) + sigmoid(2.f);
+  EXPECT_FLOAT_EQ(weights.data_as<float>()[0], sigmoid(0.f) / sum * 2.5f);
+  EXPECT_FLOAT_EQ(weights.data_as<float>()[1], sigmoid(2.f) / sum * 2.5f);
+  // Four groups of two: sums {0,1} 1.61, {2,3} 1.6, {4,5} 1.09, {6,7} 1.24. With one group
+  // eligible, both picks come from {0, 1}; with two, {0,1} and {2,3}.
+  moe_route_biased(logits, bias, ids, weights,
+                   {.top_k = 2, .scoring = MoeScoring::kSigmoid, .norm_topk_prob = false, .n_group = 4, .topk_group = 1});
+  EXPECT_EQ(ids.data_as<int32_t>()[0], 0);
+  EXPECT_EQ(ids.data_as<int32_t>()[1], 1);
+  EXPECT_FLOAT_EQ(weights.data_as<float>()[1], sigmoid(1.f));
+  moe_route_biased(logits, bias, ids, weights,
+                   {.top_k = 2, .scoring = MoeScoring::kSigmoid, .norm_topk_prob = false, .n_group = 4, .topk_group = 2});
+  EXPECT_EQ(ids.data_as<int32_t>()[0], 2);
+  EXPECT_EQ(ids.data_as<int32_t>()[1], 0);
+}
+
 TEST(MoeOps, GroupSortsPairsByExpertStably) {
   const Tensor ids = i32({2, 0, 1, 2, 2, 1}, {3, 2});
   const MoeGroups groups{.sorted_pairs = Tensor::host(DType::kI32, {6}),

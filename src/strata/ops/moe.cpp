@@ -17,6 +17,28 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
                   cuda::moe_route(router_logits, topk_ids, topk_weights, options));
 }
 
+void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
+                      const Tensor& topk_weights, const MoeRouteOptions& options) {
+  STRATA_CHECK(router_logits.rank() == 2 && router_logits.dtype() == DType::kF32);
+  const int64_t t = router_logits.dim(0), e = router_logits.dim(1);
+  STRATA_CHECK_MSG(options.top_k >= 1 && options.top_k <= e, "moe_route_biased: top_k {} of {} experts",
+                   options.top_k, e);
+  STRATA_CHECK_MSG(options.scoring == MoeScoring::kSigmoid, "moe_route_biased scores with a sigmoid");
+  STRATA_CHECK_MSG(options.n_group >= 1 && e % options.n_group == 0 && (options.n_group == 1 || e / options.n_group >= 2) &&
+                       options.topk_group >= 1 && options.topk_group <= options.n_group &&
+                       options.top_k <= options.topk_group * (e / options.n_group),
+                   "moe_route_biased: {} experts in {} groups, {} groups and {} experts chosen", e, options.n_group,
+                   options.topk_group, options.top_k);
+  expect_shape(correction_bias, {e}, "moe_route_biased correction_bias");
+  STRATA_CHECK(correction_bias.dtype() == DType::kF32);
+  expect_shape(topk_ids, {t, options.top_k}, "moe_route_biased topk_ids");
+  expect_shape(topk_weights, {t, options.top_k}, "moe_route_biased topk_weights");
+  STRATA_CHECK(topk_ids.dtype() == DType::kI32 && topk_weights.dtype() == DType::kF32);
+  STRATA_DISPATCH(router_logits.device(),
+                  cpu::moe_route_biased(router_logits, correction_bias, topk_ids, topk_weights, options),
+                  cuda::moe_route_biased(router_logits, correction_bias, topk_ids, topk_weights, options));
+}
+
 void moe_group(const Tensor& topk_ids, const MoeGroups& groups) {
   STRATA_CHECK(topk_ids.rank() == 2 && topk_ids.dtype() == DType::kI32);
   const int64_t pairs = topk_ids.numel();

@@ -14,12 +14,22 @@ struct MoeRouteOptions {
   MoeScoring scoring = MoeScoring::kSoftmax;
   bool norm_topk_prob = true;  // renormalise the chosen k weights to sum to 1
   float routed_scaling_factor = 1.0f;
+  // Group-limited routing (DeepSeek-V3, Nemotron-H): experts form n_group equal groups, only
+  // the topk_group groups with the largest sum of their top two biased scores are eligible.
+  int64_t n_group = 1;
+  int64_t topk_group = 1;
 };
 
 // router_logits: [T, E] f32; topk_ids: [T, k] i32 out; topk_weights: [T, k] f32 out.
 // Experts with equal scores are chosen lowest id first.
 void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
                const MoeRouteOptions& options);
+
+// Sigmoid routing with a selection bias (DeepSeek-V3's noaux_tc, Nemotron-H): experts are
+// chosen by sigmoid(logit) + correction_bias within the eligible groups, weighted by the
+// unbiased sigmoid. correction_bias: [E] f32; the rest as moe_route.
+void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
+                      const Tensor& topk_weights, const MoeRouteOptions& options);
 
 struct MoeGroups {
   Tensor sorted_pairs;    // [T * k] i32: pair index t * k + j, ordered by expert (stable)
@@ -49,6 +59,8 @@ void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
 namespace strata::cpu {
 void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
                const ops::MoeRouteOptions& options);
+void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
+                      const Tensor& topk_weights, const ops::MoeRouteOptions& options);
 void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);
@@ -59,6 +71,8 @@ void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
 namespace strata::cuda {
 void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
                const ops::MoeRouteOptions& options);
+void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
+                      const Tensor& topk_weights, const ops::MoeRouteOptions& options);
 void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);

@@ -35,15 +35,24 @@ Tensor MoeFfn::fused_gate_up(const WeightScope& w, const MoeWeightNames& names) 
 
 MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names)
     : options_(options) {
-  const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
-  router_ = w.get(names.router, {options.num_experts, hidden});
+  const int64_t hidden = options.expert_dim(), inter = options.intermediate_size;
+  router_ = w.get(names.router, {options.num_experts, options.hidden_size});
+  if (options.correction_bias) correction_bias_ = w.get_f32(names.correction_bias, {options.num_experts});
   if (options.gated) gate_up_proj_ = fused_gate_up(w, names);
   if (options.gated && !gate_up_proj_.defined()) gate_proj_ = stacked_experts(w, names.gate_proj, {inter, hidden});
   if (!gate_up_proj_.defined()) up_proj_ = stacked_experts(w, names.up_proj, {inter, hidden});
   down_proj_ = stacked_experts(w, names.down_proj, {hidden, inter});
+  if (options.latent_size > 0) {
+    latent_in_ = w.get(names.latent_in + ".weight", {options.latent_size, options.hidden_size});
+    latent_out_ = w.get(names.latent_out + ".weight", {options.hidden_size, options.latent_size});
+    if (options.latent_bias) {
+      latent_in_bias_ = w.get(names.latent_in + ".bias", {options.latent_size});
+      latent_out_bias_ = w.get(names.latent_out + ".bias", {options.hidden_size});
+    }
+  }
   if (options.shared_intermediate_size > 0) {
     shared_expert_ = std::make_unique<Mlp>(
-        MlpOptions{.hidden_size = hidden, .intermediate_size = options.shared_intermediate_size,
+        MlpOptions{.hidden_size = options.hidden_size, .intermediate_size = options.shared_intermediate_size,
                    .activation = options.activation, .gated = options.gated},
         w.scope(names.shared_expert));
     if (options.shared_expert_gate) shared_gate_ = w.get(names.shared_expert_gate, {1, hidden});
@@ -57,14 +66,24 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) co
   ops::linear(h, router_, Tensor(), logits);
   Tensor topk_ids = ctx.workspace.alloc(DType::kI32, {t, k});
   Tensor topk_weights = ctx.temp_f32({t, k});
-  ops::moe_route(logits, topk_ids, topk_weights, options_.route);
+  if (correction_bias_.defined()) {
+    ops::moe_route_biased(logits, correction_bias_, topk_ids, topk_weights, options_.route);
+  } else {
+    ops::moe_route(logits, topk_ids, topk_weights, options_.route);
+  }
   const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
                               .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
                               .expert_offsets =
                                   ctx.workspace.alloc(DType::kI32, {options_.num_experts + 1})};
   ops::moe_group(topk_ids, groups);
-  Tensor xs = ctx.temp({pairs, options_.hidden_size});
-  ops::gather_rows(h, groups.token_rows, xs);
+  const int64_t dim = options_.expert_dim();
+  Tensor x = h;
+  if (latent_in_.defined()) {
+    x = ctx.temp({t, dim});
+    ops::linear(h, latent_in_, latent_in_bias_, x);
+  }
+  Tensor xs = ctx.temp({pairs, dim});
+  ops::gather_rows(x, groups.token_rows, xs);
   Tensor up = ctx.temp({pairs, inter});
   if (gate_up_proj_.defined()) {
     Tensor gate_up = ctx.temp({pairs, 2 * inter});
@@ -79,9 +98,15 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) co
     ops::grouped_linear(xs, up_proj_, groups.expert_offsets, up);
     ops::activation(up, up, options_.activation);
   }
-  Tensor ys = ctx.temp({pairs, options_.hidden_size});
+  Tensor ys = ctx.temp({pairs, dim});
   ops::grouped_linear(up, down_proj_, groups.expert_offsets, ys);
-  ops::moe_combine(ys, groups.sorted_pairs, topk_weights, out);
+  if (latent_out_.defined()) {
+    Tensor combined = ctx.temp({t, dim});
+    ops::moe_combine(ys, groups.sorted_pairs, topk_weights, combined);
+    ops::linear(combined, latent_out_, latent_out_bias_, out);
+  } else {
+    ops::moe_combine(ys, groups.sorted_pairs, topk_weights, out);
+  }
   if (!shared_expert_) return;
   Tensor shared = ctx.temp(out.shape());
   shared_expert_->forward(h, shared, ctx);

@@ -1,6 +1,8 @@
 // Mixture-of-experts feed-forward: a linear router, top-k routing, experts stacked at load
 // into [num_experts, out, in] tensors (gate and up fused as [E, 2 I, H] on accelerators) (gated SwiGLU-style or plain up/down experts), and an
-// optional shared expert (Qwen3-Next: scaled by sigmoid(shared_expert_gate(x))).
+// optional shared expert (Qwen3-Next: scaled by sigmoid(shared_expert_gate(x))). DeepSeek-V3
+// style routers choose by sigmoid scores plus a correction bias, within groups of experts;
+// Nemotron-H's latent MoE projects into a smaller space for the routed experts only.
 #pragma once
 
 #include <memory>
@@ -22,6 +24,12 @@ struct MoeOptions {
   bool gated = true;                      // experts have gate_proj (SwiGLU) or only up/down
   int64_t shared_intermediate_size = 0;   // 0: no shared expert
   bool shared_expert_gate = false;        // sigmoid(shared_expert_gate(x)) scales it
+  bool correction_bias = false;           // route by sigmoid + e_score_correction_bias (moe_route_biased)
+  int64_t latent_size = 0;                // > 0: experts work in a latent space (fc1/fc2_latent_proj)
+  bool latent_bias = false;               // the latent projections have biases
+
+  // The width experts read and write: the latent size, or the hidden size.
+  int64_t expert_dim() const { return latent_size > 0 ? latent_size : hidden_size; }
 };
 
 // Tensor names under the block's scope; experts.{e}.<name>.weight.
@@ -32,6 +40,9 @@ struct MoeWeightNames {
   std::string down_proj = "down_proj";
   std::string shared_expert = "shared_expert";
   std::string shared_expert_gate = "shared_expert_gate.weight";
+  std::string correction_bias = "gate.e_score_correction_bias";
+  std::string latent_in = "fc1_latent_proj";
+  std::string latent_out = "fc2_latent_proj";
 };
 
 // Mixtral's w1 (gate) / w3 (up) / w2 (down).
@@ -48,9 +59,12 @@ class MoeFfn final : public Ffn {
 
   MoeOptions options_;
   Tensor router_;                      // [num_experts, hidden]
+  Tensor correction_bias_;             // [num_experts] f32, or undefined
   Tensor gate_up_proj_;                // [num_experts, 2 I, hidden] gate | up per expert (accelerators), or undefined
   Tensor gate_proj_, up_proj_;         // [num_experts, I, hidden]; gate_proj_ gated only; undefined when fused
   Tensor down_proj_;                   // [num_experts, hidden, I]
+  Tensor latent_in_, latent_in_bias_;   // [latent, hidden], [latent] or undefined
+  Tensor latent_out_, latent_out_bias_; // [hidden, latent], [hidden] or undefined
   std::unique_ptr<Mlp> shared_expert_;
   Tensor shared_gate_;                 // [1, hidden] or undefined
 };

@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -69,6 +70,38 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   float total = lane < num_warps ? scratch[lane] : 0.0f;
   for (int o = 16; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
   return total;
+}
+
+// Block-wide argmax, ties to the lowest index; every thread gets the winner. vals, idxs:
+// shared scratch of 32 entries each.
+__device__ inline void block_argmax(float& value, int& index, float* vals, int* idxs) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const float v = __shfl_xor_sync(0xffffffffu, value, o);
+    const int i = __shfl_xor_sync(0xffffffffu, index, o);
+    if (v > value || (v == value && i < index)) value = v, index = i;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();
+  if (lane == 0) vals[warp] = value, idxs[warp] = index;
+  __syncthreads();
+  value = lane < blockDim.x / 32 ? vals[lane] : -INFINITY;
+  index = lane < blockDim.x / 32 ? idxs[lane] : INT_MAX;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float v = __shfl_xor_sync(0xffffffffu, value, o);
+    const int i = __shfl_xor_sync(0xffffffffu, index, o);
+    if (v > value || (v == value && i < index)) value = v, index = i;
+  }
+}
+
+// The largest of values[0, n) (shared memory) over the block, ties to the lowest index;
+// every thread gets it. vals, idxs: block_argmax's scratch.
+__device__ inline void block_max_of(const float* values, int64_t n, float& best, int& best_index, float* vals,
+                                    int* idxs) {
+  best = -INFINITY;
+  best_index = INT_MAX;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    if (values[i] > best) best = values[i], best_index = static_cast<int>(i);
+  block_argmax(best, best_index, vals, idxs);
 }
 
 }  // namespace strata::cuda

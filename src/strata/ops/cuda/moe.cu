@@ -22,26 +22,6 @@ struct RouteParams {
   float scaling;
 };
 
-// Block-wide argmax, ties to the lowest index; every thread gets the winner.
-__device__ void block_argmax(float& value, int& index, float* vals, int* idxs) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const float v = __shfl_xor_sync(0xffffffffu, value, o);
-    const int i = __shfl_xor_sync(0xffffffffu, index, o);
-    if (v > value || (v == value && i < index)) value = v, index = i;
-  }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();
-  if (lane == 0) vals[warp] = value, idxs[warp] = index;
-  __syncthreads();
-  value = lane < blockDim.x / 32 ? vals[lane] : -INFINITY;
-  index = lane < blockDim.x / 32 ? idxs[lane] : INT_MAX;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float v = __shfl_xor_sync(0xffffffffu, value, o);
-    const int i = __shfl_xor_sync(0xffffffffu, index, o);
-    if (v > value || (v == value && i < index)) value = v, index = i;
-  }
-}
-
 __global__ void route_kernel(RouteParams p) {
   extern __shared__ float scores[];  // [E]
   __shared__ float vals[32], chosen_sum;
@@ -60,11 +40,9 @@ __global__ void route_kernel(RouteParams p) {
   sum = block_sum(sum, vals);
   if (threadIdx.x == 0) chosen_sum = 0.0f;
   for (int64_t j = 0; j < p.k; ++j) {
-    float best = -INFINITY;
-    int best_e = INT_MAX;
-    for (int64_t e = threadIdx.x; e < p.experts; e += blockDim.x)
-      if (scores[e] > best) best = scores[e], best_e = static_cast<int>(e);
-    block_argmax(best, best_e, vals, idxs);
+    float best;
+    int best_e;
+    block_max_of(scores, p.experts, best, best_e, vals, idxs);
     if (threadIdx.x == 0) {
       const float w = p.softmax ? best / sum : best;
       p.ids[t * p.k + j] = best_e;
