@@ -68,6 +68,23 @@ RopeConfig parse_rope(const nlohmann::json& raw) {
 
 }  // namespace
 
+RopeConfig ModelConfig::rope_for_layer_type(const std::string& layer_type) const {
+  const nlohmann::json* params = raw.contains("rope_parameters") ? &raw["rope_parameters"] : nullptr;
+  if (params != nullptr && params->is_object() && params->contains(layer_type) && (*params)[layer_type].is_object()) {
+    nlohmann::json nested = nlohmann::json::object();
+    nested["rope_parameters"] = (*params)[layer_type];
+    if (raw.contains("partial_rotary_factor")) nested["partial_rotary_factor"] = raw["partial_rotary_factor"];
+    return parse_rope(nested);
+  }
+  if (layer_type == "sliding_attention" && has("rope_local_base_freq")) {
+    RopeConfig local;  // default rotary, no scaling
+    local.rope_theta = get_double("rope_local_base_freq", 10000.0);
+    local.partial_rotary_factor = rope.partial_rotary_factor;
+    return local;
+  }
+  return rope;
+}
+
 ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) fail("config.json must hold a JSON object");
   ModelConfig c;

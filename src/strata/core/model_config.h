@@ -58,6 +58,10 @@ struct ModelConfig {
   std::vector<std::string> get_string_list(const std::string& key) const;
   // Required keys: missing or mistyped keys throw an Error naming the key.
   int64_t require_int(const std::string& key) const;
+  // The rotary parameters of layers of one `layer_types` kind (Gemma 3: sliding_attention,
+  // full_attention): rope_parameters[layer_type] when transformers 5 nests them, else
+  // rope_local_base_freq for sliding layers (older Gemma 3 configs), else `rope`.
+  RopeConfig rope_for_layer_type(const std::string& layer_type) const;
 };
 
 // Parses the json value HF writes for floats (numbers, or {"__float__": "Infinity"}).

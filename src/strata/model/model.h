@@ -19,7 +19,6 @@ class Model {
     float embed_scale = 1.0f;   // Gemma multiplies embeddings by sqrt(hidden)
     RmsNorm final_norm;         // [hidden]
     Tensor lm_head;             // [vocab, hidden]; the embedding when tied
-    float final_logit_softcap = 0.0f;
   };
   Model(ModelConfig config, Parts parts);
 

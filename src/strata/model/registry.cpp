@@ -20,6 +20,7 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"qwen3_next", build_qwen3_next},
       {"mamba2", build_mamba2},
       {"nemotron_h", build_nemotron_h},
+      {"gemma3_text", build_gemma3_text},
   };
   return kRegistry;
 }

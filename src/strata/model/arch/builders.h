@@ -13,5 +13,6 @@ std::unique_ptr<Model> build_mixtral(const ModelConfig& config, const ModelWeigh
 std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_mamba2(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_nemotron_h(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_gemma3_text(const ModelConfig& config, const ModelWeights& weights);
 
 }  // namespace strata
