@@ -84,7 +84,8 @@ INSTANTIATE_TEST_SUITE_P(Dense, FixtureTest,
                          ::testing::Values("llama", "llama3_rope", "qwen2", "qwen3", "gemma3_text", "gemma3_global"));
 INSTANTIATE_TEST_SUITE_P(MoeAndHybrid, FixtureTest,
                          ::testing::Values("qwen3_moe", "mixtral", "qwen3_next", "mamba2",
-                                           "nemotron_h", "nemotron_h_moe", "nemotron_h_latent_moe"));
+                                           "nemotron_h", "nemotron_h_moe", "nemotron_h_latent_moe", "gpt_oss",
+                                           "gpt_oss_mxfp4"));
 
 }  // namespace
 }  // namespace strata::test

@@ -138,6 +138,31 @@ TEST_F(CudaHybridOps, BiasedGroupedRoutingMatchesCpu) {
   }
 }
 
+// Expert biases on rows grouped by expert (some experts empty), bf16 and f32, and the router
+// bias (no offsets: one row for all).
+TEST_F(CudaHybridOps, GroupedBiasMatchesCpu) {
+  const int64_t rows = 300, n = 2880, experts = 32;
+  std::vector<int32_t> offsets(experts + 1, 0);
+  for (int64_t e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + (e % 3 == 1 ? 0 : static_cast<int32_t>(e % 7 + 6));
+  offsets[experts] = static_cast<int32_t>(rows);
+  const Tensor offsets_host = int_tensor(offsets);
+  const Tensor y = random_rounded({rows, n}, 443, -2.f, 2.f), bias = random_f32({experts, n}, 444, -1.f, 1.f);
+  Tensor ref = Tensor::host(DType::kF32, {rows, n});
+  std::memcpy(ref.data(), y.data(), y.nbytes());
+  ops::add_grouped_bias(ref, bias, offsets_host);
+  Tensor got_bf16 = gpu_bf16(y), got_f32 = gpu_copy(y);
+  ops::add_grouped_bias(got_bf16, gpu_copy(bias), gpu_copy(offsets_host));
+  ops::add_grouped_bias(got_f32, gpu_copy(bias), gpu_copy(offsets_host));
+  expect_close(*gpu_, got_bf16, ref, kBf16Tolerance, "grouped bias bf16");
+  expect_close(*gpu_, got_f32, ref, 1e-6, "grouped bias f32");
+  Tensor router_ref = Tensor::host(DType::kF32, {rows, n});
+  std::memcpy(router_ref.data(), y.data(), y.nbytes());
+  ops::add_grouped_bias(router_ref, bias.slice_rows(5, 6), Tensor());
+  Tensor router = gpu_copy(y);
+  ops::add_grouped_bias(router, gpu_copy(bias.slice_rows(5, 6)), Tensor());
+  expect_close(*gpu_, router, router_ref, 1e-6, "router bias");
+}
+
 TEST_F(CudaHybridOps, MoeRouteGroupGroupedLinearCombine) {
   for (const auto& [tokens, experts, k, scoring] : std::vector<std::tuple<int64_t, int64_t, int64_t, ops::MoeScoring>>{
            {3, 128, 8, ops::MoeScoring::kSoftmax}, {200, 128, 8, ops::MoeScoring::kSoftmax},

@@ -125,9 +125,12 @@ TEST_F(CudaOps, LinearMatchesCpuAtRealShapes) {
 
 TEST_F(CudaOps, GatedActivationsMatchCpu) {
   for (ops::Activation act : {ops::Activation::kSilu, ops::Activation::kGeluTanh, ops::Activation::kGelu,
-                              ops::Activation::kRelu2}) {
+                              ops::Activation::kRelu2, ops::Activation::kClampedSwiglu}) {
+    // The clamped SwiGLU gets inputs past its clamps (7).
+    const float range = act == ops::Activation::kClampedSwiglu ? 10.f : 1.f;
     for (const Shape& shape : {Shape{3, 14336}, Shape{64, 768}, Shape{1, 6144}}) {
-      const Tensor gate = random_rounded(shape, 12, -4.f, 4.f), up = random_rounded(shape, 13, -2.f, 2.f);
+      const Tensor gate = random_rounded(shape, 12, -4.f * range, 4.f * range);
+      const Tensor up = random_rounded(shape, 13, -2.f * range, 2.f * range);
       Tensor ref = Tensor::host(DType::kF32, shape);
       ops::gated_activation(gate, up, ref, act);
       Tensor out = poisoned(DType::kBF16, shape);

@@ -73,6 +73,21 @@ TEST(MoeOps, BiasedRoutingChoosesByBiasWeighsBySigmoidWithinGroups) {
   EXPECT_EQ(ids.data_as<int32_t>()[1], 0);
 }
 
+// Rows 0-1 belong to expert 1 (expert 0 and 2 own none), rows 2-4 to expert 3; without
+// offsets the one bias row goes everywhere.
+TEST(MoeOps, GroupedBiasAddsEachRowsExpertBias) {
+  Tensor y = Tensor::host(DType::kF32, {5, 2});
+  for (int i = 0; i < 10; ++i) y.data_as<float>()[i] = static_cast<float>(i);
+  Tensor bias = Tensor::host(DType::kF32, {4, 2});
+  for (int i = 0; i < 8; ++i) bias.data_as<float>()[i] = 100.0f * static_cast<float>(i / 2) + static_cast<float>(i % 2);
+  add_grouped_bias(y, bias, i32({0, 0, 2, 2, 5}, {5}));
+  EXPECT_EQ(std::vector<float>(y.data_as<float>(), y.data_as<float>() + 10),
+            (std::vector<float>{100, 102, 102, 104, 304, 306, 306, 308, 308, 310}));
+  add_grouped_bias(y, bias.slice_rows(3, 4), Tensor());
+  EXPECT_EQ(y.data_as<float>()[0], 400.0f);
+  EXPECT_EQ(y.data_as<float>()[9], 611.0f);
+}
+
 TEST(MoeOps, GroupSortsPairsByExpertStably) {
   const Tensor ids = i32({2, 0, 1, 2, 2, 1}, {3, 2});
   const MoeGroups groups{.sorted_pairs = Tensor::host(DType::kI32, {6}),

@@ -54,6 +54,9 @@ RopeConfig parse_rope(const nlohmann::json& raw) {
     rope.original_max_position_embeddings = params["original_max_position_embeddings"].get<int64_t>();
   if (params.contains("attention_factor") && !params["attention_factor"].is_null())
     rope.attention_factor = json_to_double(params["attention_factor"]);
+  for (auto [key, field] : {std::pair{"mscale", &rope.mscale}, std::pair{"mscale_all_dim", &rope.mscale_all_dim}})
+    if (params.contains(key) && !params[key].is_null()) *field = json_to_double(params[key]);
+  if (params.contains("truncate") && params["truncate"].is_boolean()) rope.truncate = params["truncate"].get<bool>();
   if (raw.contains("partial_rotary_factor"))
     rope.partial_rotary_factor = json_to_double(raw["partial_rotary_factor"]);
   num("partial_rotary_factor", rope.partial_rotary_factor);

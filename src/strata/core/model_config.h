@@ -22,7 +22,9 @@ struct RopeConfig {
   int64_t original_max_position_embeddings = 0;
   double beta_fast = 32.0;  // yarn
   double beta_slow = 1.0;   // yarn
-  std::optional<double> attention_factor;  // yarn; default from factor
+  std::optional<double> attention_factor;  // yarn; default from factor (and mscale)
+  std::optional<double> mscale, mscale_all_dim;  // yarn (DeepSeek)
+  bool truncate = true;     // yarn: round the correction range to whole dimensions (gpt-oss: false)
   double partial_rotary_factor = 1.0;
 };
 

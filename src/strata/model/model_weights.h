@@ -39,6 +39,14 @@ class ModelWeights {
   // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
   Tensor get_f32(const std::string& name, const Shape& shape) const;
 
+  // Experts stored [E, in, out] with `name` (any float dtype), or as MXFP4 `name`_blocks /
+  // `name`_scales ([E, out, in / 32, 16], [E, out, in / 32]), read as bf16 [E, |columns|, in]:
+  // row j of expert e is output column columns[j] (gpt-oss: gate and up interleaved).
+  // stored: [E, in, out]. Defined in expert_columns.cpp.
+  Tensor expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns) const;
+  // Columns `columns` of tensor `name` [rows, cols], widened to f32: [rows, |columns|].
+  Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const;
+
   bool is_dummy() const { return source_ == nullptr; }
   std::string description() const;
   int64_t num_parameters() const { return num_parameters_; }
@@ -54,6 +62,9 @@ class ModelWeights {
   void fill_dummy_device(const std::string& name, const Shape& shape, void* dst) const;
   Tensor concat_dummy_device(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
   Tensor host_tensor(const std::string& name, const Shape& shape) const;
+  // Expert e of expert_columns into out (bf16 [|columns|, in]).
+  void expert_rows(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns, int64_t e,
+                   uint16_t* out) const;
 
   const WeightSource* source_;
   Backend& backend_;

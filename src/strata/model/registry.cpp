@@ -21,6 +21,7 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"mamba2", build_mamba2},
       {"nemotron_h", build_nemotron_h},
       {"gemma3_text", build_gemma3_text},
+      {"gpt_oss", build_gpt_oss},
   };
   return kRegistry;
 }

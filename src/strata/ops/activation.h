@@ -6,7 +6,11 @@
 
 namespace strata::ops {
 
-enum class Activation : uint8_t { kSilu, kGeluTanh, kGelu, kRelu2 };
+// kClampedSwiglu is gpt-oss's gated unit: gate clamped above at 7, gate * sigmoid(1.702 gate),
+// times (up clamped to [-7, 7]) + 1.
+enum class Activation : uint8_t { kSilu, kGeluTanh, kGelu, kRelu2, kClampedSwiglu };
+inline constexpr float kClampedSwigluAlpha = 1.702f;
+inline constexpr float kClampedSwigluLimit = 7.0f;
 
 // Parses HF `hidden_act` names: silu/swish, gelu_pytorch_tanh, gelu, relu2.
 Activation parse_activation(const std::string& name);

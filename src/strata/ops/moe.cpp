@@ -39,6 +39,18 @@ void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias
                   cuda::moe_route_biased(router_logits, correction_bias, topk_ids, topk_weights, options));
 }
 
+void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets) {
+  STRATA_CHECK(y.rank() == 2 && bias.rank() == 2 && bias.dim(1) == y.dim(1) && bias.dtype() == DType::kF32);
+  STRATA_CHECK(y.dtype() == DType::kF32 || y.dtype() == DType::kBF16);
+  if (expert_offsets.defined()) {
+    expect_shape(expert_offsets, {bias.dim(0) + 1}, "add_grouped_bias expert_offsets");
+  } else {
+    STRATA_CHECK(bias.dim(0) == 1);
+  }
+  STRATA_DISPATCH(y.device(), cpu::add_grouped_bias(y, bias, expert_offsets),
+                  cuda::add_grouped_bias(y, bias, expert_offsets));
+}
+
 void moe_group(const Tensor& topk_ids, const MoeGroups& groups) {
   STRATA_CHECK(topk_ids.rank() == 2 && topk_ids.dtype() == DType::kI32);
   const int64_t pairs = topk_ids.numel();

@@ -50,6 +50,11 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
                  const Tensor& out);
 
+// y[i] += bias[e] for the rows i of expert e (expert_offsets [E + 1] i32 from moe_group), or,
+// without offsets, y[i] += bias[0] for every row. y: [M, N] f32 or bf16; bias: [E, N] f32.
+// Expert biases (gpt-oss) and router biases.
+void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets);
+
 // x += sigmoid(gate) * y, gate broadcast over the row. x, y: [T, H]; gate: [T, 1] f32.
 // The sigmoid-gated shared expert of Qwen2-MoE / Qwen3-Next.
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
@@ -67,6 +72,7 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
                  const Tensor& out);
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
+void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets);
 }  // namespace strata::cpu
 namespace strata::cuda {
 void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
@@ -79,4 +85,5 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
                  const Tensor& out);
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
+void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets);
 }  // namespace strata::cuda

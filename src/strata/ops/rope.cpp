@@ -40,8 +40,10 @@ float apply_yarn(const RopeConfig& rope, int64_t dim, int64_t max_positions, std
   auto correction_dim = [&](double rotations) {
     return dim * std::log(orig / (rotations * 2 * std::numbers::pi)) / (2 * std::log(base));
   };
-  const double low = std::max(0.0, std::floor(correction_dim(rope.beta_fast)));
-  double high = std::min(static_cast<double>(dim - 1), std::ceil(correction_dim(rope.beta_slow)));
+  double low = correction_dim(rope.beta_fast), high = correction_dim(rope.beta_slow);
+  if (rope.truncate) low = std::floor(low), high = std::ceil(high);
+  low = std::max(0.0, low);
+  high = std::min(static_cast<double>(dim - 1), high);
   if (low == high) high += 0.001;
   for (size_t i = 0; i < inv.size(); ++i) {
     const double ramp = std::clamp((static_cast<double>(i) - low) / (high - low), 0.0, 1.0);
@@ -51,7 +53,10 @@ float apply_yarn(const RopeConfig& rope, int64_t dim, int64_t max_positions, std
     inv[i] = interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor;
   }
   if (rope.attention_factor) return static_cast<float>(*rope.attention_factor);
-  return rope.factor <= 1 ? 1.0f : static_cast<float>(0.1 * std::log(rope.factor) + 1.0);
+  auto mscale = [&](double m) { return rope.factor <= 1 ? 1.0 : 0.1 * m * std::log(rope.factor) + 1.0; };
+  if (rope.mscale && rope.mscale_all_dim && *rope.mscale && *rope.mscale_all_dim)
+    return static_cast<float>(mscale(*rope.mscale) / mscale(*rope.mscale_all_dim));
+  return static_cast<float>(mscale(1.0));
 }
 
 }  // namespace

@@ -113,6 +113,45 @@ TEST(ActivationOp, SiluGeluRelu2) {
   }
 }
 
+// gpt-oss: gate clamped above at 7, up clamped to [-7, 7] then + 1, gate * sigmoid(1.702 gate).
+TEST(ActivationOp, ClampedSwigluClampsGateAboveAndUpBothWays) {
+  std::vector<float> gate = {-9.f, -1.f, 0.5f, 6.9f, 7.5f, 12.f}, up = {-12.f, -7.5f, 0.25f, 3.f, 8.f, 30.f};
+  std::vector<float> out(6), halves_out(6), gate_up;
+  for (int i = 0; i < 3; ++i) gate_up.push_back(gate[i]);
+  for (int i = 0; i < 3; ++i) gate_up.push_back(up[i]);
+  for (int i = 3; i < 6; ++i) gate_up.push_back(gate[i]);
+  for (int i = 3; i < 6; ++i) gate_up.push_back(up[i]);
+  ops::gated_activation(Tensor::view(gate.data(), DType::kF32, {2, 3}), Tensor::view(up.data(), DType::kF32, {2, 3}),
+                        Tensor::view(out.data(), DType::kF32, {2, 3}), ops::Activation::kClampedSwiglu);
+  ops::gated_activation_halves(Tensor::view(gate_up.data(), DType::kF32, {2, 6}),
+                               Tensor::view(halves_out.data(), DType::kF32, {2, 3}), ops::Activation::kClampedSwiglu);
+  for (int i = 0; i < 6; ++i) {
+    const double g = std::min<double>(gate[i], 7.0), u = std::clamp<double>(up[i], -7.0, 7.0);
+    const double expected = g / (1 + std::exp(-1.702 * g)) * (u + 1);
+    EXPECT_NEAR(out[i], expected, 1e-5 * std::max(1.0, std::abs(expected))) << i;
+    EXPECT_EQ(halves_out[i], out[i]) << i;
+  }
+}
+
+// gpt-oss's YaRN (factor 32, beta 32 / 1, 4096 original positions, truncate false): the
+// inverse frequencies and attention factor transformers computes for head_dim 64.
+TEST(RopeOp, YarnWithoutTruncationMatchesTransformers) {
+  RopeConfig config{.rope_type = "yarn", .rope_theta = 150000.0, .factor = 32.0,
+                    .original_max_position_embeddings = 4096, .beta_fast = 32.0, .beta_slow = 1.0, .truncate = false};
+  const ops::RopeTable table = ops::rope_frequencies(config, 64, 131072);
+  const std::vector<float> expected = {
+      1.f, 0.689044297f, 0.47478205f, 0.327145875f, 0.225418001f, 0.155322984f, 0.107024424f, 0.0737445652f,
+      0.0508132726f, 0.0317056961f, 0.0193349998f, 0.0115920492f, 0.00679495931f, 0.00386035908f, 0.00209379266f,
+      0.00105260219f, 0.000456483918f, 0.000129318694f, 3.83088118e-05f, 2.63964685e-05f, 1.8188337e-05f,
+      1.25325696e-05f, 8.63549576e-06f, 5.95023948e-06f, 4.09997847e-06f, 2.82506676e-06f, 1.94659629e-06f,
+      1.34129095e-06f, 9.24208962e-07f, 6.36820914e-07f, 4.38797855e-07f, 3.0235114e-07f};
+  ASSERT_EQ(table.inv_freq.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(table.inv_freq[i], expected[i], 2e-6 * expected[i]) << i;
+  EXPECT_NEAR(table.attention_scaling, 1.34657359f, 1e-6);
+  config.truncate = true;  // the rounded correction range moves the ramp
+  EXPECT_GT(std::abs(ops::rope_frequencies(config, 64, 131072).inv_freq[17] - expected[17]), 1e-6f);
+}
+
 TEST(EmbeddingOp, WidensTheRows) {
   Tensor table = random_of(DType::kBF16, {10, 8}, 11), out = Tensor::host(DType::kF32, {3, 8});
   std::vector<int32_t> ids = {7, 0, 7};

@@ -62,7 +62,7 @@ Attention::Attention(const AttentionOptions& options, const WeightScope& w) : op
                             {static_cast<int64_t>(rope.inv_freq.size())});
   inv_freq_ = backend.device().is_cpu() ? Tensor::host(DType::kF32, inv.shape()) : backend.from_host(inv);
   if (backend.device().is_cpu()) std::memcpy(inv_freq_.data(), inv.data(), inv.nbytes());
-  if (options.sinks) sinks_ = w.get("sinks", {options.num_heads});
+  if (options.sinks) sinks_ = w.get_f32("sinks", {options.num_heads});
 }
 
 void Attention::forward_fused_qkv(const StepBatch& step, const Tensor& h, const Tensor& q,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/core/error.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 
@@ -29,41 +30,62 @@ Tensor MoeFfn::fused_gate_up(const WeightScope& w, const MoeWeightNames& names) 
     parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.up_proj)));
   }
   if (!weights.can_concat(parts)) return {};
-  const int64_t inter = options_.intermediate_size, hidden = options_.hidden_size;
-  return weights.stacked(parts, {inter, hidden}).reshape({options_.num_experts, 2 * inter, hidden});
+  const int64_t inter = options_.intermediate_size, dim = options_.expert_dim();
+  return weights.stacked(parts, {inter, dim}).reshape({options_.num_experts, 2 * inter, dim});
+}
+
+MoeExpertWeights MoeFfn::load_experts(const WeightScope& w, const MoeWeightNames& names) const {
+  const int64_t dim = options_.expert_dim(), inter = options_.intermediate_size;
+  MoeExpertWeights experts;
+  if (options_.gated) experts.gate_up = fused_gate_up(w, names);
+  if (options_.gated && !experts.gate_up.defined()) experts.gate = stacked_experts(w, names.gate_proj, {inter, dim});
+  if (!experts.gate_up.defined()) experts.up = stacked_experts(w, names.up_proj, {inter, dim});
+  experts.down = stacked_experts(w, names.down_proj, {dim, inter});
+  return experts;
+}
+
+void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names) {
+  const MoeOptions& o = options_;
+  router_ = w.get(names.router, {o.num_experts, o.hidden_size});
+  if (o.router_bias) router_bias_ = w.get_f32(names.router_bias, {o.num_experts}).reshape({1, o.num_experts});
+  if (o.correction_bias) correction_bias_ = w.get_f32(names.correction_bias, {o.num_experts});
+  if (o.latent_size > 0) {
+    latent_in_ = w.get(names.latent_in + ".weight", {o.latent_size, o.hidden_size});
+    latent_out_ = w.get(names.latent_out + ".weight", {o.hidden_size, o.latent_size});
+    if (o.latent_bias) {
+      latent_in_bias_ = w.get(names.latent_in + ".bias", {o.latent_size});
+      latent_out_bias_ = w.get(names.latent_out + ".bias", {o.hidden_size});
+    }
+  }
+  if (o.shared_intermediate_size > 0) {
+    shared_expert_ = std::make_unique<Mlp>(
+        MlpOptions{.hidden_size = o.hidden_size, .intermediate_size = o.shared_intermediate_size,
+                   .activation = o.activation, .gated = o.gated},
+        w.scope(names.shared_expert));
+    if (o.shared_expert_gate) shared_gate_ = w.get(names.shared_expert_gate, {1, o.hidden_size});
+  }
 }
 
 MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names)
     : options_(options) {
-  const int64_t hidden = options.expert_dim(), inter = options.intermediate_size;
-  router_ = w.get(names.router, {options.num_experts, options.hidden_size});
-  if (options.correction_bias) correction_bias_ = w.get_f32(names.correction_bias, {options.num_experts});
-  if (options.gated) gate_up_proj_ = fused_gate_up(w, names);
-  if (options.gated && !gate_up_proj_.defined()) gate_proj_ = stacked_experts(w, names.gate_proj, {inter, hidden});
-  if (!gate_up_proj_.defined()) up_proj_ = stacked_experts(w, names.up_proj, {inter, hidden});
-  down_proj_ = stacked_experts(w, names.down_proj, {hidden, inter});
-  if (options.latent_size > 0) {
-    latent_in_ = w.get(names.latent_in + ".weight", {options.latent_size, options.hidden_size});
-    latent_out_ = w.get(names.latent_out + ".weight", {options.hidden_size, options.latent_size});
-    if (options.latent_bias) {
-      latent_in_bias_ = w.get(names.latent_in + ".bias", {options.latent_size});
-      latent_out_bias_ = w.get(names.latent_out + ".bias", {options.hidden_size});
-    }
-  }
-  if (options.shared_intermediate_size > 0) {
-    shared_expert_ = std::make_unique<Mlp>(
-        MlpOptions{.hidden_size = options.hidden_size, .intermediate_size = options.shared_intermediate_size,
-                   .activation = options.activation, .gated = options.gated},
-        w.scope(names.shared_expert));
-    if (options.shared_expert_gate) shared_gate_ = w.get(names.shared_expert_gate, {1, hidden});
-  }
+  experts_ = load_experts(w, names);
+  load_shared_parts(w, names);
+}
+
+MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w,
+               const MoeWeightNames& names)
+    : options_(options), experts_(std::move(experts)) {
+  STRATA_CHECK_MSG(!experts_.gate_up_bias.defined() || experts_.gate_up.defined(),
+                   "expert gate/up biases need the fused gate_up weights");
+  load_shared_parts(w, names);
 }
 
 void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
   const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k;
-  const int64_t inter = options_.intermediate_size;
+  const int64_t inter = options_.intermediate_size, dim = options_.expert_dim();
   Tensor logits = ctx.temp_f32({t, options_.num_experts});
   ops::linear(h, router_, Tensor(), logits);
+  if (router_bias_.defined()) ops::add_grouped_bias(logits, router_bias_, Tensor());
   Tensor topk_ids = ctx.workspace.alloc(DType::kI32, {t, k});
   Tensor topk_weights = ctx.temp_f32({t, k});
   if (correction_bias_.defined()) {
@@ -76,7 +98,6 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) co
                               .expert_offsets =
                                   ctx.workspace.alloc(DType::kI32, {options_.num_experts + 1})};
   ops::moe_group(topk_ids, groups);
-  const int64_t dim = options_.expert_dim();
   Tensor x = h;
   if (latent_in_.defined()) {
     x = ctx.temp({t, dim});
@@ -85,21 +106,23 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) co
   Tensor xs = ctx.temp({pairs, dim});
   ops::gather_rows(x, groups.token_rows, xs);
   Tensor up = ctx.temp({pairs, inter});
-  if (gate_up_proj_.defined()) {
+  if (experts_.gate_up.defined()) {
     Tensor gate_up = ctx.temp({pairs, 2 * inter});
-    ops::grouped_linear(xs, gate_up_proj_, groups.expert_offsets, gate_up);
+    ops::grouped_linear(xs, experts_.gate_up, groups.expert_offsets, gate_up);
+    if (experts_.gate_up_bias.defined()) ops::add_grouped_bias(gate_up, experts_.gate_up_bias, groups.expert_offsets);
     ops::gated_activation_halves(gate_up, up, options_.activation);
   } else if (options_.gated) {
-    ops::grouped_linear(xs, up_proj_, groups.expert_offsets, up);
+    ops::grouped_linear(xs, experts_.up, groups.expert_offsets, up);
     Tensor gate = ctx.temp({pairs, inter});
-    ops::grouped_linear(xs, gate_proj_, groups.expert_offsets, gate);
+    ops::grouped_linear(xs, experts_.gate, groups.expert_offsets, gate);
     ops::gated_activation(gate, up, up, options_.activation);
   } else {
-    ops::grouped_linear(xs, up_proj_, groups.expert_offsets, up);
+    ops::grouped_linear(xs, experts_.up, groups.expert_offsets, up);
     ops::activation(up, up, options_.activation);
   }
   Tensor ys = ctx.temp({pairs, dim});
-  ops::grouped_linear(up, down_proj_, groups.expert_offsets, ys);
+  ops::grouped_linear(up, experts_.down, groups.expert_offsets, ys);
+  if (experts_.down_bias.defined()) ops::add_grouped_bias(ys, experts_.down_bias, groups.expert_offsets);
   if (latent_out_.defined()) {
     Tensor combined = ctx.temp({t, dim});
     ops::moe_combine(ys, groups.sorted_pairs, topk_weights, combined);

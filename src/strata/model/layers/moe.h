@@ -25,6 +25,7 @@ struct MoeOptions {
   int64_t shared_intermediate_size = 0;   // 0: no shared expert
   bool shared_expert_gate = false;        // sigmoid(shared_expert_gate(x)) scales it
   bool correction_bias = false;           // route by sigmoid + e_score_correction_bias (moe_route_biased)
+  bool router_bias = false;               // the router has a bias (gpt-oss)
   int64_t latent_size = 0;                // > 0: experts work in a latent space (fc1/fc2_latent_proj)
   bool latent_bias = false;               // the latent projections have biases
 
@@ -41,6 +42,7 @@ struct MoeWeightNames {
   std::string shared_expert = "shared_expert";
   std::string shared_expert_gate = "shared_expert_gate.weight";
   std::string correction_bias = "gate.e_score_correction_bias";
+  std::string router_bias = "gate.bias";
   std::string latent_in = "fc1_latent_proj";
   std::string latent_out = "fc2_latent_proj";
 };
@@ -48,21 +50,35 @@ struct MoeWeightNames {
 // Mixtral's w1 (gate) / w3 (up) / w2 (down).
 MoeWeightNames mixtral_moe_names();
 
+// The routed experts' weights, stacked [num_experts, out, in]: an architecture whose
+// checkpoint stores experts differently (gpt-oss: fused, transposed, interleaved) builds them.
+struct MoeExpertWeights {
+  Tensor gate_up;       // [E, 2 I, dim] gate | up per expert, or undefined
+  Tensor gate, up;      // [E, I, dim] when not fused (gate: gated experts only)
+  Tensor down;          // [E, dim, I]
+  Tensor gate_up_bias;  // [E, 2 I] f32 or undefined (needs gate_up)
+  Tensor down_bias;     // [E, dim] f32 or undefined
+};
+
 class MoeFfn final : public Ffn {
  public:
   MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names = {});
+  // Experts given; the router (and shared expert, latent projections) still come from `w`.
+  MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w, const MoeWeightNames& names = {});
   void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const override;
 
  private:
+  MoeExpertWeights load_experts(const WeightScope& w, const MoeWeightNames& names) const;
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
+  // The router, its biases, the latent projections and the shared expert.
+  void load_shared_parts(const WeightScope& w, const MoeWeightNames& names);
 
   MoeOptions options_;
   Tensor router_;                      // [num_experts, hidden]
+  Tensor router_bias_;                 // [1, num_experts] f32, or undefined
   Tensor correction_bias_;             // [num_experts] f32, or undefined
-  Tensor gate_up_proj_;                // [num_experts, 2 I, hidden] gate | up per expert (accelerators), or undefined
-  Tensor gate_proj_, up_proj_;         // [num_experts, I, hidden]; gate_proj_ gated only; undefined when fused
-  Tensor down_proj_;                   // [num_experts, hidden, I]
+  MoeExpertWeights experts_;
   Tensor latent_in_, latent_in_bias_;   // [latent, hidden], [latent] or undefined
   Tensor latent_out_, latent_out_bias_; // [hidden, latent], [hidden] or undefined
   std::unique_ptr<Mlp> shared_expert_;

@@ -1,5 +1,6 @@
 #include "strata/ops/activation.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "strata/core/parallel.h"
@@ -19,8 +20,18 @@ inline float apply(float x, ops::Activation act) {
       const float r = x > 0 ? x : 0;
       return r * r;
     }
+    case ops::Activation::kClampedSwiglu: {
+      const float g = std::min(x, ops::kClampedSwigluLimit);
+      return g / (1.0f + std::exp(-ops::kClampedSwigluAlpha * g));
+    }
   }
   return x;
+}
+
+// The factor the up projection contributes.
+inline float up_factor(float u, ops::Activation act) {
+  if (act != ops::Activation::kClampedSwiglu) return u;
+  return std::clamp(u, -ops::kClampedSwigluLimit, ops::kClampedSwigluLimit) + 1.0f;
 }
 
 }  // namespace
@@ -30,7 +41,7 @@ void gated_activation(const Tensor& gate, const Tensor* up, const Tensor& out, o
   const float* u = up != nullptr ? up->data_as<float>() : nullptr;
   float* o = out.data_as<float>();
   parallel_for(gate.numel(), 4096, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) o[i] = apply(g[i], act) * (u != nullptr ? u[i] : 1.0f);
+    for (int64_t i = begin; i < end; ++i) o[i] = apply(g[i], act) * (u != nullptr ? up_factor(u[i], act) : 1.0f);
   });
 }
 
@@ -41,7 +52,7 @@ void gated_activation_halves(const Tensor& gate_up, const Tensor& out, ops::Acti
   parallel_for(out.numel(), 4096, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const float* row = src + (i / cols) * 2 * cols;
-      o[i] = apply(row[i % cols], act) * row[cols + i % cols];
+      o[i] = apply(row[i % cols], act) * up_factor(row[cols + i % cols], act);
     }
   });
 }

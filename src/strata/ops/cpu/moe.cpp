@@ -105,4 +105,18 @@ void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate) {
   }
 }
 
+void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets) {
+  STRATA_CHECK(y.dtype() == DType::kF32);
+  const int64_t rows = y.dim(0), n = y.dim(1);
+  const int32_t* offsets = expert_offsets.defined() ? expert_offsets.data_as<const int32_t>() : nullptr;
+  int64_t expert = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    if (offsets != nullptr)
+      while (expert + 1 < bias.dim(0) && offsets[expert + 1] <= i) ++expert;
+    const float* b = bias.data_as<const float>() + expert * n;
+    float* dst = y.data_as<float>() + i * n;
+    for (int64_t c = 0; c < n; ++c) dst[c] += b[c];
+  }
+}
+
 }  // namespace strata::cpu

@@ -24,9 +24,22 @@ __device__ __forceinline__ float apply(float x) {
     return 0.5f * x * (1.0f + tanhf(kAlpha * (x + 0.044715f * x * x * x)));
   } else if constexpr (kAct == ops::Activation::kGelu) {
     return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+  } else if constexpr (kAct == ops::Activation::kClampedSwiglu) {
+    const float g = fminf(x, ops::kClampedSwigluLimit);
+    return g / (1.0f + expf(-ops::kClampedSwigluAlpha * g));
   } else {
     const float r = x > 0.0f ? x : 0.0f;
     return r * r;
+  }
+}
+
+// The factor the up projection contributes.
+template <ops::Activation kAct>
+__device__ __forceinline__ float up_factor(float u) {
+  if constexpr (kAct == ops::Activation::kClampedSwiglu) {
+    return fminf(fmaxf(u, -ops::kClampedSwigluLimit), ops::kClampedSwigluLimit) + 1.0f;
+  } else {
+    return u;
   }
 }
 
@@ -41,11 +54,11 @@ __global__ void activation_kernel(ActivationParams p) {
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     if (p.cols > 0) {
       const T* row = gate + (i / p.cols) * 2 * p.cols + i % p.cols;
-      out[i] = from_f32<T>(apply<kAct>(to_f32(row[0])) * to_f32(row[p.cols]));
+      out[i] = from_f32<T>(apply<kAct>(to_f32(row[0])) * up_factor<kAct>(to_f32(row[p.cols])));
       continue;
     }
     const float v = apply<kAct>(to_f32(gate[i]));
-    out[i] = from_f32<T>(up != nullptr ? v * to_f32(up[i]) : v);
+    out[i] = from_f32<T>(up != nullptr ? v * up_factor<kAct>(to_f32(up[i])) : v);
   }
 }
 
@@ -65,6 +78,9 @@ void launch_for_dtype(const ActivationParams& p, ops::Activation act) {
       break;
     case ops::Activation::kRelu2:
       launch_dependent(activation_kernel<T, ops::Activation::kRelu2>, dim3(blocks), dim3(256), 0, stream, p);
+      break;
+    case ops::Activation::kClampedSwiglu:
+      launch_dependent(activation_kernel<T, ops::Activation::kClampedSwiglu>, dim3(blocks), dim3(256), 0, stream, p);
       break;
   }
   STRATA_CUDA_CHECK_LAUNCH();
