@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Dense, FixtureTest,
 INSTANTIATE_TEST_SUITE_P(MoeAndHybrid, FixtureTest,
                          ::testing::Values("qwen3_moe", "mixtral", "qwen3_next", "mamba2",
                                            "nemotron_h", "nemotron_h_moe", "nemotron_h_latent_moe", "gpt_oss",
-                                           "gpt_oss_mxfp4"));
+                                           "gpt_oss_mxfp4", "deepseek_v3", "deepseek_v3_yarn"));
 
 }  // namespace
 }  // namespace strata::test

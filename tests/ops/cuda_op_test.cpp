@@ -12,6 +12,7 @@
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/mla.h"
 #include "strata/ops/pending_tokens.h"
 #include "strata/ops/rms_norm.h"
 #include "strata/ops/rope.h"
@@ -191,6 +192,27 @@ TEST_F(CudaOps, SplitGatherConvertAreExact) {
   Tensor widened = poisoned(DType::kF32, f.shape());
   ops::convert(as_bf16, widened);
   EXPECT_EQ(compare(as_f32_host(*gpu_, widened), back).rel_l2, 0.0);
+}
+
+// MLA's per-head key/value expansion and the value narrowing, at DeepSeek-V3's widths (128
+// heads, nope 128, rope 64, v 128) and the fixture's: copies, so exact.
+TEST_F(CudaOps, MlaExpandAndNarrowAreExact) {
+  for (const auto& [tokens, heads, nope, rope, v] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>>{
+           {5, 128, 128, 64, 128}, {33, 4, 32, 16, 32}}) {
+    const Tensor kv = random_rounded({tokens, heads, nope + v}, 21), k_rot = random_rounded({tokens, rope}, 22);
+    Tensor k_ref = Tensor::host(DType::kF32, {tokens, heads, rope + nope});
+    Tensor v_ref = Tensor::host(DType::kF32, {tokens, heads, rope + nope});
+    ops::mla_expand_kv(kv, k_rot, nope, k_ref, v_ref);
+    Tensor k = poisoned(DType::kBF16, k_ref.shape()), v_out = poisoned(DType::kBF16, v_ref.shape());
+    ops::mla_expand_kv(gpu_bf16(kv), gpu_bf16(k_rot), nope, k, v_out);
+    EXPECT_EQ(compare(as_f32_host(*gpu_, k), k_ref).rel_l2, 0.0);
+    EXPECT_EQ(compare(as_f32_host(*gpu_, v_out), v_ref).rel_l2, 0.0);
+    Tensor narrow_ref = Tensor::host(DType::kF32, {tokens, heads, v});
+    ops::narrow_heads(k_ref, narrow_ref);
+    Tensor narrow = poisoned(DType::kBF16, {tokens, heads, v});
+    ops::narrow_heads(gpu_bf16(k_ref), narrow);
+    EXPECT_EQ(compare(as_f32_host(*gpu_, narrow), narrow_ref).rel_l2, 0.0);
+  }
 }
 
 // The previous step's sampled ids fill the placeholders of the next step's tokens; every

@@ -25,7 +25,7 @@ void print_info(const ModelFlags& flags) {
              c.vocab_size, c.max_position_embeddings);
   fmt::print("attention:       {} heads, {} kv heads, head_dim {}, rope {} (theta {})\n",
              c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.rope.rope_type, c.rope.rope_theta);
-  const int64_t kv_bytes_per_token_bf16 = 2 * model.num_kv_layers() * c.num_key_value_heads * c.head_dim * 2;
+  const int64_t kv_bytes_per_token_bf16 = 2 * model.num_kv_layers() * model.kv_cache_heads() * model.kv_cache_head_dim() * 2;
   fmt::print("kv cache:        {} attention layers, {} KiB per token in bf16 ({} KiB in f32)\n",
              model.num_kv_layers(), kv_bytes_per_token_bf16 / 1024.0, kv_bytes_per_token_bf16 / 512.0);
   int64_t ssm_bytes = 0;

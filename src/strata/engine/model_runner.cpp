@@ -21,8 +21,8 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   KvCacheShape shape{.num_layers = model.num_kv_layers(),
                      .num_blocks = 0,
                      .block_size = options_.block_size,
-                     .num_kv_heads = config.num_key_value_heads,
-                     .head_dim = config.head_dim,
+                     .num_kv_heads = model.kv_cache_heads(),
+                     .head_dim = model.kv_cache_head_dim(),
                      .dtype = backend.device().is_cpu() ? DType::kF32 : DType::kBF16};
   if (model.num_ssm_layers() > 0) {
     std::vector<SsmLayerShape> layers;

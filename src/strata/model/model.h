@@ -19,6 +19,8 @@ class Model {
     float embed_scale = 1.0f;   // Gemma multiplies embeddings by sqrt(hidden)
     RmsNorm final_norm;         // [hidden]
     Tensor lm_head;             // [vocab, hidden]; the embedding when tied
+    int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
+    int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
   Model(ModelConfig config, Parts parts);
 
@@ -31,6 +33,8 @@ class Model {
   int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
   const LayerCaps& caps(int64_t layer) const { return caps_[layer]; }
   int64_t num_kv_layers() const { return num_kv_layers_; }
+  int64_t kv_cache_heads() const { return parts_.kv_cache_heads > 0 ? parts_.kv_cache_heads : config_.num_key_value_heads; }
+  int64_t kv_cache_head_dim() const { return parts_.kv_cache_head_dim > 0 ? parts_.kv_cache_head_dim : config_.head_dim; }
   int64_t num_ssm_layers() const { return num_ssm_layers_; }
   // One line per layer ("attention + mlp", ...), for `strata info`.
   const std::vector<std::string>& layer_plan() const { return descriptions_; }

@@ -22,6 +22,7 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"nemotron_h", build_nemotron_h},
       {"gemma3_text", build_gemma3_text},
       {"gpt_oss", build_gpt_oss},
+      {"deepseek_v3", build_deepseek_v3},
   };
   return kRegistry;
 }

@@ -55,6 +55,28 @@ MoeOptions qwen_moe_options(const ModelConfig& config) {
   return o;
 }
 
+MoeOptions grouped_sigmoid_moe_options(const ModelConfig& config) {
+  MoeOptions o;
+  o.hidden_size = config.hidden_size;
+  o.intermediate_size = config.require_int("moe_intermediate_size");
+  o.num_experts = config.require_int("n_routed_experts");
+  o.route = {.top_k = config.require_int("num_experts_per_tok"),
+             .scoring = ops::MoeScoring::kSigmoid,
+             .norm_topk_prob = config.get_bool("norm_topk_prob", true),
+             .routed_scaling_factor = static_cast<float>(config.get_double("routed_scaling_factor", 1.0)),
+             .n_group = config.get_int("n_group", 1),
+             .topk_group = config.get_int("topk_group", 1)};
+  o.correction_bias = true;
+  const ops::MoeRouteOptions& r = o.route;
+  if (r.top_k < 1 || r.top_k > o.num_experts || r.n_group < 1 || o.num_experts % r.n_group != 0 ||
+      (r.n_group > 1 && o.num_experts / r.n_group < 2) || r.topk_group < 1 || r.topk_group > r.n_group ||
+      r.top_k > r.topk_group * (o.num_experts / r.n_group))
+    fail("config.json: {} routed experts in n_group {} groups, topk_group {} and num_experts_per_tok {} do not fit; "
+         "the groups must split the experts evenly (at least 2 each) and the chosen groups hold the chosen experts",
+         o.num_experts, r.n_group, r.topk_group, r.top_k);
+  return o;
+}
+
 MlpOptions dense_mlp_options(const ModelConfig& config) {
   return {.hidden_size = config.hidden_size,
           .intermediate_size = config.intermediate_size,

@@ -36,6 +36,10 @@ bool is_sparse_moe_layer(const ModelConfig& config, int64_t layer);
 // The routed experts of Qwen-style MoE configs (num_experts or num_local_experts,
 // moe_intermediate_size, num_experts_per_tok, norm_topk_prob), without a shared expert.
 MoeOptions qwen_moe_options(const ModelConfig& config);
+// DeepSeek-V3-style routed experts (n_routed_experts, moe_intermediate_size): sigmoid routing
+// with e_score_correction_bias over n_group groups (topk_group eligible), validated; the
+// caller sets the activation, gating and shared expert.
+MoeOptions grouped_sigmoid_moe_options(const ModelConfig& config);
 // The dense gated MLP of config.intermediate_size.
 MlpOptions dense_mlp_options(const ModelConfig& config);
 

@@ -48,7 +48,9 @@ std::unique_ptr<Model> build_gemma3_text(const ModelConfig& config, const ModelW
     fail("config.json: attn_logit_softcapping / final_logit_softcapping are set; Gemma 3 has neither (a Gemma 2 "
          "checkpoint?), and logit soft-capping is not supported");
   Model::Parts parts = decoder_parts(config, weights, {.norm_unit_offset = true});
+  // transformers keeps the scale in the model's dtype (sqrt(2560) is 50.5 in bf16, not 50.596).
   parts.embed_scale = static_cast<float>(std::sqrt(static_cast<double>(config.hidden_size)));
+  if (config.dtype == DType::kBF16) parts.embed_scale = bf16_to_f32(f32_to_bf16(parts.embed_scale));
   auto model = std::make_unique<Model>(config, std::move(parts));
   MlpOptions mlp = dense_mlp_options(config);
   mlp.activation = ops::parse_activation(config.get_string("hidden_activation", config.hidden_act));
