@@ -139,6 +139,9 @@ TEST_F(CudaAttention, PrefillChunkedAndMixedSteps) {
   run_case({.q_heads = 28, .kv_heads = 4, .head_dim = 128, .rows = {{45, 45}, {3, 20}}}, 240);
   run_case({.q_heads = 4, .kv_heads = 2, .head_dim = 32, .rows = {{24, 24}, {7, 7}, {40, 40}}}, 250);
   run_case({.q_heads = 12, .kv_heads = 4, .head_dim = 96, .rows = {{33, 33}, {1, 9}}}, 260);
+  // MLA expanded per head: DeepSeek-V3's 128 heads of 192, and the fixtures' 4 of 48.
+  run_case({.q_heads = 128, .kv_heads = 128, .head_dim = 192, .rows = {{40, 40}, {1, 300}, {3, 70}}}, 270);
+  run_case({.q_heads = 4, .kv_heads = 4, .head_dim = 48, .rows = {{24, 24}, {1, 7}, {40, 40}}}, 280);
 }
 
 TEST_F(CudaAttention, SlidingWindowSoftcapAndSinks) {

@@ -414,13 +414,15 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
                   static_cast<unsigned>(p.num_kv_heads * p.num_splits));
   switch (q.dim(2)) {
     case 32: launch_attention<32, 64>(p, grid); break;
+    case 48: launch_attention<48, 64>(p, grid); break;     // MLA: nope 32 + rope 16 (small models)
     case 64: launch_attention<64, 64>(p, grid); break;
     case 96: launch_attention<96, 64>(p, grid); break;
     case 128: launch_attention<128, 64>(p, grid); break;
+    case 192: launch_attention<192, 32>(p, grid); break;   // MLA: DeepSeek-V3's 128 + 64
     case 256: launch_attention<256, 32>(p, grid); break;
     default:
       throw Error("paged_attention: head_dim " + std::to_string(q.dim(2)) +
-                  " is not supported on CUDA (32, 64, 96, 128 or 256)");
+                  " is not supported on CUDA (32, 48, 64, 96, 128, 192 or 256)");
   }
 }
 
