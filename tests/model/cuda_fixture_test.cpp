@@ -47,6 +47,8 @@ LogitsAgreement agreement(const Tensor& got, const Tensor& ref) {
 
 bool has_moe_layers(const nlohmann::json& raw) {
   if (raw.contains("num_experts") || raw.contains("num_local_experts")) return true;
+  if (raw.value("model_type", "") == "deepseek_v3") return raw.value("n_routed_experts", 0) > 0;
+  // Nemotron-H configs carry n_routed_experts even without MoE blocks: the pattern decides.
   const nlohmann::json types = raw.value("layers_block_type", nlohmann::json::array());
   return std::find(types.begin(), types.end(), "moe") != types.end() ||
          raw.value("hybrid_override_pattern", std::string()).find('E') != std::string::npos;
@@ -77,16 +79,16 @@ TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
   for (const std::string& name : names) {
     Fixture f = load_fixture(name, make_cuda_backend(0));
     // MoE: near-tied router logits pick other experts under bf16 activations (a discrete jump
-    // for that token, and through attention for the ones after it); measured on an H200:
-    // rel L2 up to 6.0e-2 and top-1 0.958 (qwen3_moe), against 1.1e-2 and 0.99 for dense.
+    // for that token, and through attention for the ones after it). transformers itself in
+    // bf16 against these f32 references (scripts/fixtures/hf_bf16_agreement.py): rel L2
+    // 4.8e-2 (mixtral) to 1.05e-1 (deepseek_v3_yarn), top-1 0.95-0.99; dense 8e-3 to 1.2e-2.
     const nlohmann::json& raw = f.loaded.config.raw;
     const bool moe = has_moe_layers(raw);
-    // Qwen3-Next: Gated DeltaNet outputs feed those routers, and on the CPU rounding any one of
-    // the GDN's inputs or outputs to bf16 alone moves this fixture's logits by 5e-2 to 1e-1 (all
-    // of them: up to 3e-1, top-1 0.78). Measured on an H200: rel L2 up to 0.176, top-1 0.857.
+    // Qwen3-Next: Gated DeltaNet outputs feed those routers (transformers bf16: 1.05e-1, top-1
+    // 0.90). Measured on an H200: rel L2 up to 0.176, top-1 0.857.
     const bool gdn_moe = moe && raw.contains("linear_num_value_heads");
-    const double max_rel_l2 = gdn_moe ? 0.25 : (moe ? 1e-1 : 2e-2);
-    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.95 : 0.98);
+    const double max_rel_l2 = gdn_moe ? 0.25 : (moe ? 0.15 : 2e-2);
+    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.93 : 0.98);
     ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
     for (int32_t chunk : {0, 5}) {
       int64_t rows = 0;
