@@ -70,7 +70,7 @@ TEST_P(CudaAsyncScheduling, RequestsRunAloneMatchTheSynchronousLoopExactly) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, CudaAsyncScheduling, ::testing::Values("qwen3", "qwen3_next", "mamba2"));
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaAsyncScheduling, ::testing::Values("qwen3", "qwen3_next", "mamba2"));
 
 }  // namespace
 }  // namespace strata
