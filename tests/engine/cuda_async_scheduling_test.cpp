@@ -70,7 +70,8 @@ TEST_P(CudaAsyncScheduling, RequestsRunAloneMatchTheSynchronousLoopExactly) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, CudaAsyncScheduling, ::testing::Values("qwen3", "qwen3_next", "mamba2"));
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaAsyncScheduling,
+                         ::testing::Values("qwen3", "qwen3_next", "mamba2", "gpt_oss", "deepseek_v3", "gemma3_global"));
 
 }  // namespace
 }  // namespace strata
