@@ -13,7 +13,15 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   max_model_len_ = static_cast<int32_t>(options.max_model_len > 0 ? std::min<int64_t>(options.max_model_len, model_len)
                                                                    : model_len);
   options_.block_size = static_cast<int32_t>(runner.block_size());
-  options_.async_scheduling = options.async_scheduling.value_or(!runner.backend().device().is_cpu());
+  // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
+  options_.async_scheduling = options.speculative.num_speculative_tokens == 0 &&
+                              options.async_scheduling.value_or(!runner.backend().device().is_cpu());
+  const NgramOptions& spec = options.speculative;
+  if (spec.num_speculative_tokens < 0 || spec.num_speculative_tokens >= runner.max_verify_tokens() ||
+      spec.prompt_lookup_min < 1 || spec.prompt_lookup_max < spec.prompt_lookup_min)
+    fail("speculative config: num_speculative_tokens {} must be in [0, {}] and 1 <= prompt_lookup_min {} <= "
+         "prompt_lookup_max {}", spec.num_speculative_tokens, runner.max_verify_tokens() - 1, spec.prompt_lookup_min,
+         spec.prompt_lookup_max);
   loop_ = std::make_unique<EngineLoop>(EngineLoopParts{.runner = runner,
                                                        .tokenizer = tokenizer,
                                                        .eos_token_ids = std::move(eos_token_ids),

@@ -38,7 +38,8 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                         : nullptr),
       scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()),
       batch_sampler_(parts_.runner.backend()),
-      async_scheduling_(parts_.options.async_scheduling.value_or(!parts_.runner.backend().device().is_cpu())) {}
+      async_scheduling_(parts_.options.speculative.num_speculative_tokens == 0 &&
+                        parts_.options.async_scheduling.value_or(!parts_.runner.backend().device().is_cpu())) {}
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
   {
@@ -97,6 +98,7 @@ void EngineLoop::start_request(const std::shared_ptr<RequestState>& request) {
 
 bool EngineLoop::iterate() {
   take_inbox();
+  propose_drafts();
   StepPlan plan = scheduler_.schedule();
   if (plan.num_preempted > 0)
     parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
@@ -127,15 +129,20 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   for (const ScheduledRow& r : plan.rows) {
     Sequence& seq = *r.seq;
     STRATA_CHECK(seq.num_pending_tokens <= 1);
-    const bool reaches_end = seq.num_computed_tokens + r.num_tokens == seq.num_tokens();
+    const int32_t known = r.num_tokens - r.num_draft_tokens;  // of token_ids; drafts follow
+    const bool reaches_end = seq.num_computed_tokens + known == seq.num_tokens();
     rows.push_back({.seq_id = seq.id,
                     .token_ids = {seq.token_ids.begin() + seq.num_computed_tokens,
-                                  seq.token_ids.begin() + seq.num_computed_tokens + r.num_tokens},
+                                  seq.token_ids.begin() + seq.num_computed_tokens + known},
                     .num_computed_tokens = seq.num_computed_tokens,
                     .block_table = seq.block_table,
                     .ssm_slot = seq.ssm_slot,
-                    .logits = reaches_end ? LogitsMode::kLast : LogitsMode::kNone,
+                    .keep_intermediates = r.num_draft_tokens > 0 && seq.ssm_slot >= 0,
+                    .logits = r.num_draft_tokens > 0 ? LogitsMode::kAll
+                                                     : (reaches_end ? LogitsMode::kLast : LogitsMode::kNone),
                     .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1});
+    rows.back().token_ids.insert(rows.back().token_ids.end(), seq.draft_tokens.begin(),
+                                 seq.draft_tokens.begin() + r.num_draft_tokens);
     plan_snapshots(seq, r.num_tokens, rows.back(), snapshots);
   }
   StepBatch batch(std::move(rows), parts_.runner.block_size());
@@ -144,22 +151,35 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
                                                    : parts_.runner.execute(batch, pending_ids);
   for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
   std::vector<SampleTask> tasks;
+  std::vector<InFlightStep::Verify> verifies;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     Sequence& seq = *plan.rows[i].seq;
-    seq.num_computed_tokens += plan.rows[i].num_tokens;
+    const int32_t drafts = plan.rows[i].num_draft_tokens;
+    seq.num_computed_tokens += plan.rows[i].num_tokens - drafts;  // finish_verify adds the accepted
     register_blocks(seq);
     if (batch.rows()[i].logits == LogitsMode::kNone) continue;
     const int64_t logits_row = batch.logits_row_offsets()[i];
+    if (drafts > 0) {
+      verifies.push_back({.seq = &seq, .first_task = tasks.size(),
+                          .drafts = {seq.draft_tokens.begin(), seq.draft_tokens.begin() + drafts}});
+      for (int32_t j = 0; j <= drafts; ++j) tasks.push_back({.seq = &seq, .logits_row = logits_row + j});
+      continue;
+    }
     tasks.push_back({.seq = &seq, .logits_row = logits_row});
     const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
     if (first_of_request && seq.request->request.n > 1)
       for (Sequence* child : fork_choices(seq)) tasks.push_back({.seq = child, .logits_row = logits_row});
   }
-  InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks))};
+  InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks)), .verifies = std::move(verifies)};
   const std::vector<SampleTask>& launched = step.ticket.tasks;
+  step.token_positions.assign(launched.size(), -1);
+  std::vector<bool> verifying(launched.size(), false);
+  for (const InFlightStep::Verify& v : step.verifies)
+    std::fill_n(verifying.begin() + static_cast<int64_t>(v.first_task), v.drafts.size() + 1, true);
   for (size_t i = 0; i < launched.size(); ++i) {
+    if (verifying[i]) continue;
     Sequence& seq = *launched[i].seq;
-    step.token_positions.push_back(seq.num_tokens());
+    step.token_positions[i] = seq.num_tokens();
     seq.token_ids.push_back(kPendingToken);
     ++seq.num_pending_tokens;
     seq.pending_sample = static_cast<int32_t>(i);
@@ -171,12 +191,53 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
 
 void EngineLoop::finish_step(InFlightStep& step) {
   const std::vector<SampleResult> samples = batch_sampler_.collect(step.ticket);
+  for (const InFlightStep::Verify& verify : step.verifies)
+    finish_verify(verify, std::span<const SampleResult>(samples).subspan(verify.first_task, verify.drafts.size() + 1));
   for (size_t i = 0; i < samples.size(); ++i) {
+    if (step.token_positions[i] < 0) continue;
     Sequence& seq = *step.ticket.tasks[i].seq;
     if (--seq.num_pending_tokens == 0) seq.pending_sample = -1;
     // Finished by an earlier token (EOS, a stop string, a cancel): this row ran for nothing.
     if (seq.status == SequenceStatus::kFinished) continue;
     append_token(seq, step.token_positions[i], samples[i]);
+  }
+}
+
+void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples) {
+  Sequence& seq = *verify.seq;
+  if (seq.status == SequenceStatus::kFinished) return;
+  const int32_t num_drafts = static_cast<int32_t>(verify.drafts.size());
+  int32_t matched = 0;
+  while (matched < num_drafts && samples[matched].token_id == verify.drafts[matched]) ++matched;
+  // The row fed the last known token (counted at launch) and the drafts; the states after it
+  // and the matched drafts are the ones plain decoding would have.
+  seq.num_computed_tokens += matched;
+  if (seq.ssm_slot >= 0) {
+    const VerifyStateBuffer* buffer = parts_.runner.verify_states()->find(seq.ssm_slot);
+    STRATA_CHECK(buffer != nullptr && buffer->num_tokens() == num_drafts + 1);
+    parts_.runner.ssm_pool()->rollback(seq.ssm_slot, *buffer, 1 + matched);
+  }
+  parts_.stats.update([&](EngineStatsSnapshot& s) {
+    s.spec_draft_tokens_total += num_drafts;
+    s.spec_accepted_tokens_total += matched;
+  });
+  for (int32_t j = 0; j <= matched && seq.status != SequenceStatus::kFinished; ++j) {
+    seq.token_ids.push_back(kPendingToken);
+    append_token(seq, seq.num_tokens() - 1, samples[j]);
+  }
+}
+
+void EngineLoop::propose_drafts() {
+  const NgramOptions& ngram = parts_.options.speculative;
+  for (Sequence* seq : scheduler_.running()) {
+    seq->draft_tokens.clear();
+    if (ngram.num_speculative_tokens == 0 || seq->num_tokens_behind() != 1 || seq->num_pending_tokens > 0) continue;
+    const SamplingParams& sampling = seq->sampler->params();
+    if (!sampling.greedy() || sampling.has_penalties()) continue;  // drafts are checked by argmax
+    const int32_t max_drafts = std::min({seq->request->request.max_tokens - seq->num_output_tokens() - 1,
+                                         parts_.max_model_len - seq->num_tokens() - 1,
+                                         static_cast<int32_t>(parts_.runner.max_verify_tokens()) - 1});
+    if (max_drafts > 0) seq->draft_tokens = propose_ngram_drafts(seq->token_ids, ngram, max_drafts);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "strata/engine/batch_sampler.h"
@@ -48,7 +49,14 @@ class EngineLoop {
   // A queued step whose samples the host has not read yet.
   struct InFlightStep {
     SampleTicket ticket;
-    std::vector<int32_t> token_positions;  // [tasks]: where each sample goes in its token_ids
+    std::vector<int32_t> token_positions;  // [tasks]: where each sample goes in its token_ids; -1: a verify task
+    // Rows that verified drafts: their k + 1 tasks start at first_task.
+    struct Verify {
+      Sequence* seq = nullptr;
+      size_t first_task = 0;
+      std::vector<int32_t> drafts;
+    };
+    std::vector<Verify> verifies;
   };
 
   void take_inbox();
@@ -58,6 +66,11 @@ class EngineLoop {
   // Reads the step's samples back and appends them (stop checks, streaming, finishing).
   void finish_step(InFlightStep& step);
   void finish_in_flight();
+  // Speculative decoding: n-gram drafts for the running greedy decode sequences.
+  void propose_drafts();
+  // Accepts the drafts the model agrees with (greedy), rolls the SSM state back to them and
+  // appends the model's tokens up to and including the first disagreement.
+  void finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples);
   // Whether a planned row needs the in-flight step's token on the host first (penalties).
   bool needs_tokens_on_host(const StepPlan& plan) const;
   // Hybrid models: snapshot requests for the prompt's last full block boundary and the one

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "strata/engine/ngram_proposer.h"
+
 namespace strata {
 
 struct EngineOptions {
@@ -21,6 +23,9 @@ struct EngineOptions {
   // so the host's work overlaps the GPU's. Unset: on for GPU backends, off on the CPU (where
   // the step is host work, and overlapping would only delay each token by a step).
   std::optional<bool> async_scheduling;
+  // Speculative decoding with n-gram drafts (greedy requests without penalties); drafts need
+  // the newest token on the host, so it turns async scheduling off.
+  NgramOptions speculative;
 };
 
 }  // namespace strata

@@ -30,6 +30,8 @@ struct EngineStatsSnapshot {
   uint64_t prefix_cache_queries_total = 0;  // prompt tokens looked up
   uint64_t prefix_cache_hits_total = 0;     // prompt tokens found
   int64_t prefix_cached_blocks = 0;
+  uint64_t spec_draft_tokens_total = 0;     // speculative drafts verified
+  uint64_t spec_accepted_tokens_total = 0;  // of them, the ones the model agreed with
   Histogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
   Histogram inter_token_latency{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}};
   Histogram e2e_latency{{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}};

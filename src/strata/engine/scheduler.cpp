@@ -105,14 +105,18 @@ StepPlan Scheduler::schedule() {
     Sequence& seq = **it;
     const int32_t num_tokens = admit_tokens(seq, budget);
     if (num_tokens == 0) { ++it; continue; }
+    // A decode row verifies its drafts too, as far as budget and free blocks allow.
+    int32_t drafts = num_tokens == 1 && seq.num_tokens_behind() == 1
+                         ? std::min<int32_t>(static_cast<int32_t>(seq.draft_tokens.size()), budget - 1) : 0;
+    if (drafts > 0 && !reserve_blocks(seq, num_tokens + drafts)) drafts = 0;
     if (!reserve_blocks(seq, num_tokens)) {
       if (preempt_newest(&seq, plan, budget)) continue;  // retry this sequence with the freed blocks
       preempt(seq);  // it is the only one left: recompute it later
       ++plan.num_preempted;
       break;
     }
-    plan.rows.push_back({&seq, num_tokens});
-    budget -= num_tokens;
+    plan.rows.push_back({&seq, num_tokens + drafts, drafts});
+    budget -= num_tokens + drafts;
     ++it;
   }
   while (!waiting_.empty() && budget > 0 &&

@@ -17,7 +17,8 @@ namespace strata {
 
 struct ScheduledRow {
   Sequence* seq = nullptr;
-  int32_t num_tokens = 0;
+  int32_t num_tokens = 0;        // including the drafts
+  int32_t num_draft_tokens = 0;  // seq->draft_tokens verified after its one behind token
 };
 
 struct StepPlan {

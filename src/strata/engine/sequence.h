@@ -54,6 +54,7 @@ struct Sequence {
   int32_t num_pending_tokens = 0;
   int32_t pending_sample = -1;       // the newest pending token's sample index in its step
   bool awaiting_last_token = false;  // the newest pending token ends it (max_tokens, context)
+  std::vector<int32_t> draft_tokens;  // speculative guesses of the next tokens, this step only
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopChecker> stop_checker;
