@@ -16,6 +16,7 @@
 
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
+#include "strata/engine/speculative_config.h"
 #include "strata/model/model_loader.h"
 #include "strata/text/id_tokenizer.h"
 
@@ -266,6 +267,9 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--num-kv-blocks", f.num_kv_blocks, "KV blocks of 16 tokens (0: all requests fit at once)");
   app.add_option("--temperature", f.temperature, "0: greedy (default); > 0 samples");
   app.add_flag("!--no-graphs", f.graphs, "never replay CUDA graphs for decode steps");
+  app.add_option_function<std::string>(
+      "--speculative-config", [&f](const std::string& json) { f.engine.speculative = parse_speculative_config(json); },
+      "speculative decoding, vLLM's JSON (ngram)");
   app.add_flag_function(
       "--async-scheduling,!--no-async-scheduling", [&f](int64_t count) { f.engine.async_scheduling = count > 0; },
       "queue each step before reading the previous step's tokens back (default: on with a GPU)");

@@ -131,6 +131,19 @@ def tiny():
 
 
 @pytest.fixture(scope="session")
+def tiny_speculative():
+    """The tiny fixture with n-gram speculative decoding on."""
+    model = FIXTURES / "hf" / "qwen3"
+    if not model.exists():
+        pytest.skip(f"fixture model {model} is missing")
+    server = Server(["--model", str(model), "--max-model-len", "256", "--speculative-config",
+                     '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1, "prompt_lookup_max": 3}'],
+                    "tiny_speculative")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def tiny_with_key():
     server = Server([str(FIXTURES / "hf" / "qwen3"), "--api-key", "sekret", "--max-body-bytes", "2048",
                     "--served-model-name", "tiny-qwen", "--max-model-len", "128"], "tiny_with_key")

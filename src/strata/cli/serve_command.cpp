@@ -16,6 +16,7 @@
 #include "strata/cli/model_flags.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
+#include "strata/engine/speculative_config.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
 #include "strata/server/weight_prefetch.h"
@@ -59,6 +60,9 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
          [&f](int64_t count) { f.engine.async_scheduling = count > 0; },
          "queue each step before reading the previous step's tokens back (default: on with a GPU, off on the CPU)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option_function<std::string>(
+      "--speculative-config", [&f](const std::string& json) { f.engine.speculative = parse_speculative_config(json); },
+      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' (greedy requests))");
   cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
                  "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);

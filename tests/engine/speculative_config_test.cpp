@@ -1,0 +1,41 @@
+// --speculative-config parsing: vLLM's ngram form, defaults, and every bad input named.
+#include <gtest/gtest.h>
+
+#include "strata/core/error.h"
+#include "strata/engine/speculative_config.h"
+
+namespace strata {
+namespace {
+
+TEST(SpeculativeConfig, ParsesVllmNgramForm) {
+  const NgramOptions o = parse_speculative_config(
+      R"({"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 6, "prompt_lookup_min": 3})");
+  EXPECT_EQ(o.num_speculative_tokens, 5);
+  EXPECT_EQ(o.prompt_lookup_max, 6);
+  EXPECT_EQ(o.prompt_lookup_min, 3);
+  const NgramOptions d = parse_speculative_config(R"({"num_speculative_tokens": 2})");
+  EXPECT_EQ(d.prompt_lookup_max, 4);
+  EXPECT_EQ(d.prompt_lookup_min, 2);
+}
+
+TEST(SpeculativeConfig, RejectsWhatItCannotDo) {
+  auto message = [](const char* json) {
+    try {
+      parse_speculative_config(json);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("not json").find("JSON object"), std::string::npos);
+  EXPECT_NE(message(R"({"method": "eagle", "num_speculative_tokens": 2})").find("'eagle' is not supported"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"method": "ngram"})").find("needs num_speculative_tokens"), std::string::npos);
+  EXPECT_NE(message(R"({"num_speculative_tokens": 40})").find("[1, 15]"), std::string::npos);
+  EXPECT_NE(message(R"({"num_speculative_tokens": 2, "model": "x"})").find("unknown key 'model'"), std::string::npos);
+  EXPECT_NE(message(R"({"num_speculative_tokens": 2, "prompt_lookup_min": 5, "prompt_lookup_max": 3})").find("exceeds"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata
