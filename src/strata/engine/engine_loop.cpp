@@ -123,28 +123,30 @@ bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
   });
 }
 
+StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<std::pair<uint64_t, int32_t>>& snapshots) {
+  Sequence& seq = *r.seq;
+  STRATA_CHECK(seq.num_pending_tokens <= 1);
+  const int32_t known = r.num_tokens - r.num_draft_tokens;  // of token_ids; drafts follow
+  const bool reaches_end = seq.num_computed_tokens + known == seq.num_tokens();
+  StepRow row{.seq_id = seq.id,
+              .token_ids = {seq.token_ids.begin() + seq.num_computed_tokens,
+                            seq.token_ids.begin() + seq.num_computed_tokens + known},
+              .num_computed_tokens = seq.num_computed_tokens,
+              .block_table = seq.block_table,
+              .ssm_slot = seq.ssm_slot,
+              .keep_intermediates = r.num_draft_tokens > 0 && seq.ssm_slot >= 0,
+              .logits = r.num_draft_tokens > 0 ? LogitsMode::kAll
+                                               : (reaches_end ? LogitsMode::kLast : LogitsMode::kNone),
+              .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1};
+  row.token_ids.insert(row.token_ids.end(), seq.draft_tokens.begin(), seq.draft_tokens.begin() + r.num_draft_tokens);
+  plan_snapshots(seq, r.num_tokens, row, snapshots);
+  return row;
+}
+
 EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   std::vector<StepRow> rows;
   std::vector<std::pair<uint64_t, int32_t>> snapshots;  // (block hash, slot) captured this step
-  for (const ScheduledRow& r : plan.rows) {
-    Sequence& seq = *r.seq;
-    STRATA_CHECK(seq.num_pending_tokens <= 1);
-    const int32_t known = r.num_tokens - r.num_draft_tokens;  // of token_ids; drafts follow
-    const bool reaches_end = seq.num_computed_tokens + known == seq.num_tokens();
-    rows.push_back({.seq_id = seq.id,
-                    .token_ids = {seq.token_ids.begin() + seq.num_computed_tokens,
-                                  seq.token_ids.begin() + seq.num_computed_tokens + known},
-                    .num_computed_tokens = seq.num_computed_tokens,
-                    .block_table = seq.block_table,
-                    .ssm_slot = seq.ssm_slot,
-                    .keep_intermediates = r.num_draft_tokens > 0 && seq.ssm_slot >= 0,
-                    .logits = r.num_draft_tokens > 0 ? LogitsMode::kAll
-                                                     : (reaches_end ? LogitsMode::kLast : LogitsMode::kNone),
-                    .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1});
-    rows.back().token_ids.insert(rows.back().token_ids.end(), seq.draft_tokens.begin(),
-                                 seq.draft_tokens.begin() + r.num_draft_tokens);
-    plan_snapshots(seq, r.num_tokens, rows.back(), snapshots);
-  }
+  for (const ScheduledRow& r : plan.rows) rows.push_back(make_row(r, snapshots));
   StepBatch batch(std::move(rows), parts_.runner.block_size());
   const Tensor pending_ids = in_flight_ ? in_flight_->ticket.sampled_ids : Tensor();
   const Tensor logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
@@ -171,6 +173,12 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
       for (Sequence* child : fork_choices(seq)) tasks.push_back({.seq = child, .logits_row = logits_row});
   }
   InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks)), .verifies = std::move(verifies)};
+  add_pending_tokens(step);
+  return step;
+}
+
+// Every sampled sequence but the verifying ones gets a placeholder for its sample.
+void EngineLoop::add_pending_tokens(InFlightStep& step) {
   const std::vector<SampleTask>& launched = step.ticket.tasks;
   step.token_positions.assign(launched.size(), -1);
   std::vector<bool> verifying(launched.size(), false);
@@ -186,7 +194,6 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
     seq.awaiting_last_token = seq.num_output_tokens() >= seq.request->request.max_tokens ||
                               seq.num_tokens() >= parts_.max_model_len;
   }
-  return step;
 }
 
 void EngineLoop::finish_step(InFlightStep& step) {

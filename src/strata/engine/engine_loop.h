@@ -63,6 +63,8 @@ class EngineLoop {
   void start_request(const std::shared_ptr<RequestState>& request);
   // Queues the plan's forward and sampling; each sampled sequence gets a pending token.
   InFlightStep launch_step(const StepPlan& plan);
+  StepRow make_row(const ScheduledRow& r, std::vector<std::pair<uint64_t, int32_t>>& snapshots);
+  void add_pending_tokens(InFlightStep& step);
   // Reads the step's samples back and appends them (stop checks, streaming, finishing).
   void finish_step(InFlightStep& step);
   void finish_in_flight();

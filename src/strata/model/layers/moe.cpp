@@ -80,9 +80,30 @@ MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const Weight
   load_shared_parts(w, names);
 }
 
+// ys[i] = expert(xs[i]) for the rows of each expert. xs: [pairs, dim]; ys: [pairs, dim].
+void MoeFfn::run_experts(const Tensor& xs, const Tensor& expert_offsets, const Tensor& ys, ForwardContext& ctx) const {
+  const int64_t pairs = xs.dim(0), inter = options_.intermediate_size;
+  Tensor up = ctx.temp({pairs, inter});
+  if (experts_.gate_up.defined()) {
+    Tensor gate_up = ctx.temp({pairs, 2 * inter});
+    ops::grouped_linear(xs, experts_.gate_up, expert_offsets, gate_up);
+    if (experts_.gate_up_bias.defined()) ops::add_grouped_bias(gate_up, experts_.gate_up_bias, expert_offsets);
+    ops::gated_activation_halves(gate_up, up, options_.activation);
+  } else if (options_.gated) {
+    ops::grouped_linear(xs, experts_.up, expert_offsets, up);
+    Tensor gate = ctx.temp({pairs, inter});
+    ops::grouped_linear(xs, experts_.gate, expert_offsets, gate);
+    ops::gated_activation(gate, up, up, options_.activation);
+  } else {
+    ops::grouped_linear(xs, experts_.up, expert_offsets, up);
+    ops::activation(up, up, options_.activation);
+  }
+  ops::grouped_linear(up, experts_.down, expert_offsets, ys);
+  if (experts_.down_bias.defined()) ops::add_grouped_bias(ys, experts_.down_bias, expert_offsets);
+}
+
 void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
-  const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k;
-  const int64_t inter = options_.intermediate_size, dim = options_.expert_dim();
+  const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k, dim = options_.expert_dim();
   Tensor logits = ctx.temp_f32({t, options_.num_experts});
   ops::linear(h, router_, Tensor(), logits);
   if (router_bias_.defined()) ops::add_grouped_bias(logits, router_bias_, Tensor());
@@ -105,24 +126,8 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) co
   }
   Tensor xs = ctx.temp({pairs, dim});
   ops::gather_rows(x, groups.token_rows, xs);
-  Tensor up = ctx.temp({pairs, inter});
-  if (experts_.gate_up.defined()) {
-    Tensor gate_up = ctx.temp({pairs, 2 * inter});
-    ops::grouped_linear(xs, experts_.gate_up, groups.expert_offsets, gate_up);
-    if (experts_.gate_up_bias.defined()) ops::add_grouped_bias(gate_up, experts_.gate_up_bias, groups.expert_offsets);
-    ops::gated_activation_halves(gate_up, up, options_.activation);
-  } else if (options_.gated) {
-    ops::grouped_linear(xs, experts_.up, groups.expert_offsets, up);
-    Tensor gate = ctx.temp({pairs, inter});
-    ops::grouped_linear(xs, experts_.gate, groups.expert_offsets, gate);
-    ops::gated_activation(gate, up, up, options_.activation);
-  } else {
-    ops::grouped_linear(xs, experts_.up, groups.expert_offsets, up);
-    ops::activation(up, up, options_.activation);
-  }
   Tensor ys = ctx.temp({pairs, dim});
-  ops::grouped_linear(up, experts_.down, groups.expert_offsets, ys);
-  if (experts_.down_bias.defined()) ops::add_grouped_bias(ys, experts_.down_bias, groups.expert_offsets);
+  run_experts(xs, groups.expert_offsets, ys, ctx);
   if (latent_out_.defined()) {
     Tensor combined = ctx.temp({t, dim});
     ops::moe_combine(ys, groups.sorted_pairs, topk_weights, combined);

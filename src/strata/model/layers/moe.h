@@ -71,6 +71,7 @@ class MoeFfn final : public Ffn {
   MoeExpertWeights load_experts(const WeightScope& w, const MoeWeightNames& names) const;
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
+  void run_experts(const Tensor& xs, const Tensor& expert_offsets, const Tensor& ys, ForwardContext& ctx) const;
   // The router, its biases, the latent projections and the shared expert.
   void load_shared_parts(const WeightScope& w, const MoeWeightNames& names);
 
