@@ -30,5 +30,4 @@ tar -C .gpu-bundle -cJf .gpu-bundle/libs.tar.xz lib fallback && rm -rf .gpu-bund
 tar -C .gpu-bundle -cJf .gpu-bundle/bin.tar.xz bin && rm -rf .gpu-bundle/bin
 rm -rf .fixtures && mkdir -p .fixtures
 cp -r /work/shared/fixtures/hf /work/shared/fixtures/configs .fixtures/
-cp -r tests/fixtures/hf/. .fixtures/hf/  # the fixtures this repository adds
 du -sh .gpu-bundle .fixtures

@@ -41,6 +41,8 @@ if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" | grep -q "not found" || !
   BIN=/tmp/strata-build; cp /tmp/strata-build/tests/strata_tests /tmp/strata-build/bench/gpu_decode_bench \
     /tmp/strata-build/bench/prefix_cache_bench /tmp/strata-build/bench/engine_throughput_bench "$BIN/" 2>/dev/null
 fi
+# The fixtures this repository adds travel in the tree (not carried twice): beside the shared ones.
+cp -r "$ROOT/tests/fixtures/hf/." "$ROOT/.fixtures/hf/"
 export STRATA_FIXTURES_DIR="$ROOT/.fixtures" STRATA_TEST_TMP_DIR=/tmp/strata-test-tmp
 STATUS=0
 if [ "$WHAT" = all ] || [ "$WHAT" = tests ] || [ "$WHAT" = hybrid ]; then
