@@ -12,6 +12,7 @@
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/lora.h"
 #include "strata/ops/mla.h"
 #include "strata/ops/pending_tokens.h"
 #include "strata/ops/rms_norm.h"
@@ -212,6 +213,29 @@ TEST_F(CudaOps, MlaExpandAndNarrowAreExact) {
     Tensor narrow = poisoned(DType::kBF16, {tokens, heads, v});
     ops::narrow_heads(gpu_bf16(k_ref), narrow);
     EXPECT_EQ(compare(as_f32_host(*gpu_, narrow), narrow_ref).rel_l2, 0.0);
+  }
+}
+
+// LoRA deltas for tokens on different adapters (and none), into a column slice of a fused
+// output, at Llama-3.1-8B's q width (rank 16) and a small shape.
+TEST_F(CudaOps, LoraAddMatchesCpu) {
+  for (const auto& [tokens, in, out, rank, cols, offset] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>>{
+           {7, 4096, 4096, 16, 6144, 0}, {40, 128, 64, 8, 256, 128}}) {
+    const int64_t slots = 3;
+    const Tensor x = random_rounded({tokens, in}, 31), a = random_rounded({slots, rank, in}, 32, -0.05f, 0.05f);
+    const Tensor b = random_rounded({slots, out, rank}, 33, -0.05f, 0.05f), y = random_rounded({tokens, cols}, 34);
+    const Tensor scales = random_f32({slots}, 35, 0.5f, 2.f);
+    std::vector<int32_t> slot_values;
+    for (int64_t t = 0; t < tokens; ++t) slot_values.push_back(static_cast<int32_t>(t % 4) - 1);  // -1, 0, 1, 2
+    const Tensor token_slots = int_tensor(slot_values);
+    Tensor ref = Tensor::host(DType::kF32, {tokens, cols});
+    std::memcpy(ref.data(), y.data(), y.nbytes());
+    ops::lora_add({.x = x, .a = a, .b = b, .scales = scales, .token_slots = token_slots, .y = ref, .col_offset = offset});
+    Tensor got = gpu_bf16(y);
+    ops::lora_add({.x = gpu_bf16(x), .a = gpu_bf16(a), .b = gpu_bf16(b), .scales = gpu_copy(scales),
+                   .token_slots = gpu_copy(token_slots), .y = got, .col_offset = offset});
+    expect_close(*gpu_, got, ref, kBf16Tolerance, "lora_add " + std::to_string(in));
   }
 }
 

@@ -64,7 +64,7 @@ StepRow DirectSession::make_row(const StepInput& in, SequenceState& seq) {
   reserve_blocks(seq, seq.num_tokens + n);
   StepRow row{.seq_id = in.seq_id, .token_ids = in.token_ids,
               .num_computed_tokens = seq.num_tokens, .block_table = seq.block_table,
-              .ssm_slot = seq.ssm_slot, .logits = in.logits};
+              .ssm_slot = seq.ssm_slot, .logits = in.logits, .lora_slot = in.lora_slot};
   if (runner_.ssm_pool() != nullptr) {
     row.keep_intermediates = in.verify;
     if (in.snapshot_after > 0) {

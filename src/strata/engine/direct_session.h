@@ -20,6 +20,7 @@ struct StepInput {
   int32_t snapshot_after = 0;
   // A verify row: keep the SSM state after every token so rollback() can accept a prefix.
   bool verify = false;
+  int32_t lora_slot = -1;  // the runner's LoRA adapter for this input's tokens; -1: none
 };
 
 class DirectSession {

@@ -137,7 +137,8 @@ StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<std::pair<uint64
               .keep_intermediates = r.num_draft_tokens > 0 && seq.ssm_slot >= 0,
               .logits = r.num_draft_tokens > 0 ? LogitsMode::kAll
                                                : (reaches_end ? LogitsMode::kLast : LogitsMode::kNone),
-              .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1};
+              .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1,
+              .lora_slot = seq.request->request.lora_slot};
   row.token_ids.insert(row.token_ids.end(), seq.draft_tokens.begin(), seq.draft_tokens.begin() + r.num_draft_tokens);
   plan_snapshots(seq, r.num_tokens, row, snapshots);
   return row;

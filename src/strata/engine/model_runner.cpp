@@ -89,7 +89,9 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .kv_cache = kv_cache_.get(),
                      .ssm_pool = ssm_pool_.get(),
                      .verify_states = verify_states_.get(),
-                     .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16};
+                     .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
+                     .lora = lora_,
+                     .lora_slots = step.device().lora_slots};
   return model_.forward(step, ctx);
 }
 

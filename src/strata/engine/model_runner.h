@@ -18,6 +18,8 @@
 
 namespace strata {
 
+class LoraSet;
+
 struct RunnerOptions {
   int64_t num_kv_blocks = 0;  // 0: from gpu_memory_utilization (GPU), 8 max-length sequences (CPU)
   int64_t block_size = 16;
@@ -60,6 +62,10 @@ class ModelRunner {
   int64_t block_size() const { return options_.block_size; }
   int64_t num_kv_blocks() const { return options_.num_kv_blocks; }
   int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
+  // LoRA adapters rows may name by StepRow::lora_slot (kept alive by the caller); set before
+  // graphs are captured, since captured steps read them.
+  void set_lora(const LoraSet* lora) { lora_ = lora; graphs_.clear(); }
+  const LoraSet* lora() const { return lora_; }
 
  private:
   struct DecodeGraph {
@@ -92,6 +98,7 @@ class ModelRunner {
   int64_t graph_blocks_per_row_ = 0;
   int32_t padding_ssm_slot_ = -1;  // scratch SSM slot of graph padding rows (hybrid models)
   std::map<int64_t, DecodeGraph> graphs_;
+  const LoraSet* lora_ = nullptr;
 };
 
 }  // namespace strata

@@ -26,6 +26,7 @@ struct GenerationRequest {
   int32_t n = 1;                         // choices sharing the prompt's KV blocks
   int32_t priority = 0;                  // lower runs first; FCFS within a priority
   uint64_t cache_key = 0;                // prefix-cache namespace (adapter, cache salt)
+  int32_t lora_slot = -1;                // the runner's LoRA adapter; -1: the base model
 };
 
 enum class FinishReason : uint8_t { kNone, kStop, kLength, kCancelled, kError };

@@ -8,6 +8,7 @@
 
 namespace strata {
 
+class LoraSet;
 class SsmStatePool;
 class VerifyStateBuffers;
 
@@ -21,6 +22,9 @@ struct ForwardContext {
   DType activation_dtype = DType::kF32;
   int64_t kv_layer = -1;   // this layer's index among attention layers
   int64_t ssm_layer = -1;  // this layer's index among recurrent layers
+  int64_t layer = -1;      // this layer's index in the model
+  const LoraSet* lora = nullptr;  // the server's LoRA adapters, or null
+  Tensor lora_slots;              // [T] i32: each token's adapter slot, -1 for none
 
   Tensor temp(Shape shape) { return workspace.alloc(activation_dtype, shape); }
   Tensor temp_f32(Shape shape) { return workspace.alloc(DType::kF32, shape); }

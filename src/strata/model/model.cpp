@@ -25,6 +25,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
+    ctx.layer = static_cast<int64_t>(i);
     layers_[i]->forward(step, x, ctx);
     ctx.workspace.reset();
   }

@@ -22,6 +22,7 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
       const int32_t pos = row.num_computed_tokens + i;
       const int32_t t = static_cast<int32_t>(token_ids_.size());
       token_ids_.push_back(row.token_ids[i]);
+      lora_slots_.push_back(row.lora_slot);
       positions_.push_back(pos);
       slot_mapping_.push_back(row.padding ? -1
                                           : static_cast<int32_t>(row.block_table[pos / block_size] * block_size +
@@ -63,6 +64,7 @@ void StepBatch::upload(Backend& backend) {
   device_.logits_indices = to_device(logits_indices_, {num_logits()});
   device_.ssm_slots = plain_ssm_decode_ && r > 0 ? to_device(ssm_slots_, {r}) : Tensor();
   device_.pending_tokens = to_device(pending_tokens_, {num_pending_tokens(), 2});
+  device_.lora_slots = to_device(lora_slots_, {num_tokens()});
 }
 
 void StepBatch::upload(StepBuffers& buffers) {
@@ -77,6 +79,7 @@ void StepBatch::upload(StepBuffers& buffers) {
   // Only batched recurrent launches read the slots; other steps skip them.
   if (plain_ssm_decode_ && r > 0) fields[StepBuffers::kSsmSlots] = ssm_slots_;
   fields[StepBuffers::kPendingTokens] = pending_tokens_;
+  fields[StepBuffers::kLoraSlots] = lora_slots_;
   fields[StepBuffers::kBlockTables] = block_tables_;
   const std::array<Tensor, StepBuffers::kNumFields> views = buffers.upload(fields);
   device_.token_ids = views[StepBuffers::kTokenIds];
@@ -88,6 +91,7 @@ void StepBatch::upload(StepBuffers& buffers) {
   device_.ssm_slots = plain_ssm_decode_ && r > 0 ? views[StepBuffers::kSsmSlots] : Tensor();
   device_.pending_tokens = views[StepBuffers::kPendingTokens].reshape({num_pending_tokens(), 2});
   device_.block_tables = views[StepBuffers::kBlockTables].reshape({r, max_blocks_per_row_});
+  device_.lora_slots = views[StepBuffers::kLoraSlots];
 }
 
 }  // namespace strata

@@ -35,6 +35,7 @@ struct StepRow {
   // >= 0: the row's last token is still on the device, sampled by the previous step as its
   // sample #pending_sample; token_ids holds a placeholder there until the runner fills it.
   int32_t pending_sample = -1;
+  int32_t lora_slot = -1;  // the LoRA adapter every token of the row uses; -1: the base model
 
   int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -49,6 +50,7 @@ struct StepTensors {
   Tensor logits_indices;  // [L] i32: token rows whose logits are computed
   Tensor ssm_slots;       // [R] i32: each row's SSM state slot; only for is_plain_ssm_decode()
   Tensor pending_tokens;  // [P, 2] i32: (index into token_ids, previous step's sample index)
+  Tensor lora_slots;      // [T] i32: each token's LoRA adapter slot, -1 for none
 };
 
 class StepBatch {
@@ -84,7 +86,7 @@ class StepBatch {
   std::vector<StepRow> rows_;
   int64_t block_size_;
   std::vector<int32_t> token_ids_, positions_, slot_mapping_, cu_seqlens_, kv_lens_;
-  std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_, ssm_slots_, pending_tokens_;
+  std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_, ssm_slots_, pending_tokens_, lora_slots_;
   int64_t max_blocks_per_row_ = 1, max_q_len_ = 0, max_kv_len_ = 0;
   bool plain_ssm_decode_ = true;
   StepTensors device_;

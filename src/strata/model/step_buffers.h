@@ -18,7 +18,7 @@ class StepBuffers {
   // Block tables last: the one copy spans the used part of every field, and only the last
   // field's unused tail is left out of it.
   enum Field : uint8_t { kTokenIds, kPositions, kSlotMapping, kCuSeqlens, kKvLens, kLogitsIndices,
-                         kSsmSlots, kPendingTokens, kBlockTables, kNumFields };
+                         kSsmSlots, kPendingTokens, kLoraSlots, kBlockTables, kNumFields };
   using Fields = std::array<std::span<const int32_t>, kNumFields>;
 
   explicit StepBuffers(Backend& backend) : backend_(backend) {}

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "strata/lora/lora_set.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/paged_attention.h"
@@ -69,6 +70,10 @@ void Attention::forward_fused_qkv(const StepBatch& step, const Tensor& h, const 
                                   ForwardContext& ctx) const {
   Tensor qkv = ctx.temp({h.dim(0), qkv_proj_.dim(0)});
   ops::linear(h, qkv_proj_, qkv_bias_, qkv);
+  const int64_t q_out = options_.num_heads * options_.head_dim, kv_out = options_.num_kv_heads * options_.head_dim;
+  apply_lora(ctx, LoraModule::kQ, h, qkv, 0);
+  apply_lora(ctx, LoraModule::kK, h, qkv, q_out);
+  apply_lora(ctx, LoraModule::kV, h, qkv, q_out + kv_out);
   const StepTensors& meta = step.device();
   ops::prepare_qkv({.qkv = qkv, .q_norm = q_norm_.weight, .k_norm = k_norm_.weight, .positions = meta.positions,
                     .inv_freq = inv_freq_, .slot_mapping = meta.slot_mapping,
@@ -95,6 +100,9 @@ void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& ou
     ops::linear(h, q_proj_, q_bias_, q_full);
     ops::linear(h, k_proj_, k_bias_, k.reshape({t, nkv * hd}));
     ops::linear(h, v_proj_, v_bias_, v.reshape({t, nkv * hd}));
+    apply_lora(ctx, LoraModule::kQ, h, q_full);
+    apply_lora(ctx, LoraModule::kK, h, k.reshape({t, nkv * hd}));
+    apply_lora(ctx, LoraModule::kV, h, v.reshape({t, nkv * hd}));
     q = q_full.reshape({t, nh, q_full.dim(1) / nh});
     if (options_.output_gate) {
       Tensor query = ctx.temp({t, nh, hd});
@@ -122,6 +130,7 @@ void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& ou
                        attn);
   if (options_.output_gate) ops::sigmoid_gate(attn, gate);
   ops::linear(attn.reshape({t, nh * hd}), o_proj_, o_bias_, out);
+  apply_lora(ctx, LoraModule::kO, attn.reshape({t, nh * hd}), out);
 }
 
 }  // namespace strata

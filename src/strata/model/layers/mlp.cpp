@@ -1,5 +1,6 @@
 #include "strata/model/layers/mlp.h"
 
+#include "strata/lora/lora_set.h"
 #include "strata/ops/linear.h"
 
 namespace strata {
@@ -26,19 +27,25 @@ void Mlp::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const
   if (gate_up_proj_.defined()) {
     Tensor gate_up = ctx.temp({t, 2 * options_.intermediate_size});
     ops::linear(h, gate_up_proj_, Tensor(), gate_up);
+    apply_lora(ctx, LoraModule::kGate, h, gate_up, 0);
+    apply_lora(ctx, LoraModule::kUp, h, gate_up, options_.intermediate_size);
     ops::gated_activation_halves(gate_up, up, options_.activation);
     ops::linear(up, down_proj_, down_bias_, out);
+    apply_lora(ctx, LoraModule::kDown, up, out);
     return;
   }
   ops::linear(h, up_proj_, up_bias_, up);
+  apply_lora(ctx, LoraModule::kUp, h, up);
   if (options_.gated) {
     Tensor gate = ctx.temp({t, options_.intermediate_size});
     ops::linear(h, gate_proj_, gate_bias_, gate);
+    apply_lora(ctx, LoraModule::kGate, h, gate);
     ops::gated_activation(gate, up, up, options_.activation);
   } else {
     ops::activation(up, up, options_.activation);
   }
   ops::linear(up, down_proj_, down_bias_, out);
+  apply_lora(ctx, LoraModule::kDown, up, out);
 }
 
 }  // namespace strata

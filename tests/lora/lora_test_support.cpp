@@ -1,0 +1,25 @@
+#include "lora/lora_test_support.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace strata::test {
+
+std::string f32_config_copy(const std::string& base) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(temp_dir()) / ("lora_base_" + base);
+  fs::create_directories(dir);
+  std::ifstream in(fixture_path("hf/" + base + "/config.json"));
+  nlohmann::json config = nlohmann::json::parse(in);
+  config["dtype"] = "float32";
+  std::ofstream(dir / "config.json") << config.dump(2);
+  const fs::path weights = dir / "model.safetensors";
+  if (!fs::exists(weights)) fs::create_symlink(fs::absolute(fixture_path("hf/" + base + "/model.safetensors")), weights);
+  return dir.string();
+}
+
+
+}  // namespace strata::test
