@@ -144,6 +144,18 @@ def tiny_speculative():
 
 
 @pytest.fixture(scope="session")
+def tiny_lora():
+    """The tiny fixture serving two PEFT adapters beside the base model."""
+    model, lora = FIXTURES / "hf" / "qwen3", FIXTURES / "lora" / "qwen3"
+    if not lora.exists():
+        pytest.skip(f"LoRA fixtures {lora} are missing")
+    server = Server(["--model", str(model), "--max-model-len", "256", "--lora-modules",
+                     f"all_r8={lora / 'adapter_all_r8'}", f"attn_r4={lora / 'adapter_attn_r4'}"], "tiny_lora")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def tiny_with_key():
     server = Server([str(FIXTURES / "hf" / "qwen3"), "--api-key", "sekret", "--max-body-bytes", "2048",
                     "--served-model-name", "tiny-qwen", "--max-model-len", "128"], "tiny_with_key")

@@ -17,6 +17,7 @@
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
 #include "strata/engine/speculative_config.h"
+#include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
 #include "strata/server/weight_prefetch.h"
@@ -35,7 +36,29 @@ struct ServeFlags {
   std::string served_model_name;
   server::ServerOptions server;
   EngineOptions engine;
+  std::vector<std::string> lora_modules;  // name=path
 };
+
+struct LoraModules {
+  std::vector<std::string> names, paths;
+  std::unique_ptr<LoraSet> set;  // null without adapters
+};
+
+// --lora-modules name=path ...: PEFT folders, each served under its name.
+LoraModules load_lora_modules(const std::vector<std::string>& specs, const ModelConfig& config, Backend& backend) {
+  LoraModules modules;
+  std::vector<LoraAdapter> adapters;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      fail("--lora-modules takes name=path pairs (a PEFT adapter folder), got '{}'", spec);
+    modules.names.push_back(spec.substr(0, eq));
+    modules.paths.push_back(spec.substr(eq + 1));
+    adapters.push_back(load_lora_adapter(modules.names.back(), modules.paths.back()));
+  }
+  if (!adapters.empty()) modules.set = std::make_unique<LoraSet>(adapters, config, backend);
+  return modules;
+}
 
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_model_flags(cmd, f.model, /*model_required=*/false);
@@ -63,6 +86,8 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   cmd.add_option_function<std::string>(
       "--speculative-config", [&f](const std::string& json) { f.engine.speculative = parse_speculative_config(json); },
       R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' (greedy requests))");
+  cmd.add_option("--lora-modules", f.lora_modules,
+                 "LoRA adapters as name=path (PEFT folders); a request picks one by its 'model' field");
   cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
                  "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);
@@ -155,6 +180,8 @@ void run_serve(ServeFlags flags) {
   // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
   flags.model.num_ssm_slots = 2 * flags.engine.max_num_seqs + flags.engine.ssm_cache_slots;
   OpenModel open = open_model(flags.model);
+  const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
+  open.runner->set_lora(lora.set.get());
   bool has_tokenizer = false;
   auto tokenizer = load_serving_tokenizer(path, open.loaded.config.vocab_size, has_tokenizer);
   const std::vector<int64_t>& config_eos = open.loaded.config.eos_token_ids;
@@ -173,6 +200,8 @@ void run_serve(ServeFlags flags) {
                                   .accepts_text = has_tokenizer,
                                   .served_name = served,
                                   .accepted_names = {served, name, path},
+                                  .lora_names = lora.names,
+                                  .lora_paths = lora.paths,
                                   .model_path = path,
                                   .vocab_size = open.loaded.config.vocab_size,
                                   .created_unix = static_cast<int64_t>(std::time(nullptr))};

@@ -3,6 +3,7 @@
 #include "strata/core/error.h"
 #include "strata/core/logging.h"
 #include "strata/engine/engine_loop.h"
+#include "strata/lora/lora_set.h"
 
 namespace strata {
 
@@ -13,6 +14,7 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   max_model_len_ = static_cast<int32_t>(options.max_model_len > 0 ? std::min<int64_t>(options.max_model_len, model_len)
                                                                    : model_len);
   options_.block_size = static_cast<int32_t>(runner.block_size());
+  num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
   options_.async_scheduling = options.speculative.num_speculative_tokens == 0 &&
                               options.async_scheduling.value_or(!runner.backend().device().is_cpu());
@@ -49,6 +51,8 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
          prompt_len, max_model_len_);
   if (request.max_tokens < 1) fail("max_tokens must be at least 1, got {}", request.max_tokens);
   if (request.n < 1 || request.n > 128) fail("n must be between 1 and 128, got {}", request.n);
+  if (request.lora_slot < -1 || request.lora_slot >= num_lora_slots_)
+    fail("LoRA slot {} does not exist; this engine has {} adapters", request.lora_slot, num_lora_slots_);
   if (auto error = request.sampling.validate()) fail("{}", *error);
   auto state = std::make_shared<RequestState>();
   state->request_id = next_request_id_++;

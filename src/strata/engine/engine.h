@@ -45,6 +45,7 @@ class Engine {
   void run();
 
   EngineOptions options_;
+  int32_t num_lora_slots_ = 0;  // the runner's adapters when the engine was made
   int32_t max_model_len_;
   EngineStats stats_;
   std::unique_ptr<EngineLoop> loop_;

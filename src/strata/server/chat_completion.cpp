@@ -135,14 +135,15 @@ std::vector<int32_t> encode_chat(const ServedModel& model, const ChatRequest& ch
 
 HttpReply chat_completion(const ServedModel& model, const Json& body) {
   const std::optional<std::string> name = read_string(body, "model");
-  check_model_name(model, name ? &*name : nullptr);
+  const int32_t lora_slot = check_model_name(model, name ? &*name : nullptr);
   ChatRequest chat = read_chat_request(body, model.vocab_size);
   GenerationRequest request = fit_to_context(chat.fields, encode_chat(model, chat),
                                              {.max_model_len = model.service->max_model_len(), .prompt_field = "messages"});
+  const std::string answered_by = apply_lora_choice(model, lora_slot, request);
   std::vector<GenerationRequest> requests;
   requests.push_back(std::move(request));
   auto run = std::make_unique<GenerationRun>(*model.service, std::move(requests));
-  Envelope env{.id = "chatcmpl-" + random_alnum(24), .created = unix_now(), .model = model.served_name};
+  Envelope env{.id = "chatcmpl-" + random_alnum(24), .created = unix_now(), .model = answered_by};
   if (chat.stream) return {.events = std::make_shared<ChatEventStream>(model, std::move(chat), std::move(run), env)};
   const std::vector<ChoiceOutput> choices = collect_choices(*run);
   Json j = envelope_json(env, "chat.completion");

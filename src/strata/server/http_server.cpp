@@ -107,9 +107,14 @@ void HttpServer::add_routes() {
     run_handler(req, res, [&m](const Json& b) { return detokenize(m, b); });
   });
   http_->Get("/v1/models", [&m](const httplib::Request&, httplib::Response& res) {
-    Json card{{"id", m.served_name}, {"object", "model"}, {"created", m.created_unix}, {"owned_by", "strata"},
-              {"root", m.model_path}, {"max_model_len", m.service->max_model_len()}};
-    res.set_content(dump_json(Json{{"object", "list"}, {"data", Json::array({card})}}), "application/json");
+    Json cards = Json::array({Json{{"id", m.served_name}, {"object", "model"}, {"created", m.created_unix},
+                                   {"owned_by", "strata"}, {"root", m.model_path},
+                                   {"max_model_len", m.service->max_model_len()}}});
+    for (size_t i = 0; i < m.lora_names.size(); ++i)
+      cards.push_back(Json{{"id", m.lora_names[i]}, {"object", "model"}, {"created", m.created_unix},
+                           {"owned_by", "strata"}, {"root", m.lora_paths[i]}, {"parent", m.served_name},
+                           {"max_model_len", m.service->max_model_len()}});
+    res.set_content(dump_json(Json{{"object", "list"}, {"data", cards}}), "application/json");
   });
   http_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     if (draining_ || !model_.service->running())

@@ -1,6 +1,7 @@
 #include "strata/server/served_model.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -18,12 +19,21 @@ const text::Tokenizer& require_tokenizer(const ServedModel& model, const char* w
   return *model.tokenizer;
 }
 
-void check_model_name(const ServedModel& model, const std::string* name) {
-  if (name == nullptr) return;
+int32_t check_model_name(const ServedModel& model, const std::string* name) {
+  if (name == nullptr) return -1;
   if (std::find(model.accepted_names.begin(), model.accepted_names.end(), *name) != model.accepted_names.end())
-    return;
+    return -1;
+  const auto lora = std::find(model.lora_names.begin(), model.lora_names.end(), *name);
+  if (lora != model.lora_names.end()) return static_cast<int32_t>(lora - model.lora_names.begin());
   throw ApiError(404, fmt::format("The model '{}' does not exist; this server serves '{}'", *name, model.served_name),
                  "invalid_request_error", "model", "model_not_found");
+}
+
+std::string apply_lora_choice(const ServedModel& model, int32_t lora_slot, GenerationRequest& request) {
+  if (lora_slot < 0) return model.served_name;
+  request.lora_slot = lora_slot;
+  request.cache_key = std::hash<std::string>{}("lora:" + model.lora_names[lora_slot]) | 1;  // never the base's 0
+  return model.lora_names[lora_slot];
 }
 
 }  // namespace strata::server

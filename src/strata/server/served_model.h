@@ -18,6 +18,8 @@ struct ServedModel {
   bool accepts_text = true;                    // false: text prompts and chat answer 400
   std::string served_name;                     // the id in responses and /v1/models
   std::vector<std::string> accepted_names;     // served_name plus the model path's basename
+  std::vector<std::string> lora_names;         // LoRA adapters by slot: requests name them as `model`
+  std::vector<std::string> lora_paths;
   std::string model_path;
   int64_t vocab_size = 0;                      // of the model (token ids must be below it)
   int64_t created_unix = 0;                    // when the server started
@@ -26,6 +28,10 @@ struct ServedModel {
 // The tokenizer for encoding text, or a 400 saying this model takes token ids only.
 const text::Tokenizer& require_tokenizer(const ServedModel& model, const char* what);
 // Throws a 404 model_not_found unless `name` (absent = ok) is one the model answers to.
-void check_model_name(const ServedModel& model, const std::string* name);
+// Returns the LoRA slot `name` selects, -1 for the base model.
+int32_t check_model_name(const ServedModel& model, const std::string* name);
+// Fills what a LoRA slot changes in a request: the adapter and its own prefix-cache
+// namespace. The response's model name for it.
+std::string apply_lora_choice(const ServedModel& model, int32_t lora_slot, GenerationRequest& request);
 
 }  // namespace strata::server

@@ -120,17 +120,19 @@ Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, 
 
 HttpReply text_completion(const ServedModel& model, const Json& body) {
   const std::optional<std::string> name = read_string(body, "model");
-  check_model_name(model, name ? &*name : nullptr);
+  const int32_t lora_slot = check_model_name(model, name ? &*name : nullptr);
   CompletionRequest request = read_completion_request(body, model.vocab_size);
+  std::string answered_by = model.served_name;
   std::vector<PreparedPrompt> prompts;
   std::vector<GenerationRequest> requests;
   for (const PromptInput& input : request.prompts) {
     prompts.push_back(prepare(model, input));
     requests.push_back(fit_to_context(request.fields, prompts.back().ids,
                                       {.max_model_len = model.service->max_model_len(), .default_max_tokens = 16}));
+    answered_by = apply_lora_choice(model, lora_slot, requests.back());
   }
   auto run = std::make_unique<GenerationRun>(*model.service, std::move(requests));
-  Envelope env{.id = "cmpl-" + random_alnum(24), .created = unix_now(), .model = model.served_name};
+  Envelope env{.id = "cmpl-" + random_alnum(24), .created = unix_now(), .model = answered_by};
   if (request.stream)
     return {.events = std::make_shared<CompletionEventStream>(model, std::move(request), std::move(prompts),
                                                               std::move(run), env)};
