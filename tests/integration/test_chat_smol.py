@@ -1,4 +1,5 @@
 """Chat and text completions on SmolLM2 through the official openai client."""
+import pytest
 import concurrent.futures as cf
 import math
 
@@ -123,9 +124,25 @@ def test_seed_reproducible_alone_and_in_a_crowd(smol):
             f.result()
 
 
-def test_response_format_json_object_accepted(smol):
-    r = chat_text(smol.client(), max_tokens=4, temperature=0, response_format={"type": "json_object"})
-    assert r.choices[0].finish_reason in ("stop", "length")
+def test_response_format_json_object_is_enforced(smol):
+    import json
+    ask = [{"role": "user", "content": "Give me a JSON object with the name and the age of a person called Alice, 30."}]
+    for kw in ({"temperature": 0}, {"temperature": 1.0, "seed": 5}, {"temperature": 0, "stream": True}):
+        if kw.pop("stream", False):
+            chunks = list(smol.client().chat.completions.create(
+                model=smol.model, messages=ask, max_tokens=200, response_format={"type": "json_object"}, stream=True,
+                **kw))
+            content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason][-1]
+        else:
+            r = chat_text(smol.client(), messages=ask, max_tokens=200, response_format={"type": "json_object"}, **kw)
+            content, finish = r.choices[0].message.content, r.choices[0].finish_reason
+        assert finish == "stop", content
+        assert isinstance(json.loads(content), dict), content
+    # Unconstrained, the model wraps its JSON in prose and code fences: not parseable.
+    free = chat_text(smol.client(), messages=ask, max_tokens=80, temperature=0).choices[0].message.content
+    with pytest.raises(ValueError):
+        json.loads(free)
 
 
 def test_models_health_metrics(smol):

@@ -12,6 +12,7 @@
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/logits_mask.h"
 #include "strata/ops/lora.h"
 #include "strata/ops/mla.h"
 #include "strata/ops/pending_tokens.h"
@@ -237,6 +238,25 @@ TEST_F(CudaOps, LoraAddMatchesCpu) {
                    .token_slots = gpu_copy(token_slots), .y = got, .col_offset = offset});
     expect_close(*gpu_, got, ref, kBf16Tolerance, "lora_add " + std::to_string(in));
   }
+}
+
+// Constrained decoding's mask on a Qwen-size vocabulary: rows named twice (n > 1), every
+// masked logit -inf, every other one untouched.
+TEST_F(CudaOps, LogitsMaskMatchesCpu) {
+  const int64_t vocab = 151936, words = (vocab + 31) / 32;
+  const Tensor logits = random_f32({4, vocab}, 41);
+  std::vector<int32_t> rows = {2, 0, 2}, bits;
+  for (int64_t m = 0; m < 3; ++m)
+    for (int64_t w = 0; w < words; ++w) bits.push_back(static_cast<int32_t>((w * 2654435761u + m * 40503u) ^ 0x5bd1e995u));
+  for (int64_t w = 0; w < words; ++w) bits[2 * words + w] = bits[w];  // row 2's two masks agree
+  Tensor ref = Tensor::host(DType::kF32, {4, vocab});
+  std::memcpy(ref.data(), logits.data(), logits.nbytes());
+  const Tensor rows_t = int_tensor(rows), bits_t = int_tensor(bits).reshape({3, words});
+  ops::mask_logits(ref, rows_t, bits_t);
+  Tensor got = gpu_copy(logits);
+  ops::mask_logits(got, gpu_copy(rows_t), gpu_copy(bits_t));
+  const Tensor back = gpu_->to_host(got);
+  EXPECT_EQ(std::memcmp(back.data(), ref.data(), ref.nbytes()), 0);
 }
 
 // The previous step's sampled ids fill the placeholders of the next step's tokens; every

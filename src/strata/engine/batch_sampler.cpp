@@ -1,9 +1,11 @@
 #include "strata/engine/batch_sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "strata/core/error.h"
+#include "strata/ops/logits_mask.h"
 
 namespace strata {
 namespace {
@@ -55,9 +57,28 @@ void BatchSampler::launch_on_host(const Tensor& logits, SampleTicket& ticket) {
     const SampleTask& task = ticket.tasks[i];
     const float* src = logits.data_as<const float>() + task.logits_row * vocab;
     row.assign(src, src + vocab);
+    if (!task.allowed.empty())
+      for (int64_t v = 0; v < vocab; ++v)
+        if (((task.allowed[v / 32] >> (v % 32)) & 1u) == 0) row[v] = -INFINITY;
     ticket.results.push_back(task.seq->sampler->sample(row, prompt_of(*task.seq), output_of(*task.seq)));
     ticket.sampled_ids.data_as<int32_t>()[i] = ticket.results.back().token_id;
   }
+}
+
+void BatchSampler::mask_on_device(const Tensor& logits, std::span<const SampleTask> tasks) {
+  std::vector<int32_t> rows, bits;
+  for (const SampleTask& task : tasks) {
+    if (task.allowed.empty()) continue;
+    rows.push_back(static_cast<int32_t>(task.logits_row));
+    bits.insert(bits.end(), task.allowed.begin(), task.allowed.end());
+  }
+  if (rows.empty()) return;
+  const int64_t m = static_cast<int64_t>(rows.size()), words = static_cast<int64_t>(bits.size()) / m;
+  reserve(mask_inputs_, m + m * words, true);
+  rows.insert(rows.end(), bits.begin(), bits.end());
+  backend_.copy(mask_inputs_.slice_rows(0, static_cast<int64_t>(rows.size())),
+                Tensor::view(rows.data(), DType::kI32, {static_cast<int64_t>(rows.size())}));
+  ops::mask_logits(logits, mask_inputs_.slice_rows(0, m), mask_inputs_.slice_rows(m, m + m * words).reshape({m, words}));
 }
 
 void BatchSampler::reserve(Tensor& t, int64_t words, bool device) {
@@ -74,6 +95,7 @@ void BatchSampler::launch_on_device(const Tensor& logits, SampleTicket& ticket) 
   const int half = next_half_;
   STRATA_CHECK_MSG(!half_in_use_[half], "a third sampling launch before the first was collected");
   next_half_ ^= 1;
+  mask_on_device(logits, tasks);
   rows_.clear();
   penalties_.clear();
   int32_t num_penalized = 0;

@@ -18,6 +18,7 @@ namespace strata {
 struct SampleTask {
   Sequence* seq = nullptr;
   int64_t logits_row = 0;  // n > 1 choices sample the same row with their own generators
+  std::vector<uint32_t> allowed;  // constrained decoding: one bit per token; empty: all
 };
 
 // One step's samples on their way to the host.
@@ -49,6 +50,8 @@ class BatchSampler {
  private:
   void launch_on_host(const Tensor& logits, SampleTicket& ticket);
   void launch_on_device(const Tensor& logits, SampleTicket& ticket);
+  // Constrained tasks' masks on the device logits (one upload, one launch).
+  void mask_on_device(const Tensor& logits, std::span<const SampleTask> tasks);
   // Grows `t` (device when `device`, else pinned host) to at least `words` i32 words.
   void reserve(Tensor& t, int64_t words, bool device);
 
@@ -60,6 +63,7 @@ class BatchSampler {
   Tensor inputs_;        // device i32, the same layout as staging_
   Tensor outputs_;       // device i32: ids [n], logprobs [n], top ids [n, 20], top logprobs [n, 20]
   Tensor penalized_;     // device [rows with penalties, vocab] f32
+  Tensor mask_inputs_;   // device i32: masked logits rows, then their bits
   std::vector<ops::SamplingRow> rows_;
   std::vector<ops::PenaltyToken> penalties_;
 };

@@ -25,6 +25,7 @@ std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& req
   seq->sampler = std::make_unique<Sampler>(sampling);
   seq->detokenizer = std::make_unique<text::IncrementalDetokenizer>(tokenizer, request->request.skip_special_tokens);
   seq->stop_checker = std::make_unique<StopChecker>(request->request.stop);
+  if (request->request.json_object) seq->json = std::make_unique<JsonGrammar>();
   return seq;
 }
 
@@ -119,7 +120,7 @@ bool EngineLoop::iterate() {
 
 bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
   return std::any_of(plan.rows.begin(), plan.rows.end(), [](const ScheduledRow& r) {
-    return r.seq->num_pending_tokens > 0 && r.seq->sampler->params().has_penalties();
+    return r.seq->num_pending_tokens > 0 && (r.seq->sampler->params().has_penalties() || r.seq->json != nullptr);
   });
 }
 
@@ -168,10 +169,11 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
       for (int32_t j = 0; j <= drafts; ++j) tasks.push_back({.seq = &seq, .logits_row = logits_row + j});
       continue;
     }
-    tasks.push_back({.seq = &seq, .logits_row = logits_row});
+    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = json_allowed(seq)});
     const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
     if (first_of_request && seq.request->request.n > 1)
-      for (Sequence* child : fork_choices(seq)) tasks.push_back({.seq = child, .logits_row = logits_row});
+      for (Sequence* child : fork_choices(seq))
+        tasks.push_back({.seq = child, .logits_row = logits_row, .allowed = json_allowed(*child)});
   }
   InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks)), .verifies = std::move(verifies)};
   add_pending_tokens(step);
@@ -235,11 +237,19 @@ void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<con
   }
 }
 
+std::vector<uint32_t> EngineLoop::json_allowed(const Sequence& seq) {
+  if (seq.json == nullptr) return {};
+  if (!json_mask_) json_mask_ = std::make_unique<JsonTokenMask>(parts_.tokenizer);
+  return json_mask_->allowed(*seq.json);
+}
+
 void EngineLoop::propose_drafts() {
   const NgramOptions& ngram = parts_.options.speculative;
   for (Sequence* seq : scheduler_.running()) {
     seq->draft_tokens.clear();
-    if (ngram.num_speculative_tokens == 0 || seq->num_tokens_behind() != 1 || seq->num_pending_tokens > 0) continue;
+    if (ngram.num_speculative_tokens == 0 || seq->num_tokens_behind() != 1 || seq->num_pending_tokens > 0 ||
+        seq->json != nullptr)
+      continue;
     const SamplingParams& sampling = seq->sampler->params();
     if (!sampling.greedy() || sampling.has_penalties()) continue;  // drafts are checked by argmax
     const int32_t max_drafts = std::min({seq->request->request.max_tokens - seq->num_output_tokens() - 1,
@@ -360,6 +370,9 @@ void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResul
   request.pending.deltas.push_back(std::move(delta));
   touched_.push_back(seq.request);
   if (text.stop) return finish(seq, FinishReason::kStop, text.stop);
+  // A JSON-constrained output ends with its object (the mask allowed only valid tokens).
+  if (seq.json != nullptr && (!seq.json->feed(json_mask_->token_text(token)) || seq.json->done()))
+    return finish(seq, FinishReason::kStop, std::nullopt);
   if ((is_eos && !params.ignore_eos) || is_stop_id)
     return finish(seq, FinishReason::kStop, std::nullopt);
   if (num_outputs >= params.max_tokens || position + 1 >= parts_.max_model_len)

@@ -13,6 +13,7 @@
 #include "strata/engine/batch_sampler.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/engine_stats.h"
+#include "strata/engine/json_token_mask.h"
 #include "strata/engine/model_runner.h"
 #include "strata/engine/scheduler.h"
 #include "strata/engine/sequence.h"
@@ -70,6 +71,8 @@ class EngineLoop {
   void finish_in_flight();
   // Speculative decoding: n-gram drafts for the running greedy decode sequences.
   void propose_drafts();
+  // The tokens a JSON-constrained sequence may sample next (empty when unconstrained).
+  std::vector<uint32_t> json_allowed(const Sequence& seq);
   // Accepts the drafts the model agrees with (greedy), rolls the SSM state back to them and
   // appends the model's tokens up to and including the first disagreement.
   void finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples);
@@ -104,6 +107,7 @@ class EngineLoop {
   std::optional<InFlightStep> in_flight_;
   std::vector<std::unique_ptr<Sequence>> retired_;  // finished; the step in flight may name them
   bool async_scheduling_ = false;
+  std::unique_ptr<JsonTokenMask> json_mask_;  // built from the tokenizer on first use
   std::vector<std::shared_ptr<RequestState>> touched_;  // requests with updates this step
   int64_t next_sequence_id_ = 0;
   uint64_t next_arrival_ = 0;

@@ -27,6 +27,7 @@ struct GenerationRequest {
   int32_t priority = 0;                  // lower runs first; FCFS within a priority
   uint64_t cache_key = 0;                // prefix-cache namespace (adapter, cache salt)
   int32_t lora_slot = -1;                // the runner's LoRA adapter; -1: the base model
+  bool json_object = false;              // constrain the output to one JSON object, then stop
 };
 
 enum class FinishReason : uint8_t { kNone, kStop, kLength, kCancelled, kError };

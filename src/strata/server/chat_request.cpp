@@ -95,13 +95,15 @@ bool tools_enabled(const Json& body) {
                     "tool_choice");
 }
 
-void check_response_format(const Json& body) {
+// Whether the output must be a JSON object (constrained decoding enforces it).
+bool read_response_format(const Json& body) {
   const Json* format = find_field(body, "response_format");
-  if (format == nullptr) return;
+  if (format == nullptr) return false;
   const Json* type = format->is_object() ? find_field(*format, "type") : nullptr;
-  if (type != nullptr && (*type == "text" || *type == "json_object")) return;
+  if (type != nullptr && *type == "text") return false;
+  if (type != nullptr && *type == "json_object") return true;
   throw bad_request("'response_format' supports {\"type\": \"text\"} and {\"type\": \"json_object\"} "
-                    "(json_object is not enforced by constrained decoding)",
+                    "(json_schema is not supported yet)",
                     "response_format");
 }
 
@@ -123,7 +125,7 @@ ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   ChatRequest chat;
   chat.render = read_conversation(body);
   chat.parse_tool_calls = !chat.render.tools.is_null();
-  check_response_format(body);
+  chat.json_object = read_response_format(body);
   chat.fields = read_generation_fields(body, vocab_size);
   chat.stream = read_bool(body, "stream").value_or(false);
   if (const Json* options = find_field(body, "stream_options")) {

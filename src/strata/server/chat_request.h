@@ -16,6 +16,7 @@ struct ChatRequest {
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
   bool parse_tool_calls = false;  // tools given and tool_choice is not "none"
+  bool json_object = false;       // response_format {"type": "json_object"}: enforced
 };
 
 // A 400 naming the field for anything malformed.

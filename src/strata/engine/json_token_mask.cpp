@@ -1,0 +1,47 @@
+#include "strata/engine/json_token_mask.h"
+
+#include <algorithm>
+
+namespace strata {
+
+JsonTokenMask::JsonTokenMask(const text::Tokenizer& tokenizer) : nodes_(1) {
+  const int32_t vocab = tokenizer.vocab_size();
+  texts_.resize(static_cast<size_t>(vocab));
+  for (int32_t id = 0; id < vocab; ++id) {
+    if (tokenizer.is_special(id)) continue;
+    const int32_t one[] = {id};
+    texts_[id] = tokenizer.decode(one, /*skip_special_tokens=*/false);
+    if (texts_[id].empty()) continue;
+    int32_t node = 0;
+    for (char c : texts_[id]) {
+      const auto byte = static_cast<uint8_t>(c);
+      auto& children = nodes_[node].children;
+      auto it = std::find_if(children.begin(), children.end(), [&](const auto& e) { return e.first == byte; });
+      if (it == children.end()) {
+        const int32_t child = static_cast<int32_t>(nodes_.size());
+        nodes_[node].children.emplace_back(byte, child);  // before nodes_ grows: `children` may move
+        nodes_.emplace_back();
+        node = child;
+      } else {
+        node = it->second;
+      }
+    }
+    nodes_[node].ids.push_back(id);
+  }
+}
+
+void JsonTokenMask::visit(int32_t node, const JsonGrammar& state, std::vector<uint32_t>& bits) const {
+  for (int32_t id : nodes_[node].ids) bits[id / 32] |= 1u << (id % 32);
+  for (const auto& [byte, child] : nodes_[node].children) {
+    JsonGrammar next = state;
+    if (next.feed(byte)) visit(child, next, bits);
+  }
+}
+
+std::vector<uint32_t> JsonTokenMask::allowed(const JsonGrammar& state) const {
+  std::vector<uint32_t> bits((texts_.size() + 31) / 32, 0u);
+  visit(0, state, bits);
+  return bits;
+}
+
+}  // namespace strata

@@ -1,0 +1,35 @@
+// JsonTokenMask: which tokens may come next under a JsonGrammar state. Every non-special
+// token's text is put in a byte trie once; a mask walks the trie with copies of the state,
+// so a shared prefix of many tokens is checked once.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/engine/json_grammar.h"
+#include "strata/text/tokenizer.h"
+
+namespace strata {
+
+class JsonTokenMask {
+ public:
+  explicit JsonTokenMask(const text::Tokenizer& tokenizer);
+
+  // One bit per token id ((vocab + 31) / 32 words): set where the token's text can follow
+  // `state`. Special tokens are never set; the engine ends the request when the object closes.
+  std::vector<uint32_t> allowed(const JsonGrammar& state) const;
+  // The text the token adds (what the grammar is fed after the token is sampled).
+  const std::string& token_text(int32_t id) const { return texts_[static_cast<size_t>(id)]; }
+
+ private:
+  struct Node {
+    std::vector<std::pair<uint8_t, int32_t>> children;  // (byte, node)
+    std::vector<int32_t> ids;                           // tokens that end here
+  };
+  void visit(int32_t node, const JsonGrammar& state, std::vector<uint32_t>& bits) const;
+
+  std::vector<std::string> texts_;  // [vocab]; empty for special tokens
+  std::vector<Node> nodes_;         // nodes_[0] is the root
+};
+
+}  // namespace strata
