@@ -3,6 +3,7 @@
 // a mask allows keeps the text a valid prefix, and some token always leads on.
 #include <gtest/gtest.h>
 
+#include "strata/engine/json_schema_grammar.h"
 #include "strata/engine/json_token_mask.h"
 #include "text/tokenizer_fixtures.h"
 
@@ -44,6 +45,28 @@ TEST(JsonTokenMask, AllowsExactlyTheTokensThatKeepAValidPrefix) {
       count += ok;
     }
     if (!s.done()) EXPECT_GT(count, 0) << prefix;
+  }
+}
+
+// The same walk with a schema's grammar: at each state exactly the tokens that feed.
+TEST(JsonTokenMask, SchemaGrammarMasksEqualBruteForce) {
+  const text::Tokenizer& tokenizer = test::fixture_tokenizer("qwen3");
+  const JsonTokenMask mask(tokenizer);
+  const auto schema = CompiledSchema::compile(nlohmann::ordered_json::parse(
+      R"({"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"},
+          "mood": {"enum": ["happy", "sad"]}}})"));
+  for (std::string_view prefix : {R"()", R"({"na)", R"({"name": "x", "n": 4)", R"({"name": "x", "n": 4, "mood": "h)"}) {
+    JsonSchemaGrammar state(schema.get());
+    ASSERT_TRUE(state.feed(prefix)) << prefix;
+    const std::vector<uint32_t> bits = mask.allowed(state);
+    int64_t count = 0;
+    for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+      JsonSchemaGrammar t = state;
+      const bool ok = !tokenizer.is_special(id) && !mask.token_text(id).empty() && t.feed(mask.token_text(id));
+      ASSERT_EQ(allowed(bits, id), ok) << prefix << " token " << id;
+      count += ok;
+    }
+    EXPECT_GT(count, 0) << prefix;
   }
 }
 

@@ -1,4 +1,5 @@
 """Chat and text completions on SmolLM2 through the official openai client."""
+import openai
 import pytest
 import concurrent.futures as cf
 import math
@@ -143,6 +144,28 @@ def test_response_format_json_object_is_enforced(smol):
     free = chat_text(smol.client(), messages=ask, max_tokens=80, temperature=0).choices[0].message.content
     with pytest.raises(ValueError):
         json.loads(free)
+
+
+def test_response_format_json_schema_is_enforced(smol):
+    import json
+    ask = [{"role": "user", "content": "Describe a person called Alice who is 30 and likes tea, as JSON."}]
+    schema = {"type": "object", "properties": {
+        "name": {"type": "string"}, "age": {"type": "integer"},
+        "likes": {"type": "array", "items": {"type": "string"}},
+        "mood": {"type": "string", "enum": ["happy", "sad"]}},
+        "required": ["name", "age", "likes", "mood"], "additionalProperties": False}
+    fmt = {"type": "json_schema", "json_schema": {"name": "person", "schema": schema, "strict": True}}
+    for kw in ({"temperature": 0}, {"temperature": 1.0, "seed": 11}):
+        r = chat_text(smol.client(), messages=ask, max_tokens=200, response_format=fmt, **kw)
+        assert r.choices[0].finish_reason == "stop", r.choices[0].message.content
+        value = json.loads(r.choices[0].message.content)
+        assert list(value) == ["name", "age", "likes", "mood"]
+        assert isinstance(value["name"], str) and isinstance(value["age"], int)
+        assert all(isinstance(x, str) for x in value["likes"]) and value["mood"] in ("happy", "sad")
+    bad = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "string", "pattern": "a+"}}}
+    with pytest.raises(openai.BadRequestError) as e:
+        chat_text(smol.client(), messages=ask, max_tokens=5, response_format=bad)
+    assert "'pattern' is not supported" in str(e.value)
 
 
 def test_models_health_metrics(smol):

@@ -25,7 +25,8 @@ std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& req
   seq->sampler = std::make_unique<Sampler>(sampling);
   seq->detokenizer = std::make_unique<text::IncrementalDetokenizer>(tokenizer, request->request.skip_special_tokens);
   seq->stop_checker = std::make_unique<StopChecker>(request->request.stop);
-  if (request->request.json_object) seq->json = std::make_unique<JsonGrammar>();
+  if (request->request.json_object || request->request.json_schema)
+    seq->json = std::make_unique<OutputConstraint>(request->request.json_schema);
   return seq;
 }
 
@@ -240,7 +241,7 @@ void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<con
 std::vector<uint32_t> EngineLoop::json_allowed(const Sequence& seq) {
   if (seq.json == nullptr) return {};
   if (!json_mask_) json_mask_ = std::make_unique<JsonTokenMask>(parts_.tokenizer);
-  return json_mask_->allowed(*seq.json);
+  return seq.json->allowed(*json_mask_);
 }
 
 void EngineLoop::propose_drafts() {

@@ -1,30 +1,17 @@
 #include "strata/engine/json_grammar.h"
 
+#include "strata/engine/json_lexing.h"
+
 namespace strata {
-namespace {
 
-bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-bool is_hex(unsigned char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-}  // namespace
+using namespace json_lexing;
 
 bool JsonGrammar::feed(unsigned char c) {
-  const JsonGrammar before = *this;
-  if (step(c)) return true;
-  *this = before;
-  return false;
+  const char one = static_cast<char>(c);
+  return feed_all(*this, std::string_view(&one, 1));
 }
 
-bool JsonGrammar::feed(std::string_view bytes) {
-  const JsonGrammar before = *this;
-  for (char c : bytes)
-    if (!step(static_cast<unsigned char>(c))) {
-      *this = before;
-      return false;
-    }
-  return true;
-}
+bool JsonGrammar::feed(std::string_view bytes) { return feed_all(*this, bytes); }
 
 bool JsonGrammar::end_value() {
   mode_ = depth_ == 0 ? Mode::kDone : Mode::kCommaOrEnd;
@@ -47,36 +34,18 @@ bool JsonGrammar::start_value(unsigned char c) {
   }
   if (c != '-' && !is_digit(c)) return false;
   mode_ = Mode::kNumber;
-  num_ = c == '-' ? Num::kSign : (c == '0' ? Num::kZero : Num::kInt);
+  num_ = number_start(c);
   return true;
 }
 
 // Inside a number: digits extend it; any other byte ends it (if it may end here) and is
 // then read in the enclosing context.
 bool JsonGrammar::number(unsigned char c) {
-  const bool digit = is_digit(c);
-  switch (num_) {
-    case Num::kSign: if (!digit) return false; num_ = c == '0' ? Num::kZero : Num::kInt; return true;
-    case Num::kZero:
-    case Num::kInt:
-      if (digit && num_ == Num::kInt) return true;
-      if (c == '.') { num_ = Num::kDot; return true; }
-      if (c == 'e' || c == 'E') { num_ = Num::kExp; return true; }
-      break;
-    case Num::kDot: if (!digit) return false; num_ = Num::kFrac; return true;
-    case Num::kFrac:
-      if (digit) return true;
-      if (c == 'e' || c == 'E') { num_ = Num::kExp; return true; }
-      break;
-    case Num::kExp:
-      if (c == '+' || c == '-') { num_ = Num::kExpSign; return true; }
-      if (!digit) return false;
-      num_ = Num::kExpDigits;
-      return true;
-    case Num::kExpSign: if (!digit) return false; num_ = Num::kExpDigits; return true;
-    case Num::kExpDigits: if (digit) return true; break;
+  switch (number_step(num_, c, /*integer_only=*/false)) {
+    case NumberStep::kTaken: return true;
+    case NumberStep::kRefused: return false;
+    case NumberStep::kEnded: break;
   }
-  if (digit) return false;  // a leading zero followed by a digit
   end_value();
   return step(c);
 }
@@ -129,7 +98,7 @@ bool JsonGrammar::step(unsigned char c) {
       return c >= 0x20;  // control characters must be escaped
     case Mode::kEscape:
       if (c == 'u') { mode_ = Mode::kUnicode; hex_left_ = 4; return true; }
-      if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'n' && c != 'r' && c != 't') return false;
+      if (!is_escape(c)) return false;
       mode_ = Mode::kString;
       return true;
     case Mode::kUnicode:

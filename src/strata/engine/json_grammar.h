@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "strata/engine/json_lexing.h"
+
 namespace strata {
 
 class JsonGrammar {
@@ -24,14 +26,14 @@ class JsonGrammar {
   enum class Mode : uint8_t {
     kStart, kValue, kKeyOrEnd, kKey, kColon, kCommaOrEnd, kString, kEscape, kUnicode, kNumber, kLiteral, kDone,
   };
-  enum class Num : uint8_t { kSign, kZero, kInt, kDot, kFrac, kExp, kExpSign, kExpDigits };
+  template <typename R> friend bool json_lexing::feed_all(R&, std::string_view);
   bool step(unsigned char c);
   bool start_value(unsigned char c);
   bool end_value();  // a value closed: what the enclosing container expects next
   bool number(unsigned char c);
 
   Mode mode_ = Mode::kStart;
-  Num num_ = Num::kSign;
+  json_lexing::Number num_ = json_lexing::Number::kSign;
   bool string_is_key_ = false;
   uint8_t hex_left_ = 0;
   std::string_view literal_left_;  // the rest of true / false / null

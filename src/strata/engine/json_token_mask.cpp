@@ -30,18 +30,4 @@ JsonTokenMask::JsonTokenMask(const text::Tokenizer& tokenizer) : nodes_(1) {
   }
 }
 
-void JsonTokenMask::visit(int32_t node, const JsonGrammar& state, std::vector<uint32_t>& bits) const {
-  for (int32_t id : nodes_[node].ids) bits[id / 32] |= 1u << (id % 32);
-  for (const auto& [byte, child] : nodes_[node].children) {
-    JsonGrammar next = state;
-    if (next.feed(byte)) visit(child, next, bits);
-  }
-}
-
-std::vector<uint32_t> JsonTokenMask::allowed(const JsonGrammar& state) const {
-  std::vector<uint32_t> bits((texts_.size() + 31) / 32, 0u);
-  visit(0, state, bits);
-  return bits;
-}
-
 }  // namespace strata

@@ -16,8 +16,14 @@ class JsonTokenMask {
   explicit JsonTokenMask(const text::Tokenizer& tokenizer);
 
   // One bit per token id ((vocab + 31) / 32 words): set where the token's text can follow
-  // `state`. Special tokens are never set; the engine ends the request when the object closes.
-  std::vector<uint32_t> allowed(const JsonGrammar& state) const;
+  // `state` (a JsonGrammar or JsonSchemaGrammar). Special tokens are never set; the engine
+  // ends the request when the value closes.
+  template <typename Grammar>
+  std::vector<uint32_t> allowed(const Grammar& state) const {
+    std::vector<uint32_t> bits((texts_.size() + 31) / 32, 0u);
+    visit(0, state, bits);
+    return bits;
+  }
   // The text the token adds (what the grammar is fed after the token is sampled).
   const std::string& token_text(int32_t id) const { return texts_[static_cast<size_t>(id)]; }
 
@@ -26,7 +32,14 @@ class JsonTokenMask {
     std::vector<std::pair<uint8_t, int32_t>> children;  // (byte, node)
     std::vector<int32_t> ids;                           // tokens that end here
   };
-  void visit(int32_t node, const JsonGrammar& state, std::vector<uint32_t>& bits) const;
+  template <typename Grammar>
+  void visit(int32_t node, const Grammar& state, std::vector<uint32_t>& bits) const {
+    for (int32_t id : nodes_[node].ids) bits[id / 32] |= 1u << (id % 32);
+    for (const auto& [byte, child] : nodes_[node].children) {
+      Grammar next = state;
+      if (next.feed(byte)) visit(child, next, bits);
+    }
+  }
 
   std::vector<std::string> texts_;  // [vocab]; empty for special tokens
   std::vector<Node> nodes_;         // nodes_[0] is the root

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strata/engine/sampler.h"
+#include "strata/engine/json_schema_grammar.h"
 #include "strata/engine/sampling_params.h"
 
 namespace strata {
@@ -28,6 +29,7 @@ struct GenerationRequest {
   uint64_t cache_key = 0;                // prefix-cache namespace (adapter, cache salt)
   int32_t lora_slot = -1;                // the runner's LoRA adapter; -1: the base model
   bool json_object = false;              // constrain the output to one JSON object, then stop
+  std::shared_ptr<const CompiledSchema> json_schema;  // or to this schema (implies json_object)
 };
 
 enum class FinishReason : uint8_t { kNone, kStop, kLength, kCancelled, kError };

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "strata/engine/json_grammar.h"
+#include "strata/engine/output_constraint.h"
 #include "strata/engine/request.h"
 #include "strata/engine/sampler.h"
 #include "strata/engine/stop_checker.h"
@@ -59,7 +59,7 @@ struct Sequence {
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopChecker> stop_checker;
-  std::unique_ptr<JsonGrammar> json;  // the output so far, when constrained to a JSON object
+  std::unique_ptr<OutputConstraint> json;  // the output so far, when constrained to JSON
   Clock::time_point last_token_time;
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }

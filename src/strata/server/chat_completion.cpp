@@ -141,6 +141,7 @@ HttpReply chat_completion(const ServedModel& model, const Json& body) {
                                              {.max_model_len = model.service->max_model_len(), .prompt_field = "messages"});
   const std::string answered_by = apply_lora_choice(model, lora_slot, request);
   request.json_object = chat.json_object;
+  request.json_schema = chat.json_schema;
   std::vector<GenerationRequest> requests;
   requests.push_back(std::move(request));
   auto run = std::make_unique<GenerationRun>(*model.service, std::move(requests));

@@ -1,5 +1,7 @@
 #include "strata/server/chat_request.h"
 
+#include "strata/core/error.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -95,16 +97,29 @@ bool tools_enabled(const Json& body) {
                     "tool_choice");
 }
 
-// Whether the output must be a JSON object (constrained decoding enforces it).
-bool read_response_format(const Json& body) {
+// What the output must be: free text, any JSON object, or JSON following a schema
+// (constrained decoding enforces both).
+void read_response_format(const Json& body, ChatRequest& chat) {
   const Json* format = find_field(body, "response_format");
-  if (format == nullptr) return false;
+  if (format == nullptr) return;
   const Json* type = format->is_object() ? find_field(*format, "type") : nullptr;
-  if (type != nullptr && *type == "text") return false;
-  if (type != nullptr && *type == "json_object") return true;
-  throw bad_request("'response_format' supports {\"type\": \"text\"} and {\"type\": \"json_object\"} "
-                    "(json_schema is not supported yet)",
-                    "response_format");
+  if (type != nullptr && *type == "text") return;
+  if (type != nullptr && *type == "json_object") {
+    chat.json_object = true;
+    return;
+  }
+  if (type == nullptr || *type != "json_schema")
+    throw bad_request("'response_format' must be {\"type\": \"text\"}, {\"type\": \"json_object\"} or "
+                      "{\"type\": \"json_schema\", \"json_schema\": {\"name\": ..., \"schema\": {...}}}",
+                      "response_format");
+  const Json* spec = find_field(*format, "json_schema");
+  const Json* schema = spec != nullptr && spec->is_object() ? find_field(*spec, "schema") : nullptr;
+  if (schema == nullptr) throw bad_request("'response_format.json_schema.schema' is missing", "response_format");
+  try {
+    chat.json_schema = CompiledSchema::compile(*schema);
+  } catch (const strata::Error& e) {
+    throw bad_request(e.what(), "response_format");
+  }
 }
 
 }  // namespace
@@ -125,7 +140,7 @@ ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   ChatRequest chat;
   chat.render = read_conversation(body);
   chat.parse_tool_calls = !chat.render.tools.is_null();
-  chat.json_object = read_response_format(body);
+  read_response_format(body, chat);
   chat.fields = read_generation_fields(body, vocab_size);
   chat.stream = read_bool(body, "stream").value_or(false);
   if (const Json* options = find_field(body, "stream_options")) {

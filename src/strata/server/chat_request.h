@@ -3,6 +3,10 @@
 // template as objects), the tools unless tool_choice is "none", and the generation fields.
 #pragma once
 
+#include <memory>
+
+#include "strata/engine/json_schema_grammar.h"
+
 #include "strata/server/generation_fields.h"
 #include "strata/server/json_fields.h"
 #include "strata/text/chat_template.h"
@@ -17,6 +21,7 @@ struct ChatRequest {
   bool logprobs = false;
   bool parse_tool_calls = false;  // tools given and tool_choice is not "none"
   bool json_object = false;       // response_format {"type": "json_object"}: enforced
+  std::shared_ptr<const CompiledSchema> json_schema;  // response_format json_schema: enforced
 };
 
 // A 400 naming the field for anything malformed.

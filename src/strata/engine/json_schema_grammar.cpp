@@ -1,0 +1,224 @@
+#include "strata/engine/json_schema_grammar.h"
+
+#include "strata/engine/json_lexing.h"
+
+#include <set>
+
+#include "strata/core/error.h"
+
+namespace strata {
+namespace {
+
+using namespace json_lexing;
+
+using Kind = CompiledSchema::Kind;
+
+const char* kKeywords = "type, properties, required, additionalProperties, items, enum, const, title, description";
+
+int32_t compile_node(const nlohmann::ordered_json& s, CompiledSchema& out, int depth) {
+  if (depth > 16) fail("json_schema: nested deeper than 16 levels");
+  if (!s.is_object()) fail("json_schema: a schema must be an object, got {}", s.dump());
+  static const std::set<std::string> kSupported = {"type", "properties", "required", "additionalProperties", "items",
+                                                    "enum", "const", "title", "description", "$schema"};
+  for (const auto& [key, value] : s.items())
+    if (!kSupported.contains(key)) fail("json_schema: keyword '{}' is not supported; supported: {}", key, kKeywords);
+  const auto index = static_cast<int32_t>(out.nodes.size());
+  out.nodes.emplace_back();
+  CompiledSchema::Node node;
+  if (s.contains("enum") || s.contains("const")) {
+    const nlohmann::ordered_json values = s.contains("const") ? nlohmann::ordered_json::array({s["const"]}) : s["enum"];
+    if (!values.is_array() || values.empty()) fail("json_schema: 'enum' must be a non-empty array");
+    for (const nlohmann::ordered_json& v : values) {
+      if (!v.is_string() && !v.is_boolean() && !v.is_null())
+        fail("json_schema: enum and const values must be strings, booleans or null, got {}", v.dump());
+      node.choices.push_back(v.dump());
+    }
+    if (node.choices.size() > 64) fail("json_schema: at most 64 enum values");
+    node.kind = Kind::kChoice;
+    out.nodes[index] = std::move(node);
+    return index;
+  }
+  const std::string type = s.contains("type") && s["type"].is_string() ? s["type"].get<std::string>() : "";
+  if (type == "object") {
+    node.kind = Kind::kObject;
+    if (s.contains("properties")) {
+      if (!s["properties"].is_object()) fail("json_schema: 'properties' must be an object");
+      for (const auto& [key, sub] : s["properties"].items())
+        node.properties.emplace_back(nlohmann::json(key).dump(), compile_node(sub, out, depth + 1));
+    }
+  } else if (type == "array") {
+    node.kind = Kind::kArray;
+    if (!s.contains("items")) fail("json_schema: an array needs 'items'");
+    node.items = compile_node(s["items"], out, depth + 1);
+  } else if (type == "string") {
+    node.kind = Kind::kString;
+  } else if (type == "number" || type == "integer") {
+    node.kind = type == "number" ? Kind::kNumber : Kind::kInteger;
+  } else if (type == "boolean" || type == "null") {
+    node.kind = Kind::kChoice;
+    node.choices = type == "null" ? std::vector<std::string>{"null"} : std::vector<std::string>{"true", "false"};
+  } else {
+    fail("json_schema: 'type' must be one of object, array, string, number, integer, boolean, null (one "
+         "string), got {}", s.contains("type") ? s["type"].dump() : "nothing");
+  }
+  out.nodes[index] = std::move(node);
+  return index;
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledSchema> CompiledSchema::compile(const nlohmann::ordered_json& schema) {
+  auto out = std::make_shared<CompiledSchema>();
+  compile_node(schema, *out, 0);
+  return out;
+}
+
+bool JsonSchemaGrammar::feed(unsigned char c) {
+  const char one = static_cast<char>(c);
+  return feed_all(*this, std::string_view(&one, 1));
+}
+
+bool JsonSchemaGrammar::feed(std::string_view bytes) { return feed_all(*this, bytes); }
+
+bool JsonSchemaGrammar::step(unsigned char c) {
+  if (done_) return is_space(c);
+  if (leaf_ != Leaf::kNone) return leaf_step(c);
+  if (depth_ > 0) return frame_step(c);
+  if (is_space(c)) return true;  // before the root value
+  return start_value(0, c);
+}
+
+bool JsonSchemaGrammar::value_done() {
+  if (depth_ == 0) done_ = true;  // else the frame's phase already says what comes next
+  return true;
+}
+
+bool JsonSchemaGrammar::start_value(int32_t node_index, unsigned char c) {
+  const CompiledSchema::Node& node = schema_->nodes[node_index];
+  switch (node.kind) {
+    case Kind::kObject:
+    case Kind::kArray:
+      if (c != (node.kind == Kind::kObject ? '{' : '[') || depth_ == stack_.size()) return false;
+      stack_[depth_++] = Frame{.node = node_index, .phase = 1, .index = 0};
+      return true;
+    case Kind::kString:
+      if (c != '"') return false;
+      leaf_ = Leaf::kString;
+      return true;
+    case Kind::kNumber:
+    case Kind::kInteger:
+      if (c != '-' && !is_digit(c)) return false;
+      integer_ = node.kind == Kind::kInteger;
+      number_ = number_start(c);
+      leaf_ = Leaf::kNumber;
+      return true;
+    case Kind::kChoice:
+      candidates_ = 0;
+      for (size_t k = 0; k < node.choices.size(); ++k)
+        if (static_cast<unsigned char>(node.choices[k][0]) == c) candidates_ |= uint64_t{1} << k;
+      if (candidates_ == 0) return false;
+      leaf_ = Leaf::kChoice;
+      leaf_node_ = node_index;
+      text_pos_ = 1;
+      return true;
+  }
+  return false;
+}
+
+// Phases. Object: 1 before key `index` (or '}' after the last), 2 after the key, 3 after ':',
+// 4 after the value. Array: 1 after '[', 2 after an item, 3 after ','.
+bool JsonSchemaGrammar::frame_step(unsigned char c) {
+  if (is_space(c)) return true;
+  Frame& f = stack_[depth_ - 1];
+  const CompiledSchema::Node& node = schema_->nodes[f.node];
+  const bool object = node.kind == Kind::kObject;
+  const size_t num_props = node.properties.size();
+  auto close = [&](char closer) {
+    if (c != closer) return false;
+    --depth_;
+    return value_done();
+  };
+  if (object) {
+    switch (f.phase) {
+      case 1:
+        if (f.index == num_props) return close('}');
+        if (c != '"') return false;
+        leaf_ = Leaf::kKey;
+        text_pos_ = 1;
+        return true;
+      case 2: if (c != ':') return false; f.phase = 3; return true;
+      case 3: f.phase = 4; return start_value(node.properties[f.index].second, c);
+      default:
+        if (f.index + 1 == num_props) return close('}');
+        if (c != ',') return false;
+        ++f.index;
+        f.phase = 1;
+        return true;
+    }
+  }
+  if (f.phase == 1 && c == ']') return close(']');
+  if (f.phase == 2) {
+    if (c == ',') { f.phase = 3; return true; }
+    return close(']');
+  }
+  f.phase = 2;
+  ++f.index;
+  return start_value(node.items, c);
+}
+
+bool JsonSchemaGrammar::leaf_step(unsigned char c) {
+  switch (leaf_) {
+    case Leaf::kKey: {
+      const Frame& f = stack_[depth_ - 1];
+      const std::string& key = schema_->nodes[f.node].properties[f.index].first;
+      if (c != static_cast<unsigned char>(key[text_pos_])) return false;
+      if (++text_pos_ == key.size()) {
+        leaf_ = Leaf::kNone;
+        stack_[depth_ - 1].phase = 2;
+      }
+      return true;
+    }
+    case Leaf::kString:
+      if (c == '"') { leaf_ = Leaf::kNone; return value_done(); }
+      if (c == '\\') { leaf_ = Leaf::kEscape; return true; }
+      return c >= 0x20;
+    case Leaf::kEscape:
+      if (c == 'u') { leaf_ = Leaf::kHex; hex_left_ = 4; return true; }
+      if (!is_escape(c)) return false;
+      leaf_ = Leaf::kString;
+      return true;
+    case Leaf::kHex:
+      if (!is_hex(c)) return false;
+      if (--hex_left_ == 0) leaf_ = Leaf::kString;
+      return true;
+    case Leaf::kChoice: {
+      const std::vector<std::string>& choices = schema_->nodes[leaf_node_].choices;
+      uint64_t next = 0;
+      bool complete = false;
+      for (size_t k = 0; k < choices.size(); ++k)
+        if ((candidates_ >> k & 1) && text_pos_ < choices[k].size() &&
+            static_cast<unsigned char>(choices[k][text_pos_]) == c) {
+          next |= uint64_t{1} << k;
+          complete = complete || text_pos_ + 1 == choices[k].size();
+        }
+      if (next == 0) return false;
+      candidates_ = next;
+      ++text_pos_;
+      if (complete) { leaf_ = Leaf::kNone; return value_done(); }
+      return true;
+    }
+    case Leaf::kNumber:
+      switch (number_step(number_, c, integer_)) {
+        case NumberStep::kTaken: return true;
+        case NumberStep::kRefused: return false;
+        case NumberStep::kEnded: break;
+      }
+      leaf_ = Leaf::kNone;
+      value_done();
+      return step(c);  // the byte after the number, read where the number ended
+    case Leaf::kNone: break;
+  }
+  return false;
+}
+
+}  // namespace strata
