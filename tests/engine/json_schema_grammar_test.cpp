@@ -50,6 +50,25 @@ TEST(JsonSchemaGrammar, RefusesWhatTheSchemaForbids) {
   EXPECT_TRUE(done);
 }
 
+// What pydantic writes for nested models and Optional fields: $defs + $ref, anyOf [T, null],
+// and type lists.
+TEST(JsonSchemaGrammar, RefsAndOptionalFields) {
+  const auto schema = CompiledSchema::compile(nlohmann::ordered_json::parse(R"({
+    "$defs": {"Pet": {"type": "object", "properties": {"kind": {"type": "string"}}, "required": ["kind"]}},
+    "type": "object",
+    "properties": {"pet": {"anyOf": [{"$ref": "#/$defs/Pet"}, {"type": "null"}]},
+                   "age": {"type": ["integer", "null"]}, "nick": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+    "required": ["pet", "age", "nick"]})"));
+  for (std::string_view text : {R"({"pet": {"kind": "cat"}, "age": 3, "nick": null})",
+                                R"({"pet": null, "age": null, "nick": "Tom"})"}) {
+    bool done = false;
+    EXPECT_EQ(accepted_prefix(*schema, text, &done), text.size()) << text;
+    EXPECT_TRUE(done) << text;
+  }
+  EXPECT_EQ(accepted_prefix(*schema, R"({"pet": [)"), 8u);                    // neither Pet nor null
+  EXPECT_EQ(accepted_prefix(*schema, R"({"pet": null, "age": "3")"), 21u);  // neither integer nor null
+}
+
 TEST(JsonSchemaGrammar, NamesWhatItDoesNotSupport) {
   auto message = [](const char* schema) {
     try {
@@ -60,8 +79,11 @@ TEST(JsonSchemaGrammar, NamesWhatItDoesNotSupport) {
     return std::string("no error");
   };
   EXPECT_NE(message(R"({"type": "string", "minLength": 3})").find("'minLength' is not supported"), std::string::npos);
-  EXPECT_NE(message(R"({"anyOf": [{"type": "string"}]})").find("'anyOf'"), std::string::npos);
-  EXPECT_NE(message(R"({"type": ["string", "null"]})").find("'type' must be one of"), std::string::npos);
+  EXPECT_NE(message(R"({"anyOf": [{"type": "string"}, {"enum": ["a"]}]})").find("start alike"), std::string::npos);
+  EXPECT_NE(message(R"({"$ref": "#/$defs/Missing"})").find("does not name"), std::string::npos);
+  EXPECT_NE(message(R"({"$defs": {"A": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"})").find("recursive"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"type": "date"})").find("'type' must be"), std::string::npos);
   EXPECT_NE(message(R"({"enum": [1, 2]})").find("strings, booleans or null"), std::string::npos);
   EXPECT_NE(message(R"({"type": "array"})").find("needs 'items'"), std::string::npos);
 }

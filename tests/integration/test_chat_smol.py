@@ -162,6 +162,16 @@ def test_response_format_json_schema_is_enforced(smol):
         assert list(value) == ["name", "age", "likes", "mood"]
         assert isinstance(value["name"], str) and isinstance(value["age"], int)
         assert all(isinstance(x, str) for x in value["likes"]) and value["mood"] in ("happy", "sad")
+    # What pydantic writes for a nested model and an Optional field.
+    nested = {"$defs": {"Pet": {"type": "object", "properties": {"kind": {"type": "string"}}, "required": ["kind"]}},
+              "type": "object", "properties": {"owner": {"type": "string"},
+                                               "pet": {"anyOf": [{"$ref": "#/$defs/Pet"}, {"type": "null"}]}},
+              "required": ["owner", "pet"]}
+    r = chat_text(smol.client(), messages=[{"role": "user", "content": "Alice has a cat. Answer in JSON."}],
+                  max_tokens=120, temperature=0,
+                  response_format={"type": "json_schema", "json_schema": {"name": "o", "schema": nested}})
+    value = json.loads(r.choices[0].message.content)
+    assert list(value) == ["owner", "pet"] and (value["pet"] is None or list(value["pet"]) == ["kind"])
     bad = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "string", "pattern": "a+"}}}
     with pytest.raises(openai.BadRequestError) as e:
         chat_text(smol.client(), messages=ask, max_tokens=5, response_format=bad)

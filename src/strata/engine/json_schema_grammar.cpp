@@ -13,63 +13,125 @@ using namespace json_lexing;
 
 using Kind = CompiledSchema::Kind;
 
-const char* kKeywords = "type, properties, required, additionalProperties, items, enum, const, title, description";
+const char* kKeywords =
+    "type (one or a list), properties, required, additionalProperties, items, enum, const, anyOf, oneOf, $ref to "
+    "$defs / definitions, title, description, default";
 
-int32_t compile_node(const nlohmann::ordered_json& s, CompiledSchema& out, int depth) {
-  if (depth > 16) fail("json_schema: nested deeper than 16 levels");
-  if (!s.is_object()) fail("json_schema: a schema must be an object, got {}", s.dump());
-  static const std::set<std::string> kSupported = {"type", "properties", "required", "additionalProperties", "items",
-                                                    "enum", "const", "title", "description", "$schema"};
-  for (const auto& [key, value] : s.items())
-    if (!kSupported.contains(key)) fail("json_schema: keyword '{}' is not supported; supported: {}", key, kKeywords);
-  const auto index = static_cast<int32_t>(out.nodes.size());
-  out.nodes.emplace_back();
-  CompiledSchema::Node node;
-  if (s.contains("enum") || s.contains("const")) {
-    const nlohmann::ordered_json values = s.contains("const") ? nlohmann::ordered_json::array({s["const"]}) : s["enum"];
+using Json = nlohmann::ordered_json;
+
+// Compiles a schema node by node; $ref targets are compiled where they are used (a recursive
+// schema runs into the depth limit).
+class Compiler {
+ public:
+  explicit Compiler(const Json& root, CompiledSchema& out) : root_(root), out_(out) {}
+
+  int32_t compile(const Json& s, int depth) {
+    if (depth > 16) fail("json_schema: nested deeper than 16 levels (a recursive $ref?)");
+    if (!s.is_object()) fail("json_schema: a schema must be an object, got {}", s.dump());
+    static const std::set<std::string> kSupported = {
+        "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "oneOf",
+        "$ref", "$defs", "definitions", "title", "description", "default", "$schema"};
+    for (const auto& [key, value] : s.items())
+      if (!kSupported.contains(key)) fail("json_schema: keyword '{}' is not supported; supported: {}", key, kKeywords);
+    if (s.contains("$ref")) return compile(resolve(s["$ref"]), depth + 1);
+    const auto index = static_cast<int32_t>(out_.nodes.size());
+    out_.nodes.emplace_back();
+    CompiledSchema::Node node = s.contains("enum") || s.contains("const") ? choices(s)
+                                : s.contains("anyOf") || s.contains("oneOf") ? any_of(s.contains("anyOf") ? s["anyOf"] : s["oneOf"], depth)
+                                : s.contains("type") && s["type"].is_array() ? type_list(s["type"], depth)
+                                                                             : typed(s, depth);
+    out_.nodes[index] = std::move(node);
+    return index;
+  }
+
+ private:
+  const Json& resolve(const Json& ref) {
+    const std::string path = ref.is_string() ? ref.get<std::string>() : "";
+    for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
+      const std::string p = prefix;
+      const std::string section = p.substr(2, p.size() - 3);
+      if (path.rfind(p, 0) == 0 && root_.contains(section) && root_[section].contains(path.substr(p.size())))
+        return root_[section][path.substr(p.size())];
+    }
+    fail("json_schema: $ref {} does not name an entry of $defs or definitions", ref.dump());
+  }
+
+  CompiledSchema::Node choices(const Json& s) {
+    CompiledSchema::Node node{.kind = Kind::kChoice};
+    const Json values = s.contains("const") ? Json::array({s["const"]}) : s["enum"];
     if (!values.is_array() || values.empty()) fail("json_schema: 'enum' must be a non-empty array");
-    for (const nlohmann::ordered_json& v : values) {
+    if (values.size() > 64) fail("json_schema: at most 64 enum values");
+    for (const Json& v : values) {
       if (!v.is_string() && !v.is_boolean() && !v.is_null())
         fail("json_schema: enum and const values must be strings, booleans or null, got {}", v.dump());
       node.choices.push_back(v.dump());
+      node.first_bytes.set(static_cast<unsigned char>(node.choices.back()[0]));
     }
-    if (node.choices.size() > 64) fail("json_schema: at most 64 enum values");
-    node.kind = Kind::kChoice;
-    out.nodes[index] = std::move(node);
-    return index;
+    return node;
   }
-  const std::string type = s.contains("type") && s["type"].is_string() ? s["type"].get<std::string>() : "";
-  if (type == "object") {
-    node.kind = Kind::kObject;
-    if (s.contains("properties")) {
-      if (!s["properties"].is_object()) fail("json_schema: 'properties' must be an object");
-      for (const auto& [key, sub] : s["properties"].items())
-        node.properties.emplace_back(nlohmann::json(key).dump(), compile_node(sub, out, depth + 1));
+
+  // Alternatives must start with different bytes, so the first byte picks one.
+  CompiledSchema::Node any_of(const Json& list, int depth) {
+    if (!list.is_array() || list.empty()) fail("json_schema: anyOf / oneOf must be a non-empty array");
+    CompiledSchema::Node node{.kind = Kind::kAnyOf};
+    for (const Json& alternative : list) {
+      const int32_t a = compile(alternative, depth + 1);
+      if ((node.first_bytes & out_.nodes[a].first_bytes).any())
+        fail("json_schema: anyOf alternatives {} start alike (e.g. two strings or two objects); only alternatives "
+             "of different kinds (such as a type and null) are supported", list.dump());
+      node.first_bytes |= out_.nodes[a].first_bytes;
+      node.alternatives.push_back(a);
     }
-  } else if (type == "array") {
-    node.kind = Kind::kArray;
-    if (!s.contains("items")) fail("json_schema: an array needs 'items'");
-    node.items = compile_node(s["items"], out, depth + 1);
-  } else if (type == "string") {
-    node.kind = Kind::kString;
-  } else if (type == "number" || type == "integer") {
-    node.kind = type == "number" ? Kind::kNumber : Kind::kInteger;
-  } else if (type == "boolean" || type == "null") {
-    node.kind = Kind::kChoice;
-    node.choices = type == "null" ? std::vector<std::string>{"null"} : std::vector<std::string>{"true", "false"};
-  } else {
-    fail("json_schema: 'type' must be one of object, array, string, number, integer, boolean, null (one "
-         "string), got {}", s.contains("type") ? s["type"].dump() : "nothing");
+    return node;
   }
-  out.nodes[index] = std::move(node);
-  return index;
-}
+
+  CompiledSchema::Node type_list(const Json& types, int depth) {
+    Json list = Json::array();
+    for (const Json& t : types) list.push_back(Json{{"type", t}});
+    return any_of(list, depth);
+  }
+
+  CompiledSchema::Node typed(const Json& s, int depth) {
+    CompiledSchema::Node node;
+    const std::string type = s.contains("type") && s["type"].is_string() ? s["type"].get<std::string>() : "";
+    if (type == "object") {
+      node.kind = Kind::kObject;
+      node.first_bytes.set('{');
+      if (s.contains("properties")) {
+        if (!s["properties"].is_object()) fail("json_schema: 'properties' must be an object");
+        for (const auto& [key, sub] : s["properties"].items())
+          node.properties.emplace_back(nlohmann::json(key).dump(), compile(sub, depth + 1));
+      }
+    } else if (type == "array") {
+      node.kind = Kind::kArray;
+      node.first_bytes.set('[');
+      if (!s.contains("items")) fail("json_schema: an array needs 'items'");
+      node.items = compile(s["items"], depth + 1);
+    } else if (type == "string") {
+      node.kind = Kind::kString;
+      node.first_bytes.set('"');
+    } else if (type == "number" || type == "integer") {
+      node.kind = type == "number" ? Kind::kNumber : Kind::kInteger;
+      node.first_bytes.set('-');
+      for (char d = '0'; d <= '9'; ++d) node.first_bytes.set(static_cast<unsigned char>(d));
+    } else if (type == "boolean" || type == "null") {
+      return choices(Json{{"enum", type == "null" ? Json::array({nullptr}) : Json::array({true, false})}});
+    } else {
+      fail("json_schema: 'type' must be object, array, string, number, integer, boolean or null, got {}",
+           s.contains("type") ? s["type"].dump() : "nothing");
+    }
+    return node;
+  }
+
+  const Json& root_;
+  CompiledSchema& out_;
+};
 
 }  // namespace
 
 std::shared_ptr<const CompiledSchema> CompiledSchema::compile(const nlohmann::ordered_json& schema) {
   auto out = std::make_shared<CompiledSchema>();
-  compile_node(schema, *out, 0);
+  Compiler(schema, *out).compile(schema, 0);
   return out;
 }
 
@@ -112,6 +174,10 @@ bool JsonSchemaGrammar::start_value(int32_t node_index, unsigned char c) {
       number_ = number_start(c);
       leaf_ = Leaf::kNumber;
       return true;
+    case Kind::kAnyOf:
+      for (int32_t alternative : node.alternatives)
+        if (schema_->nodes[alternative].first_bytes.test(c)) return start_value(alternative, c);
+      return false;
     case Kind::kChoice:
       candidates_ = 0;
       for (size_t k = 0; k < node.choices.size(); ++k)

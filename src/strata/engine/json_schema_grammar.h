@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,12 +20,14 @@
 namespace strata {
 
 struct CompiledSchema {
-  enum class Kind : uint8_t { kObject, kArray, kString, kNumber, kInteger, kChoice };
+  enum class Kind : uint8_t { kObject, kArray, kString, kNumber, kInteger, kChoice, kAnyOf };
   struct Node {
     Kind kind = Kind::kString;
     std::vector<std::pair<std::string, int32_t>> properties;  // object: ("\"key\"", node)
     int32_t items = -1;                                       // array: the items' node
     std::vector<std::string> choices;                         // enum, const, boolean, null: JSON texts
+    std::vector<int32_t> alternatives;                        // anyOf / type lists: told apart by first byte
+    std::bitset<256> first_bytes;                             // the bytes a value of this node starts with
   };
   std::vector<Node> nodes;  // nodes[0] is the root
 
