@@ -259,9 +259,9 @@ TEST_F(CudaOps, LogitsMaskMatchesCpu) {
   EXPECT_EQ(std::memcmp(back.data(), ref.data(), ref.nbytes()), 0);
 }
 
-// The previous step's sampled ids fill the placeholders of the next step's tokens; every
+// The previous step's sampled ids land in the pending slots of the next step's tokens; every
 // other token keeps its value.
-TEST_F(CudaOps, PendingTokensFillExactlyTheirPlaceholders) {
+TEST_F(CudaOps, PendingTokensFillExactlyTheirSlots) {
   std::vector<int32_t> sampled_values, token_values, pair_values;
   for (int32_t i = 0; i < 300; ++i) sampled_values.push_back((i * 7919 + 11) % 151936);
   for (int32_t t = 0; t < 1000; ++t) token_values.push_back((t * 104729 + 5) % 151936);

@@ -181,7 +181,7 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   return step;
 }
 
-// Every sampled sequence but the verifying ones gets a placeholder for its sample.
+// Every sampled sequence but the verifying ones gets a kPendingToken slot for its sample.
 void EngineLoop::add_pending_tokens(InFlightStep& step) {
   const std::vector<SampleTask>& launched = step.ticket.tasks;
   step.token_positions.assign(launched.size(), -1);

@@ -30,7 +30,7 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
       if (row.logits == LogitsMode::kAll || (row.logits == LogitsMode::kLast && i == row.q_len() - 1))
         logits_indices_.push_back(t);
     }
-    if (row.pending_sample >= 0) {  // the placeholder becomes a valid id until the runner fills it
+    if (row.pending_sample >= 0) {  // kPendingToken becomes id 0 until the runner writes the sample
       STRATA_CHECK(!row.padding);
       token_ids_.back() = 0;
       pending_tokens_.insert(pending_tokens_.end(), {static_cast<int32_t>(token_ids_.size()) - 1, row.pending_sample});

@@ -33,7 +33,7 @@ struct StepRow {
   bool padding = false;  // fills a captured batch size: its KV is never written (slot -1),
                          // its SSM state is the runner's padding slot
   // >= 0: the row's last token is still on the device, sampled by the previous step as its
-  // sample #pending_sample; token_ids holds a placeholder there until the runner fills it.
+  // sample #pending_sample; token_ids holds kPendingToken there, and the runner writes the id.
   int32_t pending_sample = -1;
   int32_t lora_slot = -1;  // the LoRA adapter every token of the row uses; -1: the base model
 
