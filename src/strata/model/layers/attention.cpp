@@ -25,6 +25,15 @@ AttentionOptions attention_options(const ModelConfig& config) {
   return o;
 }
 
+Tensor rope_inv_freq(const ops::RopeTable& rope, Backend& backend) {
+  const Tensor inv = Tensor::view(const_cast<float*>(rope.inv_freq.data()), DType::kF32,
+                                  {static_cast<int64_t>(rope.inv_freq.size())});
+  if (!backend.device().is_cpu()) return backend.from_host(inv);
+  Tensor out = Tensor::host(DType::kF32, inv.shape());
+  std::memcpy(out.data(), inv.data(), inv.nbytes());
+  return out;
+}
+
 void Attention::load_projections(const WeightScope& w) {
   const AttentionOptions& o = options_;
   const int64_t q_out = o.num_heads * o.head_dim * (o.output_gate ? 2 : 1);
@@ -57,12 +66,7 @@ Attention::Attention(const AttentionOptions& options, const WeightScope& w) : op
     q_norm_ = {w.get("q_norm.weight", {options.head_dim}), p};
     k_norm_ = {w.get("k_norm.weight", {options.head_dim}), p};
   }
-  Backend& backend = w.weights().backend();
-  const ops::RopeTable& rope = options.rope;
-  Tensor inv = Tensor::view(const_cast<float*>(rope.inv_freq.data()), DType::kF32,
-                            {static_cast<int64_t>(rope.inv_freq.size())});
-  inv_freq_ = backend.device().is_cpu() ? Tensor::host(DType::kF32, inv.shape()) : backend.from_host(inv);
-  if (backend.device().is_cpu()) std::memcpy(inv_freq_.data(), inv.data(), inv.nbytes());
+  inv_freq_ = rope_inv_freq(options.rope, w.weights().backend());
   if (options.sinks) sinks_ = w.get_f32("sinks", {options.num_heads});
 }
 

@@ -29,6 +29,8 @@ struct AttentionOptions {
 
 // Options every Llama-style architecture shares, from config.json.
 AttentionOptions attention_options(const ModelConfig& config);
+// The rotary inverse frequencies [rotary_dim / 2] f32 in the backend's memory.
+Tensor rope_inv_freq(const ops::RopeTable& rope, Backend& backend);
 
 class Attention final : public Mixer {
  public:

@@ -1,6 +1,7 @@
 #include "strata/model/layers/mla_attention.h"
 
-#include <cstring>
+#include "strata/model/layers/attention.h"
+
 
 #include "strata/ops/linear.h"
 #include "strata/ops/mla.h"
@@ -49,11 +50,7 @@ MlaAttention::MlaAttention(const MlaOptions& options, const WeightScope& w) : op
   kv_a_norm_ = {w.get("kv_a_layernorm.weight", {o.kv_lora_rank}), norm};
   kv_b_proj_ = w.get("kv_b_proj.weight", {o.num_heads * (o.qk_nope_head_dim + o.v_head_dim), o.kv_lora_rank});
   o_proj_ = w.get("o_proj.weight", {o.hidden_size, o.num_heads * o.v_head_dim});
-  Backend& backend = weights.backend();
-  Tensor inv = Tensor::view(const_cast<float*>(o.rope.inv_freq.data()), DType::kF32,
-                            {static_cast<int64_t>(o.rope.inv_freq.size())});
-  inv_freq_ = backend.device().is_cpu() ? Tensor::host(DType::kF32, inv.shape()) : backend.from_host(inv);
-  if (backend.device().is_cpu()) std::memcpy(inv_freq_.data(), inv.data(), inv.nbytes());
+  inv_freq_ = rope_inv_freq(o.rope, weights.backend());
 }
 
 void MlaAttention::project_q(const Tensor& h, const Tensor& q, ForwardContext& ctx) const {
