@@ -40,8 +40,7 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                         : nullptr),
       scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()),
       batch_sampler_(parts_.runner.backend()),
-      async_scheduling_(parts_.options.speculative.num_speculative_tokens == 0 &&
-                        parts_.options.async_scheduling.value_or(!parts_.runner.backend().device().is_cpu())) {}
+      async_scheduling_(parts_.options.async_scheduling.value_or(false)) {}  // Engine resolved it
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
   {

@@ -25,7 +25,7 @@ struct EngineLoopParts {
   ModelRunner& runner;
   const text::Tokenizer& tokenizer;
   std::vector<int32_t> eos_token_ids;
-  EngineOptions options;
+  EngineOptions options;  // async_scheduling resolved by the Engine
   int32_t max_model_len = 0;
   EngineStats& stats;
 };
