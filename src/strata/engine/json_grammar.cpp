@@ -26,7 +26,7 @@ bool JsonGrammar::start_value(unsigned char c) {
       stack_[depth_++] = static_cast<char>(c);
       mode_ = c == '{' ? Mode::kKeyOrEnd : Mode::kValue;  // kValue also takes ']'
       return true;
-    case '"': mode_ = Mode::kString; string_is_key_ = false; return true;
+    case '"': mode_ = Mode::kString; string_ = {}; string_is_key_ = false; return true;
     case 't': literal_left_ = "rue"; mode_ = Mode::kLiteral; return true;
     case 'f': literal_left_ = "alse"; mode_ = Mode::kLiteral; return true;
     case 'n': literal_left_ = "ull"; mode_ = Mode::kLiteral; return true;
@@ -72,6 +72,7 @@ bool JsonGrammar::step(unsigned char c) {
       }
       if (c != '"') return false;
       mode_ = Mode::kString;
+      string_ = {};
       string_is_key_ = true;
       return true;
     case Mode::kColon:
@@ -89,21 +90,13 @@ bool JsonGrammar::step(unsigned char c) {
       --depth_;
       return end_value();
     case Mode::kString:
-      if (c == '"') {
-        if (string_is_key_) mode_ = Mode::kColon;
-        else end_value();
-        return true;
+      switch (string_.step(c)) {
+        case StringBody::Step::kTaken: return true;
+        case StringBody::Step::kRefused: return false;
+        case StringBody::Step::kClosed: break;
       }
-      if (c == '\\') { mode_ = Mode::kEscape; return true; }
-      return c >= 0x20;  // control characters must be escaped
-    case Mode::kEscape:
-      if (c == 'u') { mode_ = Mode::kUnicode; hex_left_ = 4; return true; }
-      if (!is_escape(c)) return false;
-      mode_ = Mode::kString;
-      return true;
-    case Mode::kUnicode:
-      if (!is_hex(c)) return false;
-      if (--hex_left_ == 0) mode_ = Mode::kString;
+      if (string_is_key_) mode_ = Mode::kColon;
+      else end_value();
       return true;
     case Mode::kNumber: return number(c);
     case Mode::kLiteral:

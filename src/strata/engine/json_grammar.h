@@ -24,7 +24,7 @@ class JsonGrammar {
 
  private:
   enum class Mode : uint8_t {
-    kStart, kValue, kKeyOrEnd, kKey, kColon, kCommaOrEnd, kString, kEscape, kUnicode, kNumber, kLiteral, kDone,
+    kStart, kValue, kKeyOrEnd, kKey, kColon, kCommaOrEnd, kString, kNumber, kLiteral, kDone,
   };
   template <typename R> friend bool json_lexing::feed_all(R&, std::string_view);
   bool step(unsigned char c);
@@ -35,7 +35,7 @@ class JsonGrammar {
   Mode mode_ = Mode::kStart;
   json_lexing::Number num_ = json_lexing::Number::kSign;
   bool string_is_key_ = false;
-  uint8_t hex_left_ = 0;
+  json_lexing::StringBody string_;
   std::string_view literal_left_;  // the rest of true / false / null
   std::array<char, kMaxDepth> stack_{};  // open containers: '{' or '['
   uint8_t depth_ = 0;

@@ -49,10 +49,32 @@ inline NumberStep number_step(Number& state, unsigned char c, bool integer_only)
   return digit ? NumberStep::kRefused : NumberStep::kEnded;  // a digit here: a leading zero's
 }
 
-// The characters a backslash may escape in a string (u starts four hex digits).
-inline bool is_escape(unsigned char c) {
-  return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't';
-}
+// A string's body, after its opening quote: escapes (\uXXXX too), no raw control bytes.
+class StringBody {
+ public:
+  enum class Step : uint8_t { kTaken, kClosed, kRefused };
+  Step step(unsigned char c) {
+    if (hex_left_ > 0) {
+      if (!is_hex(c)) return Step::kRefused;
+      --hex_left_;
+      return Step::kTaken;
+    }
+    if (escaped_) {
+      escaped_ = false;
+      if (c == 'u') hex_left_ = 4;
+      else if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'n' && c != 'r' && c != 't')
+        return Step::kRefused;
+      return Step::kTaken;
+    }
+    if (c == '"') return Step::kClosed;
+    if (c == '\\') escaped_ = true;
+    return c >= 0x20 ? Step::kTaken : Step::kRefused;  // control characters must be escaped
+  }
+
+ private:
+  bool escaped_ = false;
+  uint8_t hex_left_ = 0;
+};
 
 // Feeds `bytes` to a recogniser with step(c); all or nothing.
 template <typename Recogniser>

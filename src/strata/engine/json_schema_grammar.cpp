@@ -166,6 +166,7 @@ bool JsonSchemaGrammar::start_value(int32_t node_index, unsigned char c) {
     case Kind::kString:
       if (c != '"') return false;
       leaf_ = Leaf::kString;
+      string_ = {};
       return true;
     case Kind::kNumber:
     case Kind::kInteger:
@@ -245,18 +246,13 @@ bool JsonSchemaGrammar::leaf_step(unsigned char c) {
       return true;
     }
     case Leaf::kString:
-      if (c == '"') { leaf_ = Leaf::kNone; return value_done(); }
-      if (c == '\\') { leaf_ = Leaf::kEscape; return true; }
-      return c >= 0x20;
-    case Leaf::kEscape:
-      if (c == 'u') { leaf_ = Leaf::kHex; hex_left_ = 4; return true; }
-      if (!is_escape(c)) return false;
-      leaf_ = Leaf::kString;
-      return true;
-    case Leaf::kHex:
-      if (!is_hex(c)) return false;
-      if (--hex_left_ == 0) leaf_ = Leaf::kString;
-      return true;
+      switch (string_.step(c)) {
+        case StringBody::Step::kTaken: return true;
+        case StringBody::Step::kRefused: return false;
+        case StringBody::Step::kClosed: break;
+      }
+      leaf_ = Leaf::kNone;
+      return value_done();
     case Leaf::kChoice: {
       const std::vector<std::string>& choices = schema_->nodes[leaf_node_].choices;
       uint64_t next = 0;

@@ -46,7 +46,7 @@ class JsonSchemaGrammar {
   bool done() const { return done_; }
 
  private:
-  enum class Leaf : uint8_t { kNone, kString, kEscape, kHex, kNumber, kChoice, kKey };
+  enum class Leaf : uint8_t { kNone, kString, kNumber, kChoice, kKey };
   struct Frame {
     int32_t node = 0;
     uint8_t phase = 0;
@@ -64,7 +64,7 @@ class JsonSchemaGrammar {
   uint8_t depth_ = 0;
   Leaf leaf_ = Leaf::kNone;
   json_lexing::Number number_ = json_lexing::Number::kSign;
-  uint8_t hex_left_ = 0;
+  json_lexing::StringBody string_;
   bool integer_ = false, started_ = false, done_ = false;
   int32_t leaf_node_ = -1;
   uint32_t text_pos_ = 0;
