@@ -42,10 +42,6 @@ class BatchSampler {
   SampleTicket launch(const Tensor& logits, std::vector<SampleTask> tasks);
   // One result per task of the ticket, in task order.
   std::vector<SampleResult> collect(SampleTicket& ticket);
-  std::vector<SampleResult> sample(const Tensor& logits, std::vector<SampleTask> tasks) {
-    SampleTicket ticket = launch(logits, std::move(tasks));
-    return collect(ticket);
-  }
 
  private:
   void launch_on_host(const Tensor& logits, SampleTicket& ticket);

@@ -107,13 +107,15 @@ void HttpServer::add_routes() {
     run_handler(req, res, [&m](const Json& b) { return detokenize(m, b); });
   });
   http_->Get("/v1/models", [&m](const httplib::Request&, httplib::Response& res) {
-    Json cards = Json::array({Json{{"id", m.served_name}, {"object", "model"}, {"created", m.created_unix},
-                                   {"owned_by", "strata"}, {"root", m.model_path},
-                                   {"max_model_len", m.service->max_model_len()}}});
-    for (size_t i = 0; i < m.lora_names.size(); ++i)
-      cards.push_back(Json{{"id", m.lora_names[i]}, {"object", "model"}, {"created", m.created_unix},
-                           {"owned_by", "strata"}, {"root", m.lora_paths[i]}, {"parent", m.served_name},
-                           {"max_model_len", m.service->max_model_len()}});
+    auto card = [&m](const std::string& id, const std::string& root) {
+      return Json{{"id", id}, {"object", "model"}, {"created", m.created_unix}, {"owned_by", "strata"},
+                  {"root", root}, {"max_model_len", m.service->max_model_len()}};
+    };
+    Json cards = Json::array({card(m.served_name, m.model_path)});
+    for (size_t i = 0; i < m.lora_names.size(); ++i) {
+      cards.push_back(card(m.lora_names[i], m.lora_paths[i]));
+      cards.back()["parent"] = m.served_name;
+    }
     res.set_content(dump_json(Json{{"object", "list"}, {"data", cards}}), "application/json");
   });
   http_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
