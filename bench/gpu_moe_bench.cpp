@@ -4,11 +4,13 @@
 // kernel only, L2 flushed before each call by reading 256 MB (clean lines, as in a decode step).
 // Prints JSON lines with TB/s of weight traffic (decode) and TFLOP/s (prefill).
 //   gpu_moe_bench [--tokens 1,8,64,512,4096] [--dense-rows 1,2,4,8] [--iters 20]
+#include <cstring>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/stream_gemv.h"
+#include "strata/ops/cuda/warp_gemv.h"
 #endif
 
 namespace strata {
@@ -69,6 +72,21 @@ std::vector<int32_t> random_offsets(int64_t tokens, int64_t top_k, int64_t exper
 }
 
 #if defined(STRATA_WITH_CUDA)
+// Random bf16 in [-1/16, 1/16) (xorshift; timing on constants can flatter a kernel).
+Tensor random_bf16(Backend& gpu, Shape shape, uint64_t seed) {
+  Tensor host = Tensor::host(DType::kBF16, shape);
+  uint16_t* v = host.data_as<uint16_t>();
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    const float f = (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) / 8.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    v[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  return gpu.from_host(host);
+}
+
 // The flush reads a [16384, 8192] bf16 matrix (256 MB, past L2) through cuBLASLt: reading
 // leaves clean lines, where a memset would leave L2 full of dirty lines to write back.
 struct Timer {
@@ -144,11 +162,9 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
 
 // Dense decode linears: the op's pick, cuBLASLt, the bulk-copy GEMV and the persistent streaming GEMV.
 void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts) {
-  const Tensor w = gpu.empty(DType::kBF16, {s.n, s.k});
-  gpu.fill_bytes(w, 0x3C);
+  const Tensor w = random_bf16(gpu, {s.n, s.k}, 11);
   for (const int64_t m : row_counts) {
-    const Tensor x = gpu.empty(DType::kBF16, {m, s.k}), out = gpu.empty(s.out_dtype, {m, s.n});
-    gpu.fill_bytes(x, 0x3C);
+    const Tensor x = random_bf16(gpu, {m, s.k}, 12 + m), out = gpu.empty(s.out_dtype, {m, s.n});
     const cuda::GroupedGemmArgs args{.x = x.data(), .weight = w.data(), .offsets = nullptr, .out = out.data(),
                                      .out_dtype = s.out_dtype, .num_experts = 1, .m = m, .n = s.n, .k = s.k};
     const double bytes = s.n * s.k * 2.0 + m * s.k * 2.0 + m * s.n * static_cast<double>(dtype_bytes(s.out_dtype, 1));
@@ -166,6 +182,12 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
       report("gemv", time_ms(timer, [&] { cuda::bulk_gemv(args, cuda::current_stream()); }));
     if (cuda::stream_gemv_supported(args))
       report("stream", time_ms(timer, [&] { cuda::stream_gemv(args, cuda::current_stream()); }));
+    const std::pair<const char*, cuda::WarpGemvVariant> variants[] = {
+        {"warp-f1u8", cuda::WarpGemvVariant::kRows1Unroll8}, {"warp-f2u4", cuda::WarpGemvVariant::kRows2Unroll4},
+        {"warp-f4u2", cuda::WarpGemvVariant::kRows4Unroll2}, {"warp-f2u8", cuda::WarpGemvVariant::kRows2Unroll8}};
+    if (cuda::warp_gemv_supported(args))
+      for (const auto& [name, variant] : variants)
+        report(name, time_ms(timer, [&] { cuda::warp_gemv(args, cuda::current_stream(), variant); }));
   }
 }
 #endif

@@ -2,16 +2,18 @@
 # The one script for the GPU machine: CUDA tests, then Strata's benchmarks and transformers'
 # on the same GPU, logs and a summary table in OUTDIR. Expects .gpu-bundle/ and .fixtures/
 # from bench/gpu/make_bundle.sh (carried with the run); builds there only as a fallback.
-#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine]
+#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli]
 # hybrid: the tests, then gpu_decode_bench and prefix_cache_bench on the 24-layer Qwen3-Next.
 # engine: engine_throughput_bench (256 x 512 prompt / 128 output tokens through the serving
 # engine), its transformers generate_batch peer, and `strata serve` start-up time, on Llama-3.1-8B.
+# lab: the dense GEMV variants side by side (gpu_moe_bench, decode row counts). cli: `strata
+# generate --timing` at batch 1 on Llama-3.1-8B (what a user runs) beside gpu_decode_bench.
 # Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
 # skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
 # HF_ENGINE_ARGS, STARTUP_TIMEOUT. The device tool returns at most 8 files: run several modes
 # into subfolders of $OUT and tar them into one file at the end of the call.
 set -uo pipefail
-OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine]}
+OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli]}
 WHAT=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
@@ -87,6 +89,19 @@ if [ "$WHAT" = all ] || [ "$WHAT" = engine ]; then
     --json "$OUT/startup.json" ${STARTUP_ARGS:-} > "$OUT/startup.log" 2>&1
   python3 "$ROOT/bench/gpu/summarize.py" --engine "$OUT/engine.jsonl" --hf-engine "$OUT/hf_engine.jsonl" \
     --startup "$OUT/startup.json" | tee "$OUT/engine_summary.md"
+fi
+if [ "$WHAT" = lab ]; then
+  run_bin timeout 240 "$BIN/gpu_moe_bench" --tokens 1,8 --dense-rows 1,2,4,8 > "$OUT/lab.jsonl" 2>&1
+  python3 "$ROOT/bench/gpu/summarize.py" --lab "$OUT/lab.jsonl" | tee "$OUT/lab.md"
+fi
+if [ "$WHAT" = cli ]; then
+  CLI_MODEL="$CONFIGS/${CLI_MODEL_NAME:-llama-3.1-8b}"
+  PROMPT=$(python3 -c 'print(",".join(str(100 + i) for i in range(128)))')
+  for temperature in 0 1; do
+    run_bin timeout 120 "$BIN/strata" generate --model "$CLI_MODEL" --device cuda --load-format dummy \
+      --prompt-ids "$PROMPT" --max-tokens 256 --ignore-eos --temperature $temperature --timing 2>&1 >/dev/null |
+      sed "s/^/generate temperature $temperature: /" | tee -a "$OUT/cli.txt"
+  done
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

@@ -3,7 +3,8 @@
 table: Strata's figures, the roofline, and the ratio to transformers at the same point.
 With --engine / --hf-engine / --startup: the engine workload (engine_throughput_bench
 against transformers' generate_batch, the 20x target) and serve start-up (the 15 s target).
-  summarize.py [STRATA_JSONL [HF_JSONL]] [--engine F] [--hf-engine F] [--startup F]"""
+With --lab: gpu_moe_bench's dense kernels side by side, TB/s per shape and row count.
+  summarize.py [STRATA_JSONL [HF_JSONL]] [--engine F] [--hf-engine F] [--startup F] [--lab F]"""
 import argparse
 import json
 
@@ -73,11 +74,28 @@ def main():
     p.add_argument("--engine", default="")
     p.add_argument("--hf-engine", default="")
     p.add_argument("--startup", default="")
+    p.add_argument("--lab", default="")
     a = p.parse_args()
+    if a.lab:
+        lab_table(load(a.lab))
     if a.engine or a.hf_engine or a.startup:
         engine_table(a.engine, a.hf_engine, a.startup)
     if a.strata:
         decode_table(load(a.strata), load(a.hf) if a.hf else [])
+
+
+def lab_table(records):
+    """One row per (shape, rows) of the dense linears, one column per kernel, in TB/s."""
+    dense = [r for r in records if "pairs" not in r and "kernel" in r]
+    kernels = list(dict.fromkeys(r["kernel"] for r in dense))
+    cells = {}
+    for r in dense:
+        cells.setdefault((r["shape"], r["tokens"]), {})[r["kernel"]] = r
+    print("| shape | rows | " + " | ".join(kernels) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in kernels) + " |")
+    for (shape, rows), by_kernel in cells.items():
+        row = [f"{by_kernel[k]['tb_s']:.2f} ({by_kernel[k]['us']:.0f} us)" if k in by_kernel else "-" for k in kernels]
+        print(f"| {shape} | {rows} | " + " | ".join(row) + " |")
 
 
 def decode_table(strata, hf):

@@ -1,5 +1,5 @@
-// The CUDA linear at decode row counts (1-4 rows, where small ones stream weights with the
-// bulk-copy GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned
+// The CUDA linear at decode row counts (1-4 rows, where it streams weights with the
+// register-streaming GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned
 // first, with and without bias; the bulk and persistent streaming kernels called directly at
 // every row count they take; the fixed rule that picks the dense kernel.
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include "strata/backend/cuda/cuda_check.h"
 #include "strata/ops/cuda/dense_linear.h"
 #include "strata/ops/cuda/stream_gemv.h"
+#include "strata/ops/cuda/warp_gemv.h"
 #endif
 
 namespace strata::test {
@@ -111,23 +112,48 @@ TEST_F(CudaDenseLinear, StreamKernelMatchesCpuUpToFourRows) {
   }
 }
 
-TEST(CudaDenseLinearRule, StreamsUpToFourSmallRowsElseCublasLt) {
+// The register-streaming kernel, every variant at every row count it takes: odd N (a warp's
+// last rows past N), a long K that is no multiple of a full unrolled pass, a short K, bias.
+TEST_F(CudaDenseLinear, WarpKernelVariantsMatchCpuUpToEightRows) {
+  const cuda::WarpGemvVariant variants[] = {cuda::WarpGemvVariant::kAuto, cuda::WarpGemvVariant::kRows1Unroll8,
+                                            cuda::WarpGemvVariant::kRows2Unroll4, cuda::WarpGemvVariant::kRows4Unroll2,
+                                            cuda::WarpGemvVariant::kRows2Unroll8};
+  for (const DenseShape& s : std::vector<DenseShape>{{"odd n", 1001, 2048}, {"long k", 300, 5128}, {"short k", 77, 64}}) {
+    const Tensor w = random_rounded({s.n, s.k}, 640, -0.05f, 0.05f), b = random_rounded({s.n}, 641);
+    const Tensor gw = gpu_bf16(w), gb = gpu_bf16(b);
+    for (int64_t m = 1; m <= cuda::kWarpGemvMaxRows; ++m) {
+      const Tensor x = random_rounded({m, s.k}, 642 + m), gx = gpu_bf16(x);
+      Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+      ops::linear(x, to_bf16_host(w), to_bf16_host(b), ref);
+      for (const cuda::WarpGemvVariant variant : variants)
+        for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
+          Tensor out = poisoned(out_dtype, {m, s.n});
+          const cuda::GroupedGemmArgs args{.x = gx.data(), .weight = gw.data(), .offsets = nullptr,
+                                           .out = out.data(), .out_dtype = out_dtype, .num_experts = 1,
+                                           .m = m, .n = s.n, .k = s.k, .bias = gb.data()};
+          ASSERT_TRUE(cuda::warp_gemv_supported(args)) << s.name;
+          cuda::warp_gemv(args, cuda::current_stream(), variant);
+          expect_close(*gpu_, out, ref, kBf16Tolerance,
+                       label(s, m, out_dtype, true) + " variant " + std::to_string(static_cast<int>(variant)));
+        }
+    }
+  }
+}
+
+TEST(CudaDenseLinearRule, StreamsUpToEightRowsWhoseXFitsSharedMemoryElseCublasLt) {
   alignas(16) static const uint16_t dummy[8] = {};
   cuda::GroupedGemmArgs args{.x = dummy, .weight = dummy, .offsets = nullptr, .out = nullptr,
                              .num_experts = 1, .m = 1, .n = 4096, .k = 4096};
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
-  args.m = 2;
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
-  args.m = 3;  // x of 24 KB
+  for (args.m = 1; args.m <= 8; ++args.m)  // x up to 64 KB
+    EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kWarpStreaming) << args.m;
+  args.m = 9;
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
-  args.k = 2048;
-  args.m = 4;
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kBulkStreaming);
-  args.m = 5;
+  args.k = 14336;  // Llama-3 down: 28 KB per row of x
+  args.m = 3;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kWarpStreaming);
+  args.m = 4;  // 112 KB
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.m = 1;
-  args.k = 14336;  // Llama-3 down: x of 28 KB
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.k = 100;  // not a multiple of 8
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.k = 4096;

@@ -7,7 +7,7 @@
 #include "strata/cli/default_model.h"
 #include "strata/cli/model_flags.h"
 #include "strata/cli/sampling_flags.h"
-#include "strata/engine/offline_generate.h"
+#include "strata/engine/local_engine.h"
 #include "strata/text/chat_prompt.h"
 #include "strata/text/incremental_detokenizer.h"
 #include "strata/text/load_tokenizer.h"
@@ -23,17 +23,16 @@ struct ChatFlags {
 };
 
 // One assistant turn: generates, streams, returns the reply text.
-std::string reply(OpenModel& open, const text::Tokenizer& tokenizer,
+std::string reply(LocalEngine& engine, const text::Tokenizer& tokenizer,
                   const nlohmann::ordered_json& messages, const ChatFlags& flags) {
-  OfflineGenerateRequest request{
+  LocalGenerateRequest request{
       .prompt_ids = text::encode_conversation(tokenizer, {.messages = messages, .add_generation_prompt = true}),
       .sampling = to_sampling_params(flags.sampling),
       .max_tokens = flags.sampling.max_tokens,
-      .stop_token_ids = text::stop_token_ids(tokenizer, open.loaded.config.eos_token_ids),
       .ignore_eos = flags.sampling.ignore_eos};
   text::IncrementalDetokenizer detok(tokenizer, /*skip_special_tokens=*/true);
   std::string text;
-  generate_offline(*open.runner, request, [&](int32_t token) {
+  engine.generate(request, [&](int32_t token) {
     const std::string piece = detok.push(token);
     text += piece;
     std::cout << piece << std::flush;
@@ -48,11 +47,14 @@ void run_chat(ChatFlags flags) {
   if (flags.model.model.empty()) flags.model.model = default_model_path();
   OpenModel open = open_model(flags.model);
   auto tokenizer = text::load_tokenizer(flags.model.model);
+  // One engine for the whole conversation: each turn's prompt extends the last one, so the
+  // prefix cache serves everything but the new message.
+  LocalEngine engine(*open.runner, *tokenizer, text::stop_token_ids(*tokenizer, open.loaded.config.eos_token_ids));
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!flags.system.empty()) messages.push_back({{"role", "system"}, {"content", flags.system}});
   if (!flags.prompt.empty()) {
     messages.push_back({{"role", "user"}, {"content", flags.prompt}});
-    reply(open, *tokenizer, messages, flags);
+    reply(engine, *tokenizer, messages, flags);
     return;
   }
   std::string line;
@@ -60,7 +62,7 @@ void run_chat(ChatFlags flags) {
     if (line.empty()) continue;
     if (line == "/exit" || line == "/quit") break;
     messages.push_back({{"role", "user"}, {"content", line}});
-    messages.push_back({{"role", "assistant"}, {"content", reply(open, *tokenizer, messages, flags)}});
+    messages.push_back({{"role", "assistant"}, {"content", reply(engine, *tokenizer, messages, flags)}});
   }
 }
 

@@ -7,7 +7,8 @@
 #include "strata/cli/model_flags.h"
 #include "strata/cli/sampling_flags.h"
 #include "strata/core/error.h"
-#include "strata/engine/offline_generate.h"
+#include "strata/engine/local_engine.h"
+#include "strata/text/id_tokenizer.h"
 
 namespace strata::cli {
 namespace {
@@ -28,19 +29,21 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 void run_generate(const GenerateFlags& flags) {
   const SamplingParams sampling = to_sampling_params(flags.sampling);
   OpenModel open = open_model(flags.model);
-  OfflineGenerateRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
-                                 .sampling = sampling,
-                                 .max_tokens = flags.sampling.max_tokens,
-                                 .stop_token_ids = {open.loaded.config.eos_token_ids.begin(),
-                                                    open.loaded.config.eos_token_ids.end()},
-                                 .ignore_eos = flags.sampling.ignore_eos};
+  LocalGenerateRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
+                               .sampling = sampling,
+                               .max_tokens = flags.sampling.max_tokens,
+                               .ignore_eos = flags.sampling.ignore_eos};
   for (int32_t t : request.prompt_ids)
     if (t >= open.loaded.config.vocab_size)
       fail("--prompt-ids: id {} is outside the vocabulary ({} tokens)", t, open.loaded.config.vocab_size);
+  // Ids in, ids out: the id tokenizer stands in for the model's (the engine's text is unused).
+  const auto ids = text::make_id_tokenizer(static_cast<int32_t>(open.loaded.config.vocab_size));
+  const auto& eos = open.loaded.config.eos_token_ids;
+  LocalEngine engine(*open.runner, *ids, {eos.begin(), eos.end()});
   // Decode time runs from the first sampled token (prefill done) to the last one.
   const Clock::time_point start = Clock::now();
   Clock::time_point first, last;
-  const std::vector<int32_t> out = generate_offline(*open.runner, request, [&](int32_t) {
+  const std::vector<int32_t> out = engine.generate(request, [&](int32_t) {
     last = Clock::now();
     if (first == Clock::time_point{}) first = last;
     return true;

@@ -1,5 +1,6 @@
-// One sequence generated to completion on a DirectSession: the simple path behind
-// `strata generate` and `strata chat` (the server batches through the Engine instead).
+// One sequence generated to completion on a DirectSession, step by step with host sampling:
+// the plain reference the engine tests compare batched serving against (`strata generate`
+// and `strata chat` run through LocalEngine, the server's path).
 #pragma once
 
 #include <functional>

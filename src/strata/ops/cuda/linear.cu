@@ -1,17 +1,17 @@
-// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 4 rows of at
-// most 16 KB the bulk-copy streaming kernel (grouped_gemm.h, one "expert") reads the weights;
-// else cuBLASLt. The choice is dense_linear_kernel, a fixed rule (dense_linear.h).
+// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 8 rows the
+// register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
+// dense_linear_kernel, a fixed rule (dense_linear.h).
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
 #include "strata/ops/cuda/grouped_gemm.h"
+#include "strata/ops/cuda/warp_gemv.h"
 #include "strata/ops/linear.h"
 
 namespace strata::cuda {
 
 DenseKernel dense_linear_kernel(const GroupedGemmArgs& args) {
-  const bool small = args.m <= kDenseStreamingMaxRows && args.m * args.k * 2 <= kDenseStreamingMaxXBytes;
-  return small && bulk_gemv_supported(args) ? DenseKernel::kBulkStreaming : DenseKernel::kCublasLt;
+  return warp_gemv_supported(args) ? DenseKernel::kWarpStreaming : DenseKernel::kCublasLt;
 }
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
@@ -22,8 +22,8 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Ten
   const GroupedGemmArgs args{.x = x.data(), .weight = weight.data(), .offsets = nullptr, .out = out.data(),
                              .out_dtype = out.dtype(), .num_experts = 1, .m = x.dim(0), .n = weight.dim(0),
                              .k = x.dim(1), .bias = bias.defined() ? bias.data() : nullptr};
-  if (dense_linear_kernel(args) == DenseKernel::kBulkStreaming) {
-    bulk_gemv(args, current_stream());
+  if (dense_linear_kernel(args) == DenseKernel::kWarpStreaming) {
+    warp_gemv(args, current_stream());
     return;
   }
   gemm_bf16({.weight = weight.data(), .x = x.data(), .out = out.data(), .out_dtype = out.dtype(),

@@ -1,0 +1,141 @@
+// out[M, N] = x[M, K] @ weight[N, K]^T (+ bias): 8 warps per block, warp w of block b owns
+// weight rows [(b * 8 + w) * F, + F). Lane l reads 16-byte chunks l, l + 32, ... of each row,
+// U chunks per row per iteration, all issued before any is used (F * U loads in flight).
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/dot_bf16.cuh"
+#include "strata/ops/cuda/pdl.cuh"
+#include "strata/ops/cuda/warp_gemv.h"
+
+namespace strata::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+
+struct Params {
+  const uint4* x;       // [M, K / 8]
+  const uint4* weight;  // [N, K / 8]
+  const bf16* bias;     // [N] or null
+  void* out;            // [M, N]
+  int64_t n, chunks;    // chunks = K / 8
+};
+
+// Loads the U chunks of F rows starting at chunk c (chunks past the row end read as zero).
+template <int F, int U>
+__device__ __forceinline__ void load_weights(const Params& p, int64_t row0, int64_t c, uint4 (&w)[F][U]) {
+#pragma unroll
+  for (int f = 0; f < F; ++f)
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t cc = c + u * 32;
+      w[f][u] = (row0 + f < p.n && cc < p.chunks) ? __ldcs(p.weight + (row0 + f) * p.chunks + cc) : make_uint4(0, 0, 0, 0);
+    }
+}
+
+template <int R, int F, int U, typename Tout>
+__global__ void __launch_bounds__(kThreads) warp_gemv_kernel(Params p, int rows) {
+  extern __shared__ uint4 xs[];  // [rows, chunks]
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * F;
+  uint4 w[F][U];
+  load_weights<F, U>(p, row0, lane, w);  // independent of the previous kernel's output
+  wait_for_previous_kernel();
+  for (int64_t i = threadIdx.x; i < rows * p.chunks; i += kThreads) xs[i] = p.x[i];
+  __syncthreads();
+  float acc[F][R] = {};
+  for (int64_t c = lane; c < p.chunks; c += 32 * U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t cc = c + u * 32;
+      if (cc >= p.chunks) break;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        if (r >= rows) break;
+        const uint4 xv = xs[r * p.chunks + cc];
+#pragma unroll
+        for (int f = 0; f < F; ++f) fma_bf16x8(acc[f][r], w[f][u], xv);
+      }
+    }
+    if (c + 32 * U < p.chunks) load_weights<F, U>(p, row0, c + 32 * U, w);
+  }
+  allow_next_kernel();
+#pragma unroll
+  for (int f = 0; f < F; ++f)
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float v = acc[f][r];
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0 && r < rows && row0 + f < p.n) {
+        if (p.bias != nullptr) v += __bfloat162float(p.bias[row0 + f]);
+        static_cast<Tout*>(p.out)[r * p.n + row0 + f] = from_f32<Tout>(v);
+      }
+    }
+}
+
+template <int R, int F, int U, typename Tout>
+void launch_variant(const Params& params, int rows, cudaStream_t stream) {
+  const size_t smem = static_cast<size_t>(rows * params.chunks) * sizeof(uint4);
+  static const bool configured = [] {
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(warp_gemv_kernel<R, F, U, Tout>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(kWarpGemvMaxXBytes)));
+    return true;
+  }();
+  (void)configured;
+  const int64_t blocks = ceil_div(params.n, int64_t{kWarps} * F);
+  launch_dependent(warp_gemv_kernel<R, F, U, Tout>, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), smem,
+                   stream, params, rows);
+}
+
+// R: rows rounded up to a power of two (the accumulators held per weight row).
+template <int F, int U, typename Tout>
+void launch_rows(const Params& params, int rows, cudaStream_t stream) {
+  if (rows == 1) return launch_variant<1, F, U, Tout>(params, rows, stream);
+  if (rows == 2) return launch_variant<2, F, U, Tout>(params, rows, stream);
+  if (rows <= 4) return launch_variant<4, F, U, Tout>(params, rows, stream);
+  launch_variant<8, F, U, Tout>(params, rows, stream);
+}
+
+template <typename Tout>
+void launch(const Params& params, int rows, WarpGemvVariant variant, cudaStream_t stream) {
+  switch (variant) {
+    case WarpGemvVariant::kRows1Unroll8: return launch_rows<1, 8, Tout>(params, rows, stream);
+    case WarpGemvVariant::kRows2Unroll4: return launch_rows<2, 4, Tout>(params, rows, stream);
+    case WarpGemvVariant::kRows4Unroll2: return launch_rows<4, 2, Tout>(params, rows, stream);
+    case WarpGemvVariant::kRows2Unroll8: return launch_rows<2, 8, Tout>(params, rows, stream);
+    case WarpGemvVariant::kAuto: break;
+  }
+  STRATA_CHECK(false);
+}
+
+// More rows of x mean more accumulators per weight row: fewer weight rows per warp.
+WarpGemvVariant auto_variant(int64_t rows) {
+  return rows <= 2 ? WarpGemvVariant::kRows2Unroll4 : WarpGemvVariant::kRows1Unroll8;
+}
+
+}  // namespace
+
+bool warp_gemv_supported(const GroupedGemmArgs& args) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return args.offsets == nullptr && args.num_experts == 1 && args.m >= 1 && args.m <= kWarpGemvMaxRows &&
+         args.k % 8 == 0 && args.k > 0 && args.m * args.k * 2 <= kWarpGemvMaxXBytes && aligned(args.x) &&
+         aligned(args.weight) && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+void warp_gemv(const GroupedGemmArgs& args, cudaStream_t stream, WarpGemvVariant variant) {
+  if (args.n == 0) return;
+  STRATA_CHECK(warp_gemv_supported(args));
+  const Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint4*>(args.weight),
+                      .bias = static_cast<const bf16*>(args.bias), .out = args.out, .n = args.n,
+                      .chunks = args.k / 8};
+  if (variant == WarpGemvVariant::kAuto) variant = auto_variant(args.m);
+  const int rows = static_cast<int>(args.m);
+  if (args.out_dtype == DType::kF32) {
+    launch<float>(params, rows, variant, stream);
+  } else {
+    launch<bf16>(params, rows, variant, stream);
+  }
+}
+
+}  // namespace strata::cuda
