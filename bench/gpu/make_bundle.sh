@@ -29,5 +29,5 @@ done
 tar -C .gpu-bundle -cJf .gpu-bundle/libs.tar.xz lib fallback && rm -rf .gpu-bundle/lib .gpu-bundle/fallback
 tar -C .gpu-bundle -cJf .gpu-bundle/bin.tar.xz bin && rm -rf .gpu-bundle/bin
 rm -rf .fixtures && mkdir -p .fixtures
-cp -r /work/shared/fixtures/hf /work/shared/fixtures/configs .fixtures/
+cp -r /work/shared/fixtures/hf /work/shared/fixtures/configs /work/shared/fixtures/lora .fixtures/
 du -sh .gpu-bundle .fixtures

@@ -140,18 +140,19 @@ TEST_F(CudaDenseLinear, WarpKernelVariantsMatchCpuUpToEightRows) {
   }
 }
 
-TEST(CudaDenseLinearRule, StreamsUpToEightRowsWhoseXFitsSharedMemoryElseCublasLt) {
+TEST(CudaDenseLinearRule, StreamsUpToTwoRowsElseCublasLt) {
   alignas(16) static const uint16_t dummy[8] = {};
   cuda::GroupedGemmArgs args{.x = dummy, .weight = dummy, .offsets = nullptr, .out = nullptr,
                              .num_experts = 1, .m = 1, .n = 4096, .k = 4096};
-  for (args.m = 1; args.m <= 8; ++args.m)  // x up to 64 KB
-    EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kWarpStreaming) << args.m;
-  args.m = 9;
-  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
-  args.k = 14336;  // Llama-3 down: 28 KB per row of x
-  args.m = 3;
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kWarpStreaming);
-  args.m = 4;  // 112 KB
+  args.m = 2;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kWarpStreaming);
+  args.m = 3;
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
+  args.m = 2;
+  args.k = 14336;  // Llama-3 down: 56 KB of x in shared memory
+  EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kWarpStreaming);
+  args.k = 65536;  // 256 KB of x: more than shared memory holds
   EXPECT_EQ(cuda::dense_linear_kernel(args), cuda::DenseKernel::kCublasLt);
   args.m = 1;
   args.k = 100;  // not a multiple of 8

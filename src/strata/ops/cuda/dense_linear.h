@@ -1,7 +1,7 @@
 // Which kernel the CUDA linear runs for a dense product out[M, N] = x[M, K] @ weight[N, K]^T:
-// at up to 8 rows the weights are streamed once by the register-streaming GEMV (memory bound;
-// cuBLASLt's skinny tiles leave bandwidth unused), x staged in shared memory, so x must fit
-// there (warp_gemv.h); else cuBLASLt. One fixed rule, tested.
+// at 1-2 rows the weights are streamed by the register-streaming GEMV (warp_gemv.h), whose
+// first loads start before the kernel ahead of it ends; from 3 rows cuBLASLt, which held
+// 4.1-4.4 TB/s on the large Llama-3 shapes where the GEMV fell to 1.5-3 (docs/perf.md, lab).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,8 @@
 namespace strata::cuda {
 
 enum class DenseKernel : uint8_t { kWarpStreaming, kCublasLt };
+
+constexpr int64_t kDenseStreamingMaxRows = 2;
 
 
 // args: offsets null, num_experts 1 (the dense form of GroupedGemmArgs).

@@ -1,4 +1,4 @@
-// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 8 rows the
+// CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
 // dense_linear_kernel, a fixed rule (dense_linear.h).
 #include "strata/ops/cuda/common.cuh"
@@ -11,7 +11,8 @@
 namespace strata::cuda {
 
 DenseKernel dense_linear_kernel(const GroupedGemmArgs& args) {
-  return warp_gemv_supported(args) ? DenseKernel::kWarpStreaming : DenseKernel::kCublasLt;
+  return args.m <= kDenseStreamingMaxRows && warp_gemv_supported(args) ? DenseKernel::kWarpStreaming
+                                                                       : DenseKernel::kCublasLt;
 }
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
