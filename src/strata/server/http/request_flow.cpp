@@ -56,7 +56,8 @@ bool EventLoop::parse_some(Connection& c, Clock::time_point now) {
 
 void EventLoop::dispatch(Connection& c, HttpRequest request, Clock::time_point now) {
   c.served_any = true;
-  const bool keep_alive = request.keep_alive && !stopping_;
+  // No route answers HEAD; its refusal carries a body, so the connection cannot be reused.
+  const bool keep_alive = request.keep_alive && !stopping_ && request.method != "HEAD";
   std::optional<HttpResponse> answer;
   try {
     answer = handlers_.answer_inline(request);
@@ -94,12 +95,9 @@ bool EventLoop::pump(Connection& c, Clock::time_point now) {
 }
 
 void EventLoop::end_answer(Connection& c, bool keep_alive, Clock::time_point now) {
-  if (!keep_alive) {
-    c.close_after_write = true;
-    return;
-  }
   c.phase = Phase::kIdle;
-  c.deadline = now + options_.keep_alive_timeout;
+  c.close_after_write = c.close_after_write || !keep_alive;
+  c.deadline = c.close_after_write ? Clock::time_point::max() : now + options_.keep_alive_timeout;
 }
 
 void EventLoop::refuse(Connection& c, const FramingError& error, Clock::time_point now) {
