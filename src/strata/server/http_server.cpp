@@ -41,7 +41,7 @@ struct Route {
   const char* path;
   bool open;        // served without the API key (probes)
   bool generation;  // refused with 503 while draining
-  Handler handler;  // null: answered inline
+  Handler handler;  // null: answered on the event loop (probes: cheap, and never queued behind streams)
 };
 
 constexpr Route kRoutes[] = {
@@ -54,11 +54,7 @@ constexpr Route kRoutes[] = {
     {"POST", "/detokenize", false, false,
      [](const ServedModel& m, const HttpRequest& r, const ClientWatch&) { return detokenize(m, parse_body(r.body)); }},
     {"GET", "/v1/models", false, false, [](const ServedModel& m, const HttpRequest&, const ClientWatch&) { return models_reply(m); }},
-    {"GET", "/metrics", true, false,
-     [](const ServedModel& m, const HttpRequest&, const ClientWatch&) {
-       return HttpReply{.body = render_metrics(m.service->stats(), m.served_name),
-                        .content_type = "text/plain; version=0.0.4"};
-     }},
+    {"GET", "/metrics", true, false, nullptr},
     {"GET", "/health", true, false, nullptr},
 };
 
@@ -122,6 +118,9 @@ std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request
     return r;
   }
   const bool stopping = draining_ || !model_.service->running();
+  if (route->handler == nullptr && request.path == "/metrics")
+    return HttpResponse{.content_type = "text/plain; version=0.0.4",
+                        .body = render_metrics(model_.service->stats(), model_.served_name)};
   if (route->handler == nullptr) {  // /health
     if (stopping) return http::error_response(ApiError(503, "the engine is not running", "service_unavailable"));
     return HttpResponse{.body = "{}"};

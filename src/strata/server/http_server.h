@@ -40,8 +40,8 @@ class HttpServer {
   bool accepting() const { return serving_ && !draining_; }
 
  private:
-  // On the event loop: the answers that need no worker (401, 404, 405, /health, 503 while
-  // draining); nullopt for the rest.
+  // On the event loop: the answers that need no worker (401, 404, 405, /health, /metrics,
+  // 503 while draining); nullopt for the rest.
   std::optional<http::HttpResponse> answer_inline(const http::HttpRequest& request) const;
   // On a worker.
   void answer(http::Exchange& exchange) const;
