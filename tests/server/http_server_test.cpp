@@ -1,83 +1,43 @@
 // Server contract tests against a scripted GenerationService: exact response shapes, SSE
-// framing, engine errors, and that a client hanging up mid-stream cancels its request.
+// framing, engine errors, JSON bodies for every refusal, and that a client hanging up
+// cancels its request (streamed or not, generating or still queued).
 #include "strata/server/http_server.h"
 
 #include <httplib.h>
 
 #include <gtest/gtest.h>
 
-#include <set>
 #include <thread>
 
+#include "server/http/raw_client_support.h"
+#include "server/scripted_service_support.h"
 #include "strata/server/json_fields.h"
 #include "strata/text/id_tokenizer.h"
 
 namespace strata::server {
 namespace {
 
-// Each request streams "a", "b", ... one token per 2 ms until max_tokens or a cancel, or
-// fails when the prompt starts with 99.
-class ScriptedService final : public GenerationService {
- public:
-  ~ScriptedService() override {
-    stop_ = true;
-    for (std::thread& t : threads_) t.join();
-  }
-  std::shared_ptr<RequestStream> submit(GenerationRequest request) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto stream = std::make_shared<RequestStream>(next_id_++);
-    threads_.emplace_back([this, stream, request] { play(*stream, request); });
-    return stream;
-  }
-  void cancel(int64_t id) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    cancelled_.insert(id);
-  }
-  void shutdown(std::chrono::milliseconds) override {}
-  bool running() const override { return true; }
-  int32_t max_model_len() const override { return 8192; }
-  EngineStatsSnapshot stats() const override { return {}; }
-  bool was_cancelled(int64_t id) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return cancelled_.count(id) > 0;
-  }
-
- private:
-  void play(RequestStream& stream, const GenerationRequest& r) {
-    const int32_t n = r.max_tokens;
-    if (r.prompt_ids[0] == 99) return stream.push({.finished = true, .error = "scripted failure"});
-    for (int32_t i = 0; i < n && !stop_; ++i) {
-      RequestUpdate u{.num_prompt_tokens = static_cast<int32_t>(r.prompt_ids.size()), .num_generated_tokens = i + 1};
-      ChoiceDelta d{.index = 0, .text = std::string(1, static_cast<char>('a' + i % 26)), .token_ids = {i}};
-      if (was_cancelled(stream.request_id())) d.finish_reason = FinishReason::kCancelled;
-      else if (i + 1 == n) d.finish_reason = FinishReason::kLength;
-      u.finished = d.finish_reason != FinishReason::kNone;
-      u.deltas.push_back(d);
-      stream.push(std::move(u));
-      if (u.finished) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  }
-
-  std::mutex mutex_;
-  std::atomic<bool> stop_{false};
-  int64_t next_id_ = 1;
-  std::set<int64_t> cancelled_;
-  std::vector<std::thread> threads_;
-};
+using test::ScriptedService;
 
 class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     model_ = {.service = &service_, .tokenizer = tokenizer_.get(), .accepts_text = false, .served_name = "m",
               .accepted_names = {"m"}, .vocab_size = 100};
-    server_ = std::make_unique<HttpServer>(model_, ServerOptions{.port = 0, .num_http_threads = 8});
+    start(ServerOptions{.port = 0, .num_http_threads = 8});
+  }
+  void start(const ServerOptions& options) {
+    server_ = std::make_unique<HttpServer>(model_, options);
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->serve(); });
   }
   void TearDown() override {
     server_->stop();
     thread_.join();
+  }
+  void restart(const ServerOptions& options) {
+    TearDown();
+    start(options);
   }
   httplib::Result post(const std::string& path, const std::string& body) {
     httplib::Client client("127.0.0.1", port_);
@@ -164,8 +124,88 @@ TEST_F(HttpServerTest, HangingUpMidStreamCancels) {
     httplib::Client client("127.0.0.1", port_);
     client.send(req);
   }  // the client's socket closes here
-  for (int i = 0; i < 500 && !service_.was_cancelled(1); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_TRUE(service_.was_cancelled(1));
+  EXPECT_TRUE(service_.wait_cancelled(1, std::chrono::milliseconds(5000)));
+}
+
+// The client sends a request and leaves; its engine request must be cancelled promptly
+// whether it was streamed or not, and whether it was generating (prompt 1) or still
+// queued with no token yet (prompt 98).
+TEST_F(HttpServerTest, ClientThatLeavesCancelsItsRequest) {
+  int64_t id = 0;
+  for (const char* body : {R"({"prompt": [1], "max_tokens": 5000})", R"({"prompt": [98], "max_tokens": 5})",
+                           R"({"prompt": [98], "max_tokens": 5, "stream": true})"}) {
+    {
+      test::RawClient client(port_);
+      ASSERT_TRUE(client.send(test::post_bytes("/v1/completions", body)));
+      while (service_.num_submitted() == id) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      ++id;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(service_.wait_cancelled(id, std::chrono::milliseconds(2000))) << body;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500)) << body;
+  }
+}
+
+TEST_F(HttpServerTest, RefusalsAreOpenAiErrors) {
+  restart(ServerOptions{.port = 0, .api_key = "k", .max_body_bytes = 64, .num_http_threads = 4});
+  const std::string key = "Authorization: Bearer k\r\n";
+  const struct {
+    std::string bytes;
+    int status;
+    const char* type;
+  } cases[] = {
+      {test::post_bytes("/v1/completions", "{}"), 401, "authentication_error"},
+      {test::post_bytes("/v1/nothing", "{}", key), 404, "invalid_request_error"},
+      {"GET /v1/completions HTTP/1.1\r\n" + key + "\r\n", 405, "invalid_request_error"},
+      {test::post_bytes("/v1/completions", std::string(65, ' '), key), 413, "invalid_request_error"},
+      {"POST /v1/completions HTTP/1.1\r\n" + key + "Transfer-Encoding: chunked\r\n\r\n41\r\n", 413,
+       "invalid_request_error"},
+      {"POST /v1/completions HTTP/1.1\r\n" + key + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400,
+       "invalid_request_error"},
+      {test::post_bytes("/v1/completions", "{", key), 400, "invalid_request_error"},
+  };
+  for (const auto& c : cases) {
+    test::RawClient client(port_);
+    ASSERT_TRUE(client.send(c.bytes));
+    auto r = client.read_response();
+    ASSERT_TRUE(r) << c.status;
+    EXPECT_EQ(r->status, c.status) << c.bytes;
+    EXPECT_EQ(r->header("content-type"), "application/json");
+    const Json error = Json::parse(r->body)["error"];
+    EXPECT_EQ(error["type"], c.type) << r->body;
+    EXPECT_TRUE(error.contains("param") && error.contains("code")) << r->body;
+  }
+  test::RawClient health(port_);  // probes need no key
+  ASSERT_TRUE(health.send("GET /health HTTP/1.1\r\n\r\nGET /metrics HTTP/1.1\r\n\r\n"));
+  auto ok = health.read_response();
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  auto metrics = health.read_response();
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->header("content-type"), "text/plain; version=0.0.4");
+}
+
+TEST_F(HttpServerTest, DrainingRefusesGenerationAndFailsHealth) {
+  server_->begin_drain();
+  auto health = httplib::Client("127.0.0.1", port_).Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 503);
+  auto res = post("/v1/completions", R"({"prompt": [1], "max_tokens": 2})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(Json::parse(res->body)["error"]["type"], "service_unavailable");
+  EXPECT_EQ(post("/detokenize", R"({"tokens": [1]})")->status, 200);
+}
+
+TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  httplib::Client client("127.0.0.1", port_);
+  client.set_keep_alive(true);
+  for (int i = 0; i < 20; ++i) {
+    auto res = client.Post("/v1/completions", R"({"prompt": [1], "max_tokens": 2})", "application/json");
+    ASSERT_TRUE(res) << i;
+    EXPECT_EQ(res->status, 200);
+  }
 }
 
 }  // namespace

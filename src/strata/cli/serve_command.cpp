@@ -60,6 +60,27 @@ LoraModules load_lora_modules(const std::vector<std::string>& specs, const Model
   return modules;
 }
 
+// What one client may hold: sizes, total deadlines, connections (docs/serving.md, "HTTP limits").
+void add_http_limit_flags(CLI::App& cmd, server::ServerOptions& s) {
+  cmd.add_option("--max-body-bytes", s.max_body_bytes, "largest request body, chunked too; larger ones get 413")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--max-header-bytes", s.max_header_bytes, "largest request line + headers; larger get 431")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 30));
+  cmd.add_option("--header-timeout", s.header_timeout_s, "seconds to receive a whole request head; 408 after")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--body-timeout", s.body_timeout_s, "seconds to receive a whole request body; 408 after")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--keep-alive-timeout", s.keep_alive_timeout_s, "seconds an idle connection is kept between requests")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--send-timeout", s.send_timeout_s, "seconds a client may take no byte of its answer before it is dropped")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--max-connections", s.max_connections, "connections open at once; more get 503")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--max-connections-per-client", s.max_connections_per_client,
+                 "connections open at once from one IP address; more get 503")
+      ->check(CLI::Range(1, 1 << 20));
+}
+
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_model_flags(cmd, f.model, /*model_required=*/false);
   cmd.add_option("MODEL", f.positional_model, "model folder or .gguf (default: the embedded SmolLM2)");
@@ -67,8 +88,7 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   cmd.add_option("--port", f.server.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
   cmd.add_option("--api-key", f.server.api_key, "require 'Authorization: Bearer <key>' on every API route");
   cmd.add_option("--served-model-name", f.served_model_name, "the model id clients use (default: the file name)");
-  cmd.add_option("--max-body-bytes", f.server.max_body_bytes, "largest request body; larger ones get 413")
-      ->check(CLI::PositiveNumber);
+  add_http_limit_flags(cmd, f.server);
   cmd.add_option("--max-num-batched-tokens", f.engine.max_num_batched_tokens, "token budget of one engine step")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--max-num-seqs", f.engine.max_num_seqs, "sequences running at once")->check(CLI::PositiveNumber);

@@ -133,7 +133,7 @@ std::vector<int32_t> encode_chat(const ServedModel& model, const ChatRequest& ch
 
 }  // namespace
 
-HttpReply chat_completion(const ServedModel& model, const Json& body) {
+HttpReply chat_completion(const ServedModel& model, const Json& body, const ClientWatch& client) {
   const std::optional<std::string> name = read_string(body, "model");
   const int32_t lora_slot = check_model_name(model, name ? &*name : nullptr);
   ChatRequest chat = read_chat_request(body, model.vocab_size);
@@ -147,7 +147,7 @@ HttpReply chat_completion(const ServedModel& model, const Json& body) {
   auto run = std::make_unique<GenerationRun>(*model.service, std::move(requests));
   Envelope env{.id = "chatcmpl-" + random_alnum(24), .created = unix_now(), .model = answered_by};
   if (chat.stream) return {.events = std::make_shared<ChatEventStream>(model, std::move(chat), std::move(run), env)};
-  const std::vector<ChoiceOutput> choices = collect_choices(*run);
+  const std::vector<ChoiceOutput> choices = collect_choices(*run, client);
   Json j = envelope_json(env, "chat.completion");
   j["choices"] = Json::array();
   for (size_t i = 0; i < choices.size(); ++i) j["choices"].push_back(choice_json(model, choices[i], i, chat));

@@ -9,7 +9,8 @@
 
 namespace strata::server {
 
-// Throws ApiError for a request it refuses.
-HttpReply chat_completion(const ServedModel& model, const Json& body);
+// Throws ApiError for a request it refuses. A non-streamed answer stops waiting (and
+// cancels its engine requests) once `client` is gone.
+HttpReply chat_completion(const ServedModel& model, const Json& body, const ClientWatch& client);
 
 }  // namespace strata::server

@@ -4,7 +4,7 @@
 
 namespace strata::server {
 
-std::vector<ChoiceOutput> collect_choices(GenerationRun& run) {
+std::vector<ChoiceOutput> collect_choices(GenerationRun& run, const ClientWatch& client) {
   std::vector<ChoiceOutput> choices(static_cast<size_t>(run.num_choices()));
   const auto on_delta = [&](int32_t index, ChoiceDelta& d) {
     if (index < 0 || index >= run.num_choices()) return;
@@ -17,7 +17,12 @@ std::vector<ChoiceOutput> collect_choices(GenerationRun& run) {
       c.stop_reason = d.stop_reason;
     }
   };
-  while (run.poll(std::chrono::milliseconds(100), on_delta)) {
+  // Short waits, so a client that leaves stops its generation within one of them.
+  while (run.poll(std::chrono::milliseconds(50), on_delta)) {
+    if (client.gone()) {
+      run.cancel();
+      return choices;
+    }
   }
   if (!run.error().empty())
     throw ApiError(500, "generation failed: " + run.error(), "server_error", "", "internal_error");

@@ -7,6 +7,7 @@
 
 #include "strata/engine/request.h"
 #include "strata/server/generation_run.h"
+#include "strata/server/http_reply.h"
 
 namespace strata::server {
 
@@ -18,7 +19,8 @@ struct ChoiceOutput {
   std::optional<std::string> stop_reason;
 };
 
-// Reads the run to its end. A 500 ApiError when the engine failed the request.
-std::vector<ChoiceOutput> collect_choices(GenerationRun& run);
+// Reads the run to its end, or until the client is gone (the run is then cancelled and
+// what arrived so far returned, for nobody). A 500 ApiError when the engine failed it.
+std::vector<ChoiceOutput> collect_choices(GenerationRun& run, const ClientWatch& client);
 
 }  // namespace strata::server

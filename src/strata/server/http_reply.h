@@ -1,12 +1,25 @@
-// What an endpoint handler returns, independent of the HTTP library: a status and a JSON
-// body, or an event stream the HTTP layer drains into server-sent events. Dropping the
+// What an endpoint handler returns, independent of the HTTP transport: a status and a body
+// (JSON unless it says otherwise), or an event stream the HTTP layer drains into server-sent events. Dropping the
 // EventSource (the client left, or the server stops) cancels its engine requests.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
 namespace strata::server {
+
+// Whether the client of the request being handled is still connected. The HTTP layer marks
+// it gone when the connection drops (or the server stops), so a handler that waits on the
+// engine can cancel its work instead of generating for nobody.
+class ClientWatch {
+ public:
+  bool gone() const { return gone_.load(std::memory_order_acquire); }
+  void mark_gone() { gone_.store(true, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> gone_{false};
+};
 
 class EventSource {
  public:
@@ -18,7 +31,8 @@ class EventSource {
 
 struct HttpReply {
   int status = 200;
-  std::string body;                     // JSON, when events is null
+  std::string body;                     // when events is null
+  std::string content_type = "application/json";
   std::shared_ptr<EventSource> events;  // text/event-stream
 };
 

@@ -1,6 +1,6 @@
 #include "strata/server/http_server.h"
 
-#include <httplib.h>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -8,6 +8,9 @@
 #include "strata/server/api_error.h"
 #include "strata/server/api_key.h"
 #include "strata/server/chat_completion.h"
+#include "strata/server/http/event_loop.h"
+#include "strata/server/http/reply_writer.h"
+#include "strata/server/http/response_bytes.h"
 #include "strata/server/metrics_text.h"
 #include "strata/server/openai_objects.h"
 #include "strata/server/text_completion.h"
@@ -16,160 +19,160 @@
 namespace strata::server {
 namespace {
 
-using Handler = std::function<HttpReply(const Json&)>;
+using http::HttpRequest;
+using http::HttpResponse;
+using Handler = HttpReply (*)(const ServedModel&, const HttpRequest&, const ClientWatch&);
 
-constexpr const char* kPostPaths[] = {"/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize"};
-constexpr const char* kGetPaths[] = {"/v1/models", "/health", "/metrics"};
-
-void write_error(httplib::Response& res, const ApiError& e) {
-  res.status = e.status;
-  res.set_content(dump_json(error_body(e)), "application/json");
-}
-
-void write_reply(HttpReply reply, httplib::Response& res) {
-  res.status = reply.status;
-  if (!reply.events) {
-    res.set_content(reply.body, "application/json");
-    return;
+HttpReply models_reply(const ServedModel& m) {
+  auto card = [&m](const std::string& id, const std::string& root) {
+    return Json{{"id", id}, {"object", "model"}, {"created", m.created_unix}, {"owned_by", "strata"},
+                {"root", root}, {"max_model_len", m.service->max_model_len()}};
+  };
+  Json cards = Json::array({card(m.served_name, m.model_path)});
+  for (size_t i = 0; i < m.lora_names.size(); ++i) {
+    cards.push_back(card(m.lora_names[i], m.lora_paths[i]));
+    cards.back()["parent"] = m.served_name;
   }
-  res.set_header("Cache-Control", "no-cache");
-  std::shared_ptr<EventSource> events = std::move(reply.events);
-  // The provider holds the events; when the client is gone the write fails, httplib drops
-  // the response, and the EventSource's destructor cancels the engine requests.
-  res.set_chunked_content_provider("text/event-stream", [events](size_t, httplib::DataSink& sink) {
-    std::string out;
-    bool more = false;
-    try {
-      more = events->next(out);
-    } catch (const std::exception&) {
-      return false;
-    }
-    if (!out.empty() && !sink.write(out.data(), out.size())) return false;
-    if (!more) sink.done();
-    return true;
-  });
+  return {.body = dump_json(Json{{"object", "list"}, {"data", cards}})};
 }
+
+struct Route {
+  const char* method;
+  const char* path;
+  bool open;        // served without the API key (probes)
+  bool generation;  // refused with 503 while draining
+  Handler handler;  // null: answered on the event loop (probes: cheap, and never queued behind streams)
+};
+
+constexpr Route kRoutes[] = {
+    {"POST", "/v1/chat/completions", false, true,
+     [](const ServedModel& m, const HttpRequest& r, const ClientWatch& c) { return chat_completion(m, parse_body(r.body), c); }},
+    {"POST", "/v1/completions", false, true,
+     [](const ServedModel& m, const HttpRequest& r, const ClientWatch& c) { return text_completion(m, parse_body(r.body), c); }},
+    {"POST", "/tokenize", false, false,
+     [](const ServedModel& m, const HttpRequest& r, const ClientWatch&) { return tokenize(m, parse_body(r.body)); }},
+    {"POST", "/detokenize", false, false,
+     [](const ServedModel& m, const HttpRequest& r, const ClientWatch&) { return detokenize(m, parse_body(r.body)); }},
+    {"GET", "/v1/models", false, false, [](const ServedModel& m, const HttpRequest&, const ClientWatch&) { return models_reply(m); }},
+    {"GET", "/metrics", true, false, nullptr},
+    {"GET", "/health", true, false, nullptr},
+};
+
+const Route* find_route(const std::string& path) {
+  for (const Route& r : kRoutes)
+    if (path == r.path) return &r;
+  return nullptr;
+}
+
+HttpReply error_reply(const ApiError& e) { return {.status = e.status, .body = dump_json(error_body(e))}; }
 
 // Runs one handler under a catch-all: every failure becomes an OpenAI error body.
-void run_handler(const httplib::Request& req, httplib::Response& res, const Handler& handler) {
+HttpReply run_handler(const Route& route, const ServedModel& model, const HttpRequest& request,
+                      const ClientWatch& client) {
   try {
-    write_reply(handler(parse_body(req.body)), res);
+    return route.handler(model, request, client);
   } catch (const ApiError& e) {
-    write_error(res, e);
+    return error_reply(e);
   } catch (const Error& e) {
-    write_error(res, bad_request(e.what()));
+    return error_reply(bad_request(e.what()));
   } catch (const nlohmann::json::exception& e) {
-    write_error(res, bad_request(std::string("a field has the wrong type: ") + e.what()));
+    return error_reply(bad_request(std::string("a field has the wrong type: ") + e.what()));
   } catch (const std::exception& e) {
-    write_error(res, ApiError(500, std::string("internal error: ") + e.what(), "server_error"));
+    return error_reply(ApiError(500, std::string("internal error: ") + e.what(), "server_error"));
   } catch (...) {
-    write_error(res, ApiError(500, "internal error", "server_error"));
+    return error_reply(ApiError(500, "internal error", "server_error"));
   }
 }
 
-bool is_known_path(const std::string& path) {
-  for (const char* p : kPostPaths)
-    if (path == p) return true;
-  for (const char* p : kGetPaths)
-    if (path == p) return true;
-  return false;
+http::LoopOptions loop_options(const ServerOptions& o) {
+  const auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
+  return {.parser = {.max_header_bytes = o.max_header_bytes, .max_body_bytes = o.max_body_bytes},
+          .header_timeout = ms(o.header_timeout_s),
+          .body_timeout = ms(o.body_timeout_s),
+          .keep_alive_timeout = ms(o.keep_alive_timeout_s),
+          .send_timeout = ms(o.send_timeout_s),
+          .max_connections = o.max_connections,
+          .max_connections_per_client = o.max_connections_per_client,
+          .num_workers = std::max(4, o.num_http_threads)};
 }
 
 }  // namespace
 
-HttpServer::HttpServer(const ServedModel& model, const ServerOptions& options)
-    : model_(model), options_(options), http_(std::make_unique<httplib::Server>()) {
-  const int num_threads = std::max(4, options_.num_http_threads);
-  http_->new_task_queue = [num_threads] { return new httplib::ThreadPool(static_cast<size_t>(num_threads)); };
-  http_->set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
-  http_->set_keep_alive_max_count(1000);
-  add_routes();
-  add_guards();
-}
+HttpServer::HttpServer(const ServedModel& model, const ServerOptions& options) : model_(model), options_(options) {}
 
 HttpServer::~HttpServer() = default;
 
-void HttpServer::add_routes() {
-  const auto generation = [this](Handler handler) {
-    return [this, handler](const httplib::Request& req, httplib::Response& res) {
-      if (draining_ || !model_.service->running())
-        return write_error(res, ApiError(503, "the server is shutting down", "service_unavailable"));
-      run_handler(req, res, handler);
-    };
-  };
-  const ServedModel& m = model_;
-  http_->Post("/v1/chat/completions", generation([&m](const Json& b) { return chat_completion(m, b); }));
-  http_->Post("/v1/completions", generation([&m](const Json& b) { return text_completion(m, b); }));
-  http_->Post("/tokenize", [&m](const httplib::Request& req, httplib::Response& res) {
-    run_handler(req, res, [&m](const Json& b) { return tokenize(m, b); });
-  });
-  http_->Post("/detokenize", [&m](const httplib::Request& req, httplib::Response& res) {
-    run_handler(req, res, [&m](const Json& b) { return detokenize(m, b); });
-  });
-  http_->Get("/v1/models", [&m](const httplib::Request&, httplib::Response& res) {
-    auto card = [&m](const std::string& id, const std::string& root) {
-      return Json{{"id", id}, {"object", "model"}, {"created", m.created_unix}, {"owned_by", "strata"},
-                  {"root", root}, {"max_model_len", m.service->max_model_len()}};
-    };
-    Json cards = Json::array({card(m.served_name, m.model_path)});
-    for (size_t i = 0; i < m.lora_names.size(); ++i) {
-      cards.push_back(card(m.lora_names[i], m.lora_paths[i]));
-      cards.back()["parent"] = m.served_name;
-    }
-    res.set_content(dump_json(Json{{"object", "list"}, {"data", cards}}), "application/json");
-  });
-  http_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    if (draining_ || !model_.service->running())
-      return write_error(res, ApiError(503, "the engine is not running", "service_unavailable"));
-    res.set_content("{}", "application/json");
-  });
-  http_->Get("/metrics", [&m](const httplib::Request&, httplib::Response& res) {
-    res.set_content(render_metrics(m.service->stats(), m.served_name), "text/plain; version=0.0.4");
-  });
+std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request) const {
+  const Route* route = find_route(request.path);
+  const std::string* authorization = request.header("authorization");
+  if ((route == nullptr || !route->open) && !options_.api_key.empty() &&
+      !authorized(authorization != nullptr ? *authorization : std::string(), options_.api_key))
+    return http::error_response(ApiError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'",
+                                         "authentication_error", "", "invalid_api_key"));
+  if (route == nullptr)
+    return http::error_response(ApiError(404, "no route " + request.method + " " + request.path, "invalid_request_error"));
+  if (request.method != route->method) {
+    HttpResponse r = http::error_response(
+        ApiError(405, "method " + request.method + " is not allowed on " + request.path, "invalid_request_error"));
+    r.headers.emplace_back("Allow", route->method);
+    return r;
+  }
+  const bool stopping = draining_ || !model_.service->running();
+  if (route->handler == nullptr && request.path == "/metrics")
+    return HttpResponse{.content_type = "text/plain; version=0.0.4",
+                        .body = render_metrics(model_.service->stats(), model_.served_name)};
+  if (route->handler == nullptr) {  // /health
+    if (stopping) return http::error_response(ApiError(503, "the engine is not running", "service_unavailable"));
+    return HttpResponse{.body = "{}"};
+  }
+  if (route->generation && stopping)
+    return http::error_response(ApiError(503, "the server is shutting down", "service_unavailable"));
+  return std::nullopt;
 }
 
-void HttpServer::add_guards() {
-  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (options_.api_key.empty() || req.path == "/health" || req.path == "/metrics")
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (authorized(req.get_header_value("Authorization"), options_.api_key))
-      return httplib::Server::HandlerResponse::Unhandled;
-    write_error(res, ApiError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'",
-                              "authentication_error", "", "invalid_api_key"));
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  const int64_t limit = options_.max_body_bytes;
-  http_->set_error_handler(httplib::Server::HandlerWithResponse([limit](const httplib::Request& req,
-                                                                        httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (res.status == 413) {
-      write_error(res, ApiError(413, fmt::format("the request body is over the server's limit of {} bytes", limit),
-                                "invalid_request_error", "", "request_too_large"));
-    } else if (res.status == 404 && is_known_path(req.path)) {
-      write_error(res, ApiError(405, "method " + req.method + " is not allowed on " + req.path,
-                                "invalid_request_error"));
-    } else if (res.status == 404) {
-      write_error(res, ApiError(404, "no route " + req.method + " " + req.path, "invalid_request_error"));
-    } else {
-      write_error(res, ApiError(res.status, "the request could not be served", "invalid_request_error"));
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+void HttpServer::answer(http::Exchange& exchange) const {
+  const HttpRequest& request = exchange.request();
+  const Route* route = find_route(request.path);
+  STRATA_CHECK(route != nullptr && route->handler != nullptr);  // answer_inline let it through
+  http::write_reply(run_handler(*route, model_, request, exchange.client()), exchange);
 }
 
 int HttpServer::bind() {
-  const int port = options_.port == 0 ? http_->bind_to_any_port(options_.host)
-                                      : (http_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
-  if (port <= 0)
-    fail("cannot listen on {}:{} (address in use or not available); pick another --host/--port", options_.host,
-         options_.port);
-  return port;
+  STRATA_CHECK(!loop_);
+  // Every connection (and every refused one while it is answered) holds a descriptor.
+  const int64_t wanted = 2 * static_cast<int64_t>(options_.max_connections) + 1024;
+  const int64_t limit = http::raise_open_file_limit(wanted);
+  if (limit < wanted)
+    fmt::print(stderr, "note: the open-file limit is {} (ulimit -n), below the {} that --max-connections {} needs\n",
+               limit, wanted, options_.max_connections);
+  const http::Listener listener = http::open_listener(options_.host, options_.port);
+  loop_ = std::make_unique<http::EventLoop>(
+      listener, loop_options(options_),
+      http::RequestHandlers{.answer_inline = [this](const HttpRequest& r) { return answer_inline(r); },
+                            .answer = [this](http::Exchange& e) { answer(e); }});
+  return listener.port;
 }
 
-void HttpServer::serve() { http_->listen_after_bind(); }
+void HttpServer::serve() {
+  STRATA_CHECK(loop_);
+  {
+    std::lock_guard<std::mutex> lock(serve_mutex_);
+    if (stop_requested_) return;
+    serving_ = true;
+  }
+  loop_->run();
+  {
+    std::lock_guard<std::mutex> lock(serve_mutex_);
+    serving_ = false;
+  }
+  served_.notify_all();
+}
 
-void HttpServer::stop() { http_->stop(); }
-
-bool HttpServer::accepting() const { return http_->is_running() && !draining_; }
+void HttpServer::stop() {
+  std::unique_lock<std::mutex> lock(serve_mutex_);
+  stop_requested_ = true;
+  if (loop_) loop_->stop();
+  served_.wait(lock, [&] { return !serving_; });
+}
 
 }  // namespace strata::server

@@ -1,19 +1,26 @@
-// HttpServer: the OpenAI-compatible HTTP front (cpp-httplib): routes, the API key, the body
-// limit, OpenAI error bodies for everything refused, and server-sent events for streams.
-// Every handler runs under a catch-all, so no request can take the process down.
+// HttpServer: the OpenAI-compatible HTTP front: routes, the API key, OpenAI error bodies for
+// everything refused, and server-sent events for streams, served by the event loop and
+// worker pool of http/ (limits on connections, time and sizes: ServerOptions). Every
+// handler runs under a catch-all, so no request can take the process down.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "strata/server/served_model.h"
 #include "strata/server/server_options.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace strata::server {
+
+namespace http {
+class EventLoop;
+class Exchange;
+struct HttpRequest;
+struct HttpResponse;
+}  // namespace http
 
 class HttpServer {
  public:
@@ -27,18 +34,26 @@ class HttpServer {
   void serve();
   // New generation requests get 503 and /health turns 503; running ones continue.
   void begin_drain() { draining_ = true; }
-  // Closes the listener and returns once serve() has returned.
+  // Any thread: closes the listener and idle connections, gives answers in progress a
+  // moment to finish, and returns once serve() has returned.
   void stop();
-  bool accepting() const;
+  bool accepting() const { return serving_ && !draining_; }
 
  private:
-  void add_routes();
-  void add_guards();  // the API key, and error bodies for the library's own 404/405/413
+  // On the event loop: the answers that need no worker (401, 404, 405, /health, /metrics,
+  // 503 while draining); nullopt for the rest.
+  std::optional<http::HttpResponse> answer_inline(const http::HttpRequest& request) const;
+  // On a worker.
+  void answer(http::Exchange& exchange) const;
 
   const ServedModel& model_;
   ServerOptions options_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<http::EventLoop> loop_;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> serving_{false};
+  std::mutex serve_mutex_;
+  std::condition_variable served_;
+  bool stop_requested_ = false;
 };
 
 }  // namespace strata::server

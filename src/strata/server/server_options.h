@@ -1,5 +1,6 @@
 // ServerOptions: the HTTP side of `strata serve` (address, key, limits), built once from
-// the flags beside EngineOptions.
+// the flags beside EngineOptions. The limits bound what any client can hold: a socket for
+// at most the timeouts below, never a thread before its request is complete.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,15 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;                          // 0: any free port
   std::string api_key;                      // empty: no authentication
-  int64_t max_body_bytes = 4 << 20;         // larger bodies get 413
-  int num_http_threads = 96;                // connections served at once (each stream holds one)
+  int64_t max_body_bytes = 4 << 20;         // larger bodies get 413 (chunked ones too)
+  int64_t max_header_bytes = 64 << 10;      // a larger request line + headers gets 431
+  int num_http_threads = 96;                // requests answered at once (each stream holds one)
+  double header_timeout_s = 10;             // connect (or a keep-alive request's first byte) to the end of the head: 408 after
+  double body_timeout_s = 30;               // end of the head to the end of the body: 408 after
+  double keep_alive_timeout_s = 5;          // an idle connection between requests is closed after
+  double send_timeout_s = 30;               // a client that takes no byte of its answer for this long is dropped
+  int max_connections = 1024;               // open at once; more get 503
+  int max_connections_per_client = 64;      // from one IP address; more get 503
 };
 
 }  // namespace strata::server

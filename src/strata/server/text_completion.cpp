@@ -118,7 +118,7 @@ Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, 
 
 }  // namespace
 
-HttpReply text_completion(const ServedModel& model, const Json& body) {
+HttpReply text_completion(const ServedModel& model, const Json& body, const ClientWatch& client) {
   const std::optional<std::string> name = read_string(body, "model");
   const int32_t lora_slot = check_model_name(model, name ? &*name : nullptr);
   CompletionRequest request = read_completion_request(body, model.vocab_size);
@@ -136,7 +136,7 @@ HttpReply text_completion(const ServedModel& model, const Json& body) {
   if (request.stream)
     return {.events = std::make_shared<CompletionEventStream>(model, std::move(request), std::move(prompts),
                                                               std::move(run), env)};
-  const std::vector<ChoiceOutput> choices = collect_choices(*run);
+  const std::vector<ChoiceOutput> choices = collect_choices(*run, client);
   Json j = envelope_json(env, "text_completion");
   j["choices"] = Json::array();
   for (size_t i = 0; i < choices.size(); ++i)
