@@ -1,5 +1,6 @@
 // Scheduler decisions with exact block ids: budget split, FCFS and priority order,
-// chunked prefill, and preemption of the newest sequence when blocks run out.
+// chunked prefill, preemption of the newest sequence when blocks run out, a sequence alone
+// short of blocks handed back rather than preempted, and snapshots giving their SSM slots up.
 #include <gtest/gtest.h>
 
 #include "strata/engine/scheduler.h"
@@ -8,7 +9,13 @@ namespace strata {
 namespace {
 
 struct Harness {
-  explicit Harness(int32_t num_blocks, EngineOptions options) : pool(num_blocks), scheduler(options, pool, nullptr) {}
+  // num_ssm_slots > 0: a hybrid model's SSM pool, whose slots the prefix cache may all take.
+  explicit Harness(int32_t num_blocks, EngineOptions options, int num_ssm_slots = 0)
+      : pool(num_blocks),
+        ssm(num_ssm_slots > 0 ? std::make_unique<SsmStatePool>(std::vector<SsmLayerShape>{{4, 2}}, num_ssm_slots)
+                              : nullptr),
+        cache(ssm ? std::make_unique<PrefixCache>(pool, options.block_size, ssm.get(), num_ssm_slots) : nullptr),
+        scheduler(options, pool, ssm.get(), cache.get()) {}
   Sequence& add(int32_t prompt_len, int32_t priority = 0) {
     auto request = std::make_shared<RequestState>();
     request->request.priority = priority;
@@ -31,6 +38,8 @@ struct Harness {
     }
   }
   BlockPool pool;
+  std::unique_ptr<SsmStatePool> ssm;
+  std::unique_ptr<PrefixCache> cache;
   Scheduler scheduler;
   std::vector<std::unique_ptr<Sequence>> seqs;
 };
@@ -95,6 +104,45 @@ TEST(Scheduler, RemoveReturnsBlocksToTheFreeQueueTailFirst) {
   h.run(h.scheduler.schedule());
   h.scheduler.remove(&a);
   EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 2, 1, 0}));
+}
+
+// The pool cannot hold it even with nobody else running: preempting it would only bring it
+// back to the same wall, so the plan hands it back to be finished ("length").
+TEST(Scheduler, ASequenceAloneShortOfBlocksIsHandedBackNotPreempted) {
+  Harness h(2, {.max_num_batched_tokens = 64, .block_size = 16});
+  Sequence& a = h.add(32);
+  h.run(h.scheduler.schedule());
+  const StepPlan plan = h.scheduler.schedule();
+  EXPECT_TRUE(plan.rows.empty());
+  EXPECT_EQ(plan.num_preempted, 0);
+  EXPECT_EQ(plan.out_of_blocks, (std::vector<Sequence*>{&a}));
+  EXPECT_EQ(a.num_computed_tokens, 32);
+}
+
+// Its prompt fit one step; prompt and output (45 tokens) do not fit the 40-token budget.
+TEST(Scheduler, WithoutChunkedPrefillAPreemptedSequenceRecomputesInChunks) {
+  Harness h(64, {.max_num_batched_tokens = 40, .enable_chunked_prefill = false, .block_size = 16});
+  Sequence& a = h.add(30);
+  a.token_ids.resize(45, 9);  // as if it had generated 15 tokens, then been preempted
+  const StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_EQ(plan.rows[0].num_tokens, 40);
+}
+
+// Two slots, both holding prefix-cache snapshots: a new sequence takes the least recently
+// used snapshot's slot rather than waiting for one forever.
+TEST(Scheduler, SnapshotsGiveTheirSsmSlotsToSequences) {
+  Harness h(8, {.max_num_batched_tokens = 64, .block_size = 16}, /*num_ssm_slots=*/2);
+  for (uint64_t hash : {11u, 12u}) h.cache->commit_snapshot(hash, *h.cache->reserve_snapshot(hash));
+  EXPECT_EQ(h.ssm->num_free(), 0);
+  Sequence& a = h.add(10);
+  const StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_GE(a.ssm_slot, 0);
+  EXPECT_FALSE(h.cache->has_snapshot(11));
+  EXPECT_TRUE(h.cache->has_snapshot(12));
+  h.scheduler.remove(&a);
+  EXPECT_EQ(h.ssm->num_free(), 1);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <span>
 
+#include "strata/backend/device_error.h"
 #include "strata/core/error.h"
+#include "strata/core/logging.h"
 
 namespace strata {
 namespace {
@@ -38,16 +40,30 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                         ? std::make_unique<PrefixCache>(parts_.runner.block_pool(), parts_.options.block_size,
                                                         parts_.runner.ssm_pool(), parts_.options.ssm_cache_slots)
                         : nullptr),
-      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()),
+      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get(),
+                 parts_.runner.verify_states()),
       batch_sampler_(parts_.runner.backend()),
       async_scheduling_(parts_.options.async_scheduling.value_or(false)) {}  // Engine resolved it
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
+  std::optional<std::string> fatal;
   {
     std::lock_guard<std::mutex> lock(inbox_mutex_);
-    inbox_.push_back(std::move(request));
+    fatal = fatal_error_;
+    if (!fatal) inbox_.push_back(request);
   }
-  wake_.notify_one();
+  if (!fatal) return wake_.notify_one();
+  // The engine thread has stopped: the request fails here, every choice with it.
+  RequestUpdate update{.finished = true, .error = *fatal};
+  for (int32_t c = 0; c < request->request.n; ++c)
+    update.deltas.push_back({.index = c, .finish_reason = FinishReason::kError});
+  request->stream->push(std::move(update));
+  parts_.stats.update([](EngineStatsSnapshot& s) { ++s.requests_failed_total; });
+}
+
+std::optional<std::string> EngineLoop::fatal_error() const {
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  return fatal_error_;
 }
 
 void EngineLoop::cancel(int64_t request_id) {
@@ -74,7 +90,8 @@ void EngineLoop::take_inbox() {
   bool all = false;
   {
     std::unique_lock<std::mutex> lock(inbox_mutex_);
-    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && sequences_.empty() && !in_flight_)
+    // Nothing changes until the inbox does when nothing ran and nothing is in flight.
+    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && (sequences_.empty() || idle_) && !in_flight_)
       wake_.wait_for(lock, std::chrono::milliseconds(50));
     incoming.swap(inbox_);
     cancels.swap(cancels_);
@@ -99,23 +116,37 @@ void EngineLoop::start_request(const std::shared_ptr<RequestState>& request) {
 
 bool EngineLoop::iterate() {
   take_inbox();
-  propose_drafts();
-  StepPlan plan = scheduler_.schedule();
-  if (plan.num_preempted > 0)
-    parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
-  if (in_flight_ && needs_tokens_on_host(plan)) {
-    finish_in_flight();
-    std::erase_if(plan.rows, [](const ScheduledRow& r) { return r.seq->status == SequenceStatus::kFinished; });
+  if (fatal_error()) return false;
+  try {
+    run_step();
+  } catch (const std::exception& error) {
+    recover(error);
   }
-  std::optional<InFlightStep> launched;
-  if (!plan.rows.empty()) launched = launch_step(plan);
-  finish_in_flight();  // the previous step's tokens, read while the device runs this one
-  in_flight_ = std::move(launched);
-  if (!async_scheduling_) finish_in_flight();
   publish();
   if (!in_flight_) retired_.clear();
   update_gauges();
   return !sequences_.empty() || in_flight_.has_value();
+}
+
+void EngineLoop::run_step() {
+  step_requests_.clear();
+  idle_ = false;
+  propose_drafts();
+  StepPlan plan = scheduler_.schedule();
+  for (Sequence* seq : plan.out_of_blocks) finish(*seq, FinishReason::kLength, std::nullopt);
+  if (plan.num_preempted > 0)
+    parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
+  for (const ScheduledRow& r : plan.rows) step_requests_.push_back(r.seq->request);
+  if (in_flight_ && needs_tokens_on_host(plan)) {
+    finish_in_flight();
+    std::erase_if(plan.rows, [](const ScheduledRow& r) { return r.seq->status == SequenceStatus::kFinished; });
+  }
+  if (!plan.rows.empty()) launched_ = launch_step(plan);
+  finish_in_flight();  // the previous step's tokens, read while the device runs this one
+  in_flight_ = std::move(launched_);
+  launched_.reset();
+  if (!async_scheduling_) finish_in_flight();
+  idle_ = plan.rows.empty() && plan.out_of_blocks.empty() && plan.num_preempted == 0 && !in_flight_;
 }
 
 bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
@@ -151,8 +182,15 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   for (const ScheduledRow& r : plan.rows) rows.push_back(make_row(r, snapshots));
   StepBatch batch(std::move(rows), parts_.runner.block_size());
   const Tensor pending_ids = in_flight_ ? in_flight_->ticket.sampled_ids : Tensor();
-  const Tensor logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
-                                                   : parts_.runner.execute(batch, pending_ids);
+  Tensor logits;
+  try {
+    inject_fault();
+    logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
+                                        : parts_.runner.execute(batch, pending_ids);
+  } catch (...) {
+    for (const auto& [hash, slot] : snapshots) prefix_cache_->cancel_snapshot(slot);
+    throw;
+  }
   for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
   std::vector<SampleTask> tasks;
   std::vector<InFlightStep::Verify> verifies;
@@ -304,6 +342,7 @@ std::vector<Sequence*> EngineLoop::fork_choices(Sequence& parent) {
   std::vector<Sequence*> forked;
   const int32_t block_size = parts_.options.block_size;
   const int32_t num_full = parent.num_prompt_tokens / block_size;
+  request.forked = true;
   for (int32_t choice = 1; choice < request.request.n; ++choice) {
     auto child = make_sequence(parent.request, choice, parts_.tokenizer);
     child->id = next_sequence_id_++;
@@ -388,19 +427,38 @@ void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::s
     delta.text = seq.stop_checker->flush() + seq.detokenizer->finish();
   request.pending.deltas.push_back(std::move(delta));
   touched_.push_back(seq.request);
-  if (++request.num_finished_choices < request.request.n) return;
+  ++request.num_finished_choices;
+  // Choice 0 ended before its prompt was done (a cancel, an error): the choices that would
+  // have forked off it end with it, or the request would never finish.
+  if (!request.forked) {
+    request.forked = true;
+    for (int32_t c = 1; c < request.request.n; ++c, ++request.num_finished_choices)
+      request.pending.deltas.push_back({.index = c, .finish_reason = reason});
+  }
+  if (request.num_finished_choices == request.request.n) complete_request(request);
+}
+
+void EngineLoop::complete_request(RequestState& request) {
   request.pending.finished = true;
+  request.pending.error = request.error;
   parts_.stats.update([&](EngineStatsSnapshot& s) {
-    ++s.requests_finished_total;
     s.prefix_cache_queries_total += request.num_prefix_queries;
     s.prefix_cache_hits_total += request.num_prefix_hits;
-    s.e2e_latency.observe(seconds_between(request.arrival, Clock::now()));
+    if (!request.error.empty()) {
+      ++s.requests_failed_total;
+    } else if (request.cancelled) {
+      ++s.requests_cancelled_total;
+    } else {
+      ++s.requests_finished_total;
+      s.e2e_latency.observe(seconds_between(request.arrival, Clock::now()));
+    }
   });
 }
 
 void EngineLoop::cancel_request(int64_t request_id) {
   auto it = sequences_.find(request_id);
   if (it == sequences_.end()) return;
+  it->second.front()->request->cancelled = true;
   for (auto& seq : it->second) finish(*seq, FinishReason::kCancelled, std::nullopt);
 }
 

@@ -43,8 +43,12 @@ class EngineLoop {
   // Engine thread: one iteration (admit, cancel, schedule, run, sample). Waits briefly
   // when there is nothing to do. Returns whether any request is still in flight. With
   // async scheduling, the step queued by one iteration is read back by the next, after it
-  // has queued its own step.
+  // has queued its own step. Never throws: a step that throws fails its requests (and,
+  // with async scheduling, those of the step in flight); a lost device fails them all.
   bool iterate();
+  // Thread-safe. Why the device was lost, once it was: every request has failed, new ones
+  // fail at once, and iterate() runs nothing more.
+  std::optional<std::string> fatal_error() const;
 
  private:
   // A queued step whose samples the host has not read yet.
@@ -62,6 +66,17 @@ class EngineLoop {
 
   void take_inbox();
   void start_request(const std::shared_ptr<RequestState>& request);
+  // Schedule, launch, read back: everything of an iteration that may throw.
+  void run_step();
+  // What iterate() does with an exception of run_step().
+  void recover(const std::exception& error);
+  // Fails the requests of the step that threw; the others keep running.
+  void fail_step(const std::string& message);
+  // The device is lost: fails every request and closes the inbox.
+  void fail_everything(const std::string& message);
+  void fail_request(RequestState& request, const std::string& message);
+  // Tests' FaultInjection: throws when this is the step it names.
+  void inject_fault();
   // Queues the plan's forward and sampling; each sampled sequence gets a pending token.
   InFlightStep launch_step(const StepPlan& plan);
   StepRow make_row(const ScheduledRow& r, std::vector<std::pair<uint64_t, int32_t>>& snapshots);
@@ -90,6 +105,8 @@ class EngineLoop {
   // Puts the sample at token_ids[position] (a pending slot) and applies the stop rules.
   void append_token(Sequence& seq, int32_t position, const SampleResult& sample);
   void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
+  // The last choice has finished: the request's final update and its count in the stats.
+  void complete_request(RequestState& request);
   void cancel_request(int64_t request_id);
   void publish();
   void update_gauges();
@@ -98,13 +115,18 @@ class EngineLoop {
   std::unique_ptr<PrefixCache> prefix_cache_;  // null when prefix caching is off
   Scheduler scheduler_;
   BatchSampler batch_sampler_;
-  std::mutex inbox_mutex_;
+  mutable std::mutex inbox_mutex_;
   std::condition_variable wake_;
   std::vector<std::shared_ptr<RequestState>> inbox_;
   std::vector<int64_t> cancels_;
   bool cancel_all_ = false;
+  std::optional<std::string> fatal_error_;  // under inbox_mutex_
   std::map<int64_t, std::vector<std::unique_ptr<Sequence>>> sequences_;  // by request id
   std::optional<InFlightStep> in_flight_;
+  std::optional<InFlightStep> launched_;  // queued by this iteration, in flight from the next
+  std::vector<std::shared_ptr<RequestState>> step_requests_;  // scheduled this iteration
+  int64_t num_steps_launched_ = 0;
+  bool idle_ = false;  // the last iteration ran nothing: wait for the inbox
   std::vector<std::unique_ptr<Sequence>> retired_;  // finished; the step in flight may name them
   bool async_scheduling_ = false;
   std::unique_ptr<JsonTokenMask> json_mask_;  // built from the tokenizer on first use

@@ -92,7 +92,13 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
                      .lora = lora_,
                      .lora_slots = step.device().lora_slots};
-  return model_.forward(step, ctx);
+  try {
+    return model_.forward(step, ctx);
+  } catch (...) {  // a failed step leaves nothing handed out for the next one
+    layer_workspace_.reset();
+    step_workspace_.reset();
+    throw;
+  }
 }
 
 Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {

@@ -7,8 +7,9 @@
 namespace strata {
 
 Scheduler::Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
-                     PrefixCache* prefix_cache)
-    : options_(options), block_pool_(block_pool), ssm_pool_(ssm_pool), prefix_cache_(prefix_cache) {}
+                     PrefixCache* prefix_cache, VerifyStateBuffers* verify_states)
+    : options_(options), block_pool_(block_pool), ssm_pool_(ssm_pool), prefix_cache_(prefix_cache),
+      verify_states_(verify_states) {}
 
 void Scheduler::add_waiting(Sequence* seq) {
   seq->status = SequenceStatus::kWaiting;
@@ -36,7 +37,10 @@ void Scheduler::free_resources(Sequence& seq) {
   for (auto it = seq.block_table.rbegin(); it != seq.block_table.rend(); ++it) block_pool_.release(*it);
   seq.block_table.clear();
   seq.num_registered_blocks = 0;
-  if (seq.ssm_slot >= 0) ssm_pool_->free(seq.ssm_slot);
+  if (seq.ssm_slot >= 0) {
+    if (verify_states_ != nullptr) verify_states_->release(seq.ssm_slot);
+    ssm_pool_->free(seq.ssm_slot);
+  }
   seq.ssm_slot = -1;
 }
 
@@ -74,12 +78,16 @@ int32_t Scheduler::admit_tokens(const Sequence& seq, int32_t budget) const {
   if (seq.awaiting_last_token) return 0;  // its pending token finishes it: nothing to feed
   const int32_t behind = seq.num_tokens_behind();
   if (behind <= budget) return behind;
-  return options_.enable_chunked_prefill ? budget : 0;
+  // A prompt fits one step without chunked prefill (Engine::submit checks); a preempted
+  // sequence's prompt and output may not, so it recomputes in chunks.
+  return options_.enable_chunked_prefill || seq.num_output_tokens() > 0 ? budget : 0;
 }
 
 bool Scheduler::prepare_admission(Sequence& seq) {
   if (ssm_pool_ != nullptr && seq.ssm_slot < 0) {
-    const std::optional<int32_t> slot = ssm_pool_->allocate();
+    std::optional<int32_t> slot = ssm_pool_->allocate();
+    // Snapshots only speed prompts up: a sequence that needs a slot takes one of theirs.
+    while (!slot && prefix_cache_ != nullptr && prefix_cache_->release_snapshot_slot()) slot = ssm_pool_->allocate();
     if (!slot) return false;
     seq.ssm_slot = *slot;
   }
@@ -111,9 +119,11 @@ StepPlan Scheduler::schedule() {
     if (drafts > 0 && !reserve_blocks(seq, num_tokens + drafts)) drafts = 0;
     if (!reserve_blocks(seq, num_tokens)) {
       if (preempt_newest(&seq, plan, budget)) continue;  // retry this sequence with the freed blocks
-      preempt(seq);  // it is the only one left: recompute it later
-      ++plan.num_preempted;
-      break;
+      // Alone and still short: recomputing would meet the same wall (the Engine keeps
+      // max_model_len within the pool, so this is a safety net).
+      plan.out_of_blocks.push_back(&seq);
+      ++it;
+      continue;
     }
     plan.rows.push_back({&seq, num_tokens + drafts, drafts});
     budget -= num_tokens + drafts;

@@ -1,7 +1,9 @@
 // Scheduler: no prefill phase, no decode phase. Every running sequence is some tokens
 // behind; each step hands out a token budget, running sequences first (decode rows), then
 // waiting ones in (priority, arrival) order. When KV blocks or SSM slots run out it
-// preempts the newest running sequence, which recomputes later.
+// preempts the newest running sequence, which recomputes later (in chunks, whatever the
+// chunked-prefill setting). A sequence that alone outgrows the pool is handed back to be
+// finished ("length"), never preempted in favour of nobody.
 #pragma once
 
 #include <list>
@@ -10,6 +12,7 @@
 #include "strata/cache/block_pool.h"
 #include "strata/cache/prefix_cache.h"
 #include "strata/cache/ssm_state_pool.h"
+#include "strata/cache/verify_state_buffers.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/sequence.h"
 
@@ -24,13 +27,15 @@ struct ScheduledRow {
 struct StepPlan {
   std::vector<ScheduledRow> rows;
   int32_t num_preempted = 0;
+  std::vector<Sequence*> out_of_blocks;  // running alone, yet short of blocks: finish them
 };
 
 class Scheduler {
  public:
-  // ssm_pool is null for models without recurrent layers, prefix_cache when caching is off.
+  // ssm_pool and verify_states are null for models without recurrent layers, prefix_cache
+  // when caching is off.
   Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
-            PrefixCache* prefix_cache = nullptr);
+            PrefixCache* prefix_cache = nullptr, VerifyStateBuffers* verify_states = nullptr);
 
   void add_waiting(Sequence* seq);
   // Adds a sequence that already holds its blocks and slot (a forked choice).
@@ -61,6 +66,7 @@ class Scheduler {
   BlockPool& block_pool_;
   SsmStatePool* ssm_pool_;
   PrefixCache* prefix_cache_;
+  VerifyStateBuffers* verify_states_;
   std::list<Sequence*> running_;  // admission order
   std::list<Sequence*> waiting_;  // (priority, arrival_order) order
 };
