@@ -11,10 +11,6 @@
 namespace strata {
 namespace {
 
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
 std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& request, int32_t choice,
                                         const text::Tokenizer& tokenizer) {
   auto seq = std::make_unique<Sequence>();
@@ -43,6 +39,10 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
       scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get(),
                  parts_.runner.verify_states()),
       batch_sampler_(parts_.runner.backend()),
+      output_({.tokenizer = parts_.tokenizer,
+               .eos_token_ids = parts_.eos_token_ids,
+               .max_model_len = parts_.max_model_len,
+               .stats = parts_.stats}),
       async_scheduling_(parts_.options.async_scheduling.value_or(false)) {}  // Engine resolved it
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
@@ -207,11 +207,11 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
       for (int32_t j = 0; j <= drafts; ++j) tasks.push_back({.seq = &seq, .logits_row = logits_row + j});
       continue;
     }
-    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = json_allowed(seq)});
+    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = output_.json_allowed(seq)});
     const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
     if (first_of_request && seq.request->request.n > 1)
       for (Sequence* child : fork_choices(seq))
-        tasks.push_back({.seq = child, .logits_row = logits_row, .allowed = json_allowed(*child)});
+        tasks.push_back({.seq = child, .logits_row = logits_row, .allowed = output_.json_allowed(*child)});
   }
   InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks)), .verifies = std::move(verifies)};
   add_pending_tokens(step);
@@ -273,12 +273,6 @@ void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<con
     seq.token_ids.push_back(kPendingToken);
     append_token(seq, seq.num_tokens() - 1, samples[j]);
   }
-}
-
-std::vector<uint32_t> EngineLoop::json_allowed(const Sequence& seq) {
-  if (seq.json == nullptr) return {};
-  if (!json_mask_) json_mask_ = std::make_unique<JsonTokenMask>(parts_.tokenizer);
-  return seq.json->allowed(*json_mask_);
 }
 
 void EngineLoop::propose_drafts() {
@@ -380,79 +374,15 @@ std::vector<Sequence*> EngineLoop::fork_choices(Sequence& parent) {
 }
 
 void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResult& sample) {
-  RequestState& request = *seq.request;
-  const GenerationRequest& params = request.request;
-  const Clock::time_point now = Clock::now();
-  const int32_t token = sample.token_id;
-  STRATA_CHECK(seq.token_ids.at(position) == kPendingToken);
-  seq.token_ids[position] = token;
-  const int32_t num_outputs = position + 1 - seq.num_prompt_tokens;  // this one included
-  ++request.num_generated_tokens;
+  const SequenceEnd end = output_.append(seq, position, sample);
   register_blocks(seq);
-  parts_.stats.update([&](EngineStatsSnapshot& s) {
-    ++s.generation_tokens_total;
-    if (num_outputs == 1) {
-      if (seq.choice_index == 0) s.time_to_first_token.observe(seconds_between(request.arrival, now));
-    } else {
-      s.inter_token_latency.observe(seconds_between(seq.last_token_time, now));
-    }
-  });
-  seq.last_token_time = now;
-  ChoiceDelta delta{.index = seq.choice_index, .token_ids = {token}};
-  if (params.sampling.logprobs >= 0) delta.logprobs.push_back(sample);
-  const bool is_eos = std::find(parts_.eos_token_ids.begin(), parts_.eos_token_ids.end(), token) !=
-                      parts_.eos_token_ids.end();
-  const bool is_stop_id = std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), token) !=
-                          params.stop_token_ids.end();
-  const StopChecker::Result text = seq.stop_checker->push(seq.detokenizer->push(token));
-  delta.text = text.text;
-  request.pending.deltas.push_back(std::move(delta));
-  touched_.push_back(seq.request);
-  if (text.stop) return finish(seq, FinishReason::kStop, text.stop);
-  // A JSON-constrained output ends with its object (the mask allowed only valid tokens).
-  if (seq.json != nullptr && (!seq.json->feed(json_mask_->token_text(token)) || seq.json->done()))
-    return finish(seq, FinishReason::kStop, std::nullopt);
-  if ((is_eos && !params.ignore_eos) || is_stop_id)
-    return finish(seq, FinishReason::kStop, std::nullopt);
-  if (num_outputs >= params.max_tokens || position + 1 >= parts_.max_model_len)
-    return finish(seq, FinishReason::kLength, std::nullopt);
+  if (end.reason != FinishReason::kNone) finish(seq, end.reason, end.stop_reason);
 }
 
 void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
-  RequestState& request = *seq.request;
   if (seq.status == SequenceStatus::kFinished) return;
   scheduler_.remove(&seq);
-  ChoiceDelta delta{.index = seq.choice_index, .finish_reason = reason, .stop_reason = std::move(stop_reason)};
-  if (reason != FinishReason::kStop || !delta.stop_reason)  // a stop string drops the held tail
-    delta.text = seq.stop_checker->flush() + seq.detokenizer->finish();
-  request.pending.deltas.push_back(std::move(delta));
-  touched_.push_back(seq.request);
-  ++request.num_finished_choices;
-  // Choice 0 ended before its prompt was done (a cancel, an error): the choices that would
-  // have forked off it end with it, or the request would never finish.
-  if (!request.forked) {
-    request.forked = true;
-    for (int32_t c = 1; c < request.request.n; ++c, ++request.num_finished_choices)
-      request.pending.deltas.push_back({.index = c, .finish_reason = reason});
-  }
-  if (request.num_finished_choices == request.request.n) complete_request(request);
-}
-
-void EngineLoop::complete_request(RequestState& request) {
-  request.pending.finished = true;
-  request.pending.error = request.error;
-  parts_.stats.update([&](EngineStatsSnapshot& s) {
-    s.prefix_cache_queries_total += request.num_prefix_queries;
-    s.prefix_cache_hits_total += request.num_prefix_hits;
-    if (!request.error.empty()) {
-      ++s.requests_failed_total;
-    } else if (request.cancelled) {
-      ++s.requests_cancelled_total;
-    } else {
-      ++s.requests_finished_total;
-      s.e2e_latency.observe(seconds_between(request.arrival, Clock::now()));
-    }
-  });
+  output_.finish(seq, reason, std::move(stop_reason));
 }
 
 void EngineLoop::cancel_request(int64_t request_id) {
@@ -462,23 +392,14 @@ void EngineLoop::cancel_request(int64_t request_id) {
   for (auto& seq : it->second) finish(*seq, FinishReason::kCancelled, std::nullopt);
 }
 
+// Finished requests' sequences retire: the step in flight may still name them.
 void EngineLoop::publish() {
-  for (const auto& request : touched_) {
-    if (request->pending.deltas.empty() && !request->pending.finished) continue;
-    RequestUpdate update = std::move(request->pending);
-    request->pending = {};
-    update.num_prompt_tokens = static_cast<int32_t>(request->request.prompt_ids.size());
-    update.num_cached_tokens = request->num_cached_tokens;
-    update.num_generated_tokens = request->num_generated_tokens;
-    const bool finished = update.finished;
-    request->stream->push(std::move(update));
-    if (!finished) continue;
+  for (const auto& request : output_.publish()) {
     auto it = sequences_.find(request->request_id);
     if (it == sequences_.end()) continue;
     for (auto& seq : it->second) retired_.push_back(std::move(seq));
     sequences_.erase(it);
   }
-  touched_.clear();
 }
 
 void EngineLoop::update_gauges() {

@@ -1,5 +1,6 @@
 // EngineLoop: the state only the engine thread touches: sequences, the scheduler, and the
-// inbox through which other threads hand over requests and cancellations.
+// inbox through which other threads hand over requests and cancellations. An iteration
+// schedules a step, runs it, and hands the samples to the OutputProcessor.
 #pragma once
 
 #include <condition_variable>
@@ -13,7 +14,7 @@
 #include "strata/engine/batch_sampler.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/engine_stats.h"
-#include "strata/engine/json_token_mask.h"
+#include "strata/engine/output_processor.h"
 #include "strata/engine/model_runner.h"
 #include "strata/engine/scheduler.h"
 #include "strata/engine/sequence.h"
@@ -86,8 +87,6 @@ class EngineLoop {
   void finish_in_flight();
   // Speculative decoding: n-gram drafts for the running greedy decode sequences.
   void propose_drafts();
-  // The tokens a JSON-constrained sequence may sample next (empty when unconstrained).
-  std::vector<uint32_t> json_allowed(const Sequence& seq);
   // Accepts the drafts the model agrees with (greedy), rolls the SSM state back to them and
   // appends the model's tokens up to and including the first disagreement.
   void finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples);
@@ -102,11 +101,10 @@ class EngineLoop {
   // The other choices of an n > 1 request, forked after the parent's prompt; returns those
   // that sample their first token from the parent's logits now.
   std::vector<Sequence*> fork_choices(Sequence& parent);
-  // Puts the sample at token_ids[position] (a pending slot) and applies the stop rules.
+  // The output processor's work on a sample, then the blocks it completed go to the prefix cache.
   void append_token(Sequence& seq, int32_t position, const SampleResult& sample);
+  // Frees what the sequence holds and queues its last delta (no-op once finished).
   void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
-  // The last choice has finished: the request's final update and its count in the stats.
-  void complete_request(RequestState& request);
   void cancel_request(int64_t request_id);
   void publish();
   void update_gauges();
@@ -115,6 +113,7 @@ class EngineLoop {
   std::unique_ptr<PrefixCache> prefix_cache_;  // null when prefix caching is off
   Scheduler scheduler_;
   BatchSampler batch_sampler_;
+  OutputProcessor output_;
   mutable std::mutex inbox_mutex_;
   std::condition_variable wake_;
   std::vector<std::shared_ptr<RequestState>> inbox_;
@@ -129,8 +128,6 @@ class EngineLoop {
   bool idle_ = false;  // the last iteration ran nothing: wait for the inbox
   std::vector<std::unique_ptr<Sequence>> retired_;  // finished; the step in flight may name them
   bool async_scheduling_ = false;
-  std::unique_ptr<JsonTokenMask> json_mask_;  // built from the tokenizer on first use
-  std::vector<std::shared_ptr<RequestState>> touched_;  // requests with updates this step
   int64_t next_sequence_id_ = 0;
   uint64_t next_arrival_ = 0;
 };
