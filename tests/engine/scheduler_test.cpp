@@ -11,11 +11,18 @@ namespace {
 struct Harness {
   // num_ssm_slots > 0: a hybrid model's SSM pool, whose slots the prefix cache may all take.
   explicit Harness(int32_t num_blocks, EngineOptions options, int num_ssm_slots = 0)
-      : pool(num_blocks),
-        ssm(num_ssm_slots > 0 ? std::make_unique<SsmStatePool>(std::vector<SsmLayerShape>{{4, 2}}, num_ssm_slots)
-                              : nullptr),
-        cache(ssm ? std::make_unique<PrefixCache>(pool, options.block_size, ssm.get(), num_ssm_slots) : nullptr),
-        scheduler(options, pool, ssm.get(), cache.get()) {}
+      : memory(parts(num_blocks, options.block_size, num_ssm_slots)), scheduler(options, memory) {
+    if (num_ssm_slots > 0) memory.start_prefix_cache(num_ssm_slots);
+  }
+  static SequenceMemoryParts parts(int32_t num_blocks, int32_t block_size, int num_ssm_slots) {
+    SequenceMemoryParts p{.blocks = std::make_unique<BlockPool>(num_blocks), .block_size = block_size,
+                          .copy_kv_block = [](int32_t, int32_t) {}};
+    if (num_ssm_slots == 0) return p;
+    const std::vector<SsmLayerShape> layers{{4, 2}};
+    p.ssm = std::make_unique<SsmStatePool>(layers, num_ssm_slots);
+    p.verify = std::make_unique<VerifyStateBuffers>(layers, 4);
+    return p;
+  }
   Sequence& add(int32_t prompt_len, int32_t priority = 0) {
     auto request = std::make_shared<RequestState>();
     request->request.priority = priority;
@@ -37,9 +44,7 @@ struct Harness {
       if (row.seq->num_tokens_behind() == 0) row.seq->token_ids.push_back(9);
     }
   }
-  BlockPool pool;
-  std::unique_ptr<SsmStatePool> ssm;
-  std::unique_ptr<PrefixCache> cache;
+  SequenceMemory memory;
   Scheduler scheduler;
   std::vector<std::unique_ptr<Sequence>> seqs;
 };
@@ -82,7 +87,7 @@ TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
   Sequence& old_seq = h.add(32);  // blocks 0, 1
   Sequence& new_seq = h.add(32);  // blocks 2, 3
   h.run(h.scheduler.schedule());
-  EXPECT_EQ(h.pool.num_free(), 0);
+  EXPECT_EQ(h.memory.blocks().num_free(), 0);
   // Both now need a third block; the newest is preempted and its blocks go to the oldest.
   const StepPlan plan = h.scheduler.schedule();
   EXPECT_EQ(plan.num_preempted, 1);
@@ -93,7 +98,7 @@ TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
   EXPECT_EQ(new_seq.num_computed_tokens, 0);
   EXPECT_TRUE(new_seq.block_table.empty());
   EXPECT_EQ(h.scheduler.num_waiting(), 1);
-  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{2}));
+  EXPECT_EQ(h.memory.blocks().free_queue(), (std::vector<int32_t>{2}));
 }
 
 // Last block first: the free queue is the prefix cache's LRU and a prefix's tail is the
@@ -103,7 +108,7 @@ TEST(Scheduler, RemoveReturnsBlocksToTheFreeQueueTailFirst) {
   Sequence& a = h.add(40);
   h.run(h.scheduler.schedule());
   h.scheduler.remove(&a);
-  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 2, 1, 0}));
+  EXPECT_EQ(h.memory.blocks().free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 2, 1, 0}));
 }
 
 // The pool cannot hold it even with nobody else running: preempting it would only bring it
@@ -133,16 +138,17 @@ TEST(Scheduler, WithoutChunkedPrefillAPreemptedSequenceRecomputesInChunks) {
 // used snapshot's slot rather than waiting for one forever.
 TEST(Scheduler, SnapshotsGiveTheirSsmSlotsToSequences) {
   Harness h(8, {.max_num_batched_tokens = 64, .block_size = 16}, /*num_ssm_slots=*/2);
-  for (uint64_t hash : {11u, 12u}) h.cache->commit_snapshot(hash, *h.cache->reserve_snapshot(hash));
-  EXPECT_EQ(h.ssm->num_free(), 0);
+  PrefixCache& cache = *h.memory.prefix_cache();
+  for (uint64_t hash : {11u, 12u}) cache.commit_snapshot(hash, *cache.reserve_snapshot(hash));
+  EXPECT_EQ(h.memory.ssm()->num_free(), 0);
   Sequence& a = h.add(10);
   const StepPlan plan = h.scheduler.schedule();
   ASSERT_EQ(plan.rows.size(), 1u);
   EXPECT_GE(a.ssm_slot, 0);
-  EXPECT_FALSE(h.cache->has_snapshot(11));
-  EXPECT_TRUE(h.cache->has_snapshot(12));
+  EXPECT_FALSE(cache.has_snapshot(11));
+  EXPECT_TRUE(cache.has_snapshot(12));
   h.scheduler.remove(&a);
-  EXPECT_EQ(h.ssm->num_free(), 1);
+  EXPECT_EQ(h.memory.ssm()->num_free(), 1);
 }
 
 }  // namespace

@@ -32,18 +32,18 @@ std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& req
 
 EngineLoop::EngineLoop(EngineLoopParts parts)
     : parts_(std::move(parts)),
-      prefix_cache_(parts_.options.enable_prefix_caching
-                        ? std::make_unique<PrefixCache>(parts_.runner.block_pool(), parts_.options.block_size,
-                                                        parts_.runner.ssm_pool(), parts_.options.ssm_cache_slots)
-                        : nullptr),
-      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get(),
-                 parts_.runner.verify_states()),
+      memory_(parts_.runner.memory()),
+      scheduler_(parts_.options, memory_),
       batch_sampler_(parts_.runner.backend()),
       output_({.tokenizer = parts_.tokenizer,
                .eos_token_ids = parts_.eos_token_ids,
                .max_model_len = parts_.max_model_len,
                .stats = parts_.stats}),
-      async_scheduling_(parts_.options.async_scheduling.value_or(false)) {}  // Engine resolved it
+      async_scheduling_(parts_.options.async_scheduling.value_or(false)) {  // Engine resolved it
+  if (parts_.options.enable_prefix_caching) memory_.start_prefix_cache(parts_.options.ssm_cache_slots);
+}
+
+EngineLoop::~EngineLoop() { memory_.stop_prefix_cache(); }
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
   std::optional<std::string> fatal;
@@ -188,10 +188,10 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
     logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
                                         : parts_.runner.execute(batch, pending_ids);
   } catch (...) {
-    for (const auto& [hash, slot] : snapshots) prefix_cache_->cancel_snapshot(slot);
+    for (const auto& [hash, slot] : snapshots) memory_.prefix_cache()->cancel_snapshot(slot);
     throw;
   }
-  for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
+  for (const auto& [hash, slot] : snapshots) memory_.prefix_cache()->commit_snapshot(hash, slot);
   std::vector<SampleTask> tasks;
   std::vector<InFlightStep::Verify> verifies;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
@@ -260,11 +260,7 @@ void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<con
   // The row fed the last known token (counted at launch) and the drafts; the states after it
   // and the matched drafts are the ones plain decoding would have.
   seq.num_computed_tokens += matched;
-  if (seq.ssm_slot >= 0) {
-    const VerifyStateBuffer* buffer = parts_.runner.verify_states()->find(seq.ssm_slot);
-    STRATA_CHECK(buffer != nullptr && buffer->num_tokens() == num_drafts + 1);
-    parts_.runner.ssm_pool()->rollback(seq.ssm_slot, *buffer, 1 + matched);
-  }
+  if (seq.ssm_slot >= 0) memory_.roll_back(seq.ssm_slot, num_drafts + 1, 1 + matched);
   parts_.stats.update([&](EngineStatsSnapshot& s) {
     s.spec_draft_tokens_total += num_drafts;
     s.spec_accepted_tokens_total += matched;
@@ -300,7 +296,7 @@ void EngineLoop::finish_in_flight() {
 
 void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
                                 std::vector<std::pair<uint64_t, int32_t>>& reserved) {
-  if (prefix_cache_ == nullptr || seq.ssm_slot < 0) return;
+  if (memory_.prefix_cache() == nullptr || seq.ssm_slot < 0) return;
   const int32_t block_size = parts_.options.block_size;
   const int32_t last_boundary = seq.num_prompt_tokens / block_size * block_size;
   for (int32_t boundary : {last_boundary - block_size, last_boundary}) {
@@ -309,7 +305,7 @@ void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow
     const uint64_t hash = seq.block_hashes.at(boundary / block_size - 1);
     const bool taken = std::any_of(reserved.begin(), reserved.end(), [&](const auto& r) { return r.first == hash; });
     if (taken) continue;
-    const std::optional<int32_t> slot = prefix_cache_->reserve_snapshot(hash);
+    const std::optional<int32_t> slot = memory_.prefix_cache()->reserve_snapshot(hash);
     if (!slot) continue;
     row.ssm_snapshots.push_back({.after_tokens = after, .slot = *slot});
     reserved.push_back({hash, *slot});
@@ -317,14 +313,14 @@ void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow
 }
 
 void EngineLoop::register_blocks(Sequence& seq) {
-  if (prefix_cache_ == nullptr) return;
+  if (memory_.prefix_cache() == nullptr) return;
   const int32_t num_known = seq.num_known_tokens();
   const int32_t num_full = std::min(seq.num_computed_tokens, num_known) / parts_.options.block_size;
   if (seq.num_registered_blocks >= num_full) return;
-  prefix_cache_->extend_block_hashes(std::span<const int32_t>(seq.token_ids).first(num_known),
+  memory_.prefix_cache()->extend_block_hashes(std::span<const int32_t>(seq.token_ids).first(num_known),
                                      seq.request->request.cache_key, seq.block_hashes);
   for (int32_t b = seq.num_registered_blocks; b < num_full; ++b)
-    prefix_cache_->insert(seq.block_hashes[b], seq.block_table[b]);
+    memory_.prefix_cache()->insert(seq.block_hashes[b], seq.block_table[b]);
   seq.num_registered_blocks = num_full;
 }
 
@@ -334,40 +330,21 @@ void EngineLoop::register_blocks(Sequence& seq) {
 std::vector<Sequence*> EngineLoop::fork_choices(Sequence& parent) {
   RequestState& request = *parent.request;
   std::vector<Sequence*> forked;
-  const int32_t block_size = parts_.options.block_size;
-  const int32_t num_full = parent.num_prompt_tokens / block_size;
   request.forked = true;
   for (int32_t choice = 1; choice < request.request.n; ++choice) {
     auto child = make_sequence(parent.request, choice, parts_.tokenizer);
     child->id = next_sequence_id_++;
     child->arrival_order = parent.arrival_order;
-    BlockPool& pool = parts_.runner.block_pool();
-    std::optional<int32_t> slot;
-    if (parts_.runner.ssm_pool() != nullptr) slot = parts_.runner.ssm_pool()->allocate();
-    const bool needs_partial = static_cast<int32_t>(parent.block_table.size()) > num_full;
-    std::optional<int32_t> partial = needs_partial ? pool.allocate() : std::nullopt;
-    if ((parts_.runner.ssm_pool() != nullptr && !slot) || (needs_partial && !partial)) {
-      if (slot) parts_.runner.ssm_pool()->free(*slot);
-      if (partial) pool.release(*partial);
+    std::optional<ForkedMemory> memory = memory_.fork(parent.block_table, parent.num_prompt_tokens, parent.ssm_slot);
+    if (memory) {
+      child->block_table = std::move(memory->block_table);
+      child->ssm_slot = memory->ssm_slot;
+      child->num_computed_tokens = parent.num_computed_tokens;
+      scheduler_.add_running(child.get());
+      forked.push_back(child.get());
+    } else {
       scheduler_.add_waiting(child.get());  // no room to share now: it prefills on its own
-      sequences_[request.request_id].push_back(std::move(child));
-      continue;
     }
-    for (int32_t b = 0; b < num_full; ++b) {
-      pool.add_ref(parent.block_table[b]);
-      child->block_table.push_back(parent.block_table[b]);
-    }
-    if (partial) {
-      parts_.runner.copy_kv_block(parent.block_table[num_full], *partial);
-      child->block_table.push_back(*partial);
-    }
-    if (slot) {
-      parts_.runner.ssm_pool()->copy_slot(parent.ssm_slot, *slot);
-      child->ssm_slot = *slot;
-    }
-    child->num_computed_tokens = parent.num_computed_tokens;
-    scheduler_.add_running(child.get());
-    forked.push_back(child.get());
     sequences_[request.request_id].push_back(std::move(child));
   }
   return forked;
@@ -403,12 +380,12 @@ void EngineLoop::publish() {
 }
 
 void EngineLoop::update_gauges() {
-  const BlockPool& pool = parts_.runner.block_pool();
+  const BlockPool& pool = memory_.blocks();
   parts_.stats.update([&](EngineStatsSnapshot& s) {
     s.num_running = scheduler_.num_running();
     s.num_waiting = scheduler_.num_waiting();
     s.kv_cache_usage = 1.0 - static_cast<double>(pool.num_free()) / pool.num_blocks();
-    s.prefix_cached_blocks = prefix_cache_ ? prefix_cache_->num_cached_blocks() : 0;
+    s.prefix_cached_blocks = memory_.prefix_cache() ? memory_.prefix_cache()->num_cached_blocks() : 0;
   });
 }
 

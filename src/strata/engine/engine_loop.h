@@ -33,7 +33,9 @@ struct EngineLoopParts {
 
 class EngineLoop {
  public:
+  // Starts the runner's prefix cache when the options ask for it; stops it when destroyed.
   explicit EngineLoop(EngineLoopParts parts);
+  ~EngineLoop();
 
   // Thread-safe: called from HTTP threads.
   void enqueue(std::shared_ptr<RequestState> request);
@@ -110,7 +112,7 @@ class EngineLoop {
   void update_gauges();
 
   EngineLoopParts parts_;
-  std::unique_ptr<PrefixCache> prefix_cache_;  // null when prefix caching is off
+  SequenceMemory& memory_;  // the runner's
   Scheduler scheduler_;
   BatchSampler batch_sampler_;
   OutputProcessor output_;

@@ -9,10 +9,7 @@
 #include <list>
 #include <vector>
 
-#include "strata/cache/block_pool.h"
-#include "strata/cache/prefix_cache.h"
-#include "strata/cache/ssm_state_pool.h"
-#include "strata/cache/verify_state_buffers.h"
+#include "strata/cache/sequence_memory.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/sequence.h"
 
@@ -32,10 +29,8 @@ struct StepPlan {
 
 class Scheduler {
  public:
-  // ssm_pool and verify_states are null for models without recurrent layers, prefix_cache
-  // when caching is off.
-  Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
-            PrefixCache* prefix_cache = nullptr, VerifyStateBuffers* verify_states = nullptr);
+  // Blocks and slots come from `memory` (and its prefix cache, when started).
+  Scheduler(const EngineOptions& options, SequenceMemory& memory);
 
   void add_waiting(Sequence* seq);
   // Adds a sequence that already holds its blocks and slot (a forked choice).
@@ -63,10 +58,7 @@ class Scheduler {
   bool prepare_admission(Sequence& seq);
 
   EngineOptions options_;
-  BlockPool& block_pool_;
-  SsmStatePool* ssm_pool_;
-  PrefixCache* prefix_cache_;
-  VerifyStateBuffers* verify_states_;
+  SequenceMemory& memory_;
   std::list<Sequence*> running_;  // admission order
   std::list<Sequence*> waiting_;  // (priority, arrival_order) order
 };
