@@ -48,7 +48,7 @@ class AsyncScheduling : public ::testing::TestWithParam<std::string> {
   std::vector<RequestResult> run(const std::vector<GenerationRequest>& requests, bool async, int64_t num_kv_blocks,
                                  int32_t budget) {
     ModelRunner runner(*loaded_.model, *backend_, {.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48});
-    Engine engine(runner, *tokenizer_, {}, {.max_num_batched_tokens = budget, .async_scheduling = async});
+    test::CheckedEngine engine(runner, *tokenizer_, {}, {.max_num_batched_tokens = budget, .async_scheduling = async});
     std::vector<std::shared_ptr<RequestStream>> streams;
     for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
     std::vector<RequestResult> results;

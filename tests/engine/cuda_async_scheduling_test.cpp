@@ -30,7 +30,7 @@ class CudaAsyncScheduling : public ::testing::TestWithParam<std::string> {
   // The requests one after another on a fresh runner and engine.
   std::vector<std::vector<Choice>> run(const std::vector<GenerationRequest>& requests, bool async) {
     ModelRunner runner(*loaded_.model, *backend_, {.num_kv_blocks = 128, .num_ssm_slots = 16});
-    Engine engine(runner, *tokenizer_, {}, {.async_scheduling = async});
+    test::CheckedEngine engine(runner, *tokenizer_, {}, {.async_scheduling = async});
     std::vector<std::vector<Choice>> results;
     for (const GenerationRequest& r : requests) results.push_back(test::collect_choices(*engine.submit(r), r.n));
     engine.shutdown(std::chrono::seconds(10));

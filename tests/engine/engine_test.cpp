@@ -7,6 +7,7 @@
 #include "strata/engine/offline_generate.h"
 #include "strata/model/model_loader.h"
 #include "strata/text/id_tokenizer.h"
+#include "engine/engine_test_support.h"
 #include "test_support.h"
 
 namespace strata {
@@ -53,7 +54,7 @@ TEST(Engine, BatchedRequestsEqualEachAlone) {
   for (int32_t i = 0; i < 8; ++i)
     alone.push_back(generate_offline(runner, {.prompt_ids = prompt(i, 5 + 7 * i),
                                               .sampling = {.temperature = 0}, .max_tokens = 12}));
-  Engine engine(runner, *f.tokenizer, {}, {.max_num_batched_tokens = 32, .max_num_seqs = 8});
+  test::CheckedEngine engine(runner, *f.tokenizer, {}, {.max_num_batched_tokens = 32, .max_num_seqs = 8});
   std::vector<std::shared_ptr<RequestStream>> streams;
   for (int32_t i = 0; i < 8; ++i)
     streams.push_back(engine.submit({.prompt_ids = prompt(i, 5 + 7 * i), .sampling = {.temperature = 0},
@@ -70,7 +71,7 @@ TEST(Engine, BatchedRequestsEqualEachAlone) {
 TEST(Engine, SeededSamplingIsReproducibleAndNChoicesShareThePrompt) {
   EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 128});
-  Engine engine(runner, *f.tokenizer, {}, {});
+  test::CheckedEngine engine(runner, *f.tokenizer, {}, {});
   const GenerationRequest request{.prompt_ids = prompt(3, 21), .sampling = {.temperature = 1.0f, .seed = 7},
                                   .max_tokens = 10, .n = 3};
   const Collected a = collect(*engine.submit(request), 3);
@@ -88,7 +89,7 @@ TEST(Engine, StopStringIsNeverEmitted) {
   const auto greedy = generate_offline(runner, {.prompt_ids = prompt(1, 9), .sampling = {.temperature = 0},
                                                 .max_tokens = 8});
   const std::string stop = "<" + std::to_string(greedy[3]) + ">";
-  Engine engine(runner, *f.tokenizer, {}, {});
+  test::CheckedEngine engine(runner, *f.tokenizer, {}, {});
   const Collected c = collect(*engine.submit({.prompt_ids = prompt(1, 9), .sampling = {.temperature = 0},
                                               .max_tokens = 8, .stop = {stop}}), 1);
   EXPECT_EQ(c.finish[0], FinishReason::kStop);
@@ -103,7 +104,7 @@ TEST(Engine, StopStringIsNeverEmitted) {
 TEST(Engine, CancelFreesBlocks) {
   EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
-  Engine engine(runner, *f.tokenizer, {}, {});
+  test::CheckedEngine engine(runner, *f.tokenizer, {}, {});
   auto stream = engine.submit({.prompt_ids = prompt(2, 30), .max_tokens = 4000, .ignore_eos = true});
   ASSERT_TRUE(stream->pop(std::chrono::milliseconds(30000)).has_value());
   engine.cancel(stream->request_id());
@@ -121,7 +122,7 @@ TEST(Engine, PreemptionUnderATinyKvPoolStillFinishesEveryRequestExactly) {
   for (int32_t i = 0; i < 4; ++i)
     alone.push_back(generate_offline(runner, {.prompt_ids = prompt(i, 20), .sampling = {.temperature = 0},
                                               .max_tokens = 20}));
-  Engine engine(runner, *f.tokenizer, {}, {.max_num_batched_tokens = 64});
+  test::CheckedEngine engine(runner, *f.tokenizer, {}, {.max_num_batched_tokens = 64});
   std::vector<std::shared_ptr<RequestStream>> streams;
   for (int32_t i = 0; i < 4; ++i)
     streams.push_back(engine.submit({.prompt_ids = prompt(i, 20), .sampling = {.temperature = 0}, .max_tokens = 20}));
@@ -132,7 +133,7 @@ TEST(Engine, PreemptionUnderATinyKvPoolStillFinishesEveryRequestExactly) {
 TEST(Engine, RejectsPromptsOverTheContext) {
   EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 16});
-  Engine engine(runner, *f.tokenizer, {}, {.max_model_len = 32});
+  test::CheckedEngine engine(runner, *f.tokenizer, {}, {.max_model_len = 32});
   EXPECT_THROW(engine.submit({.prompt_ids = prompt(0, 40)}), Error);
   EXPECT_THROW(engine.submit({.prompt_ids = {}}), Error);
   EXPECT_THROW(engine.submit({.prompt_ids = {1}, .sampling = {.top_p = 2.0f}}), Error);

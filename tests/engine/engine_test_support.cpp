@@ -26,4 +26,21 @@ std::vector<int32_t> engine_prompt(int32_t seed, int32_t len) {
   return ids;
 }
 
+void expect_pools_idle(ModelRunner& runner) {
+  EXPECT_EQ(runner.block_pool().num_free(), runner.block_pool().num_blocks()) << "KV blocks leaked";
+  if (runner.ssm_pool() == nullptr) return;
+  EXPECT_EQ(runner.ssm_pool()->num_free(), runner.ssm_pool()->capacity()) << "SSM slots leaked";
+  EXPECT_EQ(runner.verify_states()->num_in_use(), 0) << "verify state buffers leaked";
+}
+
+CheckedEngine::CheckedEngine(ModelRunner& runner, const text::Tokenizer& tokenizer,
+                             std::vector<int32_t> eos_token_ids, const EngineOptions& options)
+    : runner_(runner), engine_(std::make_unique<Engine>(runner, tokenizer, std::move(eos_token_ids), options)) {}
+
+CheckedEngine::~CheckedEngine() {
+  engine_->shutdown(std::chrono::seconds(10));
+  engine_.reset();
+  expect_pools_idle(runner_);
+}
+
 }  // namespace strata::test

@@ -1,10 +1,13 @@
-// Helpers of the engine tests: deterministic prompts and everything a stream delivers,
-// gathered per choice.
+// Helpers of the engine tests: deterministic prompts, everything a stream delivers gathered
+// per choice, and CheckedEngine, through which every engine test runs its Engine: when it
+// goes away it checks that every KV block, SSM slot and verify buffer is back in its pool.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "strata/engine/engine.h"
 #include "strata/engine/request.h"
 
 namespace strata::test {
@@ -21,5 +24,32 @@ std::vector<ChoiceResult> collect_choices(RequestStream& stream, int32_t n, int 
 
 // `len` token ids in [3, 503), different for each seed.
 std::vector<int32_t> engine_prompt(int32_t seed, int32_t len);
+
+// Exact counts of an idle runner whose engine is gone: every block free (cached blocks are
+// free blocks), every SSM slot free, no verify buffer held by a slot.
+void expect_pools_idle(ModelRunner& runner);
+
+// An Engine (same constructor) that shuts down and checks expect_pools_idle when destroyed.
+class CheckedEngine {
+ public:
+  CheckedEngine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
+                const EngineOptions& options);
+  ~CheckedEngine();
+  CheckedEngine(const CheckedEngine&) = delete;
+  CheckedEngine& operator=(const CheckedEngine&) = delete;
+
+  std::shared_ptr<RequestStream> submit(GenerationRequest request) { return engine_->submit(std::move(request)); }
+  void cancel(int64_t request_id) { engine_->cancel(request_id); }
+  void shutdown(std::chrono::milliseconds deadline) { engine_->shutdown(deadline); }
+  EngineStatsSnapshot stats() const { return engine_->stats(); }
+  bool async_scheduling() const { return engine_->async_scheduling(); }
+  int32_t max_model_len() const { return engine_->max_model_len(); }
+  std::optional<std::string> fatal_error() const { return engine_->fatal_error(); }
+  bool running() const { return engine_->running(); }
+
+ private:
+  ModelRunner& runner_;
+  std::unique_ptr<Engine> engine_;
+};
 
 }  // namespace strata::test

@@ -9,6 +9,7 @@
 #include "strata/engine/engine.h"
 #include "strata/model/model_loader.h"
 #include "strata/text/id_tokenizer.h"
+#include "engine/engine_test_support.h"
 #include "test_support.h"
 
 namespace strata {
@@ -59,10 +60,10 @@ class PrefixCacheExactness : public ::testing::TestWithParam<std::string> {
     tokenizer_ = text::make_id_tokenizer(static_cast<int32_t>(loaded_.config.vocab_size));
   }
   // A fresh engine (and KV pool) per call: `cold` has prefix caching off.
-  std::unique_ptr<Engine> engine(bool caching, int64_t num_kv_blocks = 128, int32_t budget = 2048) {
+  std::unique_ptr<test::CheckedEngine> engine(bool caching, int64_t num_kv_blocks = 128, int32_t budget = 2048) {
     runners_.push_back(std::make_unique<ModelRunner>(*loaded_.model, *backend_,
                                                      RunnerOptions{.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48}));
-    return std::make_unique<Engine>(*runners_.back(), *tokenizer_, std::vector<int32_t>{},
+    return std::make_unique<test::CheckedEngine>(*runners_.back(), *tokenizer_, std::vector<int32_t>{},
                                     EngineOptions{.max_num_batched_tokens = budget,
                                                   .enable_prefix_caching = caching});
   }

@@ -1,5 +1,6 @@
 // Scheduler decisions with exact block ids: budget split, FCFS and priority order,
-// chunked prefill, and preemption of the newest sequence when blocks run out.
+// chunked prefill, preemption of the newest sequence when blocks run out, a sequence alone
+// short of blocks handed back rather than preempted, and snapshots giving their SSM slots up.
 #include <gtest/gtest.h>
 
 #include "strata/engine/scheduler.h"
@@ -8,7 +9,20 @@ namespace strata {
 namespace {
 
 struct Harness {
-  explicit Harness(int32_t num_blocks, EngineOptions options) : pool(num_blocks), scheduler(options, pool, nullptr) {}
+  // num_ssm_slots > 0: a hybrid model's SSM pool, whose slots the prefix cache may all take.
+  explicit Harness(int32_t num_blocks, EngineOptions options, int num_ssm_slots = 0)
+      : memory(parts(num_blocks, options.block_size, num_ssm_slots)), scheduler(options, memory) {
+    if (num_ssm_slots > 0) memory.start_prefix_cache(num_ssm_slots);
+  }
+  static SequenceMemoryParts parts(int32_t num_blocks, int32_t block_size, int num_ssm_slots) {
+    SequenceMemoryParts p{.blocks = std::make_unique<BlockPool>(num_blocks), .block_size = block_size,
+                          .copy_kv_block = [](int32_t, int32_t) {}};
+    if (num_ssm_slots == 0) return p;
+    const std::vector<SsmLayerShape> layers{{4, 2}};
+    p.ssm = std::make_unique<SsmStatePool>(layers, num_ssm_slots);
+    p.verify = std::make_unique<VerifyStateBuffers>(layers, 4);
+    return p;
+  }
   Sequence& add(int32_t prompt_len, int32_t priority = 0) {
     auto request = std::make_shared<RequestState>();
     request->request.priority = priority;
@@ -30,7 +44,7 @@ struct Harness {
       if (row.seq->num_tokens_behind() == 0) row.seq->token_ids.push_back(9);
     }
   }
-  BlockPool pool;
+  SequenceMemory memory;
   Scheduler scheduler;
   std::vector<std::unique_ptr<Sequence>> seqs;
 };
@@ -73,7 +87,7 @@ TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
   Sequence& old_seq = h.add(32);  // blocks 0, 1
   Sequence& new_seq = h.add(32);  // blocks 2, 3
   h.run(h.scheduler.schedule());
-  EXPECT_EQ(h.pool.num_free(), 0);
+  EXPECT_EQ(h.memory.blocks().num_free(), 0);
   // Both now need a third block; the newest is preempted and its blocks go to the oldest.
   const StepPlan plan = h.scheduler.schedule();
   EXPECT_EQ(plan.num_preempted, 1);
@@ -84,7 +98,7 @@ TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
   EXPECT_EQ(new_seq.num_computed_tokens, 0);
   EXPECT_TRUE(new_seq.block_table.empty());
   EXPECT_EQ(h.scheduler.num_waiting(), 1);
-  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{2}));
+  EXPECT_EQ(h.memory.blocks().free_queue(), (std::vector<int32_t>{2}));
 }
 
 // Last block first: the free queue is the prefix cache's LRU and a prefix's tail is the
@@ -94,7 +108,47 @@ TEST(Scheduler, RemoveReturnsBlocksToTheFreeQueueTailFirst) {
   Sequence& a = h.add(40);
   h.run(h.scheduler.schedule());
   h.scheduler.remove(&a);
-  EXPECT_EQ(h.pool.free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 2, 1, 0}));
+  EXPECT_EQ(h.memory.blocks().free_queue(), (std::vector<int32_t>{3, 4, 5, 6, 7, 2, 1, 0}));
+}
+
+// The pool cannot hold it even with nobody else running: preempting it would only bring it
+// back to the same wall, so the plan hands it back to be finished ("length").
+TEST(Scheduler, ASequenceAloneShortOfBlocksIsHandedBackNotPreempted) {
+  Harness h(2, {.max_num_batched_tokens = 64, .block_size = 16});
+  Sequence& a = h.add(32);
+  h.run(h.scheduler.schedule());
+  const StepPlan plan = h.scheduler.schedule();
+  EXPECT_TRUE(plan.rows.empty());
+  EXPECT_EQ(plan.num_preempted, 0);
+  EXPECT_EQ(plan.out_of_blocks, (std::vector<Sequence*>{&a}));
+  EXPECT_EQ(a.num_computed_tokens, 32);
+}
+
+// Its prompt fit one step; prompt and output (45 tokens) do not fit the 40-token budget.
+TEST(Scheduler, WithoutChunkedPrefillAPreemptedSequenceRecomputesInChunks) {
+  Harness h(64, {.max_num_batched_tokens = 40, .enable_chunked_prefill = false, .block_size = 16});
+  Sequence& a = h.add(30);
+  a.token_ids.resize(45, 9);  // as if it had generated 15 tokens, then been preempted
+  const StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_EQ(plan.rows[0].num_tokens, 40);
+}
+
+// Two slots, both holding prefix-cache snapshots: a new sequence takes the least recently
+// used snapshot's slot rather than waiting for one forever.
+TEST(Scheduler, SnapshotsGiveTheirSsmSlotsToSequences) {
+  Harness h(8, {.max_num_batched_tokens = 64, .block_size = 16}, /*num_ssm_slots=*/2);
+  PrefixCache& cache = *h.memory.prefix_cache();
+  for (uint64_t hash : {11u, 12u}) cache.commit_snapshot(hash, *cache.reserve_snapshot(hash));
+  EXPECT_EQ(h.memory.ssm()->num_free(), 0);
+  Sequence& a = h.add(10);
+  const StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_GE(a.ssm_slot, 0);
+  EXPECT_FALSE(cache.has_snapshot(11));
+  EXPECT_TRUE(cache.has_snapshot(12));
+  h.scheduler.remove(&a);
+  EXPECT_EQ(h.memory.ssm()->num_free(), 1);
 }
 
 }  // namespace

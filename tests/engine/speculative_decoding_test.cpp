@@ -32,7 +32,7 @@ class SpeculativeDecoding : public ::testing::TestWithParam<std::string> {
 
   Results run(const std::vector<GenerationRequest>& requests, int32_t num_speculative_tokens) {
     ModelRunner runner(*loaded_.model, *backend_, {.num_kv_blocks = 256, .num_ssm_slots = 48});
-    Engine engine(runner, *tokenizer_, {},
+    test::CheckedEngine engine(runner, *tokenizer_, {},
                   {.max_num_batched_tokens = 64,
                    .speculative = {.num_speculative_tokens = num_speculative_tokens, .prompt_lookup_min = 1,
                                    .prompt_lookup_max = 3}});

@@ -15,6 +15,12 @@ PrefixCache::PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_
   pool_.set_on_reuse([this](int32_t block) { forget_block(block); });
 }
 
+PrefixCache::~PrefixCache() {
+  pool_.set_on_reuse(nullptr);
+  while (release_snapshot_slot()) {
+  }
+}
+
 void PrefixCache::extend_block_hashes(std::span<const int32_t> tokens, uint64_t extra_key,
                                       std::vector<uint64_t>& hashes) const {
   uint64_t parent = hashes.empty() ? 0x5354524154414b56ull : hashes.back();  // chain root
@@ -90,6 +96,16 @@ void PrefixCache::commit_snapshot(uint64_t hash, int32_t slot) {
 void PrefixCache::cancel_snapshot(int32_t slot) {
   ssm_pool_->free(slot);
   --num_snapshot_slots_held_;
+}
+
+bool PrefixCache::release_snapshot_slot() {
+  if (snapshot_lru_.empty()) return false;
+  const uint64_t victim = snapshot_lru_.front();
+  snapshot_lru_.pop_front();
+  ssm_pool_->free(snapshot_of_hash_.at(victim));
+  snapshot_of_hash_.erase(victim);
+  --num_snapshot_slots_held_;
+  return true;
 }
 
 }  // namespace strata

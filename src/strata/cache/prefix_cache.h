@@ -28,6 +28,10 @@ class PrefixCache {
  public:
   // ssm_pool null for attention-only models; num_snapshot_slots bounds the snapshots.
   PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_pool, int32_t num_snapshot_slots);
+  // Gives the snapshot slots back to the SSM pool and stops following the block pool.
+  ~PrefixCache();
+  PrefixCache(const PrefixCache&) = delete;
+  PrefixCache& operator=(const PrefixCache&) = delete;
 
   // Appends to `hashes` the hash of every full block of `tokens` it does not hold yet,
   // chained from the start (hashes[b] covers tokens [0, (b + 1) * block_size)).
@@ -47,6 +51,9 @@ class PrefixCache {
   std::optional<int32_t> reserve_snapshot(uint64_t hash);
   void commit_snapshot(uint64_t hash, int32_t slot);  // the slot now holds that state
   void cancel_snapshot(int32_t slot);                 // a reserved slot that was not filled
+  // Frees the least recently used snapshot's slot to the SSM pool (a sequence needs one);
+  // false when no snapshot is held.
+  bool release_snapshot_slot();
 
   int64_t num_cached_blocks() const { return static_cast<int64_t>(block_of_hash_.size()); }
   int64_t num_snapshots() const { return static_cast<int64_t>(snapshot_of_hash_.size()); }

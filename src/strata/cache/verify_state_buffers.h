@@ -23,6 +23,8 @@ class VerifyStateBuffers {
   const VerifyStateBuffer* find(int32_t slot) const;
   // Forgets the slot's buffer (the slot was freed); its memory is kept for the next slot.
   void release(int32_t slot);
+  // Buffers held by slots (not yet released): 0 once every sequence has let go of its slot.
+  int num_in_use() const { return static_cast<int>(buffers_.size()); }
 
  private:
   std::vector<SsmLayerShape> layers_;

@@ -29,6 +29,7 @@ namespace strata::cli {
 namespace {
 
 constexpr std::chrono::seconds kDrainDeadline{10};
+constexpr std::chrono::milliseconds kFailedAnswersGrace{500};  // for the 500s of a lost device to go out
 
 struct ServeFlags {
   ModelFlags model;
@@ -38,6 +39,15 @@ struct ServeFlags {
   EngineOptions engine;
   std::vector<std::string> lora_modules;  // name=path
 };
+
+// --inject-step-fault N or N:sticky.
+FaultInjection parse_fault_injection(const std::string& spec) {
+  const size_t colon = spec.find(':');
+  const std::string step = spec.substr(0, colon), kind = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (step.empty() || step.find_first_not_of("0123456789") != std::string::npos || (!kind.empty() && kind != "sticky"))
+    fail("--inject-step-fault takes N or N:sticky (a step number), got '{}'", spec);
+  return {.fail_at_step = std::stoll(step), .sticky = kind == "sticky"};
+}
 
 struct LoraModules {
   std::vector<std::string> names, paths;
@@ -91,7 +101,8 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_http_limit_flags(cmd, f.server);
   cmd.add_option("--max-num-batched-tokens", f.engine.max_num_batched_tokens, "token budget of one engine step")
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--max-num-seqs", f.engine.max_num_seqs, "sequences running at once")->check(CLI::PositiveNumber);
+  cmd.add_option("--max-num-seqs", f.engine.max_num_seqs, "sequences running at once")
+      ->check(CLI::Range(1, kMaxNumSeqs));
   cmd.add_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill", f.engine.enable_chunked_prefill,
                "split long prompts over several steps (default on)");
   cmd.add_option("--max-model-len", f.engine.max_model_len, "context length (0: the model's)")
@@ -111,6 +122,10 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
                  "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);
+  // Tests only (hidden): step N throws as a failing kernel would; ":sticky" loses the device.
+  cmd.add_option_function<std::string>("--inject-step-fault", [&f](const std::string& spec) {
+       f.engine.fault_injection = parse_fault_injection(spec);
+     })->group("");
 }
 
 // "loading weights 42%": a bar redrawn in place on a terminal, a line per 10% otherwise.
@@ -160,7 +175,9 @@ void install_signal_handlers() {
 }
 
 // On a signal: no new requests, running ones finish (or are cancelled at the deadline),
-// then the listener closes and serve() returns.
+// then the listener closes and serve() returns. When the engine loses its device: /health
+// turns 503, the failed requests' answers go out, the listener closes (run_serve then exits
+// non-zero, for a supervisor to restart the server).
 class ShutdownWatcher {
  public:
   ShutdownWatcher(server::HttpServer& http, Engine& engine) : thread_([this, &http, &engine] { watch(http, engine); }) {}
@@ -171,8 +188,16 @@ class ShutdownWatcher {
 
  private:
   void watch(server::HttpServer& http, Engine& engine) {
-    while (!done_ && g_shutdown_signal.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!done_ && g_shutdown_signal.load() == 0 && !engine.fatal_error())
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (done_) return;
+    if (auto fatal = engine.fatal_error()) {
+      fmt::print(stderr, "strata serve: the engine stopped: {}\n", *fatal);
+      http.begin_drain();
+      std::this_thread::sleep_for(kFailedAnswersGrace);
+      http.stop();
+      return;
+    }
     fmt::print("shutting down: finishing running requests (up to {} s)\n", kDrainDeadline.count());
     std::fflush(stdout);
     http.begin_drain();
@@ -235,6 +260,8 @@ void run_serve(ServeFlags flags) {
     http.serve();
   }
   engine.shutdown(std::chrono::milliseconds(0));
+  if (auto fatal = engine.fatal_error())
+    fail("the engine stopped after a device failure ({}); restart the server", *fatal);
   fmt::print("stopped\n");
 }
 

@@ -47,6 +47,13 @@ std::vector<SampleResult> BatchSampler::collect(SampleTicket& ticket) {
   return results;
 }
 
+void BatchSampler::discard(SampleTicket& ticket, bool wait_for_device) {
+  if (ticket.half < 0) return;
+  if (wait_for_device && ticket.copied) ticket.copied->wait();
+  half_in_use_[ticket.half] = false;
+  ticket.half = -1;
+}
+
 // Each sequence samples a copy of its row: the Sampler applies penalties in place and n > 1
 // choices share the row.
 void BatchSampler::launch_on_host(const Tensor& logits, SampleTicket& ticket) {

@@ -42,6 +42,9 @@ class BatchSampler {
   SampleTicket launch(const Tensor& logits, std::vector<SampleTask> tasks);
   // One result per task of the ticket, in task order.
   std::vector<SampleResult> collect(SampleTicket& ticket);
+  // Drops a ticket whose step failed: frees its staging half once the device is done with it
+  // (at once when wait_for_device is false: the device is lost and waits would only fail).
+  void discard(SampleTicket& ticket, bool wait_for_device);
 
  private:
   void launch_on_host(const Tensor& logits, SampleTicket& ticket);

@@ -11,18 +11,14 @@ DirectSession::~DirectSession() {
 }
 
 void DirectSession::free_state(SequenceState& seq) {
-  for (int32_t block : seq.block_table) runner_.block_pool().release(block);
-  SsmStatePool* pool = runner_.ssm_pool();
-  if (pool == nullptr) return;
-  if (seq.ssm_slot >= 0) {
-    runner_.verify_states()->release(seq.ssm_slot);
-    pool->free(seq.ssm_slot);
-  }
-  for (const auto& [length, slot] : seq.snapshots) pool->free(slot);
+  SequenceMemory& memory = runner_.memory();
+  memory.free(seq.block_table, seq.ssm_slot);
+  for (const auto& [length, slot] : seq.snapshots) memory.free_slot(slot);
+  seq.snapshots.clear();
 }
 
 int32_t DirectSession::allocate_ssm_slot() {
-  const std::optional<int32_t> slot = runner_.ssm_pool()->allocate();
+  const std::optional<int32_t> slot = runner_.memory().acquire_slot();
   if (!slot)
     fail("SSM state slots exhausted ({} in use for sequences and snapshots); raise "
          "RunnerOptions::num_ssm_slots or release sequences", runner_.ssm_pool()->capacity());
@@ -44,11 +40,8 @@ void DirectSession::release(int64_t seq_id) {
 }
 
 void DirectSession::reserve_blocks(SequenceState& seq, int32_t num_tokens) {
-  const int64_t block_size = runner_.block_size();
-  const int64_t needed = (num_tokens + block_size - 1) / block_size;
-  const int64_t missing = needed - static_cast<int64_t>(seq.block_table.size());
-  if (missing > 0 && !runner_.block_pool().allocate_n(static_cast<int32_t>(missing), seq.block_table))
-    fail("KV cache exhausted: {} more blocks needed, {} free; raise --num-kv-blocks", missing,
+  if (!runner_.memory().reserve(seq.block_table, num_tokens))
+    fail("KV cache exhausted: {} tokens need more blocks than the {} free; raise --num-kv-blocks", num_tokens,
          runner_.block_pool().num_free());
 }
 
@@ -110,21 +103,16 @@ int64_t DirectSession::fork(int64_t seq_id, int32_t num_tokens) {
     else fail("fork of sequence {} at {} tokens: no SSM snapshot at that length (request one with "
               "StepInput::snapshot_after)", seq_id, num_tokens);
   }
-  const int64_t child_id = add_sequence();
-  SequenceState& child = sequences_.at(child_id);
-  const int64_t block_size = runner_.block_size();
-  const int64_t full_blocks = num_tokens / block_size;
-  for (int64_t b = 0; b < full_blocks; ++b) {
-    runner_.block_pool().add_ref(parent.block_table[b]);
-    child.block_table.push_back(parent.block_table[b]);
-  }
-  if (num_tokens % block_size != 0) {
-    reserve_blocks(child, num_tokens);
-    runner_.copy_kv_block(parent.block_table[full_blocks], child.block_table.back());
-  }
-  child.num_tokens = num_tokens;
-  if (state_slot >= 0) runner_.ssm_pool()->copy_slot(state_slot, child.ssm_slot);
-  return child_id;
+  std::optional<ForkedMemory> memory = runner_.memory().fork(parent.block_table, num_tokens, state_slot);
+  if (!memory)
+    fail("fork of sequence {} at {} tokens: no free KV block or SSM slot; raise --num-kv-blocks or "
+         "RunnerOptions::num_ssm_slots, or release sequences", seq_id, num_tokens);
+  SequenceState child{.num_tokens = num_tokens, .block_table = std::move(memory->block_table),
+                      .ssm_slot = memory->ssm_slot};
+  // A hybrid model's fork at 0 tokens starts from a fresh state.
+  if (runner_.ssm_pool() != nullptr && child.ssm_slot < 0) child.ssm_slot = allocate_ssm_slot();
+  sequences_[next_id_] = std::move(child);
+  return next_id_++;
 }
 
 void DirectSession::rollback(int64_t seq_id, int32_t num_accepted) {
@@ -134,11 +122,7 @@ void DirectSession::rollback(int64_t seq_id, int32_t num_accepted) {
   if (num_accepted < 1 || num_accepted > seq.verify_len)
     fail("rollback of sequence {} to {} accepted tokens; the verify input had {}", seq_id,
          num_accepted, seq.verify_len);
-  if (runner_.ssm_pool() != nullptr) {
-    const VerifyStateBuffer* buffer = runner_.verify_states()->find(seq.ssm_slot);
-    STRATA_CHECK(buffer != nullptr && buffer->num_tokens() == seq.verify_len);
-    runner_.ssm_pool()->rollback(seq.ssm_slot, *buffer, num_accepted);
-  }
+  if (seq.ssm_slot >= 0) runner_.memory().roll_back(seq.ssm_slot, seq.verify_len, num_accepted);
   seq.num_tokens = seq.verify_base + num_accepted;
   seq.verify_base = -1;
 }

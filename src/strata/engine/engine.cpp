@@ -6,13 +6,34 @@
 #include "strata/lora/lora_set.h"
 
 namespace strata {
+namespace {
+
+// The context length: the model's (or --max-model-len), and never more than one sequence
+// can hold in the KV pool, so that a sequence alone always fits and never waits forever.
+int32_t resolve_max_model_len(const EngineOptions& options, ModelRunner& runner) {
+  const int64_t model_len = runner.model().config().max_position_embeddings;
+  const int64_t pool_tokens = runner.num_kv_blocks() * runner.block_size();
+  if (options.max_model_len > 0) {
+    if (options.max_model_len > pool_tokens)
+      fail("--max-model-len {} needs {} KV blocks of {} tokens for one sequence, but the pool holds {} ({} tokens); "
+           "raise --num-kv-blocks (or --gpu-memory-utilization) or lower --max-model-len",
+           options.max_model_len, (options.max_model_len + runner.block_size() - 1) / runner.block_size(),
+           runner.block_size(), runner.num_kv_blocks(), pool_tokens);
+    return static_cast<int32_t>(std::min<int64_t>(options.max_model_len, model_len));
+  }
+  if (pool_tokens < model_len)
+    spdlog::warn("the KV pool holds {} tokens, fewer than the model's {}: max_model_len is {} (raise --num-kv-blocks "
+                 "or --gpu-memory-utilization for more)", pool_tokens, model_len, pool_tokens);
+  return static_cast<int32_t>(std::min(model_len, pool_tokens));
+}
+
+}  // namespace
 
 Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
                const EngineOptions& options)
     : options_(options) {
-  const int64_t model_len = runner.model().config().max_position_embeddings;
-  max_model_len_ = static_cast<int32_t>(options.max_model_len > 0 ? std::min<int64_t>(options.max_model_len, model_len)
-                                                                   : model_len);
+  validate_engine_options(options);
+  max_model_len_ = resolve_max_model_len(options, runner);
   options_.block_size = static_cast<int32_t>(runner.block_size());
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
@@ -35,22 +56,31 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
 
 Engine::~Engine() { shutdown(std::chrono::milliseconds(0)); }
 
+// EngineLoop::iterate handles what a step throws; once the device is lost it stops for good.
 void Engine::run() {
   while (true) {
     const bool busy = loop_->iterate();
+    if (loop_->fatal_error()) break;
     if (stopping_.load() && !busy) break;
   }
 }
 
+std::optional<std::string> Engine::fatal_error() const { return loop_->fatal_error(); }
+
 std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   if (stopping_.load()) fail("the server is shutting down; retry on another instance");
+  if (auto fatal = fatal_error()) fail("the engine has stopped after a device failure ({}); retry shortly", *fatal);
   if (request.prompt_ids.empty()) fail("the prompt is empty; give at least one token");
   const int64_t prompt_len = static_cast<int64_t>(request.prompt_ids.size());
   if (prompt_len >= max_model_len_)
-    fail("the prompt has {} tokens, but the maximum context length is {} tokens; shorten the prompt",
-         prompt_len, max_model_len_);
+    fail("the prompt has {} tokens, but the maximum context length is {} tokens; shorten the prompt (or raise "
+         "--max-model-len, which the KV pool's --num-kv-blocks bounds)", prompt_len, max_model_len_);
+  if (!options_.enable_chunked_prefill && prompt_len > options_.max_num_batched_tokens)
+    fail("the prompt has {} tokens, more than one step takes with chunked prefill off (--max-num-batched-tokens "
+         "{}); shorten the prompt, raise --max-num-batched-tokens or drop --no-enable-chunked-prefill",
+         prompt_len, options_.max_num_batched_tokens);
   if (request.max_tokens < 1) fail("max_tokens must be at least 1, got {}", request.max_tokens);
-  if (request.n < 1 || request.n > 128) fail("n must be between 1 and 128, got {}", request.n);
+  if (request.n < 1 || request.n > kMaxChoices) fail("n must be between 1 and {}, got {}", kMaxChoices, request.n);
   if (request.lora_slot < -1 || request.lora_slot >= num_lora_slots_)
     fail("LoRA slot {} does not exist; this engine has {} adapters", request.lora_slot, num_lora_slots_);
   if (auto error = request.sampling.validate()) fail("{}", *error);

@@ -1,12 +1,16 @@
 // Engine: continuous batching on its own thread. HTTP threads submit tokenized requests
 // and read RequestStreams; only the engine thread touches the model, the KV cache and
 // the sequences. Each loop iteration: admit new requests, schedule a step under the token
-// budget, run it, sample, detokenize, check stops, stream the deltas.
+// budget, run it, sample, detokenize, check stops, stream the deltas. A step that throws
+// fails its requests (FinishReason::kError) and serving goes on; a lost device fails every
+// request and stops the engine for good (fatal_error()), so the process can restart.
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,8 +32,10 @@ class Engine {
          const EngineOptions& options);
   ~Engine();
 
-  // Validates (an Error for an empty prompt, a prompt over max_model_len, bad params) and
-  // queues the request; the stream delivers its updates.
+  // Validates (an Error naming the limit and the flag that raises it, for a request the
+  // engine could never serve: an empty prompt, one over max_model_len or over the step
+  // budget without chunked prefill, bad params) and queues the request; the stream
+  // delivers its updates.
   std::shared_ptr<RequestStream> submit(GenerationRequest request);
   // Stops a request at the next step and frees its blocks (a no-op once finished).
   void cancel(int64_t request_id);
@@ -38,7 +44,9 @@ class Engine {
 
   int32_t max_model_len() const { return max_model_len_; }
   bool async_scheduling() const { return *options_.async_scheduling; }
-  bool running() const { return !stopping_.load(); }
+  bool running() const { return !stopping_.load() && !fatal_error(); }
+  // Set once the device is lost: why. Every request has failed and no step runs again.
+  std::optional<std::string> fatal_error() const;
   EngineStatsSnapshot stats() const { return stats_.snapshot(); }
 
  private:

@@ -4,14 +4,12 @@
 #include <cstring>
 #include <span>
 
+#include "strata/backend/device_error.h"
 #include "strata/core/error.h"
+#include "strata/core/logging.h"
 
 namespace strata {
 namespace {
-
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& request, int32_t choice,
                                         const text::Tokenizer& tokenizer) {
@@ -34,20 +32,38 @@ std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& req
 
 EngineLoop::EngineLoop(EngineLoopParts parts)
     : parts_(std::move(parts)),
-      prefix_cache_(parts_.options.enable_prefix_caching
-                        ? std::make_unique<PrefixCache>(parts_.runner.block_pool(), parts_.options.block_size,
-                                                        parts_.runner.ssm_pool(), parts_.options.ssm_cache_slots)
-                        : nullptr),
-      scheduler_(parts_.options, parts_.runner.block_pool(), parts_.runner.ssm_pool(), prefix_cache_.get()),
+      memory_(parts_.runner.memory()),
+      scheduler_(parts_.options, memory_),
       batch_sampler_(parts_.runner.backend()),
-      async_scheduling_(parts_.options.async_scheduling.value_or(false)) {}  // Engine resolved it
+      output_({.tokenizer = parts_.tokenizer,
+               .eos_token_ids = parts_.eos_token_ids,
+               .max_model_len = parts_.max_model_len,
+               .stats = parts_.stats}),
+      async_scheduling_(parts_.options.async_scheduling.value_or(false)) {  // Engine resolved it
+  if (parts_.options.enable_prefix_caching) memory_.start_prefix_cache(parts_.options.ssm_cache_slots);
+}
+
+EngineLoop::~EngineLoop() { memory_.stop_prefix_cache(); }
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
+  std::optional<std::string> fatal;
   {
     std::lock_guard<std::mutex> lock(inbox_mutex_);
-    inbox_.push_back(std::move(request));
+    fatal = fatal_error_;
+    if (!fatal) inbox_.push_back(request);
   }
-  wake_.notify_one();
+  if (!fatal) return wake_.notify_one();
+  // The engine thread has stopped: the request fails here, every choice with it.
+  RequestUpdate update{.finished = true, .error = *fatal};
+  for (int32_t c = 0; c < request->request.n; ++c)
+    update.deltas.push_back({.index = c, .finish_reason = FinishReason::kError});
+  request->stream->push(std::move(update));
+  parts_.stats.update([](EngineStatsSnapshot& s) { ++s.requests_failed_total; });
+}
+
+std::optional<std::string> EngineLoop::fatal_error() const {
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  return fatal_error_;
 }
 
 void EngineLoop::cancel(int64_t request_id) {
@@ -74,7 +90,8 @@ void EngineLoop::take_inbox() {
   bool all = false;
   {
     std::unique_lock<std::mutex> lock(inbox_mutex_);
-    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && sequences_.empty() && !in_flight_)
+    // Nothing changes until the inbox does when nothing ran and nothing is in flight.
+    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && (sequences_.empty() || idle_) && !in_flight_)
       wake_.wait_for(lock, std::chrono::milliseconds(50));
     incoming.swap(inbox_);
     cancels.swap(cancels_);
@@ -99,23 +116,37 @@ void EngineLoop::start_request(const std::shared_ptr<RequestState>& request) {
 
 bool EngineLoop::iterate() {
   take_inbox();
-  propose_drafts();
-  StepPlan plan = scheduler_.schedule();
-  if (plan.num_preempted > 0)
-    parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
-  if (in_flight_ && needs_tokens_on_host(plan)) {
-    finish_in_flight();
-    std::erase_if(plan.rows, [](const ScheduledRow& r) { return r.seq->status == SequenceStatus::kFinished; });
+  if (fatal_error()) return false;
+  try {
+    run_step();
+  } catch (const std::exception& error) {
+    recover(error);
   }
-  std::optional<InFlightStep> launched;
-  if (!plan.rows.empty()) launched = launch_step(plan);
-  finish_in_flight();  // the previous step's tokens, read while the device runs this one
-  in_flight_ = std::move(launched);
-  if (!async_scheduling_) finish_in_flight();
   publish();
   if (!in_flight_) retired_.clear();
   update_gauges();
   return !sequences_.empty() || in_flight_.has_value();
+}
+
+void EngineLoop::run_step() {
+  step_requests_.clear();
+  idle_ = false;
+  propose_drafts();
+  StepPlan plan = scheduler_.schedule();
+  for (Sequence* seq : plan.out_of_blocks) finish(*seq, FinishReason::kLength, std::nullopt);
+  if (plan.num_preempted > 0)
+    parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
+  for (const ScheduledRow& r : plan.rows) step_requests_.push_back(r.seq->request);
+  if (in_flight_ && needs_tokens_on_host(plan)) {
+    finish_in_flight();
+    std::erase_if(plan.rows, [](const ScheduledRow& r) { return r.seq->status == SequenceStatus::kFinished; });
+  }
+  if (!plan.rows.empty()) launched_ = launch_step(plan);
+  finish_in_flight();  // the previous step's tokens, read while the device runs this one
+  in_flight_ = std::move(launched_);
+  launched_.reset();
+  if (!async_scheduling_) finish_in_flight();
+  idle_ = plan.rows.empty() && plan.out_of_blocks.empty() && plan.num_preempted == 0 && !in_flight_;
 }
 
 bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
@@ -151,9 +182,16 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   for (const ScheduledRow& r : plan.rows) rows.push_back(make_row(r, snapshots));
   StepBatch batch(std::move(rows), parts_.runner.block_size());
   const Tensor pending_ids = in_flight_ ? in_flight_->ticket.sampled_ids : Tensor();
-  const Tensor logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
-                                                   : parts_.runner.execute(batch, pending_ids);
-  for (const auto& [hash, slot] : snapshots) prefix_cache_->commit_snapshot(hash, slot);
+  Tensor logits;
+  try {
+    inject_fault();
+    logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
+                                        : parts_.runner.execute(batch, pending_ids);
+  } catch (...) {
+    for (const auto& [hash, slot] : snapshots) memory_.prefix_cache()->cancel_snapshot(slot);
+    throw;
+  }
+  for (const auto& [hash, slot] : snapshots) memory_.prefix_cache()->commit_snapshot(hash, slot);
   std::vector<SampleTask> tasks;
   std::vector<InFlightStep::Verify> verifies;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
@@ -169,11 +207,11 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
       for (int32_t j = 0; j <= drafts; ++j) tasks.push_back({.seq = &seq, .logits_row = logits_row + j});
       continue;
     }
-    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = json_allowed(seq)});
+    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = output_.json_allowed(seq)});
     const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
     if (first_of_request && seq.request->request.n > 1)
       for (Sequence* child : fork_choices(seq))
-        tasks.push_back({.seq = child, .logits_row = logits_row, .allowed = json_allowed(*child)});
+        tasks.push_back({.seq = child, .logits_row = logits_row, .allowed = output_.json_allowed(*child)});
   }
   InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks)), .verifies = std::move(verifies)};
   add_pending_tokens(step);
@@ -222,11 +260,7 @@ void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<con
   // The row fed the last known token (counted at launch) and the drafts; the states after it
   // and the matched drafts are the ones plain decoding would have.
   seq.num_computed_tokens += matched;
-  if (seq.ssm_slot >= 0) {
-    const VerifyStateBuffer* buffer = parts_.runner.verify_states()->find(seq.ssm_slot);
-    STRATA_CHECK(buffer != nullptr && buffer->num_tokens() == num_drafts + 1);
-    parts_.runner.ssm_pool()->rollback(seq.ssm_slot, *buffer, 1 + matched);
-  }
+  if (seq.ssm_slot >= 0) memory_.roll_back(seq.ssm_slot, num_drafts + 1, 1 + matched);
   parts_.stats.update([&](EngineStatsSnapshot& s) {
     s.spec_draft_tokens_total += num_drafts;
     s.spec_accepted_tokens_total += matched;
@@ -235,12 +269,6 @@ void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<con
     seq.token_ids.push_back(kPendingToken);
     append_token(seq, seq.num_tokens() - 1, samples[j]);
   }
-}
-
-std::vector<uint32_t> EngineLoop::json_allowed(const Sequence& seq) {
-  if (seq.json == nullptr) return {};
-  if (!json_mask_) json_mask_ = std::make_unique<JsonTokenMask>(parts_.tokenizer);
-  return seq.json->allowed(*json_mask_);
 }
 
 void EngineLoop::propose_drafts() {
@@ -268,7 +296,7 @@ void EngineLoop::finish_in_flight() {
 
 void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
                                 std::vector<std::pair<uint64_t, int32_t>>& reserved) {
-  if (prefix_cache_ == nullptr || seq.ssm_slot < 0) return;
+  if (memory_.prefix_cache() == nullptr || seq.ssm_slot < 0) return;
   const int32_t block_size = parts_.options.block_size;
   const int32_t last_boundary = seq.num_prompt_tokens / block_size * block_size;
   for (int32_t boundary : {last_boundary - block_size, last_boundary}) {
@@ -277,7 +305,7 @@ void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow
     const uint64_t hash = seq.block_hashes.at(boundary / block_size - 1);
     const bool taken = std::any_of(reserved.begin(), reserved.end(), [&](const auto& r) { return r.first == hash; });
     if (taken) continue;
-    const std::optional<int32_t> slot = prefix_cache_->reserve_snapshot(hash);
+    const std::optional<int32_t> slot = memory_.prefix_cache()->reserve_snapshot(hash);
     if (!slot) continue;
     row.ssm_snapshots.push_back({.after_tokens = after, .slot = *slot});
     reserved.push_back({hash, *slot});
@@ -285,14 +313,14 @@ void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow
 }
 
 void EngineLoop::register_blocks(Sequence& seq) {
-  if (prefix_cache_ == nullptr) return;
+  if (memory_.prefix_cache() == nullptr) return;
   const int32_t num_known = seq.num_known_tokens();
   const int32_t num_full = std::min(seq.num_computed_tokens, num_known) / parts_.options.block_size;
   if (seq.num_registered_blocks >= num_full) return;
-  prefix_cache_->extend_block_hashes(std::span<const int32_t>(seq.token_ids).first(num_known),
+  memory_.prefix_cache()->extend_block_hashes(std::span<const int32_t>(seq.token_ids).first(num_known),
                                      seq.request->request.cache_key, seq.block_hashes);
   for (int32_t b = seq.num_registered_blocks; b < num_full; ++b)
-    prefix_cache_->insert(seq.block_hashes[b], seq.block_table[b]);
+    memory_.prefix_cache()->insert(seq.block_hashes[b], seq.block_table[b]);
   seq.num_registered_blocks = num_full;
 }
 
@@ -302,134 +330,62 @@ void EngineLoop::register_blocks(Sequence& seq) {
 std::vector<Sequence*> EngineLoop::fork_choices(Sequence& parent) {
   RequestState& request = *parent.request;
   std::vector<Sequence*> forked;
-  const int32_t block_size = parts_.options.block_size;
-  const int32_t num_full = parent.num_prompt_tokens / block_size;
+  request.forked = true;
   for (int32_t choice = 1; choice < request.request.n; ++choice) {
     auto child = make_sequence(parent.request, choice, parts_.tokenizer);
     child->id = next_sequence_id_++;
     child->arrival_order = parent.arrival_order;
-    BlockPool& pool = parts_.runner.block_pool();
-    std::optional<int32_t> slot;
-    if (parts_.runner.ssm_pool() != nullptr) slot = parts_.runner.ssm_pool()->allocate();
-    const bool needs_partial = static_cast<int32_t>(parent.block_table.size()) > num_full;
-    std::optional<int32_t> partial = needs_partial ? pool.allocate() : std::nullopt;
-    if ((parts_.runner.ssm_pool() != nullptr && !slot) || (needs_partial && !partial)) {
-      if (slot) parts_.runner.ssm_pool()->free(*slot);
-      if (partial) pool.release(*partial);
+    std::optional<ForkedMemory> memory = memory_.fork(parent.block_table, parent.num_prompt_tokens, parent.ssm_slot);
+    if (memory) {
+      child->block_table = std::move(memory->block_table);
+      child->ssm_slot = memory->ssm_slot;
+      child->num_computed_tokens = parent.num_computed_tokens;
+      scheduler_.add_running(child.get());
+      forked.push_back(child.get());
+    } else {
       scheduler_.add_waiting(child.get());  // no room to share now: it prefills on its own
-      sequences_[request.request_id].push_back(std::move(child));
-      continue;
     }
-    for (int32_t b = 0; b < num_full; ++b) {
-      pool.add_ref(parent.block_table[b]);
-      child->block_table.push_back(parent.block_table[b]);
-    }
-    if (partial) {
-      parts_.runner.copy_kv_block(parent.block_table[num_full], *partial);
-      child->block_table.push_back(*partial);
-    }
-    if (slot) {
-      parts_.runner.ssm_pool()->copy_slot(parent.ssm_slot, *slot);
-      child->ssm_slot = *slot;
-    }
-    child->num_computed_tokens = parent.num_computed_tokens;
-    scheduler_.add_running(child.get());
-    forked.push_back(child.get());
     sequences_[request.request_id].push_back(std::move(child));
   }
   return forked;
 }
 
 void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResult& sample) {
-  RequestState& request = *seq.request;
-  const GenerationRequest& params = request.request;
-  const Clock::time_point now = Clock::now();
-  const int32_t token = sample.token_id;
-  STRATA_CHECK(seq.token_ids.at(position) == kPendingToken);
-  seq.token_ids[position] = token;
-  const int32_t num_outputs = position + 1 - seq.num_prompt_tokens;  // this one included
-  ++request.num_generated_tokens;
+  const SequenceEnd end = output_.append(seq, position, sample);
   register_blocks(seq);
-  parts_.stats.update([&](EngineStatsSnapshot& s) {
-    ++s.generation_tokens_total;
-    if (num_outputs == 1) {
-      if (seq.choice_index == 0) s.time_to_first_token.observe(seconds_between(request.arrival, now));
-    } else {
-      s.inter_token_latency.observe(seconds_between(seq.last_token_time, now));
-    }
-  });
-  seq.last_token_time = now;
-  ChoiceDelta delta{.index = seq.choice_index, .token_ids = {token}};
-  if (params.sampling.logprobs >= 0) delta.logprobs.push_back(sample);
-  const bool is_eos = std::find(parts_.eos_token_ids.begin(), parts_.eos_token_ids.end(), token) !=
-                      parts_.eos_token_ids.end();
-  const bool is_stop_id = std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), token) !=
-                          params.stop_token_ids.end();
-  const StopChecker::Result text = seq.stop_checker->push(seq.detokenizer->push(token));
-  delta.text = text.text;
-  request.pending.deltas.push_back(std::move(delta));
-  touched_.push_back(seq.request);
-  if (text.stop) return finish(seq, FinishReason::kStop, text.stop);
-  // A JSON-constrained output ends with its object (the mask allowed only valid tokens).
-  if (seq.json != nullptr && (!seq.json->feed(json_mask_->token_text(token)) || seq.json->done()))
-    return finish(seq, FinishReason::kStop, std::nullopt);
-  if ((is_eos && !params.ignore_eos) || is_stop_id)
-    return finish(seq, FinishReason::kStop, std::nullopt);
-  if (num_outputs >= params.max_tokens || position + 1 >= parts_.max_model_len)
-    return finish(seq, FinishReason::kLength, std::nullopt);
+  if (end.reason != FinishReason::kNone) finish(seq, end.reason, end.stop_reason);
 }
 
 void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
-  RequestState& request = *seq.request;
   if (seq.status == SequenceStatus::kFinished) return;
   scheduler_.remove(&seq);
-  ChoiceDelta delta{.index = seq.choice_index, .finish_reason = reason, .stop_reason = std::move(stop_reason)};
-  if (reason != FinishReason::kStop || !delta.stop_reason)  // a stop string drops the held tail
-    delta.text = seq.stop_checker->flush() + seq.detokenizer->finish();
-  request.pending.deltas.push_back(std::move(delta));
-  touched_.push_back(seq.request);
-  if (++request.num_finished_choices < request.request.n) return;
-  request.pending.finished = true;
-  parts_.stats.update([&](EngineStatsSnapshot& s) {
-    ++s.requests_finished_total;
-    s.prefix_cache_queries_total += request.num_prefix_queries;
-    s.prefix_cache_hits_total += request.num_prefix_hits;
-    s.e2e_latency.observe(seconds_between(request.arrival, Clock::now()));
-  });
+  output_.finish(seq, reason, std::move(stop_reason));
 }
 
 void EngineLoop::cancel_request(int64_t request_id) {
   auto it = sequences_.find(request_id);
   if (it == sequences_.end()) return;
+  it->second.front()->request->cancelled = true;
   for (auto& seq : it->second) finish(*seq, FinishReason::kCancelled, std::nullopt);
 }
 
+// Finished requests' sequences retire: the step in flight may still name them.
 void EngineLoop::publish() {
-  for (const auto& request : touched_) {
-    if (request->pending.deltas.empty() && !request->pending.finished) continue;
-    RequestUpdate update = std::move(request->pending);
-    request->pending = {};
-    update.num_prompt_tokens = static_cast<int32_t>(request->request.prompt_ids.size());
-    update.num_cached_tokens = request->num_cached_tokens;
-    update.num_generated_tokens = request->num_generated_tokens;
-    const bool finished = update.finished;
-    request->stream->push(std::move(update));
-    if (!finished) continue;
+  for (const auto& request : output_.publish()) {
     auto it = sequences_.find(request->request_id);
     if (it == sequences_.end()) continue;
     for (auto& seq : it->second) retired_.push_back(std::move(seq));
     sequences_.erase(it);
   }
-  touched_.clear();
 }
 
 void EngineLoop::update_gauges() {
-  const BlockPool& pool = parts_.runner.block_pool();
+  const BlockPool& pool = memory_.blocks();
   parts_.stats.update([&](EngineStatsSnapshot& s) {
     s.num_running = scheduler_.num_running();
     s.num_waiting = scheduler_.num_waiting();
     s.kv_cache_usage = 1.0 - static_cast<double>(pool.num_free()) / pool.num_blocks();
-    s.prefix_cached_blocks = prefix_cache_ ? prefix_cache_->num_cached_blocks() : 0;
+    s.prefix_cached_blocks = memory_.prefix_cache() ? memory_.prefix_cache()->num_cached_blocks() : 0;
   });
 }
 

@@ -1,5 +1,6 @@
 // EngineLoop: the state only the engine thread touches: sequences, the scheduler, and the
-// inbox through which other threads hand over requests and cancellations.
+// inbox through which other threads hand over requests and cancellations. An iteration
+// schedules a step, runs it, and hands the samples to the OutputProcessor.
 #pragma once
 
 #include <condition_variable>
@@ -13,7 +14,7 @@
 #include "strata/engine/batch_sampler.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/engine_stats.h"
-#include "strata/engine/json_token_mask.h"
+#include "strata/engine/output_processor.h"
 #include "strata/engine/model_runner.h"
 #include "strata/engine/scheduler.h"
 #include "strata/engine/sequence.h"
@@ -32,7 +33,9 @@ struct EngineLoopParts {
 
 class EngineLoop {
  public:
+  // Starts the runner's prefix cache when the options ask for it; stops it when destroyed.
   explicit EngineLoop(EngineLoopParts parts);
+  ~EngineLoop();
 
   // Thread-safe: called from HTTP threads.
   void enqueue(std::shared_ptr<RequestState> request);
@@ -43,8 +46,12 @@ class EngineLoop {
   // Engine thread: one iteration (admit, cancel, schedule, run, sample). Waits briefly
   // when there is nothing to do. Returns whether any request is still in flight. With
   // async scheduling, the step queued by one iteration is read back by the next, after it
-  // has queued its own step.
+  // has queued its own step. Never throws: a step that throws fails its requests (and,
+  // with async scheduling, those of the step in flight); a lost device fails them all.
   bool iterate();
+  // Thread-safe. Why the device was lost, once it was: every request has failed, new ones
+  // fail at once, and iterate() runs nothing more.
+  std::optional<std::string> fatal_error() const;
 
  private:
   // A queued step whose samples the host has not read yet.
@@ -62,6 +69,17 @@ class EngineLoop {
 
   void take_inbox();
   void start_request(const std::shared_ptr<RequestState>& request);
+  // Schedule, launch, read back: everything of an iteration that may throw.
+  void run_step();
+  // What iterate() does with an exception of run_step().
+  void recover(const std::exception& error);
+  // Fails the requests of the step that threw; the others keep running.
+  void fail_step(const std::string& message);
+  // The device is lost: fails every request and closes the inbox.
+  void fail_everything(const std::string& message);
+  void fail_request(RequestState& request, const std::string& message);
+  // Tests' FaultInjection: throws when this is the step it names.
+  void inject_fault();
   // Queues the plan's forward and sampling; each sampled sequence gets a pending token.
   InFlightStep launch_step(const StepPlan& plan);
   StepRow make_row(const ScheduledRow& r, std::vector<std::pair<uint64_t, int32_t>>& snapshots);
@@ -71,8 +89,6 @@ class EngineLoop {
   void finish_in_flight();
   // Speculative decoding: n-gram drafts for the running greedy decode sequences.
   void propose_drafts();
-  // The tokens a JSON-constrained sequence may sample next (empty when unconstrained).
-  std::vector<uint32_t> json_allowed(const Sequence& seq);
   // Accepts the drafts the model agrees with (greedy), rolls the SSM state back to them and
   // appends the model's tokens up to and including the first disagreement.
   void finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples);
@@ -87,28 +103,33 @@ class EngineLoop {
   // The other choices of an n > 1 request, forked after the parent's prompt; returns those
   // that sample their first token from the parent's logits now.
   std::vector<Sequence*> fork_choices(Sequence& parent);
-  // Puts the sample at token_ids[position] (a pending slot) and applies the stop rules.
+  // The output processor's work on a sample, then the blocks it completed go to the prefix cache.
   void append_token(Sequence& seq, int32_t position, const SampleResult& sample);
+  // Frees what the sequence holds and queues its last delta (no-op once finished).
   void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
   void cancel_request(int64_t request_id);
   void publish();
   void update_gauges();
 
   EngineLoopParts parts_;
-  std::unique_ptr<PrefixCache> prefix_cache_;  // null when prefix caching is off
+  SequenceMemory& memory_;  // the runner's
   Scheduler scheduler_;
   BatchSampler batch_sampler_;
-  std::mutex inbox_mutex_;
+  OutputProcessor output_;
+  mutable std::mutex inbox_mutex_;
   std::condition_variable wake_;
   std::vector<std::shared_ptr<RequestState>> inbox_;
   std::vector<int64_t> cancels_;
   bool cancel_all_ = false;
+  std::optional<std::string> fatal_error_;  // under inbox_mutex_
   std::map<int64_t, std::vector<std::unique_ptr<Sequence>>> sequences_;  // by request id
   std::optional<InFlightStep> in_flight_;
+  std::optional<InFlightStep> launched_;  // queued by this iteration, in flight from the next
+  std::vector<std::shared_ptr<RequestState>> step_requests_;  // scheduled this iteration
+  int64_t num_steps_launched_ = 0;
+  bool idle_ = false;  // the last iteration ran nothing: wait for the inbox
   std::vector<std::unique_ptr<Sequence>> retired_;  // finished; the step in flight may name them
   bool async_scheduling_ = false;
-  std::unique_ptr<JsonTokenMask> json_mask_;  // built from the tokenizer on first use
-  std::vector<std::shared_ptr<RequestState>> touched_;  // requests with updates this step
   int64_t next_sequence_id_ = 0;
   uint64_t next_arrival_ = 0;
 };

@@ -10,11 +10,21 @@
 
 namespace strata {
 
+// Tests only: the fail_at_step-th step the engine launches (counting from 1) throws a
+// DeviceError before it runs, as a failing kernel launch would.
+struct FaultInjection {
+  int64_t fail_at_step = 0;  // 0: never
+  bool sticky = false;       // the device is lost (the engine stops) rather than one step failing
+};
+
+// The most sequences one step may hold: the batched recurrent kernels put one row per grid row.
+inline constexpr int32_t kMaxNumSeqs = 65535;
+
 struct EngineOptions {
   int32_t max_num_batched_tokens = 2048;  // token budget of one step
   int32_t max_num_seqs = 64;              // sequences running at once
   bool enable_chunked_prefill = true;     // off: a prompt is prefilled in one step or waits
-  int32_t max_model_len = 0;              // 0: the model's max_position_embeddings
+  int32_t max_model_len = 0;              // 0: the model's, capped to what the KV pool holds
   int64_t num_kv_blocks = 0;              // 0: sized from max_model_len and max_num_seqs
   int32_t block_size = 16;
   bool enable_prefix_caching = true;      // reuse KV blocks (and SSM snapshots) of earlier prompts
@@ -26,6 +36,11 @@ struct EngineOptions {
   // Speculative decoding with n-gram drafts (greedy requests without penalties); drafts need
   // the newest token on the host, so it turns async scheduling off.
   NgramOptions speculative;
+  FaultInjection fault_injection;
 };
+
+// Throws strata::Error naming the flag for a value out of range or flags that contradict
+// each other (checked again by the Engine against the model and the KV pool).
+void validate_engine_options(const EngineOptions& options);
 
 }  // namespace strata

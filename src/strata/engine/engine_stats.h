@@ -26,7 +26,9 @@ struct EngineStatsSnapshot {
   uint64_t prompt_tokens_total = 0;
   uint64_t generation_tokens_total = 0;
   uint64_t preemptions_total = 0;
-  uint64_t requests_finished_total = 0;
+  uint64_t requests_finished_total = 0;    // ended by a stop or a length limit (successes)
+  uint64_t requests_cancelled_total = 0;   // cancelled by the client or cut off at shutdown
+  uint64_t requests_failed_total = 0;      // failed by the engine (a step or the device failed)
   uint64_t prefix_cache_queries_total = 0;  // prompt tokens looked up
   uint64_t prefix_cache_hits_total = 0;     // prompt tokens found
   int64_t prefix_cached_blocks = 0;

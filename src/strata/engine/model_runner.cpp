@@ -24,6 +24,8 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
                      .num_kv_heads = model.kv_cache_heads(),
                      .head_dim = model.kv_cache_head_dim(),
                      .dtype = backend.device().is_cpu() ? DType::kF32 : DType::kBF16};
+  std::unique_ptr<SsmStatePool> ssm_pool;
+  std::unique_ptr<VerifyStateBuffers> verify_states;
   if (model.num_ssm_layers() > 0) {
     std::vector<SsmLayerShape> layers;
     for (int64_t i = 0; i < model.num_layers(); ++i)
@@ -32,18 +34,23 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
     // State in the backend's memory, so the recurrent kernels read and write it in place;
     // made before the KV cache so that an automatic KV size leaves room for it.
     // One slot more than asked for: the scratch state of padding rows in captured graphs.
-    ssm_pool_ = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots) + 1,
-                                               options_.ssm_state_dtype, &backend_);
-    padding_ssm_slot_ = *ssm_pool_->reserve_scratch_slot();
-    verify_states_ = std::make_unique<VerifyStateBuffers>(
-        layers, static_cast<int>(options_.max_verify_tokens), &backend_);
+    ssm_pool = std::make_unique<SsmStatePool>(layers, static_cast<int>(options_.num_ssm_slots) + 1,
+                                              options_.ssm_state_dtype, &backend_);
+    padding_ssm_slot_ = *ssm_pool->reserve_scratch_slot();
+    verify_states = std::make_unique<VerifyStateBuffers>(layers, static_cast<int>(options_.max_verify_tokens),
+                                                         &backend_);
   }
   if (options_.num_kv_blocks == 0) options_.num_kv_blocks = auto_kv_blocks(shape);
-  block_pool_ = std::make_unique<BlockPool>(static_cast<int32_t>(options_.num_kv_blocks));
   if (model.num_kv_layers() > 0) {
     shape.num_blocks = options_.num_kv_blocks;
     kv_cache_ = std::make_unique<KvCache>(shape, backend);
   }
+  memory_ = std::make_unique<SequenceMemory>(SequenceMemoryParts{
+      .blocks = std::make_unique<BlockPool>(static_cast<int32_t>(options_.num_kv_blocks)),
+      .ssm = std::move(ssm_pool),
+      .verify = std::move(verify_states),
+      .block_size = static_cast<int32_t>(options_.block_size),
+      .copy_kv_block = [this](int32_t src, int32_t dst) { copy_kv_block(src, dst); }});
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
 }
@@ -87,12 +94,18 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .workspace = layer_workspace_,
                      .step_workspace = step_workspace_,
                      .kv_cache = kv_cache_.get(),
-                     .ssm_pool = ssm_pool_.get(),
-                     .verify_states = verify_states_.get(),
+                     .ssm_pool = memory_->ssm(),
+                     .verify_states = memory_->verify(),
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
                      .lora = lora_,
                      .lora_slots = step.device().lora_slots};
-  return model_.forward(step, ctx);
+  try {
+    return model_.forward(step, ctx);
+  } catch (...) {  // a failed step leaves nothing handed out for the next one
+    layer_workspace_.reset();
+    step_workspace_.reset();
+    throw;
+  }
 }
 
 Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
@@ -140,7 +153,7 @@ int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   // Recurrent layers are captured as one batched launch over slot ids: no snapshots, no
   // per-token states, f32 state.
   if (model_.num_ssm_layers() > 0 &&
-      (!step.is_plain_ssm_decode() || ssm_pool_->h_state_dtype() != SsmStateDType::kF32))
+      (!step.is_plain_ssm_decode() || memory_->ssm()->h_state_dtype() != SsmStateDType::kF32))
     return 0;
   for (int64_t i = 0; i < model_.num_layers(); ++i)
     if (!model_.caps(i).graph_safe) return 0;

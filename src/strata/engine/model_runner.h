@@ -1,16 +1,15 @@
 // ModelRunner: runs one StepBatch through the model on its backend. It owns what a forward
-// needs besides weights: the KV cache and its block pool, the workspaces, the persistent
-// step-metadata buffers and, on CUDA, one captured graph per decode batch-size bucket.
-// Everything above it (sessions, the scheduler) speaks in StepRows.
+// needs besides weights: the KV cache, the SequenceMemory (blocks, SSM slots, verify states),
+// the workspaces, the persistent step-metadata buffers and, on CUDA, one captured graph per
+// decode batch-size bucket. It only reads the memory the rows name; everything above it
+// (sessions, the scheduler) allocates through memory() and speaks in StepRows.
 #pragma once
 
 #include <map>
 #include <memory>
 
-#include "strata/cache/block_pool.h"
 #include "strata/cache/kv_cache.h"
-#include "strata/cache/ssm_state_pool.h"
-#include "strata/cache/verify_state_buffers.h"
+#include "strata/cache/sequence_memory.h"
 #include "strata/model/model.h"
 #include "strata/model/step_batch.h"
 #include "strata/model/step_buffers.h"
@@ -51,14 +50,15 @@ class ModelRunner {
 
   const Model& model() const { return model_; }
   Backend& backend() { return backend_; }
-  BlockPool& block_pool() { return *block_pool_; }
+  // Where sequences' blocks and slots come from (and go back to).
+  SequenceMemory& memory() { return *memory_; }
   KvCache* kv_cache() { return kv_cache_.get(); }
-  // Null for models without recurrent layers.
-  SsmStatePool* ssm_pool() { return ssm_pool_.get(); }
-  VerifyStateBuffers* verify_states() { return verify_states_.get(); }
+  // The memory's stores, for inspection. ssm_pool and verify_states are null for models
+  // without recurrent layers.
+  BlockPool& block_pool() { return memory_->blocks(); }
+  SsmStatePool* ssm_pool() { return memory_->ssm(); }
+  VerifyStateBuffers* verify_states() { return memory_->verify(); }
   int64_t max_verify_tokens() const { return options_.max_verify_tokens; }
-  // Copies one KV block's contents (every attention layer) into another block.
-  void copy_kv_block(int32_t src, int32_t dst);
   int64_t block_size() const { return options_.block_size; }
   int64_t num_kv_blocks() const { return options_.num_kv_blocks; }
   int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
@@ -75,6 +75,8 @@ class ModelRunner {
   };
 
   int64_t auto_kv_blocks(const KvCacheShape& shape) const;
+  // Copies one KV block's contents (every attention layer) into another block.
+  void copy_kv_block(int32_t src, int32_t dst);
   Tensor forward(const StepBatch& step);
   // The captured batch size for a decode-only step, 0 when it runs eagerly.
   int64_t graph_bucket(const StepBatch& step) const;
@@ -89,10 +91,8 @@ class ModelRunner {
   const Model& model_;
   Backend& backend_;
   RunnerOptions options_;
-  std::unique_ptr<BlockPool> block_pool_;
   std::unique_ptr<KvCache> kv_cache_;
-  std::unique_ptr<SsmStatePool> ssm_pool_;
-  std::unique_ptr<VerifyStateBuffers> verify_states_;
+  std::unique_ptr<SequenceMemory> memory_;
   Workspace layer_workspace_, step_workspace_;
   StepBuffers step_buffers_;
   int64_t graph_blocks_per_row_ = 0;

@@ -16,6 +16,9 @@
 
 namespace strata {
 
+inline constexpr int32_t kMaxChoices = 128;               // n of one engine request
+inline constexpr int32_t kMaxSequencesPerRequest = 1024;  // prompts x n of one API request
+
 struct GenerationRequest {
   std::vector<int32_t> prompt_ids;
   SamplingParams sampling;
@@ -32,6 +35,8 @@ struct GenerationRequest {
   std::shared_ptr<const CompiledSchema> json_schema;  // or to this schema (implies json_object)
 };
 
+// kCancelled: the client cancelled it or the server shut down before it ended ("abort", as
+// vLLM names it); kError: the engine failed it (the server answers 500, RequestUpdate::error).
 enum class FinishReason : uint8_t { kNone, kStop, kLength, kCancelled, kError };
 const char* finish_reason_name(FinishReason reason);  // "stop", "length", "abort", "error"
 

@@ -6,9 +6,7 @@
 
 namespace strata {
 
-Scheduler::Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
-                     PrefixCache* prefix_cache)
-    : options_(options), block_pool_(block_pool), ssm_pool_(ssm_pool), prefix_cache_(prefix_cache) {}
+Scheduler::Scheduler(const EngineOptions& options, SequenceMemory& memory) : options_(options), memory_(memory) {}
 
 void Scheduler::add_waiting(Sequence* seq) {
   seq->status = SequenceStatus::kWaiting;
@@ -31,20 +29,12 @@ void Scheduler::remove(Sequence* seq) {
 }
 
 void Scheduler::free_resources(Sequence& seq) {
-  // Last blocks first: the free queue is the prefix cache's LRU, and a prefix's tail is
-  // the least likely part to be shared.
-  for (auto it = seq.block_table.rbegin(); it != seq.block_table.rend(); ++it) block_pool_.release(*it);
-  seq.block_table.clear();
+  memory_.free(seq.block_table, seq.ssm_slot);
   seq.num_registered_blocks = 0;
-  if (seq.ssm_slot >= 0) ssm_pool_->free(seq.ssm_slot);
-  seq.ssm_slot = -1;
 }
 
 bool Scheduler::reserve_blocks(Sequence& seq, int32_t num_tokens) {
-  const int64_t total = seq.num_computed_tokens + num_tokens;
-  const int64_t needed = (total + options_.block_size - 1) / options_.block_size;
-  const int64_t missing = needed - static_cast<int64_t>(seq.block_table.size());
-  return missing <= 0 || block_pool_.allocate_n(static_cast<int32_t>(missing), seq.block_table);
+  return memory_.reserve(seq.block_table, seq.num_computed_tokens + num_tokens);
 }
 
 void Scheduler::preempt(Sequence& seq) {
@@ -74,27 +64,28 @@ int32_t Scheduler::admit_tokens(const Sequence& seq, int32_t budget) const {
   if (seq.awaiting_last_token) return 0;  // its pending token finishes it: nothing to feed
   const int32_t behind = seq.num_tokens_behind();
   if (behind <= budget) return behind;
-  return options_.enable_chunked_prefill ? budget : 0;
+  // A prompt fits one step without chunked prefill (Engine::submit checks); a preempted
+  // sequence's prompt and output may not, so it recomputes in chunks.
+  return options_.enable_chunked_prefill || seq.num_output_tokens() > 0 ? budget : 0;
 }
 
 bool Scheduler::prepare_admission(Sequence& seq) {
-  if (ssm_pool_ != nullptr && seq.ssm_slot < 0) {
-    const std::optional<int32_t> slot = ssm_pool_->allocate();
+  if (memory_.ssm() != nullptr && seq.ssm_slot < 0) {
+    const std::optional<int32_t> slot = memory_.acquire_slot();
     if (!slot) return false;
     seq.ssm_slot = *slot;
   }
-  if (prefix_cache_ != nullptr && seq.num_computed_tokens == 0 && seq.block_table.empty())
+  if (memory_.prefix_cache() != nullptr && seq.num_computed_tokens == 0 && seq.block_table.empty())
     apply_prefix_match(seq);
   return true;
 }
 
 void Scheduler::apply_prefix_match(Sequence& seq) {
-  prefix_cache_->extend_block_hashes(seq.token_ids, seq.request->request.cache_key, seq.block_hashes);
-  const PrefixMatch match = prefix_cache_->match(seq.block_hashes, seq.num_tokens());
+  const PrefixMatch match =
+      memory_.match_prefix(seq.token_ids, seq.request->request.cache_key, seq.block_hashes, seq.ssm_slot);
   seq.block_table = match.blocks;
   seq.num_computed_tokens = match.num_tokens;
   seq.num_registered_blocks = static_cast<int32_t>(match.blocks.size());
-  if (match.ssm_snapshot_slot >= 0) ssm_pool_->copy_slot(match.ssm_snapshot_slot, seq.ssm_slot);
   seq.last_match_tokens = match.num_tokens;
 }
 
@@ -111,9 +102,11 @@ StepPlan Scheduler::schedule() {
     if (drafts > 0 && !reserve_blocks(seq, num_tokens + drafts)) drafts = 0;
     if (!reserve_blocks(seq, num_tokens)) {
       if (preempt_newest(&seq, plan, budget)) continue;  // retry this sequence with the freed blocks
-      preempt(seq);  // it is the only one left: recompute it later
-      ++plan.num_preempted;
-      break;
+      // Alone and still short: recomputing would meet the same wall (the Engine keeps
+      // max_model_len within the pool, so this is a safety net).
+      plan.out_of_blocks.push_back(&seq);
+      ++it;
+      continue;
     }
     plan.rows.push_back({&seq, num_tokens + drafts, drafts});
     budget -= num_tokens + drafts;
@@ -131,7 +124,7 @@ StepPlan Scheduler::schedule() {
       break;
     }
     waiting_.pop_front();
-    if (prefix_cache_ != nullptr && seq.last_match_tokens >= 0) {
+    if (memory_.prefix_cache() != nullptr && seq.last_match_tokens >= 0) {
       if (seq.num_output_tokens() == 0) seq.request->num_cached_tokens = seq.last_match_tokens;
       seq.request->num_prefix_queries += seq.num_tokens();
       seq.request->num_prefix_hits += seq.last_match_tokens;

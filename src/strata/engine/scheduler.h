@@ -1,15 +1,15 @@
 // Scheduler: no prefill phase, no decode phase. Every running sequence is some tokens
 // behind; each step hands out a token budget, running sequences first (decode rows), then
 // waiting ones in (priority, arrival) order. When KV blocks or SSM slots run out it
-// preempts the newest running sequence, which recomputes later.
+// preempts the newest running sequence, which recomputes later (in chunks, whatever the
+// chunked-prefill setting). A sequence that alone outgrows the pool is handed back to be
+// finished ("length"), never preempted in favour of nobody.
 #pragma once
 
 #include <list>
 #include <vector>
 
-#include "strata/cache/block_pool.h"
-#include "strata/cache/prefix_cache.h"
-#include "strata/cache/ssm_state_pool.h"
+#include "strata/cache/sequence_memory.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/sequence.h"
 
@@ -24,13 +24,13 @@ struct ScheduledRow {
 struct StepPlan {
   std::vector<ScheduledRow> rows;
   int32_t num_preempted = 0;
+  std::vector<Sequence*> out_of_blocks;  // running alone, yet short of blocks: finish them
 };
 
 class Scheduler {
  public:
-  // ssm_pool is null for models without recurrent layers, prefix_cache when caching is off.
-  Scheduler(const EngineOptions& options, BlockPool& block_pool, SsmStatePool* ssm_pool,
-            PrefixCache* prefix_cache = nullptr);
+  // Blocks and slots come from `memory` (and its prefix cache, when started).
+  Scheduler(const EngineOptions& options, SequenceMemory& memory);
 
   void add_waiting(Sequence* seq);
   // Adds a sequence that already holds its blocks and slot (a forked choice).
@@ -58,9 +58,7 @@ class Scheduler {
   bool prepare_admission(Sequence& seq);
 
   EngineOptions options_;
-  BlockPool& block_pool_;
-  SsmStatePool* ssm_pool_;
-  PrefixCache* prefix_cache_;
+  SequenceMemory& memory_;
   std::list<Sequence*> running_;  // admission order
   std::list<Sequence*> waiting_;  // (priority, arrival_order) order
 };

@@ -32,6 +32,8 @@ struct RequestState {
   int64_t num_prefix_queries = 0;  // tokens looked up in the prefix cache (for /metrics)
   int64_t num_prefix_hits = 0;     // tokens found
   bool cancelled = false;
+  bool forked = false;    // choices 1..n-1 exist (they fork off choice 0 after its prompt)
+  std::string error;      // why the engine failed it; empty unless it did
   RequestUpdate pending;  // deltas of the current step, pushed once per step
 };
 

@@ -82,6 +82,8 @@ class WeightScope {
       : weights_(&weights), prefix_(std::move(prefix)) {}
   WeightScope scope(const std::string& sub) const { return {*weights_, name(sub)}; }
   std::string name(const std::string& leaf) const { return prefix_.empty() ? leaf : prefix_ + "." + leaf; }
+  const std::string& prefix() const { return prefix_; }  // names the layer in load errors
+  Device device() const { return weights_->backend().device(); }
   Tensor get(const std::string& leaf, const Shape& shape) const { return weights_->get(name(leaf), shape); }
   std::optional<Tensor> find(const std::string& leaf, const Shape& shape) const {
     return weights_->find(name(leaf), shape);

@@ -4,6 +4,13 @@
 
 namespace strata::ops {
 
+void check_causal_conv1d_supported(Device device, int64_t kernel_size, const std::string& layer) {
+  if (kernel_size < 2) fail("{}: conv kernel size {} is not supported; it must be at least 2", layer, kernel_size);
+  if (!device.is_cpu() && kernel_size > kCudaMaxConvKernel)
+    fail("{}: conv kernel size {} has no CUDA kernel (at most {}); run this model with --device cpu", layer,
+         kernel_size, kCudaMaxConvKernel);
+}
+
 void causal_conv1d(const CausalConv1dArgs& args) {
   STRATA_CHECK(args.x.rank() == 2 && args.weight.rank() == 2);
   const int64_t t = args.x.dim(0), c = args.x.dim(1), k = args.weight.dim(1);

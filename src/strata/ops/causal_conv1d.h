@@ -5,6 +5,8 @@
 // of a slot-major state array (one launch for all rows, at stable addresses for CUDA graphs).
 #pragma once
 
+#include <string>
+
 #include "strata/core/tensor.h"
 
 namespace strata::ops {
@@ -26,6 +28,11 @@ struct CausalConv1dArgs {
 };
 
 void causal_conv1d(const CausalConv1dArgs& args);
+
+inline constexpr int64_t kCudaMaxConvKernel = 8;  // the CUDA kernel's history registers
+// Refuses, when `layer` is built, a kernel size no backend kernel takes (at least 2; at most
+// kCudaMaxConvKernel on CUDA): an Error naming the layer, so that no step meets it.
+void check_causal_conv1d_supported(Device device, int64_t kernel_size, const std::string& layer);
 
 }  // namespace strata::ops
 

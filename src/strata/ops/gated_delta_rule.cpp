@@ -1,5 +1,9 @@
 #include "strata/ops/gated_delta_rule.h"
 
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
 #include "strata/ops/dispatch.h"
 
 namespace strata::ops {
@@ -37,6 +41,14 @@ GatedDeltaRuleForm gated_delta_rule_cuda_form(int64_t num_tokens, int64_t k_head
   return !intermediate_states && shape_ok && num_tokens >= kGatedDeltaRuleChunkTokens
              ? GatedDeltaRuleForm::kChunked
              : GatedDeltaRuleForm::kRecurrent;
+}
+
+void check_gated_delta_rule_supported(Device device, int64_t k_head_dim, const std::string& layer) {
+  if (device.is_cpu() || std::ranges::find(kCudaGatedDeltaRuleKeyHeadDims, k_head_dim) !=
+                             std::end(kCudaGatedDeltaRuleKeyHeadDims))
+    return;
+  fail("{}: linear_key_head_dim {} has no CUDA kernel (supported: {}); run this model with --device cpu", layer,
+       k_head_dim, fmt::join(kCudaGatedDeltaRuleKeyHeadDims, ", "));
 }
 
 }  // namespace strata::ops

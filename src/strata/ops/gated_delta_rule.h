@@ -6,6 +6,8 @@
 // is one slot of a slot-major state array (one launch for all rows, graph-stable addresses).
 #pragma once
 
+#include <string>
+
 #include "strata/core/tensor.h"
 
 namespace strata::ops {
@@ -39,6 +41,12 @@ constexpr int64_t kGatedDeltaRuleChunkTokens = 64;
 // for, k_head_dim is 32, 64 or 128 and v_head_dim a multiple of 32; recurrent otherwise.
 GatedDeltaRuleForm gated_delta_rule_cuda_form(int64_t num_tokens, int64_t k_head_dim,
                                               int64_t v_head_dim, bool intermediate_states);
+
+// Key head sizes the CUDA recurrent kernel is compiled for.
+inline constexpr int64_t kCudaGatedDeltaRuleKeyHeadDims[] = {32, 64, 128, 256};
+// Refuses, when `layer` is built, a key head size `device` has no kernel for (an Error
+// naming the layer and the supported sizes), so that no step meets it.
+void check_gated_delta_rule_supported(Device device, int64_t k_head_dim, const std::string& layer);
 
 }  // namespace strata::ops
 

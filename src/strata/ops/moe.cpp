@@ -4,6 +4,18 @@
 
 namespace strata::ops {
 
+void check_experts_supported(Device device, int64_t num_experts, int64_t expert_dim, int64_t intermediate_size,
+                             const std::string& layer) {
+  if (device.is_cpu()) return;
+  if (num_experts > kCudaMaxExperts)
+    fail("{}: {} experts exceed the CUDA grouping kernel's limit of {}; run this model with --device cpu", layer,
+         num_experts, kCudaMaxExperts);
+  for (const int64_t size : {expert_dim, intermediate_size})
+    if (size % kCudaExpertDimMultiple != 0)
+      fail("{}: expert width {} is not a multiple of {}, which the CUDA expert kernels need; run this model "
+           "with --device cpu", layer, size, kCudaExpertDimMultiple);
+}
+
 void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,
                const MoeRouteOptions& options) {
   STRATA_CHECK(router_logits.rank() == 2 && router_logits.dtype() == DType::kF32);

@@ -3,6 +3,8 @@
 // composes them: route -> group -> gather -> grouped linears -> combine.
 #pragma once
 
+#include <string>
+
 #include "strata/core/tensor.h"
 
 namespace strata::ops {
@@ -58,6 +60,15 @@ void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_
 // x += sigmoid(gate) * y, gate broadcast over the row. x, y: [T, H]; gate: [T, 1] f32.
 // The sigmoid-gated shared expert of Qwen2-MoE / Qwen3-Next.
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
+
+// The CUDA grouping kernel's expert count (its shared-memory counters) and the multiple the
+// grouped expert GEMMs need their inner sizes in (16-byte bf16 rows).
+inline constexpr int64_t kCudaMaxExperts = 1600;
+inline constexpr int64_t kCudaExpertDimMultiple = 8;
+// Refuses, when `layer` is built, experts `device` has no kernels for (an Error naming the
+// layer and the limit), so that no step meets them. expert_dim: the width experts read.
+void check_experts_supported(Device device, int64_t num_experts, int64_t expert_dim, int64_t intermediate_size,
+                             const std::string& layer);
 
 }  // namespace strata::ops
 

@@ -1,5 +1,9 @@
 #include "strata/ops/paged_attention.h"
 
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
 #include "strata/ops/dispatch.h"
 
 namespace strata::ops {
@@ -23,6 +27,13 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
   expect_shape(out, q.shape(), "paged_attention out");
   STRATA_DISPATCH(q.device(), cpu::paged_attention(q, k_cache, v_cache, meta, params, out),
                   cuda::paged_attention(q, k_cache, v_cache, meta, params, out));
+}
+
+void check_paged_attention_supported(Device device, int64_t head_dim, const std::string& layer) {
+  if (device.is_cpu() || std::ranges::find(kCudaAttentionHeadDims, head_dim) != std::end(kCudaAttentionHeadDims))
+    return;
+  fail("{}: attention head size {} has no CUDA kernel (supported: {}); run this model with --device cpu", layer,
+       head_dim, fmt::join(kCudaAttentionHeadDims, ", "));
 }
 
 }  // namespace strata::ops

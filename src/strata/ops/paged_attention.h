@@ -4,6 +4,8 @@
 // sits at position kv_len - q_len + i and sees keys up to that position (causal).
 #pragma once
 
+#include <string>
+
 #include "strata/core/tensor.h"
 
 namespace strata::ops {
@@ -36,6 +38,12 @@ struct AttentionParams {
 // q: [T, num_q_heads, head_dim]; out: [T, num_q_heads, head_dim].
 void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                      const AttentionMetadata& meta, const AttentionParams& params, const Tensor& out);
+
+// Head sizes the CUDA kernels are compiled for.
+inline constexpr int64_t kCudaAttentionHeadDims[] = {32, 48, 64, 96, 128, 192, 256};
+// Refuses, when `layer` is built, a head size `device` has no attention kernel for (an Error
+// naming the layer and the supported sizes), so that no step meets it.
+void check_paged_attention_supported(Device device, int64_t head_dim, const std::string& layer);
 
 }  // namespace strata::ops
 

@@ -1,5 +1,9 @@
 #include "strata/ops/ssd_scan.h"
 
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
 #include "strata/ops/dispatch.h"
 
 namespace strata::ops {
@@ -35,6 +39,16 @@ SsdScanForm ssd_scan_cuda_form(int64_t num_tokens, int64_t head_dim, int64_t sta
                         head_dim > 0 && head_dim % 32 == 0;
   return !intermediate_states && shape_ok && num_tokens >= kSsdScanChunkTokens ? SsdScanForm::kChunked
                                                                                : SsdScanForm::kRecurrent;
+}
+
+void check_ssd_scan_supported(Device device, int64_t head_dim, int64_t state_size, const std::string& layer) {
+  if (device.is_cpu()) return;
+  if (std::ranges::find(kCudaSsdStateSizes, state_size) == std::end(kCudaSsdStateSizes))
+    fail("{}: ssm_state_size {} has no CUDA kernel (supported: {}); run this model with --device cpu", layer,
+         state_size, fmt::join(kCudaSsdStateSizes, ", "));
+  if (head_dim < 1 || head_dim > kCudaSsdMaxHeadDim)
+    fail("{}: head_dim {} has no CUDA kernel (1 to {}); run this model with --device cpu", layer, head_dim,
+         kCudaSsdMaxHeadDim);
 }
 
 }  // namespace strata::ops

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <limits>
+#include <string>
 
 #include "strata/core/tensor.h"
 
@@ -48,6 +49,13 @@ constexpr int64_t kSsdScanChunkTokens = 64;
 // for, state_size is a power of two in 16..256 and head_dim a multiple of 32.
 SsdScanForm ssd_scan_cuda_form(int64_t num_tokens, int64_t head_dim, int64_t state_size,
                                bool intermediate_states);
+
+// State sizes the CUDA kernels are compiled for, and their largest head size.
+inline constexpr int64_t kCudaSsdStateSizes[] = {16, 32, 64, 128, 256};
+inline constexpr int64_t kCudaSsdMaxHeadDim = 256;
+// Refuses, when `layer` is built, a head or state size `device` has no kernel for (an Error
+// naming the layer and the limit), so that no step meets it.
+void check_ssd_scan_supported(Device device, int64_t head_dim, int64_t state_size, const std::string& layer);
 
 }  // namespace strata::ops
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
 #include "strata/server/openai_objects.h"
@@ -12,6 +14,12 @@ GenerationRun::GenerationRun(GenerationService& service, std::vector<GenerationR
     : service_(service) {
   STRATA_CHECK(!requests.empty());
   n_ = requests.front().n;
+  const int64_t num_sequences = static_cast<int64_t>(requests.size()) * n_;
+  if (num_sequences > kMaxSequencesPerRequest)
+    throw bad_request(fmt::format("{} prompts with n = {} make {} sequences; one request may have at most {} "
+                                  "(prompts x n): split it into several requests",
+                                  requests.size(), n_, num_sequences, kMaxSequencesPerRequest),
+                      "n");
   for (GenerationRequest& r : requests) {
     prompts_.push_back(r.prompt_ids);
     try {

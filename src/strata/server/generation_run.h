@@ -23,7 +23,8 @@ struct Usage {
 
 class GenerationRun {
  public:
-  // Submits every request; a refused one (strata::Error) cancels the others and becomes a 400.
+  // Submits every request; a refused one (strata::Error) cancels the others and becomes a 400,
+  // as do more than kMaxSequencesPerRequest sequences (prompts x n).
   GenerationRun(GenerationService& service, std::vector<GenerationRequest> requests);
   ~GenerationRun();
   GenerationRun(const GenerationRun&) = delete;

@@ -54,7 +54,12 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
   w.scalar("generation_tokens_total", "counter", "Tokens generated.", static_cast<double>(s.generation_tokens_total));
   w.scalar("num_preemptions_total", "counter", "Sequences preempted for KV-cache space.",
            static_cast<double>(s.preemptions_total));
-  w.scalar("request_success_total", "counter", "Requests finished.", static_cast<double>(s.requests_finished_total));
+  w.scalar("request_success_total", "counter", "Requests ended by a stop or a length limit.",
+           static_cast<double>(s.requests_finished_total));
+  w.scalar("request_aborted_total", "counter", "Requests cancelled by the client or cut off at shutdown.",
+           static_cast<double>(s.requests_cancelled_total));
+  w.scalar("request_failed_total", "counter", "Requests the engine failed (answered 500).",
+           static_cast<double>(s.requests_failed_total));
   w.scalar("prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache.",
            static_cast<double>(s.prefix_cache_queries_total));
   w.scalar("prefix_cache_hits_total", "counter", "Prompt tokens found in the prefix cache.",

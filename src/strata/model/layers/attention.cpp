@@ -57,6 +57,7 @@ void Attention::load_projections(const WeightScope& w) {
 }
 
 Attention::Attention(const AttentionOptions& options, const WeightScope& w) : options_(options) {
+  ops::check_paged_attention_supported(w.device(), options.head_dim, w.prefix());
   const int64_t attn_out = options.num_heads * options.head_dim;
   load_projections(w);
   o_proj_ = w.get("o_proj.weight", {options.hidden_size, attn_out});

@@ -41,6 +41,8 @@ GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightSc
   if (options.num_k_heads < 1 || nv % options.num_k_heads != 0)
     fail("{}: linear_num_value_heads {} must be a multiple of linear_num_key_heads {}",
          w.name("in_proj_qkvz"), nv, options.num_k_heads);
+  ops::check_gated_delta_rule_supported(w.device(), options.k_head_dim, w.prefix());
+  ops::check_causal_conv1d_supported(w.device(), options.conv_kernel, w.prefix());
   const Tensor qkvz = w.weights().gathered_rows(
       w.name("in_proj_qkvz.weight"), {conv_dim() + value_dim(), hidden}, qkvz_rows(options));
   qkv_proj_ = qkvz.slice_rows(0, conv_dim());

@@ -10,6 +10,8 @@ namespace strata {
 
 Mamba2Mixer::Mamba2Mixer(const Mamba2MixerOptions& options, const WeightScope& w)
     : options_(options) {
+  ops::check_ssd_scan_supported(w.device(), options.head_dim, options.state_size, w.prefix());
+  ops::check_causal_conv1d_supported(w.device(), options.conv_kernel, w.prefix());
   const int64_t hidden = options.hidden_size, nh = options.num_heads;
   const int64_t proj = inner() + conv_dim() + nh;
   // A checkpoint with the optional extra MLP rows of in_proj (d_mlp > 0) fails this shape check.

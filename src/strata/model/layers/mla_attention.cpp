@@ -30,6 +30,7 @@ std::vector<int64_t> MlaAttention::head_rows() const {
 }
 
 MlaAttention::MlaAttention(const MlaOptions& options, const WeightScope& w) : options_(options) {
+  ops::check_paged_attention_supported(w.device(), options.qk_head_dim(), w.prefix());
   const MlaOptions& o = options;
   const ModelWeights& weights = w.weights();
   const int64_t q_rows = o.num_heads * o.qk_head_dim();

@@ -68,6 +68,7 @@ void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names
 
 MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names)
     : options_(options) {
+  check_supported(w);
   experts_ = load_experts(w, names);
   load_shared_parts(w, names);
 }
@@ -75,9 +76,18 @@ MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightN
 MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w,
                const MoeWeightNames& names)
     : options_(options), experts_(std::move(experts)) {
+  check_supported(w);
   STRATA_CHECK_MSG(!experts_.gate_up_bias.defined() || experts_.gate_up.defined(),
                    "expert gate/up biases need the fused gate_up weights");
   load_shared_parts(w, names);
+}
+
+void MoeFfn::check_supported(const WeightScope& w) const {
+  const MoeOptions& o = options_;
+  if (o.route.top_k < 1 || o.route.top_k > o.num_experts)
+    fail("{}: num_experts_per_tok {} must be between 1 and the {} experts", w.prefix(), o.route.top_k,
+         o.num_experts);
+  ops::check_experts_supported(w.device(), o.num_experts, o.expert_dim(), o.intermediate_size, w.prefix());
 }
 
 // ys[i] = expert(xs[i]) for the rows of each expert. xs: [pairs, dim]; ys: [pairs, dim].

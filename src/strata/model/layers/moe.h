@@ -68,6 +68,8 @@ class MoeFfn final : public Ffn {
   void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const override;
 
  private:
+  // Refuses at build a routing or expert shape no kernel of the weights' device takes.
+  void check_supported(const WeightScope& w) const;
   MoeExpertWeights load_experts(const WeightScope& w, const MoeWeightNames& names) const;
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;

@@ -7,7 +7,7 @@
 namespace strata::cuda {
 namespace {
 
-constexpr int kMaxKernel = 8;
+constexpr int kMaxKernel = static_cast<int>(ops::kCudaMaxConvKernel);
 
 struct ConvParams {
   const void* x;        // [T, C]
@@ -69,7 +69,7 @@ void causal_conv1d(const ops::CausalConv1dArgs& args) {
   const int64_t tokens = args.x.dim(0), channels = args.x.dim(1);
   const int kernel = static_cast<int>(args.weight.dim(1));
   if (tokens == 0) return;
-  if (kernel < 1 || kernel > kMaxKernel)
+  if (kernel < 1 || kernel > kMaxKernel)  // refused at model build (ops::check_causal_conv1d_supported)
     throw Error("causal_conv1d: kernel size " + std::to_string(kernel) + " is not supported on CUDA (1.." +
                 std::to_string(kMaxKernel) + ")");
   STRATA_CHECK(args.weight.dtype() == DType::kF32 && args.conv_state.dtype() == DType::kF32);
@@ -82,7 +82,7 @@ void causal_conv1d(const ops::CausalConv1dArgs& args) {
                      .slots = args.state_slots.defined() ? args.state_slots.data_as<int32_t>() : nullptr,
                      .num_slots = args.state_slots.defined() ? args.conv_state.dim(0) : 1,
                      .tokens = tokens, .channels = channels, .kernel = kernel, .silu = args.silu};
-  if (p.slots != nullptr && tokens > 65535)
+  if (p.slots != nullptr && tokens > 65535)  // rows <= max_num_seqs, which EngineOptions bounds
     throw Error("causal_conv1d: " + std::to_string(tokens) + " batched decode rows; at most 65535 per launch");
   const dim3 blocks(static_cast<unsigned>(ceil_div(channels, 128)), p.slots != nullptr ? static_cast<unsigned>(tokens) : 1u);
   if (args.x.dtype() == DType::kBF16) {

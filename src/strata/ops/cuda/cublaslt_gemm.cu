@@ -15,8 +15,8 @@
   do {                                                                                     \
     const cublasStatus_t strata_st_ = (expr);                                              \
     if (strata_st_ != CUBLAS_STATUS_SUCCESS)                                               \
-      ::strata::check_failed(#expr, __FILE__, __LINE__,                                   \
-                             std::string("cublas status ") + std::to_string(strata_st_));  \
+      throw ::strata::DeviceError(std::string("cuBLASLt status ") + std::to_string(strata_st_) + \
+                                  " in " #expr, /*sticky=*/false);                               \
   } while (0)
 
 namespace strata::cuda {

@@ -112,7 +112,7 @@ void launch_gdn(const GdnParams& p) {
     case 64: gdn_recurrent_kernel<T, 16><<<grid, threads, smem, stream>>>(p); break;
     case 128: gdn_recurrent_kernel<T, 32><<<grid, threads, smem, stream>>>(p); break;
     case 256: gdn_recurrent_kernel<T, 64><<<grid, threads, smem, stream>>>(p); break;
-    default:
+    default:  // refused at model build (ops::check_gated_delta_rule_supported)
       throw Error("gated_delta_rule: key head dim " + std::to_string(p.dk) +
                   " is not supported on CUDA (32, 64, 128 or 256)");
   }
@@ -125,7 +125,7 @@ void gated_delta_rule(const ops::GatedDeltaRuleArgs& args, ops::GatedDeltaRuleFo
   const int64_t t = args.qkv.dim(0), nv = args.state.dim(-3), dk = args.state.dim(-2), dv = args.state.dim(-1);
   const bool batched = args.state_slots.defined();
   if (t == 0) return;
-  if (batched && (form != ops::GatedDeltaRuleForm::kRecurrent || t > 65535))
+  if (batched && (form != ops::GatedDeltaRuleForm::kRecurrent || t > 65535))  // rows <= max_num_seqs
     throw Error("gated_delta_rule: a batched decode step runs the recurrent form, at most 65535 rows (got " +
                 std::to_string(t) + ")");
   STRATA_CHECK(args.a.dtype() == args.qkv.dtype() && args.b.dtype() == args.qkv.dtype() &&

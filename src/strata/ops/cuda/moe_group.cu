@@ -89,7 +89,8 @@ __global__ void __launch_bounds__(kThreads) group_kernel(GroupParams p) {
 void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups) {
   const int64_t pairs = topk_ids.numel(), e = groups.expert_offsets.dim(0) - 1;
   const int64_t smem = kWarps * e * static_cast<int64_t>(sizeof(int32_t));
-  if (smem > kMaxSharedBytes)
+  static_assert(ops::kCudaMaxExperts * kWarps * 4 <= kMaxSharedBytes);
+  if (smem > kMaxSharedBytes)  // refused at model build (ops::check_experts_supported)
     throw Error("moe_group: " + std::to_string(e) + " experts exceed the CUDA grouping kernel's limit of " +
                 std::to_string(kMaxSharedBytes / (kWarps * 4)));
   static const bool configured = [] {

@@ -420,7 +420,7 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
     case 128: launch_attention<128, 64>(p, grid); break;
     case 192: launch_attention<192, 32>(p, grid); break;   // MLA: DeepSeek-V3's 128 + 64
     case 256: launch_attention<256, 32>(p, grid); break;
-    default:
+    default:  // refused at model build (ops::check_paged_attention_supported)
       throw Error("paged_attention: head_dim " + std::to_string(q.dim(2)) +
                   " is not supported on CUDA (32, 48, 64, 96, 128, 192 or 256)");
   }

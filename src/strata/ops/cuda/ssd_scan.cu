@@ -83,7 +83,7 @@ void launch_ssd(const SsdParams& p) {
     case 64: ssd_recurrent_kernel<T, 16><<<grid, threads, smem, stream>>>(p); break;
     case 128: ssd_recurrent_kernel<T, 32><<<grid, threads, smem, stream>>>(p); break;
     case 256: ssd_recurrent_kernel<T, 64><<<grid, threads, smem, stream>>>(p); break;
-    default:
+    default:  // refused at model build (ops::check_ssd_scan_supported)
       throw Error("ssd_scan: state size " + std::to_string(p.n) + " is not supported on CUDA (16..256, powers of 2)");
   }
   STRATA_CUDA_CHECK_LAUNCH();
@@ -95,10 +95,11 @@ void ssd_scan(const ops::SsdScanArgs& args, const ops::SsdScanOptions& options, 
   const int64_t t = args.xbc.dim(0), nh = args.state.dim(-3), hd = args.state.dim(-2), n = args.state.dim(-1);
   const bool batched = args.state_slots.defined();
   if (t == 0) return;
-  if (batched && (form != ops::SsdScanForm::kRecurrent || t > 65535))
+  if (batched && (form != ops::SsdScanForm::kRecurrent || t > 65535))  // rows <= max_num_seqs
     throw Error("ssd_scan: a batched decode step runs the recurrent form, at most 65535 rows (got " +
                 std::to_string(t) + ")");
-  if (hd * kParts > 1024) throw Error("ssd_scan: head dim " + std::to_string(hd) + " above 256");
+  if (hd * kParts > 1024)  // refused at model build (ops::check_ssd_scan_supported)
+    throw Error("ssd_scan: head dim " + std::to_string(hd) + " above 256");
   STRATA_CHECK(args.dt.dtype() == args.xbc.dtype() && args.y.dtype() == args.xbc.dtype());
   const bool intermediates = args.intermediate_states.defined();
   if (form == ops::SsdScanForm::kChunked &&

@@ -1,0 +1,90 @@
+#include "strata/cache/sequence_memory.h"
+
+#include "strata/core/error.h"
+
+namespace strata {
+
+SequenceMemory::SequenceMemory(SequenceMemoryParts parts)
+    : blocks_(std::move(parts.blocks)), ssm_(std::move(parts.ssm)), verify_(std::move(parts.verify)),
+      block_size_(parts.block_size), copy_kv_block_(std::move(parts.copy_kv_block)) {
+  STRATA_CHECK(blocks_ != nullptr && block_size_ > 0 && (ssm_ == nullptr) == (verify_ == nullptr));
+}
+
+SequenceMemory::~SequenceMemory() { stop_prefix_cache(); }
+
+bool SequenceMemory::reserve(std::vector<int32_t>& block_table, int64_t num_tokens) {
+  const int64_t needed = (num_tokens + block_size_ - 1) / block_size_;
+  const int64_t missing = needed - static_cast<int64_t>(block_table.size());
+  return missing <= 0 || blocks_->allocate_n(static_cast<int32_t>(missing), block_table);
+}
+
+std::optional<int32_t> SequenceMemory::acquire_slot() {
+  if (ssm_ == nullptr) return std::nullopt;
+  std::optional<int32_t> slot = ssm_->allocate();
+  while (!slot && prefix_cache_ != nullptr && prefix_cache_->release_snapshot_slot()) slot = ssm_->allocate();
+  return slot;
+}
+
+std::optional<ForkedMemory> SequenceMemory::fork(std::span<const int32_t> parent_blocks, int32_t num_tokens,
+                                                 int32_t state_slot) {
+  ForkedMemory child;
+  const int32_t num_full = num_tokens / block_size_;
+  const bool partial = num_tokens % block_size_ != 0;
+  STRATA_CHECK(static_cast<int32_t>(parent_blocks.size()) >= num_full + (partial ? 1 : 0));
+  std::optional<int32_t> copy;
+  if (partial && !(copy = blocks_->allocate())) return std::nullopt;
+  if (state_slot >= 0) {
+    const std::optional<int32_t> slot = acquire_slot();
+    if (!slot) {
+      if (copy) blocks_->release(*copy);
+      return std::nullopt;
+    }
+    ssm_->copy_slot(state_slot, *slot);
+    child.ssm_slot = *slot;
+  }
+  for (int32_t b = 0; b < num_full; ++b) {
+    blocks_->add_ref(parent_blocks[b]);
+    child.block_table.push_back(parent_blocks[b]);
+  }
+  if (copy) {
+    copy_kv_block_(parent_blocks[num_full], *copy);
+    child.block_table.push_back(*copy);
+  }
+  return child;
+}
+
+void SequenceMemory::roll_back(int32_t slot, int32_t num_verified, int32_t num_accepted) {
+  const VerifyStateBuffer* buffer = verify_->find(slot);
+  STRATA_CHECK(buffer != nullptr && buffer->num_tokens() == num_verified);
+  ssm_->rollback(slot, *buffer, num_accepted);
+}
+
+void SequenceMemory::free(std::vector<int32_t>& block_table, int32_t& ssm_slot) {
+  for (auto it = block_table.rbegin(); it != block_table.rend(); ++it) blocks_->release(*it);
+  block_table.clear();
+  if (ssm_slot >= 0) free_slot(ssm_slot);
+  ssm_slot = -1;
+}
+
+void SequenceMemory::free_slot(int32_t slot) {
+  verify_->release(slot);
+  ssm_->free(slot);
+}
+
+PrefixMatch SequenceMemory::match_prefix(std::span<const int32_t> tokens, uint64_t cache_key,
+                                         std::vector<uint64_t>& hashes, int32_t ssm_slot) {
+  if (prefix_cache_ == nullptr) return {};
+  prefix_cache_->extend_block_hashes(tokens, cache_key, hashes);
+  const PrefixMatch match = prefix_cache_->match(hashes, static_cast<int32_t>(tokens.size()));
+  if (match.ssm_snapshot_slot >= 0) ssm_->copy_slot(match.ssm_snapshot_slot, ssm_slot);
+  return match;
+}
+
+void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots) {
+  STRATA_CHECK(prefix_cache_ == nullptr);
+  prefix_cache_ = std::make_unique<PrefixCache>(*blocks_, block_size_, ssm_.get(), num_snapshot_slots);
+}
+
+void SequenceMemory::stop_prefix_cache() { prefix_cache_.reset(); }
+
+}  // namespace strata

@@ -1,0 +1,85 @@
+// SequenceMemory: the one owner of what sequences hold besides their tokens: KV blocks
+// (BlockPool), SSM state slots (SsmStatePool), the per-token states of verify rows
+// (VerifyStateBuffers) and, while an engine serves, the prefix cache that lends blocks and
+// snapshots between sequences. One small API: reserve for a step, fork, roll back, free,
+// evict. The scheduler, the engine loop and DirectSession go through it; the runner that
+// made it only reads the stores. Invariant: a freed sequence's slot has no verify buffer.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "strata/cache/block_pool.h"
+#include "strata/cache/prefix_cache.h"
+#include "strata/cache/ssm_state_pool.h"
+#include "strata/cache/verify_state_buffers.h"
+
+namespace strata {
+
+// A fork's result: the child's blocks and SSM slot (-1 on models without recurrent layers).
+struct ForkedMemory {
+  std::vector<int32_t> block_table;
+  int32_t ssm_slot = -1;
+};
+
+struct SequenceMemoryParts {
+  std::unique_ptr<BlockPool> blocks;
+  std::unique_ptr<SsmStatePool> ssm;              // null: no recurrent layers
+  std::unique_ptr<VerifyStateBuffers> verify;     // null with ssm
+  int32_t block_size = 16;
+  std::function<void(int32_t src, int32_t dst)> copy_kv_block;  // one block's KV, every layer
+};
+
+class SequenceMemory {
+ public:
+  explicit SequenceMemory(SequenceMemoryParts parts);
+  ~SequenceMemory();
+
+  // Blocks appended to `block_table` until it covers num_tokens; false (nothing taken) when short.
+  bool reserve(std::vector<int32_t>& block_table, int64_t num_tokens);
+  // A zeroed SSM slot; a prefix-cache snapshot gives its slot up when none is free (they
+  // only speed prompts up). nullopt when no slot can be had.
+  std::optional<int32_t> acquire_slot();
+  // A sequence holding the first num_tokens tokens of `parent_blocks`: full blocks shared,
+  // the partial last one copied, and (state_slot >= 0) a new slot with that slot's state.
+  // nullopt (nothing taken) when a block or a slot is short.
+  std::optional<ForkedMemory> fork(std::span<const int32_t> parent_blocks, int32_t num_tokens, int32_t state_slot);
+  // Sets `slot` to the state after the first num_accepted of the num_verified tokens of its
+  // last verify row (the row's first token is always kept).
+  void roll_back(int32_t slot, int32_t num_verified, int32_t num_accepted);
+  // Releases the blocks (last first: the free queue is the prefix cache's LRU, and a prefix's
+  // tail is the least likely part to be shared) and the slot with its verify buffer.
+  void free(std::vector<int32_t>& block_table, int32_t& ssm_slot);
+  void free_slot(int32_t slot);
+  // The longest cached prefix of a fresh sequence's tokens (hashes extended as far as they go):
+  // its blocks, referenced, and on hybrid models the snapshot's state copied into ssm_slot.
+  // No match while the prefix cache is stopped.
+  PrefixMatch match_prefix(std::span<const int32_t> tokens, uint64_t cache_key, std::vector<uint64_t>& hashes,
+                           int32_t ssm_slot);
+
+  // The prefix cache while an engine serves (snapshots in at most num_snapshot_slots slots);
+  // stopping it gives the snapshots' slots back. Null when stopped.
+  void start_prefix_cache(int32_t num_snapshot_slots);
+  void stop_prefix_cache();
+  PrefixCache* prefix_cache() { return prefix_cache_.get(); }
+
+  // The stores, for the runner's forward pass and for inspection.
+  BlockPool& blocks() { return *blocks_; }
+  const BlockPool& blocks() const { return *blocks_; }
+  SsmStatePool* ssm() { return ssm_.get(); }
+  VerifyStateBuffers* verify() { return verify_.get(); }
+  int32_t block_size() const { return block_size_; }
+
+ private:
+  std::unique_ptr<BlockPool> blocks_;
+  std::unique_ptr<SsmStatePool> ssm_;
+  std::unique_ptr<VerifyStateBuffers> verify_;
+  int32_t block_size_;
+  std::function<void(int32_t, int32_t)> copy_kv_block_;
+  std::unique_ptr<PrefixCache> prefix_cache_;
+};
+
+}  // namespace strata
