@@ -2,18 +2,20 @@
 # The one script for the GPU machine: CUDA tests, then Strata's benchmarks and transformers'
 # on the same GPU, logs and a summary table in OUTDIR. Expects .gpu-bundle/ and .fixtures/
 # from bench/gpu/make_bundle.sh (carried with the run); builds there only as a fallback.
-#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli]
+#   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli|serve]
 # hybrid: the tests, then gpu_decode_bench and prefix_cache_bench on the 24-layer Qwen3-Next.
 # engine: engine_throughput_bench (256 x 512 prompt / 128 output tokens through the serving
 # engine), its transformers generate_batch peer, and `strata serve` start-up time, on Llama-3.1-8B.
 # lab: the dense GEMV variants side by side (gpu_moe_bench, decode row counts). cli: `strata
 # generate --timing` at batch 1 on Llama-3.1-8B (what a user runs) beside gpu_decode_bench.
+# serve: `strata serve` on Llama-3.1-8B, bench/serve_bench.py (512-token prompts, 128 out) at
+# concurrency 1, 16 and 64: TTFT and TPOT through HTTP streaming.
 # Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
 # skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
 # HF_ENGINE_ARGS, STARTUP_TIMEOUT. The device tool returns at most 8 files: run several modes
 # into subfolders of $OUT and tar them into one file at the end of the call.
 set -uo pipefail
-OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli]}
+OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli|serve]}
 WHAT=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
@@ -102,6 +104,19 @@ if [ "$WHAT" = cli ]; then
       --prompt-ids "$PROMPT" --max-tokens 256 --ignore-eos --temperature $temperature --timing 2>&1 >/dev/null |
       sed "s/^/generate temperature $temperature: /" | tee -a "$OUT/cli.txt"
   done
+fi
+if [ "$WHAT" = serve ]; then
+  SERVE_MODEL="$CONFIGS/${SERVE_MODEL_NAME:-llama-3.1-8b}"
+  LD_LIBRARY_PATH="$LIBPATH" "$BIN/strata" serve "$SERVE_MODEL" --device cuda --load-format dummy --port 8765 \
+    --max-num-seqs 64 > "$OUT/serve.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 180); do python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:8765/health")' 2> /dev/null && break; sleep 1; done
+  for conc in 1 16 64; do
+    PYTHONUNBUFFERED=1 timeout 120 python3 "$ROOT/bench/serve_bench.py" --base-url http://127.0.0.1:8765 \
+      --num-prompts $((conc * 4 > 16 ? conc * 4 : 16)) --max-concurrency $conc --random-input-len 512 \
+      --random-output-len 128 --json "$OUT/serve_c$conc.json" 2>&1 | tail -12 | tee -a "$OUT/serve_bench.txt"
+  done
+  kill -TERM $SERVER; wait $SERVER; echo "serve exit status $?" | tee -a "$OUT/serve_bench.txt"
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = profile ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
