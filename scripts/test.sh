@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 BUILD_DIR="${STRATA_BUILD_DIR:-build}"
-scripts/fuzz.sh "${STRATA_FUZZ_SECONDS:-20}"  # tokenizer, Jinja and GGUF fuzzers, briefly
+scripts/fuzz.sh "${STRATA_FUZZ_SECONDS:-20}"  # tokenizer, Jinja, GGUF and request fuzzers, briefly
 (cd "$BUILD_DIR" && ctest --output-on-failure -j "$(nproc)")
 if [ -d tests/integration ] && ls tests/integration/test_*.py >/dev/null 2>&1; then
   STRATA_BUILD_DIR="$BUILD_DIR" .venv/bin/python -m pytest -q tests/integration
