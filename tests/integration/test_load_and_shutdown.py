@@ -28,7 +28,7 @@ def smol_server():
 
     yield start
     for server in servers:
-        server.stop(signal.SIGKILL) if server.proc.poll() is None else None
+        server.stop()
 
 
 def wait_idle(server, timeout):
