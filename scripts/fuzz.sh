@@ -13,7 +13,7 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
-for target in fuzz_tokenizer fuzz_jinja fuzz_gguf; do
+for target in fuzz_tokenizer fuzz_jinja fuzz_gguf fuzz_request; do
   work="$BUILD_DIR/run/$target"  # the grown corpus lives here; fuzz/corpus keeps only seeds
   mkdir -p "$work/corpus" "$work/artifacts"
   dict=()

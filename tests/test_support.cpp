@@ -1,8 +1,15 @@
 #include "test_support.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "strata/core/error.h"
 
@@ -29,6 +36,60 @@ std::string temp_dir() {
 }
 
 std::string strata_binary() { return STRATA_BINARY; }
+
+namespace {
+
+// A sibling of `path` no other process or thread uses.
+std::string private_sibling(const std::string& path) {
+  static std::atomic<int> counter{0};
+  return fmt::format("{}.tmp-{}-{}", path, getpid(), counter++);
+}
+
+}  // namespace
+
+std::string make_dir_once(const std::string& dir, const std::function<void(const std::string&)>& fill) {
+  namespace fs = std::filesystem;
+  if (fs::exists(dir)) return dir;
+  const std::string tmp = private_sibling(dir);
+  fs::create_directories(tmp);
+  try {
+    fill(tmp);
+  } catch (...) {
+    fs::remove_all(tmp);
+    throw;
+  }
+  std::error_code ec;
+  fs::rename(tmp, dir, ec);  // fails when another process got there first: its copy is as good
+  if (ec) fs::remove_all(tmp);
+  if (!fs::exists(dir)) fail("could not make {}: {}", dir, ec.message());
+  return dir;
+}
+
+std::string unpack_fixture(const std::string& relative, const std::string& name) {
+  const std::string tarball = fixture_path(relative);
+  return make_dir_once(temp_dir() + "/unpacked/" + name, [&](const std::string& tmp) {
+    const std::string cmd = fmt::format("tar -xzf '{}' -C '{}'", tarball, tmp);
+    if (std::system(cmd.c_str()) != 0) fail("could not unpack {} (is the fixture there?)", tarball);
+  });
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = private_sibling(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) fail("could not write {}", tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+std::string per_test_name(const std::string& name) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string out = info == nullptr ? name : fmt::format("{}_{}_{}", info->test_suite_name(), info->name(), name);
+  for (char& c : out)
+    if (c == '/') c = '_';
+  return out;
+}
 
 Tensor random_f32(Shape shape, uint32_t seed, float lo, float hi) {
   Tensor t = Tensor::host(DType::kF32, shape);

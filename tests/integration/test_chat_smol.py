@@ -178,6 +178,32 @@ def test_response_format_json_schema_is_enforced(smol):
     assert "'pattern' is not supported" in str(e.value)
 
 
+def test_response_format_optional_properties_and_maps(smol):
+    """required and additionalProperties are honoured: optional keys may be left out (order kept),
+    a map takes any keys with values of its schema."""
+    import json
+    schema = {"type": "object", "properties": {
+        "name": {"type": "string"}, "nickname": {"type": "string"}, "age": {"type": "integer"},
+        "scores": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        "required": ["name", "scores"], "additionalProperties": False}
+    fmt = {"type": "json_schema", "json_schema": {"name": "p", "schema": schema}}
+    ask = [{"role": "user", "content": "Alice scored 3 in chess and 5 in go. Answer in JSON."}]
+    for kw in ({"temperature": 0}, {"temperature": 1.0, "seed": 3}, {"temperature": 1.0, "seed": 4}):
+        r = chat_text(smol.client(), messages=ask, max_tokens=150, response_format=fmt, **kw)
+        assert r.choices[0].finish_reason == "stop", r.choices[0].message.content
+        value = json.loads(r.choices[0].message.content)
+        keys = list(value)
+        assert "name" in keys and "scores" in keys and keys == [k for k in schema["properties"] if k in keys]
+        assert isinstance(value["name"], str) and isinstance(value["scores"], dict)
+        assert all(isinstance(v, int) for v in value["scores"].values())
+        assert "age" not in value or isinstance(value["age"], int)
+    bad = {"type": "json_schema", "json_schema": {"name": "x", "schema": {
+        "type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": True}}}
+    with pytest.raises(openai.BadRequestError) as e:
+        chat_text(smol.client(), messages=ask, max_tokens=5, response_format=bad)
+    assert "additionalProperties" in str(e.value)
+
+
 def test_models_health_metrics(smol):
     models = smol.client().models.list()
     assert [m.id for m in models.data] == [smol.model]

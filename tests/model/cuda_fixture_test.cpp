@@ -118,7 +118,7 @@ std::string reduced_config(const std::string& name, int layers) {
   std::ifstream in(fixture_path("configs/" + name + "/config.json"));
   nlohmann::json config = nlohmann::json::parse(in);
   config["num_hidden_layers"] = layers;
-  std::ofstream(dir + "/config.json") << config.dump(2);
+  write_file_atomically(dir + "/config.json", config.dump(2));
   return dir;
 }
 

@@ -98,6 +98,11 @@ TEST(CompletionRequest, PromptShapes) {
     EXPECT_EQ(refused_param([&] { prompts(bad); }), "prompt") << bad;
   EXPECT_EQ(refused_param([] { read_completion_request(Json::parse(R"({"prompt": "a", "suffix": "b"})"), 50); }),
             "suffix");
+  // prompts x n is bounded: 256 choices at most.
+  EXPECT_EQ(refused_param([] { read_completion_request(Json::parse(R"({"prompt": ["a", "b", "c"], "n": 100})"), 50); }),
+            "n");
+  EXPECT_EQ(refused_param([] { read_completion_request(Json::parse(R"({"prompt": ["a", "b"], "n": 128})"), 50); }),
+            "ok");
 }
 
 TEST(ApiKey, ConstantTimeCompareAndBearer) {

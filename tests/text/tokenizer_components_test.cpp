@@ -16,7 +16,7 @@ constexpr const char* kTokenizerJson = R"json({"version":"1.0","truncation":null
 const text::Tokenizer& synthetic() {
   static const auto tok = [] {
     const std::string path = temp_dir() + "/synthetic_tokenizer.json";
-    std::ofstream(path) << kTokenizerJson;
+    write_file_atomically(path, kTokenizerJson);
     return text::Tokenizer::from_file(path);
   }();
   return *tok;

@@ -1,17 +1,14 @@
 // Shared access to the tokenizer fixtures: each tarball unpacked once into the test
-// scratch folder, each tokenizer loaded once, expected.json parsed once. Header-only so
-// the *_test.cpp glob needs no extra sources.
+// scratch folder (atomically: test processes run side by side), each tokenizer loaded once,
+// expected.json parsed once. Header-only so the *_test.cpp glob needs no extra sources.
 #pragma once
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "strata/core/error.h"
@@ -22,16 +19,7 @@ namespace strata::test {
 
 // The folder holding <name>'s tokenizer.json, unpacked from the fixture tarball.
 inline std::string tokenizer_dir(const std::string& name) {
-  static std::mutex mutex;
-  std::lock_guard lock(mutex);
-  const std::string dir = temp_dir() + "/tokenizers/" + name;
-  if (!std::filesystem::exists(dir + "/tokenizer.json")) {
-    std::filesystem::create_directories(dir);
-    const std::string tarball = fixture_path("tokenizers/" + name + ".tar.gz");
-    const std::string cmd = fmt::format("tar -xzf '{}' -C '{}'", tarball, dir);
-    if (std::system(cmd.c_str()) != 0) fail("could not unpack {}", tarball);
-  }
-  return dir;
+  return unpack_fixture("tokenizers/" + name + ".tar.gz", "tokenizer_" + name);
 }
 
 inline const text::Tokenizer& fixture_tokenizer(const std::string& name) {

@@ -50,7 +50,7 @@ GgufTestWriter small_writer() {
 }
 
 std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
-  return GgufTestWriter::write_file(test::temp_dir() + "/" + name, bytes);
+  return GgufTestWriter::write_file(test::temp_dir() + "/" + test::per_test_name(name), bytes);
 }
 
 // Expects opening `bytes` to throw an Error whose message contains `needle`.

@@ -64,7 +64,7 @@ GgufTestWriter tiny_model(const std::string& arch) {
 }
 
 std::string write(const std::string& name, const GgufTestWriter& w) {
-  return GgufTestWriter::write_file(test::temp_dir() + "/" + name, w.bytes());
+  return GgufTestWriter::write_file(test::temp_dir() + "/" + test::per_test_name(name), w.bytes());
 }
 
 TEST(GgufSourceTest, MapsNames) {

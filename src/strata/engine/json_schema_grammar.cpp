@@ -2,138 +2,27 @@
 
 #include "strata/engine/json_lexing.h"
 
-#include <set>
-
-#include "strata/core/error.h"
-
 namespace strata {
 namespace {
 
 using namespace json_lexing;
-
 using Kind = CompiledSchema::Kind;
 
-const char* kKeywords =
-    "type (one or a list), properties, required, additionalProperties, items, enum, const, anyOf, oneOf, $ref to "
-    "$defs / definitions, title, description, default";
+// The last property a key may name after `lo`: properties are written in order, so none
+// past the first required one.
+size_t last_candidate(const CompiledSchema::Node& node, size_t lo) {
+  for (size_t p = lo; p < node.properties.size(); ++p)
+    if (node.properties[p].required) return p;
+  return node.properties.size() - 1;
+}
 
-using Json = nlohmann::ordered_json;
-
-// Compiles a schema node by node; $ref targets are compiled where they are used (a recursive
-// schema runs into the depth limit).
-class Compiler {
- public:
-  explicit Compiler(const Json& root, CompiledSchema& out) : root_(root), out_(out) {}
-
-  int32_t compile(const Json& s, int depth) {
-    if (depth > 16) fail("json_schema: nested deeper than 16 levels (a recursive $ref?)");
-    if (!s.is_object()) fail("json_schema: a schema must be an object, got {}", s.dump());
-    static const std::set<std::string> kSupported = {
-        "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "oneOf",
-        "$ref", "$defs", "definitions", "title", "description", "default", "$schema"};
-    for (const auto& [key, value] : s.items())
-      if (!kSupported.contains(key)) fail("json_schema: keyword '{}' is not supported; supported: {}", key, kKeywords);
-    if (s.contains("$ref")) return compile(resolve(s["$ref"]), depth + 1);
-    const auto index = static_cast<int32_t>(out_.nodes.size());
-    out_.nodes.emplace_back();
-    CompiledSchema::Node node = s.contains("enum") || s.contains("const") ? choices(s)
-                                : s.contains("anyOf") || s.contains("oneOf") ? any_of(s.contains("anyOf") ? s["anyOf"] : s["oneOf"], depth)
-                                : s.contains("type") && s["type"].is_array() ? type_list(s["type"], depth)
-                                                                             : typed(s, depth);
-    out_.nodes[index] = std::move(node);
-    return index;
-  }
-
- private:
-  const Json& resolve(const Json& ref) {
-    const std::string path = ref.is_string() ? ref.get<std::string>() : "";
-    for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
-      const std::string p = prefix;
-      const std::string section = p.substr(2, p.size() - 3);
-      if (path.rfind(p, 0) == 0 && root_.contains(section) && root_[section].contains(path.substr(p.size())))
-        return root_[section][path.substr(p.size())];
-    }
-    fail("json_schema: $ref {} does not name an entry of $defs or definitions", ref.dump());
-  }
-
-  CompiledSchema::Node choices(const Json& s) {
-    CompiledSchema::Node node{.kind = Kind::kChoice};
-    const Json values = s.contains("const") ? Json::array({s["const"]}) : s["enum"];
-    if (!values.is_array() || values.empty()) fail("json_schema: 'enum' must be a non-empty array");
-    if (values.size() > 64) fail("json_schema: at most 64 enum values");
-    for (const Json& v : values) {
-      if (!v.is_string() && !v.is_boolean() && !v.is_null())
-        fail("json_schema: enum and const values must be strings, booleans or null, got {}", v.dump());
-      node.choices.push_back(v.dump());
-      node.first_bytes.set(static_cast<unsigned char>(node.choices.back()[0]));
-    }
-    return node;
-  }
-
-  // Alternatives must start with different bytes, so the first byte picks one.
-  CompiledSchema::Node any_of(const Json& list, int depth) {
-    if (!list.is_array() || list.empty()) fail("json_schema: anyOf / oneOf must be a non-empty array");
-    CompiledSchema::Node node{.kind = Kind::kAnyOf};
-    for (const Json& alternative : list) {
-      const int32_t a = compile(alternative, depth + 1);
-      if ((node.first_bytes & out_.nodes[a].first_bytes).any())
-        fail("json_schema: anyOf alternatives {} start alike (e.g. two strings or two objects); only alternatives "
-             "of different kinds (such as a type and null) are supported", list.dump());
-      node.first_bytes |= out_.nodes[a].first_bytes;
-      node.alternatives.push_back(a);
-    }
-    return node;
-  }
-
-  CompiledSchema::Node type_list(const Json& types, int depth) {
-    Json list = Json::array();
-    for (const Json& t : types) list.push_back(Json{{"type", t}});
-    return any_of(list, depth);
-  }
-
-  CompiledSchema::Node typed(const Json& s, int depth) {
-    CompiledSchema::Node node;
-    const std::string type = s.contains("type") && s["type"].is_string() ? s["type"].get<std::string>() : "";
-    if (type == "object") {
-      node.kind = Kind::kObject;
-      node.first_bytes.set('{');
-      if (s.contains("properties")) {
-        if (!s["properties"].is_object()) fail("json_schema: 'properties' must be an object");
-        for (const auto& [key, sub] : s["properties"].items())
-          node.properties.emplace_back(nlohmann::json(key).dump(), compile(sub, depth + 1));
-      }
-    } else if (type == "array") {
-      node.kind = Kind::kArray;
-      node.first_bytes.set('[');
-      if (!s.contains("items")) fail("json_schema: an array needs 'items'");
-      node.items = compile(s["items"], depth + 1);
-    } else if (type == "string") {
-      node.kind = Kind::kString;
-      node.first_bytes.set('"');
-    } else if (type == "number" || type == "integer") {
-      node.kind = type == "number" ? Kind::kNumber : Kind::kInteger;
-      node.first_bytes.set('-');
-      for (char d = '0'; d <= '9'; ++d) node.first_bytes.set(static_cast<unsigned char>(d));
-    } else if (type == "boolean" || type == "null") {
-      return choices(Json{{"enum", type == "null" ? Json::array({nullptr}) : Json::array({true, false})}});
-    } else {
-      fail("json_schema: 'type' must be object, array, string, number, integer, boolean or null, got {}",
-           s.contains("type") ? s["type"].dump() : "nothing");
-    }
-    return node;
-  }
-
-  const Json& root_;
-  CompiledSchema& out_;
-};
+bool required_from(const CompiledSchema::Node& node, size_t lo) {
+  for (size_t p = lo; p < node.properties.size(); ++p)
+    if (node.properties[p].required) return true;
+  return false;
+}
 
 }  // namespace
-
-std::shared_ptr<const CompiledSchema> CompiledSchema::compile(const nlohmann::ordered_json& schema) {
-  auto out = std::make_shared<CompiledSchema>();
-  Compiler(schema, *out).compile(schema, 0);
-  return out;
-}
 
 bool JsonSchemaGrammar::feed(unsigned char c) {
   const char one = static_cast<char>(c);
@@ -147,7 +36,7 @@ bool JsonSchemaGrammar::step(unsigned char c) {
   if (leaf_ != Leaf::kNone) return leaf_step(c);
   if (depth_ > 0) return frame_step(c);
   if (is_space(c)) return true;  // before the root value
-  return start_value(0, c);
+  return start_value(schema_->root, c);
 }
 
 bool JsonSchemaGrammar::value_done() {
@@ -192,64 +81,99 @@ bool JsonSchemaGrammar::start_value(int32_t node_index, unsigned char c) {
   return false;
 }
 
-// Phases. Object: 1 before key `index` (or '}' after the last), 2 after the key, 3 after ':',
-// 4 after the value. Array: 1 after '[', 2 after an item, 3 after ','.
+bool JsonSchemaGrammar::close_frame() {
+  --depth_;
+  return value_done();
+}
+
+// Array phases: 1 after '[', 2 after an item, 3 after ','.
 bool JsonSchemaGrammar::frame_step(unsigned char c) {
   if (is_space(c)) return true;
   Frame& f = stack_[depth_ - 1];
   const CompiledSchema::Node& node = schema_->nodes[f.node];
-  const bool object = node.kind == Kind::kObject;
-  const size_t num_props = node.properties.size();
-  auto close = [&](char closer) {
-    if (c != closer) return false;
-    --depth_;
-    return value_done();
-  };
-  if (object) {
-    switch (f.phase) {
-      case 1:
-        if (f.index == num_props) return close('}');
-        if (c != '"') return false;
-        leaf_ = Leaf::kKey;
-        text_pos_ = 1;
-        return true;
-      case 2: if (c != ':') return false; f.phase = 3; return true;
-      case 3: f.phase = 4; return start_value(node.properties[f.index].second, c);
-      default:
-        if (f.index + 1 == num_props) return close('}');
-        if (c != ',') return false;
-        ++f.index;
-        f.phase = 1;
-        return true;
-    }
-  }
-  if (f.phase == 1 && c == ']') return close(']');
+  if (node.kind == Kind::kObject) return object_step(f, node, c);
+  if (f.phase == 1 && c == ']') return close_frame();
   if (f.phase == 2) {
     if (c == ',') { f.phase = 3; return true; }
-    return close(']');
+    return c == ']' && close_frame();
   }
   f.phase = 2;
   ++f.index;
   return start_value(node.items, c);
 }
 
+// Object phases: 1 after '{', 5 after ',' (a key must follow), 2 after a key, 3 after ':',
+// 4 after a value. f.index: in 1 and 5 the first property still allowed; from 2 on the
+// property being written. A map (node.additional) takes any key, any number of times.
+bool JsonSchemaGrammar::object_step(Frame& f, const CompiledSchema::Node& node, unsigned char c) {
+  const bool map = node.additional >= 0;
+  switch (f.phase) {
+    case 1:
+    case 5:
+      if (c == '}' && f.phase == 1 && (map || !required_from(node, f.index))) return close_frame();
+      return c == '"' && start_key(f, node);
+    case 2: if (c != ':') return false; f.phase = 3; return true;
+    case 3: f.phase = 4; return start_value(map ? node.additional : node.properties[f.index].node, c);
+    default:
+      if (c == '}' && (map || !required_from(node, f.index + 1u))) return close_frame();
+      if (c != ',' || (!map && f.index + 1u >= node.properties.size())) return false;
+      if (!map) ++f.index;
+      f.phase = 5;
+      return true;
+  }
+}
+
+// After a key's opening quote.
+bool JsonSchemaGrammar::start_key(Frame& f, const CompiledSchema::Node& node) {
+  if (node.additional >= 0) {
+    leaf_ = Leaf::kFreeKey;
+    string_ = {};
+    return true;
+  }
+  if (f.index >= node.properties.size()) return false;
+  leaf_ = Leaf::kKey;
+  leaf_node_ = f.index;
+  text_pos_ = 1;
+  return true;
+}
+
+// Inside a listed key: leaf_node_ is the first candidate property whose key starts with the
+// bytes read so far (keys end in a quote, so none is a prefix of another).
+bool JsonSchemaGrammar::key_step(unsigned char c) {
+  Frame& f = stack_[depth_ - 1];
+  const CompiledSchema::Node& node = schema_->nodes[f.node];
+  const std::string& matched = node.properties[static_cast<size_t>(leaf_node_)].key;
+  const size_t last = last_candidate(node, f.index);
+  for (size_t p = static_cast<size_t>(leaf_node_); p <= last; ++p) {
+    const std::string& key = node.properties[p].key;
+    if (key.size() <= text_pos_ || static_cast<unsigned char>(key[text_pos_]) != c ||
+        key.compare(0, text_pos_, matched, 0, text_pos_) != 0)
+      continue;
+    leaf_node_ = static_cast<int32_t>(p);
+    if (++text_pos_ == key.size()) {
+      leaf_ = Leaf::kNone;
+      f.index = static_cast<uint16_t>(p);
+      f.phase = 2;
+    }
+    return true;
+  }
+  return false;
+}
+
 bool JsonSchemaGrammar::leaf_step(unsigned char c) {
   switch (leaf_) {
-    case Leaf::kKey: {
-      const Frame& f = stack_[depth_ - 1];
-      const std::string& key = schema_->nodes[f.node].properties[f.index].first;
-      if (c != static_cast<unsigned char>(key[text_pos_])) return false;
-      if (++text_pos_ == key.size()) {
-        leaf_ = Leaf::kNone;
-        stack_[depth_ - 1].phase = 2;
-      }
-      return true;
-    }
+    case Leaf::kKey: return key_step(c);
+    case Leaf::kFreeKey:
     case Leaf::kString:
       switch (string_.step(c)) {
         case StringBody::Step::kTaken: return true;
         case StringBody::Step::kRefused: return false;
         case StringBody::Step::kClosed: break;
+      }
+      if (leaf_ == Leaf::kFreeKey) {
+        leaf_ = Leaf::kNone;
+        stack_[depth_ - 1].phase = 2;
+        return true;
       }
       leaf_ = Leaf::kNone;
       return value_done();

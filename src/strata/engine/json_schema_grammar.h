@@ -1,8 +1,9 @@
 // JsonSchemaGrammar: a byte-at-a-time recogniser of JSON that follows a schema, for
 // response_format json_schema. The schema is compiled once (CompiledSchema); the recogniser
 // is a small copyable state over it, like JsonGrammar, so JsonTokenMask can walk the
-// vocabulary with it. Objects are written with every listed property, in schema order (what
-// OpenAI's strict mode asks: all properties required, no others).
+// vocabulary with it. Object properties come in schema order (as strict-mode generators
+// write them): every `required` one, the others optional; no other keys unless the object
+// is a map (additionalProperties: true or a schema, and no properties).
 #pragma once
 
 #include <array>
@@ -21,15 +22,25 @@ namespace strata {
 
 struct CompiledSchema {
   enum class Kind : uint8_t { kObject, kArray, kString, kNumber, kInteger, kChoice, kAnyOf };
+  struct Property {
+    std::string key;  // as JSON text, quotes included: "\"name\""
+    int32_t node = -1;
+    bool required = false;
+  };
   struct Node {
     Kind kind = Kind::kString;
-    std::vector<std::pair<std::string, int32_t>> properties;  // object: ("\"key\"", node)
-    int32_t items = -1;                                       // array: the items' node
-    std::vector<std::string> choices;                         // enum, const, boolean, null: JSON texts
-    std::vector<int32_t> alternatives;                        // anyOf / type lists: told apart by first byte
-    std::bitset<256> first_bytes;                             // the bytes a value of this node starts with
+    std::vector<Property> properties;  // object: in schema order
+    int32_t additional = -1;           // object: values under any other key (a map); -1: none
+    int32_t items = -1;                // array: the items' node
+    std::vector<std::string> choices;  // enum, const, boolean, null: JSON texts
+    std::vector<int32_t> alternatives; // anyOf / type lists: told apart by first byte
+    std::bitset<256> first_bytes;      // the bytes a value of this node starts with
   };
-  std::vector<Node> nodes;  // nodes[0] is the root
+  std::vector<Node> nodes;  // nodes may refer to each other in cycles
+  int32_t root = 0;
+
+  static constexpr size_t kMaxNodes = 4096;
+  static constexpr size_t kMaxProperties = 1024;  // per object
 
   // Throws strata::Error naming the unsupported keyword or the malformed part. Ordered JSON:
   // properties keep the schema's order.
@@ -38,6 +49,8 @@ struct CompiledSchema {
 
 class JsonSchemaGrammar {
  public:
+  static constexpr int kMaxDepth = 32;  // objects and arrays open at once
+
   // `schema` must outlive the grammar and its copies (the sequence holds it).
   explicit JsonSchemaGrammar(const CompiledSchema* schema) : schema_(schema) {}
 
@@ -46,27 +59,31 @@ class JsonSchemaGrammar {
   bool done() const { return done_; }
 
  private:
-  enum class Leaf : uint8_t { kNone, kString, kNumber, kChoice, kKey };
+  enum class Leaf : uint8_t { kNone, kString, kNumber, kChoice, kKey, kFreeKey };
   struct Frame {
     int32_t node = 0;
     uint8_t phase = 0;
-    uint16_t index = 0;  // object: the current property; array: items so far
+    uint16_t index = 0;  // object: the current property (or the first one still allowed); array: items so far
   };
   template <typename R> friend bool json_lexing::feed_all(R&, std::string_view);
   bool step(unsigned char c);
   bool start_value(int32_t node, unsigned char c);
   bool value_done();  // the value of the top frame's slot (or of the root) ended
   bool frame_step(unsigned char c);
+  bool object_step(Frame& f, const CompiledSchema::Node& node, unsigned char c);
+  bool start_key(Frame& f, const CompiledSchema::Node& node);
+  bool key_step(unsigned char c);
   bool leaf_step(unsigned char c);
+  bool close_frame();
 
   const CompiledSchema* schema_;
-  std::array<Frame, 24> stack_{};
+  std::array<Frame, kMaxDepth> stack_{};
   uint8_t depth_ = 0;
   Leaf leaf_ = Leaf::kNone;
   json_lexing::Number number_ = json_lexing::Number::kSign;
   json_lexing::StringBody string_;
   bool integer_ = false, started_ = false, done_ = false;
-  int32_t leaf_node_ = -1;
+  int32_t leaf_node_ = -1;  // kChoice: its node; kKey: the first property the key still matches
   uint32_t text_pos_ = 0;
   uint64_t candidates_ = 0;  // kChoice: the choices still matching
 };

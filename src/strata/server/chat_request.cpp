@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "strata/server/api_error.h"
+#include "strata/server/json_parse.h"
 
 namespace strata::server {
 namespace {
@@ -30,16 +31,19 @@ std::string join_text_parts(const Json& parts, size_t index) {
   return out;
 }
 
-// Assistant tool_calls carry arguments as JSON text; templates expect objects.
-void arguments_to_objects(Json& message) {
+// Assistant tool_calls carry arguments as JSON text; templates expect objects. The text is
+// client data too: its nesting is bounded like the body's.
+void arguments_to_objects(Json& message, size_t index) {
   Json* calls = message.contains("tool_calls") ? &message["tool_calls"] : nullptr;
   if (calls == nullptr || !calls->is_array()) return;
   for (Json& call : *calls) {
     if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
     Json& fn = call["function"];
     if (!fn.contains("arguments") || !fn["arguments"].is_string()) continue;
-    Json parsed = Json::parse(fn["arguments"].get<std::string>(), nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_object()) fn["arguments"] = std::move(parsed);
+    ParsedJson parsed = parse_json(fn["arguments"].get_ref<const std::string&>(), kMaxJsonNesting);
+    if (parsed.too_deep)
+      throw bad_request(fmt::format("messages[{}].tool_calls: in the arguments, {}", index, parsed.error), "messages");
+    if (parsed.value && parsed.value->is_object()) fn["arguments"] = std::move(*parsed.value);
   }
 }
 
@@ -63,7 +67,7 @@ Json read_messages(const Json& body) {
     else if (content->is_array()) m["content"] = join_text_parts(*content, i);
     else if (!content->is_string())
       throw bad_request(fmt::format("messages[{}].content must be a string or an array of text parts", i), "messages");
-    arguments_to_objects(m);
+    arguments_to_objects(m, i);
     out.push_back(std::move(m));
   }
   return out;

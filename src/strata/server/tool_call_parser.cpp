@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/server/json_fields.h"
+#include "strata/server/json_parse.h"
 #include "strata/server/random_id.h"
 
 namespace strata::server {
@@ -16,8 +18,10 @@ std::string_view trim(std::string_view s) {
 
 // The call in one block's JSON, or false when it is not one.
 bool parse_block(std::string_view body, ToolCall& call) {
-  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(trim(body), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return false;
+  // Bounded like a client's JSON: the dump below recurses, and model output can nest deep.
+  const ParsedJson parsed = parse_json(trim(body), kMaxJsonNesting);
+  if (!parsed.value || !parsed.value->is_object()) return false;
+  const nlohmann::ordered_json& j = *parsed.value;
   const auto name = j.find("name");
   if (name == j.end() || !name->is_string()) return false;
   auto args = j.find("arguments");

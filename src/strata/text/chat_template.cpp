@@ -27,16 +27,18 @@ std::string render_chat(const std::string& chat_template, const ChatRenderReques
   if (!request.extra.is_object() && !request.extra.is_null()) {
     fail("chat template extra variables must be a JSON object");
   }
-  nlohmann::ordered_json context = nlohmann::ordered_json::object();
-  context["messages"] = request.messages;
-  context["tools"] = request.tools;
-  context["documents"] = nullptr;
-  context["add_generation_prompt"] = request.add_generation_prompt;
-  context["bos_token"] = request.bos_token;
-  context["eos_token"] = request.eos_token;
-  if (request.extra.is_object()) {
-    for (const auto& [k, v] : request.extra.items()) context[k] = v;
-  }
+  // The extra variables first, the standard ones only where the extras leave them out (extras
+  // win): setting each extra on an ordered_json would search its keys every time.
+  nlohmann::ordered_json context = request.extra.is_object() ? request.extra : nlohmann::ordered_json::object();
+  const auto set_unless_given = [&context](const char* key, nlohmann::ordered_json value) {
+    if (!context.contains(key)) context[key] = std::move(value);
+  };
+  set_unless_given("messages", request.messages);
+  set_unless_given("tools", request.tools);
+  set_unless_given("documents", nullptr);
+  set_unless_given("add_generation_prompt", request.add_generation_prompt);
+  set_unless_given("bos_token", request.bos_token);
+  set_unless_given("eos_token", request.eos_token);
   jinja::RenderOptions options;
   options.functions["strftime_now"] = strftime_now;
   return jinja::Template::parse(chat_template).render(context, options);

@@ -28,11 +28,7 @@ std::string token_text(const nlohmann::ordered_json& token) {
 }
 
 nlohmann::ordered_json unpack_tokenizer_config(const std::string& name) {
-  const std::string dir = test::temp_dir() + "/jinja_" + name;
-  std::filesystem::create_directories(dir);
-  const std::string cmd = "tar xzf '" + test::fixture_path("tokenizers/" + name + ".tar.gz") +
-                          "' -C '" + dir + "'";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string dir = test::unpack_fixture("tokenizers/" + name + ".tar.gz", "tokenizer_" + name);
   return read_json(dir + "/tokenizer_config.json");
 }
 

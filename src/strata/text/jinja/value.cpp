@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/core/error.h"
 #include "strata/text/jinja/utf8.h"
 #include "strata/text/jinja/value_arena.h"
 
@@ -63,7 +64,15 @@ Value Value::function(std::string name, std::function<Value(const CallArgs&)> fn
   return Value(std::move(c));
 }
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+namespace {
+
+// JSON nested deeper than this is refused: the conversion and every later walk over the
+// values (str, ==, tojson, destruction) recurse once per level.
+constexpr int kMaxFromJsonDepth = 256;
+
+Value from_json_at(const nlohmann::ordered_json& j, int depth) {
+  if (depth > kMaxFromJsonDepth)
+    fail("template variables nest arrays and objects more than {} levels deep", kMaxFromJsonDepth);
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return Value(None{});
     case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
@@ -74,17 +83,21 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::string: return Value(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> items;
-      for (const auto& e : j) items.push_back(from_json(e));
-      return list(std::move(items));
+      for (const auto& e : j) items.push_back(from_json_at(e, depth + 1));
+      return Value::list(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
-      Value d = dict();
-      for (const auto& [k, v] : j.items()) d.as_dict().items.emplace_back(k, from_json(v));
+      Value d = Value::dict();
+      for (const auto& [k, v] : j.items()) d.as_dict().items.emplace_back(k, from_json_at(v, depth + 1));
       return d;
     }
     default: return Value(None{});
   }
 }
+
+}  // namespace
+
+Value Value::from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
 
 bool Value::truthy() const {
   switch (kind()) {

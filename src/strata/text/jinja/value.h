@@ -82,6 +82,7 @@ class Value {
   static Value list(std::vector<Value> items = {}, bool is_tuple = false);
   static Value dict();
   static Value function(std::string name, std::function<Value(const CallArgs&)> fn);
+  // strata::Error for JSON nested more than 256 levels deep.
   static Value from_json(const nlohmann::ordered_json& j);
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
