@@ -7,7 +7,6 @@
 namespace strata::server {
 namespace {
 
-constexpr int64_t kMaxChoices = 128;
 constexpr size_t kMaxStopStrings = 16;
 
 std::vector<std::string> read_stop(const Json& body) {
@@ -55,7 +54,7 @@ GenerationFields read_generation_fields(const Json& body, int64_t vocab_size) {
   r.max_tokens = static_cast<int32_t>(max_tokens.value_or(16));
   r.stop = read_stop(body);
   if (const Json* ids = find_field(body, "stop_token_ids")) r.stop_token_ids = read_token_ids(*ids, "stop_token_ids", vocab_size);
-  r.n = static_cast<int32_t>(read_int(body, "n", 1, kMaxChoices).value_or(1));
+  r.n = static_cast<int32_t>(read_int(body, "n", 1, int64_t{kMaxChoices}).value_or(1));
   r.ignore_eos = read_bool(body, "ignore_eos").value_or(false);
   r.skip_special_tokens = read_bool(body, "skip_special_tokens").value_or(true);
   r.priority = static_cast<int32_t>(read_int(body, "priority", INT32_MIN, INT32_MAX).value_or(0));
