@@ -63,7 +63,7 @@ def test_prompts_times_n_is_bounded(tiny):
     status, text = request(tiny.url + "/v1/completions", {"prompt": [[1, 2]] * 9, "n": 128, "max_tokens": 1})
     assert status == 400, text
     err = json.loads(text)["error"]
-    assert err["param"] == "n" and "1152" in err["message"] and "1024" in err["message"]
+    assert err["param"] == "n" and "1152" in err["message"] and "256" in err["message"]
 
 
 def test_sigterm_with_a_queued_request_of_several_choices_exits():

@@ -23,7 +23,9 @@ def smol_server():
     servers = []
 
     def start(*args):
-        servers.append(Server(["--max-model-len", "256", "--num-kv-blocks", "2048", *args], "load"))
+        # All clients come from 127.0.0.1: lift the per-client connection cap past the 256 streams.
+        servers.append(Server(["--max-model-len", "256", "--num-kv-blocks", "2048",
+                               "--max-connections-per-client", "512", *args], "load"))
         return servers[-1]
 
     yield start
@@ -94,8 +96,8 @@ def test_100_streams_cut_after_first_chunks_leave_the_engine_idle(smol_server):
     # 100 x 200 tokens would take minutes here: the cut requests were cancelled, not run out.
     assert m["strata:generation_tokens_total"] < 100 * 200 / 4
     assert m["strata:request_success_total"] == before, "cancelled requests were counted as successes"
-    deltas, finish, _ = stream(server.url, 4)  # still serving
-    assert finish == "length" and len(deltas) == 4
+    _, finish, usage = stream(server.url, 4)  # still serving (the finish may come in a chunk of its own)
+    assert finish == "length" and usage["completion_tokens"] == 4
 
 
 def test_sigterm_during_20_streams_finishes_them_refuses_new_and_exits_0(smol_server):
