@@ -98,7 +98,7 @@ TEST_P(CudaEngineFaults, AStickyFaultFailsEveryRequestAndStopsTheEngine) {
   EXPECT_THROW(engine.submit({.prompt_ids = prompt(3, 5)}), Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, CudaEngineFaults, ::testing::Values("qwen3", "qwen3_next"));
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaEngineFaults, ::testing::Values("qwen3", "qwen3_next"));
 
 }  // namespace
 }  // namespace strata

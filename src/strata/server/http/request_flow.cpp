@@ -10,8 +10,10 @@
 namespace strata::server::http {
 namespace {
 
+// Most clients send a whole body before they read the answer: discard up to 16 MiB of a body
+// refused early (413), so they read the error instead of a reset; a longer one is cut off.
 constexpr std::chrono::milliseconds kLingerTime{1000};
-constexpr int64_t kMaxLingerBytes = 1 << 20;
+constexpr int64_t kMaxLingerBytes = int64_t{16} << 20;
 
 }  // namespace
 
