@@ -122,8 +122,9 @@ struct Bf16Yardstick {
 
 std::map<std::string, Bf16Yardstick> transformers_bf16_agreement() {
   std::ifstream in(std::string(STRATA_LOCAL_FIXTURES_DIR) + "/hf_bf16_agreement.json");
+  const nlohmann::json table = nlohmann::json::parse(in);  // kept alive while its items are walked
   std::map<std::string, Bf16Yardstick> out;
-  for (const auto& [name, v] : nlohmann::json::parse(in).at("fixtures").items())
+  for (const auto& [name, v] : table.at("fixtures").items())
     out[name] = {.rel_l2 = v.at("rel_l2").get<double>(), .top1 = v.at("top1").get<double>()};
   return out;
 }
@@ -134,9 +135,12 @@ std::map<std::string, Bf16Yardstick> transformers_bf16_agreement() {
 TEST(CudaFixture, NoWorseThanTransformersOwnBf16Error) {
   if (!make_cuda_backend(0)) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
   const std::map<std::string, Bf16Yardstick> yardsticks = transformers_bf16_agreement();
+  ASSERT_GE(yardsticks.size(), 16u);
+  int measured = 0;
   for (const std::string& name : registered_fixtures()) {
     const auto it = yardsticks.find(name);
     if (it == yardsticks.end()) continue;  // not measured in transformers (e.g. a checkpoint format)
+    ++measured;
     Fixture f = load_fixture(name, make_cuda_backend(0));
     ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
     LogitsAgreement pooled;
@@ -152,6 +156,7 @@ TEST(CudaFixture, NoWorseThanTransformersOwnBf16Error) {
     EXPECT_LE(rel_l2, std::max(2e-2, it->second.rel_l2)) << name;
     EXPECT_GE(top1, std::min(0.98, it->second.top1)) << name;
   }
+  EXPECT_GE(measured, 12) << "fixtures under " << fixture_path("hf");
 }
 
 // config.json of Llama-3.1-8B with fewer layers, so the CPU side stays quick.
