@@ -17,7 +17,7 @@
 namespace strata {
 
 inline constexpr int32_t kMaxChoices = 128;               // n of one engine request
-inline constexpr int32_t kMaxSequencesPerRequest = 1024;  // prompts x n of one API request
+inline constexpr int32_t kMaxSequencesPerRequest = 256;  // prompts x n of one API request
 
 struct GenerationRequest {
   std::vector<int32_t> prompt_ids;

@@ -10,7 +10,6 @@ namespace {
 constexpr size_t kMaxPrompts = 256;
 // Choices of one request (prompts x n): each is a sequence the engine runs, so one small body
 // cannot queue tens of thousands of them.
-constexpr int64_t kMaxChoicesPerRequest = 256;
 
 bool is_id_array(const Json& v) {
   if (!v.is_array() || v.empty()) return false;
@@ -52,10 +51,10 @@ CompletionRequest read_completion_request(const Json& body, int64_t vocab_size) 
   c.prompts = read_prompts(*prompt, vocab_size);
   c.fields = read_generation_fields(body, vocab_size);
   const int64_t num_choices = static_cast<int64_t>(c.prompts.size()) * c.fields.request.n;
-  if (num_choices > kMaxChoicesPerRequest)
+  if (num_choices > kMaxSequencesPerRequest)
     throw bad_request(fmt::format("{} prompts x n = {} asks for {} choices; at most {} per request: send fewer "
                                   "prompts or a smaller n, or split the request",
-                                  c.prompts.size(), c.fields.request.n, num_choices, kMaxChoicesPerRequest),
+                                  c.prompts.size(), c.fields.request.n, num_choices, kMaxSequencesPerRequest),
                       "n");
   c.stream = read_bool(body, "stream").value_or(false);
   if (const Json* options = find_field(body, "stream_options")) {

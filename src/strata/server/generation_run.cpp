@@ -14,12 +14,7 @@ GenerationRun::GenerationRun(GenerationService& service, std::vector<GenerationR
     : service_(service) {
   STRATA_CHECK(!requests.empty());
   n_ = requests.front().n;
-  const int64_t num_sequences = static_cast<int64_t>(requests.size()) * n_;
-  if (num_sequences > kMaxSequencesPerRequest)
-    throw bad_request(fmt::format("{} prompts with n = {} make {} sequences; one request may have at most {} "
-                                  "(prompts x n): split it into several requests",
-                                  requests.size(), n_, num_sequences, kMaxSequencesPerRequest),
-                      "n");
+  STRATA_CHECK(static_cast<int64_t>(requests.size()) * n_ <= kMaxSequencesPerRequest);  // read_completion bounds it
   for (GenerationRequest& r : requests) {
     prompts_.push_back(r.prompt_ids);
     try {

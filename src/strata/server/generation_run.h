@@ -23,8 +23,8 @@ struct Usage {
 
 class GenerationRun {
  public:
-  // Submits every request; a refused one (strata::Error) cancels the others and becomes a 400,
-  // as do more than kMaxSequencesPerRequest sequences (prompts x n).
+  // Submits every request; a refused one (strata::Error) cancels the others and becomes a 400.
+  // At most kMaxSequencesPerRequest sequences (prompts x n): the request readers refuse more.
   GenerationRun(GenerationService& service, std::vector<GenerationRequest> requests);
   ~GenerationRun();
   GenerationRun(const GenerationRun&) = delete;
