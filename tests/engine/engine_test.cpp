@@ -13,12 +13,6 @@
 namespace strata {
 namespace {
 
-struct EngineFixture {
-  std::unique_ptr<Backend> backend = make_cpu_backend(2);
-  LoadedModel loaded = load_model({.model_path = test::fixture_path("hf/qwen3")}, *backend);
-  std::unique_ptr<text::Tokenizer> tokenizer = text::make_id_tokenizer(512);
-};
-
 struct Collected {
   std::vector<std::vector<int32_t>> tokens;  // per choice
   std::vector<std::string> text;
@@ -48,7 +42,7 @@ std::vector<int32_t> prompt(int32_t seed, int32_t len) {
 }
 
 TEST(Engine, BatchedRequestsEqualEachAlone) {
-  EngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 256});
   std::vector<std::vector<int32_t>> alone;
   for (int32_t i = 0; i < 8; ++i)
@@ -69,7 +63,7 @@ TEST(Engine, BatchedRequestsEqualEachAlone) {
 }
 
 TEST(Engine, SeededSamplingIsReproducibleAndNChoicesShareThePrompt) {
-  EngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 128});
   test::CheckedEngine engine(runner, *f.tokenizer, {}, {});
   const GenerationRequest request{.prompt_ids = prompt(3, 21), .sampling = {.temperature = 1.0f, .seed = 7},
@@ -84,7 +78,7 @@ TEST(Engine, SeededSamplingIsReproducibleAndNChoicesShareThePrompt) {
 }
 
 TEST(Engine, StopStringIsNeverEmitted) {
-  EngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
   const auto greedy = generate_offline(runner, {.prompt_ids = prompt(1, 9), .sampling = {.temperature = 0},
                                                 .max_tokens = 8});
@@ -102,7 +96,7 @@ TEST(Engine, StopStringIsNeverEmitted) {
 }
 
 TEST(Engine, CancelFreesBlocks) {
-  EngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
   test::CheckedEngine engine(runner, *f.tokenizer, {}, {});
   auto stream = engine.submit({.prompt_ids = prompt(2, 30), .max_tokens = 4000, .ignore_eos = true});
@@ -116,7 +110,7 @@ TEST(Engine, CancelFreesBlocks) {
 }
 
 TEST(Engine, PreemptionUnderATinyKvPoolStillFinishesEveryRequestExactly) {
-  EngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 6});  // 96 tokens
   std::vector<std::vector<int32_t>> alone;
   for (int32_t i = 0; i < 4; ++i)
@@ -131,7 +125,7 @@ TEST(Engine, PreemptionUnderATinyKvPoolStillFinishesEveryRequestExactly) {
 }
 
 TEST(Engine, RejectsPromptsOverTheContext) {
-  EngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 16});
   test::CheckedEngine engine(runner, *f.tokenizer, {}, {.max_model_len = 32});
   EXPECT_THROW(engine.submit({.prompt_ids = prompt(0, 40)}), Error);

@@ -9,8 +9,18 @@
 
 #include "strata/engine/engine.h"
 #include "strata/engine/request.h"
+#include "strata/model/model_loader.h"
+#include "strata/text/id_tokenizer.h"
+#include "test_support.h"
 
 namespace strata::test {
+
+// The qwen3 fixture on two CPU threads with an id tokenizer: the model most engine tests serve.
+struct EngineFixture {
+  std::unique_ptr<Backend> backend = make_cpu_backend(2);
+  LoadedModel loaded = load_model({.model_path = fixture_path("hf/qwen3")}, *backend);
+  std::unique_ptr<text::Tokenizer> tokenizer = text::make_id_tokenizer(512);
+};
 
 struct ChoiceResult {
   std::vector<int32_t> tokens;

@@ -13,14 +13,8 @@
 namespace strata {
 namespace {
 
-struct LocalEngineFixture {
-  std::unique_ptr<Backend> backend = make_cpu_backend(2);
-  LoadedModel loaded = load_model({.model_path = test::fixture_path("hf/qwen3")}, *backend);
-  std::unique_ptr<text::Tokenizer> tokenizer = text::make_id_tokenizer(512);
-};
-
 TEST(LocalEngine, GreedyTurnsEqualTheDirectSessionReference) {
-  LocalEngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 128});
   LocalEngine engine(runner, *f.tokenizer, {});
   std::vector<int32_t> conversation = test::engine_prompt(1, 21);
@@ -40,7 +34,7 @@ TEST(LocalEngine, GreedyTurnsEqualTheDirectSessionReference) {
 }
 
 TEST(LocalEngine, CallbackStopsEarlyAndEosEndsUnlessIgnored) {
-  LocalEngineFixture f;
+  test::EngineFixture f;
   ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 128});
   const std::vector<int32_t> prompt = test::engine_prompt(2, 13);
   const std::vector<int32_t> free_run =
