@@ -25,7 +25,7 @@ struct ChatFlags {
 // One assistant turn: generates, streams, returns the reply text.
 std::string reply(LocalEngine& engine, const text::Tokenizer& tokenizer,
                   const nlohmann::ordered_json& messages, const ChatFlags& flags) {
-  LocalGenerateRequest request{
+  GenerationRequest request{
       .prompt_ids = text::encode_conversation(tokenizer, {.messages = messages, .add_generation_prompt = true}),
       .sampling = to_sampling_params(flags.sampling),
       .max_tokens = flags.sampling.max_tokens,

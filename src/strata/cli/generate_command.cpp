@@ -29,10 +29,10 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 void run_generate(const GenerateFlags& flags) {
   const SamplingParams sampling = to_sampling_params(flags.sampling);
   OpenModel open = open_model(flags.model);
-  LocalGenerateRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
-                               .sampling = sampling,
-                               .max_tokens = flags.sampling.max_tokens,
-                               .ignore_eos = flags.sampling.ignore_eos};
+  GenerationRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
+                            .sampling = sampling,
+                            .max_tokens = flags.sampling.max_tokens,
+                            .ignore_eos = flags.sampling.ignore_eos};
   for (int32_t t : request.prompt_ids)
     if (t >= open.loaded.config.vocab_size)
       fail("--prompt-ids: id {} is outside the vocabulary ({} tokens)", t, open.loaded.config.vocab_size);

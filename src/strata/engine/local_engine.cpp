@@ -18,13 +18,9 @@ LocalEngine::LocalEngine(ModelRunner& runner, const text::Tokenizer& tokenizer, 
 
 LocalEngine::~LocalEngine() = default;
 
-std::vector<int32_t> LocalEngine::generate(const LocalGenerateRequest& request,
-                                           const std::function<bool(int32_t)>& on_token) {
-  GenerationRequest r{.prompt_ids = request.prompt_ids,
-                      .sampling = request.sampling,
-                      .max_tokens = request.max_tokens,
-                      .ignore_eos = request.ignore_eos};
-  const std::shared_ptr<RequestStream> stream = engine_->submit(std::move(r));
+std::vector<int32_t> LocalEngine::generate(GenerationRequest request, const std::function<bool(int32_t)>& on_token) {
+  if (request.n != 1) fail("LocalEngine generates one choice; got n = {}", request.n);
+  const std::shared_ptr<RequestStream> stream = engine_->submit(std::move(request));
   std::vector<int32_t> output;
   bool stopped = false;
   while (true) {

@@ -12,13 +12,6 @@
 
 namespace strata {
 
-struct LocalGenerateRequest {
-  std::vector<int32_t> prompt_ids;
-  SamplingParams sampling;
-  int32_t max_tokens = 64;
-  bool ignore_eos = false;
-};
-
 class LocalEngine {
  public:
   // eos_token_ids end a request unless it sets ignore_eos. The runner and tokenizer must
@@ -29,8 +22,9 @@ class LocalEngine {
   ~LocalEngine();
 
   // Calls on_token for each generated id as it arrives (return false to stop early) and
-  // returns all of them. Throws strata::Error for a request the engine refuses or fails.
-  std::vector<int32_t> generate(const LocalGenerateRequest& request,
+  // returns all of them. One choice (n = 1). Throws strata::Error for a request the engine
+  // refuses or fails.
+  std::vector<int32_t> generate(GenerationRequest request,
                                 const std::function<bool(int32_t)>& on_token = {});
 
   // One running sequence, the prompt prefilled in chunks of the default token budget.
