@@ -1,8 +1,8 @@
-// Decode attention: one warp per (row, KV head, key split). The warp's 16-row query tile
-// holds the group's heads (rows past the group are zero); K/V tiles of 16 keys stream
-// through a private cp.async ring in shared memory, scores and P·V run on mma.sync with
-// ldmatrix fragments. Splits that find no keys write an empty partial; the last split of a
-// (row, KV head) to finish merges them.
+// Decode attention: one block of four warps per (row, KV head, key split), each warp a
+// quarter of the split's keys. A warp's 16-row query tile holds the group's heads (rows past
+// the group are zero); K/V tiles of 16 keys stream through the warp's own cp.async ring,
+// scores and P·V run on mma.sync with ldmatrix fragments. The warps merge in shared memory;
+// splits past the keys exit at once, and the last live split to finish merges the others.
 #include <algorithm>
 
 #include "strata/ops/cuda/attention_tile.cuh"
@@ -15,8 +15,9 @@ namespace strata::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
+constexpr int kWarps = 4;
 constexpr int kTileKeys = 16;
-constexpr int kMinKeysPerSplit = 64;
+constexpr int kSplitKeys = kWarps * kTileKeys;  // a split's keys are a multiple of this
 constexpr int kMaxSplits = 64;
 constexpr int kMaxGroup = 16;
 constexpr int64_t kMaxArrivalCounters = int64_t{1} << 16;
@@ -32,17 +33,47 @@ struct DecodeParams {
 template <int D>
 struct Ring {
   static constexpr int kLd = D + 8;  // padded rows: ldmatrix row addresses hit distinct banks
-  static constexpr int kStages = D >= 256 ? 3 : 4;
+  static constexpr int kStages = D >= 256 ? 2 : 3;
   static constexpr int kTileElems = kTileKeys * kLd;
-  static constexpr int kBytes = 2 * kStages * kTileElems * 2;
+  static constexpr int kBytes = 2 * kStages * kTileElems * 2;  // one warp's K and V slots
 };
+
+// Shared memory once the rings are drained: every warp's scaled O rows and (max, sum), then
+// the block's merged (max, sum) and, for the cross-split merge, each split's weight.
+template <int D>
+struct MergeSmem {
+  float o[kWarps][kMaxGroup][D];
+  float m[kWarps][kMaxGroup], l[kWarps][kMaxGroup];
+  float block_m[kMaxGroup], block_l[kMaxGroup], inv[kMaxGroup];
+  float2 split_ml[kMaxGroup][kMaxSplits];  // (max, sum) in, (weight, -) after weighting
+  int last;
+};
+
+template <int D>
+constexpr int kSmemBytes = std::max<int>(kWarps * Ring<D>::kBytes, sizeof(MergeSmem<D>));
+
+// Where a row's keys are and how they split: [lower, kv_len) over `live` splits of `per` keys.
+struct KeySplit {
+  int lower, kv_len, per, live;
+};
+
+__device__ __forceinline__ KeySplit split_keys(const DecodeParams& p, int row) {
+  KeySplit k;
+  k.kv_len = p.a.kv_lens[row];
+  k.lower = p.a.sliding_window > 0 ? max(0, k.kv_len - p.a.sliding_window) : 0;
+  const int span = max(0, k.kv_len - k.lower);
+  k.per = max(kSplitKeys, (span + p.num_splits - 1) / p.num_splits);
+  k.per = (k.per + kSplitKeys - 1) / kSplitKeys * kSplitKeys;
+  k.live = max(1, (span + k.per - 1) / k.per);  // split 0 answers even an empty row
+  return k;
+}
 
 // Keys [key0, key0 + 16) of K and V into ring slot `stage`; keys at or past key_end zero-filled.
 template <int D>
 __device__ void load_tile(const DecodeParams& p, const int32_t* table, int kv_head, int key0, int key_end,
                           bf16* ks, bf16* vs) {
   constexpr int kChunks = D / 8;
-  const int lane = threadIdx.x;
+  const int lane = threadIdx.x % 32;
   for (int c = lane; c < kTileKeys * kChunks; c += 32) {
     const int i = c / kChunks, ch = c % kChunks, key = key0 + i;
     const bool valid = key < key_end;
@@ -67,7 +98,7 @@ struct Accum {
 template <int D>
 __device__ void score_tile(const DecodeParams& p, const uint32_t (&qa)[D / 16][4], const bf16* ks, int key0,
                            int key_end, float (&s)[2][4]) {
-  const int lane = threadIdx.x, g = lane / 4, qd = lane % 4;
+  const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
   // ldmatrix matrix (lane / 8) covers keys (lane / 16) * 8.. and dims +8 when odd: b[0..1] are
   // the B fragment of keys 0-7, b[2..3] of keys 8-15.
   const bf16* row = ks + ((lane / 16) * 8 + lane % 8) * Ring<D>::kLd + ((lane / 8) % 2) * 8;
@@ -94,7 +125,7 @@ __device__ void score_tile(const DecodeParams& p, const uint32_t (&qa)[D / 16][4
 
 template <int D>
 __device__ void softmax_pv(float (&s)[2][4], const bf16* vs, Accum<D>& acc) {
-  const int lane = threadIdx.x;
+  const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     float mx = fmaxf(fmaxf(s[0][2 * rr], s[0][2 * rr + 1]), fmaxf(s[1][2 * rr], s[1][2 * rr + 1]));
@@ -137,45 +168,20 @@ __device__ __forceinline__ float sink_logit(const DecodeAttentionArgs& a, int he
                       : static_cast<const float*>(a.sinks)[head];
 }
 
-template <int D>
-__device__ void write_result(const DecodeParams& p, Accum<D>& acc, int row, int kv_head, int split) {
-  const int lane = threadIdx.x, g = lane / 4, qd = lane % 4;
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    acc.l[rr] += __shfl_xor_sync(0xffffffffu, acc.l[rr], 1);
-    acc.l[rr] += __shfl_xor_sync(0xffffffffu, acc.l[rr], 2);
-  }
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int head_row = g + rr * 8;
-    if (head_row >= p.group) continue;
-    const int head = kv_head * p.group + head_row;
-    const int64_t base = static_cast<int64_t>(row) * p.a.num_q_heads + head;
-    if (p.num_splits == 1) {
-      const float sink = sink_logit(p.a, head);
-      const float mf = fmaxf(acc.m[rr], sink);
-      const float factor = acc.m[rr] == -INFINITY ? 0.0f : __expf(acc.m[rr] - mf);
-      const float denom = acc.l[rr] * factor + (p.a.sinks != nullptr ? __expf(sink - mf) : 0.0f);
-      const float inv = denom > 0.0f ? factor / denom : 0.0f;
-      bf16* dst = p.a.out + base * D + 2 * qd;
-#pragma unroll
-      for (int nd = 0; nd < D / 8; ++nd)
-        *reinterpret_cast<uint32_t*>(dst + nd * 8) = pack_bf16(acc.o[nd][2 * rr] * inv, acc.o[nd][2 * rr + 1] * inv);
-    } else {
-      const int64_t pbase = static_cast<int64_t>(split) * p.a.num_rows * p.a.num_q_heads + base;
-      float* dst = p.partial_o + pbase * D + 2 * qd;
-#pragma unroll
-      for (int nd = 0; nd < D / 8; ++nd)
-        *reinterpret_cast<float2*>(dst + nd * 8) = make_float2(acc.o[nd][2 * rr], acc.o[nd][2 * rr + 1]);
-      if (qd == 0) *reinterpret_cast<float2*>(p.partial_ml + pbase * 2) = make_float2(acc.m[rr], acc.l[rr]);
-    }
-  }
+// 1 / (sum e^(m - M) l + e^(sink - M)) scaled by e^(m - M), M = max(m, sink): the factor that
+// turns an unnormalised O with running (m, l) into the attention output.
+__device__ __forceinline__ float normaliser(const DecodeAttentionArgs& a, int head, float m, float l) {
+  const float sink = sink_logit(a, head);
+  const float mf = fmaxf(m, sink);
+  const float factor = m == -INFINITY ? 0.0f : __expf(m - mf);
+  const float denom = l * factor + (a.sinks != nullptr ? __expf(sink - mf) : 0.0f);
+  return denom > 0.0f ? factor / denom : 0.0f;
 }
 
 // Query fragments of the group's heads (A operand, rows >= group zero), read once.
 template <int D>
 __device__ void load_query(const DecodeParams& p, int row, int kv_head, uint32_t (&qa)[D / 16][4]) {
-  const int lane = threadIdx.x, g = lane / 4, qd = lane % 4;
+  const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
   const bool lo = g < p.group, hi = g + 8 < p.group;
   const bf16* q0 = p.a.q + (static_cast<int64_t>(row) * p.a.num_q_heads + kv_head * p.group + g) * D + 2 * qd;
   const bf16* q1 = q0 + 8 * D;
@@ -188,90 +194,13 @@ __device__ void load_query(const DecodeParams& p, int row, int kv_head, uint32_t
   }
 }
 
-// Run by the last split of (row, KV head) to finish: merges every split of the group's
-// heads, out = sum_s e^(m_s - M) O_s / (sum_s e^(m_s - M) l_s + e^(sink - M)). Lane s holds
-// split s and s + 32; partials are read with __ldcg (other blocks wrote them).
+// One warp's keys [key_begin, key_end) through its ring: the running softmax of its rows.
 template <int D>
-__device__ void merge_splits(const DecodeParams& p, int row, int kv_head) {
-  const int lane = threadIdx.x;
-  const int64_t split_stride = static_cast<int64_t>(p.a.num_rows) * p.a.num_q_heads;
-  for (int h = 0; h < p.group; ++h) {
-    const int head = kv_head * p.group + h;
-    const int64_t base = static_cast<int64_t>(row) * p.a.num_q_heads + head;
-    float m[2], l[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int s = lane + 32 * i;
-      const float2 ml = s < p.num_splits ? __ldcg(reinterpret_cast<const float2*>(p.partial_ml) + s * split_stride + base)
-                                         : make_float2(-INFINITY, 0.0f);
-      m[i] = ml.x;
-      l[i] = ml.y;
-    }
-    const float sink = sink_logit(p.a, head);
-    float mx = fmaxf(fmaxf(m[0], m[1]), sink);
-    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    float w[2], denom = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      w[i] = m[i] == -INFINITY ? 0.0f : __expf(m[i] - mx);
-      denom += w[i] * l[i];
-    }
-    for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(0xffffffffu, denom, o);
-    if (p.a.sinks != nullptr) denom += __expf(sink - mx);
-    const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
-    constexpr int kPerLane = D / 32;
-    constexpr int kBatch = 8;  // partial rows in flight: each is an L2 round trip
-    float acc[kPerLane] = {};
-    for (int s0 = 0; s0 < p.num_splits; s0 += kBatch) {
-      float ws[kBatch], v[kBatch][kPerLane];
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const int s = s0 + u;
-        ws[u] = __shfl_sync(0xffffffffu, s < 32 ? w[0] : w[1], s % 32);
-        const float* src = p.partial_o + (s * split_stride + base) * D + lane * kPerLane;
-        const bool live = s < p.num_splits && ws[u] != 0.0f;
-#pragma unroll
-        for (int j = 0; j < kPerLane; ++j) v[u][j] = live ? __ldcg(src + j) : 0.0f;
-      }
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-#pragma unroll
-        for (int j = 0; j < kPerLane; ++j) acc[j] += ws[u] * v[u][j];
-    }
-    bf16* dst = p.a.out + base * D + lane * kPerLane;
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) dst[j] = __float2bfloat16_rn(acc[j] * inv);
-  }
-}
-
-// Counts this split in; the last of (row, KV head) merges all splits.
-template <int D>
-__device__ void arrive_and_merge(const DecodeParams& p, int row, int kv_head) {
-  __threadfence();  // this split's partials are visible before it is counted
-  int* counter = p.arrivals + static_cast<int64_t>(row) * p.a.num_kv_heads + kv_head;
-  int last = 0;
-  if (threadIdx.x == 0) last = atomicAdd(counter, 1) == p.num_splits - 1;
-  last = __shfl_sync(0xffffffffu, last, 0);
-  if (!last) return;
-  __threadfence();
-  merge_splits<D>(p, row, kv_head);
-  if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (and graph replay)
-}
-
-template <int D>
-__global__ void __launch_bounds__(32) decode_attention_kernel(DecodeParams p) {
-  allow_next_kernel();  // the next kernel may get resident and fetch its weights
-  wait_for_previous_kernel();
-  extern __shared__ __align__(16) unsigned char smem[];
+__device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key_begin, int key_end, bf16* ring,
+                            Accum<D>& acc) {
   using R = Ring<D>;
-  bf16* ks = reinterpret_cast<bf16*>(smem);
-  bf16* vs = ks + R::kStages * R::kTileElems;
-  const int split = blockIdx.x, kv_head = blockIdx.y, row = blockIdx.z;
-  const int kv_len = p.a.kv_lens[row];
-  const int lower = p.a.sliding_window > 0 ? max(0, kv_len - p.a.sliding_window) : 0;
-  int per = max(kMinKeysPerSplit, (kv_len - lower + p.num_splits - 1) / p.num_splits);
-  per = (per + kTileKeys - 1) / kTileKeys * kTileKeys;
-  const int key_begin = lower + split * per, key_end = min(kv_len, key_begin + per);
+  bf16* ks = ring;
+  bf16* vs = ring + R::kStages * R::kTileElems;
   const int num_tiles = key_begin < key_end ? (key_end - key_begin + kTileKeys - 1) / kTileKeys : 0;
   const int32_t* table = p.a.block_tables + row * p.a.max_blocks_per_row;
 #pragma unroll
@@ -282,7 +211,6 @@ __global__ void __launch_bounds__(32) decode_attention_kernel(DecodeParams p) {
   }
   uint32_t qa[D / 16][4];
   load_query<D>(p, row, kv_head, qa);
-  Accum<D> acc;
   for (int t = 0; t < num_tiles; ++t) {
     cp_async_wait<R::kStages - 2>();
     __syncwarp();  // every lane's copies of tile t landed; tile t - 1's slot is free
@@ -300,8 +228,165 @@ __global__ void __launch_bounds__(32) decode_attention_kernel(DecodeParams p) {
     __syncwarp();  // all lanes are done reading the slot before it is refilled
   }
   cp_async_wait<0>();
-  write_result<D>(p, acc, row, kv_head, split);
-  if (p.num_splits > 1) arrive_and_merge<D>(p, row, kv_head);
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {  // each lane held a quarter of its rows' sums
+    acc.l[rr] += __shfl_xor_sync(0xffffffffu, acc.l[rr], 1);
+    acc.l[rr] += __shfl_xor_sync(0xffffffffu, acc.l[rr], 2);
+  }
+}
+
+// The block's warps into one (O, max, sum) per head: O rows land in sm.o[0], (max, sum) in
+// sm.block_m / sm.block_l. The rings are drained, so their memory holds the merge.
+template <int D>
+__device__ void merge_warps(const DecodeParams& p, const Accum<D>& acc, MergeSmem<D>& sm) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
+  __syncthreads();  // every warp is out of its ring
+  if (qd == 0) {
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      sm.m[warp][g + 8 * rr] = acc.m[rr];
+      sm.l[warp][g + 8 * rr] = acc.l[rr];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int h = g + 8 * rr;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, sm.m[w][h]);
+    const float scale = acc.m[rr] == -INFINITY ? 0.0f : __expf(acc.m[rr] - mx);
+#pragma unroll
+    for (int nd = 0; nd < D / 8; ++nd)
+      *reinterpret_cast<float2*>(&sm.o[warp][h][nd * 8 + 2 * qd]) =
+          make_float2(acc.o[nd][2 * rr] * scale, acc.o[nd][2 * rr + 1] * scale);
+  }
+  if (threadIdx.x < p.group) {
+    const int h = threadIdx.x;
+    float mx = -INFINITY, sum = 0.0f;
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, sm.m[w][h]);
+    for (int w = 0; w < kWarps; ++w) sum += sm.m[w][h] == -INFINITY ? 0.0f : sm.l[w][h] * __expf(sm.m[w][h] - mx);
+    sm.block_m[h] = mx;
+    sm.block_l[h] = sum;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < p.group * D; i += kWarps * 32) {
+    const int h = i / D, d = i % D;
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += sm.o[w][h][d];
+    sm.o[0][h][d] = sum;  // only this thread reads or writes (h, d) here
+  }
+  __syncthreads();
+}
+
+// A split alone answers the row: normalise the block's O straight into the output.
+template <int D>
+__device__ void write_output(const DecodeParams& p, MergeSmem<D>& sm, int row, int kv_head) {
+  if (threadIdx.x < p.group) {
+    const int h = threadIdx.x;
+    sm.inv[h] = normaliser(p.a, kv_head * p.group + h, sm.block_m[h], sm.block_l[h]);
+  }
+  __syncthreads();
+  const int64_t base = (static_cast<int64_t>(row) * p.a.num_q_heads + kv_head * p.group) * D;
+  for (int i = threadIdx.x; i < p.group * D; i += kWarps * 32)
+    p.a.out[base + i] = __float2bfloat16_rn(sm.o[0][i / D][i % D] * sm.inv[i / D]);
+}
+
+// This split's partial (O, max, sum) per head, for the merging split to read.
+template <int D>
+__device__ void write_partial(const DecodeParams& p, const MergeSmem<D>& sm, int row, int kv_head, int split) {
+  const int64_t base = (static_cast<int64_t>(split) * p.a.num_rows + row) * p.a.num_q_heads + kv_head * p.group;
+  for (int i = threadIdx.x; i < p.group * D; i += kWarps * 32) p.partial_o[base * D + i] = sm.o[0][i / D][i % D];
+  if (threadIdx.x < p.group)
+    reinterpret_cast<float2*>(p.partial_ml)[base + threadIdx.x] =
+        make_float2(sm.block_m[threadIdx.x], sm.block_l[threadIdx.x]);
+}
+
+// Run by the last live split to finish: out = sum_s e^(m_s - M) O_s / (sum_s e^(m_s - M) l_s
+// + e^(sink - M)). Every (head, split) weight is computed first, so the O reads of all splits
+// are in flight together; partials are read with __ldcg (other blocks wrote them).
+template <int D>
+__device__ void merge_splits(const DecodeParams& p, MergeSmem<D>& sm, int row, int kv_head, int live) {
+  const int64_t split_stride = static_cast<int64_t>(p.a.num_rows) * p.a.num_q_heads;
+  const int64_t base = static_cast<int64_t>(row) * p.a.num_q_heads + kv_head * p.group;
+  for (int i = threadIdx.x; i < p.group * live; i += kWarps * 32) {
+    const int h = i / live, s = i % live;
+    sm.split_ml[h][s] = __ldcg(reinterpret_cast<const float2*>(p.partial_ml) + s * split_stride + base + h);
+  }
+  __syncthreads();
+  if (threadIdx.x < p.group) {
+    const int h = threadIdx.x;
+    float mx = -INFINITY, sum = 0.0f;
+    for (int s = 0; s < live; ++s) mx = fmaxf(mx, sm.split_ml[h][s].x);
+    for (int s = 0; s < live; ++s) {
+      const float2 ml = sm.split_ml[h][s];
+      const float w = ml.x == -INFINITY ? 0.0f : __expf(ml.x - mx);
+      sum += w * ml.y;
+      sm.split_ml[h][s].x = w;
+    }
+    sm.inv[h] = normaliser(p.a, kv_head * p.group + h, mx, sum);
+  }
+  __syncthreads();
+  constexpr int kBatch = 8;  // partial rows in flight: each is an L2 round trip
+  for (int i = threadIdx.x; i < p.group * (D / 4); i += kWarps * 32) {
+    const int h = i / (D / 4), d4 = i % (D / 4);
+    const float4* src = reinterpret_cast<const float4*>(p.partial_o + (base + h) * D) + d4;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int s0 = 0; s0 < live; s0 += kBatch) {
+      float4 v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        v[u] = s0 + u < live ? __ldcg(src + (s0 + u) * split_stride * (D / 4)) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const float w = s0 + u < live ? sm.split_ml[h][s0 + u].x : 0.0f;
+        acc.x += w * v[u].x, acc.y += w * v[u].y, acc.z += w * v[u].z, acc.w += w * v[u].w;
+      }
+    }
+    const float inv = sm.inv[h];
+    bf16* dst = p.a.out + (base + h) * D + d4 * 4;
+    *reinterpret_cast<uint2*>(dst) = make_uint2(pack_bf16(acc.x * inv, acc.y * inv), pack_bf16(acc.z * inv, acc.w * inv));
+  }
+}
+
+// Counts this split in; the last live split of (row, KV head) to arrive merges them all.
+template <int D>
+__device__ void arrive_and_merge(const DecodeParams& p, MergeSmem<D>& sm, int row, int kv_head, int live) {
+  __syncthreads();  // the block's partial writes are issued
+  int* counter = p.arrivals + static_cast<int64_t>(row) * p.a.num_kv_heads + kv_head;
+  if (threadIdx.x == 0) {
+    __threadfence();  // this split's partials are visible before it is counted
+    sm.last = atomicAdd(counter, 1) == live - 1;
+  }
+  __syncthreads();
+  if (!sm.last) return;
+  __threadfence();
+  merge_splits<D>(p, sm, row, kv_head, live);
+  if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (and graph replay)
+}
+
+template <int D>
+__global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodeParams p) {
+  allow_next_kernel();  // the next kernel may get resident and fetch its weights
+  wait_for_previous_kernel();
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int split = blockIdx.x, kv_head = blockIdx.y, row = blockIdx.z, warp = threadIdx.x / 32;
+  const KeySplit keys = split_keys(p, row);
+  if (split >= keys.live) return;  // no keys here, and not counted by the merge
+  const int per_warp = keys.per / kWarps;
+  const int warp_begin = keys.lower + split * keys.per + warp * per_warp;
+  Accum<D> acc;
+  attend_keys<D>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp),
+                 reinterpret_cast<bf16*>(smem) + warp * (Ring<D>::kBytes / 2), acc);
+  auto& sm = *reinterpret_cast<MergeSmem<D>*>(smem);
+  merge_warps<D>(p, acc, sm);
+  if (keys.live == 1) {
+    write_output<D>(p, sm, row, kv_head);
+    return;
+  }
+  write_partial<D>(p, sm, row, kv_head, split);
+  arrive_and_merge<D>(p, sm, row, kv_head, keys.live);
 }
 
 // Zeroed once; every merge leaves its counter at zero again.
@@ -315,23 +400,23 @@ int* arrival_counters() {
   return counters;
 }
 
-// Enough warps for ~8 per SM; from the grid only, so a captured graph stays valid while
+// Enough blocks for ~8 warps per SM; from the grid only, so a captured graph stays valid while
 // kv lengths grow (each row then spreads its keys over at most this many splits).
-int choose_splits(int64_t warps) {
-  const int64_t target = 8 * static_cast<int64_t>(num_sms());
-  return static_cast<int>(std::clamp<int64_t>((target + warps - 1) / warps, 1, kMaxSplits));
+int choose_splits(int64_t pairs) {
+  const int64_t target_blocks = 8 * static_cast<int64_t>(num_sms()) / kWarps;
+  return static_cast<int>(std::clamp<int64_t>((target_blocks + pairs - 1) / pairs, 1, kMaxSplits));
 }
 
 template <int D>
 void launch(DecodeParams& p, cudaStream_t stream) {
   static const bool configured = [] {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           Ring<D>::kBytes));
+                                           kSmemBytes<D>));
     return true;
   }();
   (void)configured;
   const dim3 grid(p.num_splits, p.a.num_kv_heads, p.a.num_rows);
-  launch_dependent(decode_attention_kernel<D>, grid, dim3(32), Ring<D>::kBytes, stream, p);
+  launch_dependent(decode_attention_kernel<D>, grid, dim3(kWarps * 32), kSmemBytes<D>, stream, p);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 

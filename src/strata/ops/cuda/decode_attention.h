@@ -1,7 +1,7 @@
 // Paged attention for steps where every row has one query token (decode). The general
 // kernel packs 64 query rows per block, of which a decode block fills only the group size;
-// this one gives each warp one (row, KV head, key split) and streams K/V through cp.async;
-// the last split of a (row, KV head) to finish merges the splits (no combine launch).
+// this one gives each block of four warps one (row, KV head, key split) and streams K/V
+// through cp.async; the last split of a (row, KV head) to finish merges the splits.
 #pragma once
 
 #include <cuda_bf16.h>
