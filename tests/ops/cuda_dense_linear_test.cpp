@@ -1,9 +1,11 @@
 // The CUDA linear at decode row counts (1-4 rows, where it streams weights with the
 // register-streaming GEMV) against the CPU linear at Llama-3.1-8B shapes, bf16 and f32 outputs poisoned
-// first, with and without bias; the bulk and persistent streaming kernels called directly at
-// every row count they take; the fixed rule that picks the dense kernel.
+// first, with and without bias; the gated-input and accumulating forms; the bulk and persistent
+// streaming kernels called directly at every row count they take; the fixed rule that picks
+// the dense kernel.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,39 @@ TEST_F(CudaDenseLinear, LmHeadLogitsMatchCpu) {
     Tensor out = poisoned(DType::kF32, {m, s.n});
     ops::linear(gpu_bf16(x), gw, Tensor(), out);
     expect_close(*gpu_, out, ref, kBf16Tolerance, label(s, m, DType::kF32, false));
+  }
+}
+
+// The MLP's down projection reading act(gate) * up from the fused gate | up output and adding
+// into the residual: fused in the GEMV at 1-2 rows, activation + cuBLASLt (beta 1) from 3.
+TEST_F(CudaDenseLinear, GatedInputAndAccumulateMatchCpu) {
+  const DenseShape s{"down", 4096, 14336};
+  const Tensor w = random_rounded({s.n, s.k}, 630, -0.05f, 0.05f), b = random_rounded({s.n}, 631);
+  const Tensor gw = gpu_bf16(w), gb = gpu_bf16(b), w_bf16 = to_bf16_host(w), b_bf16 = to_bf16_host(b);
+  for (const int64_t m : {1, 2, 3, 5}) {
+    const Tensor x = random_rounded({m, 2 * s.k}, 632 + m, -3.f, 3.f), gx = gpu_bf16(x);
+    const Tensor residual = random_rounded({m, s.n}, 640 + m, -4.f, 4.f);
+    for (const ops::Activation act : {ops::Activation::kSilu, ops::Activation::kGeluTanh,
+                                      ops::Activation::kClampedSwiglu}) {
+      for (const bool accumulate : {false, true}) {
+        const bool bias = accumulate;  // one of each, to keep the run short
+        Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+        if (accumulate) std::memcpy(ref.data(), residual.data(), static_cast<size_t>(residual.numel()) * sizeof(float));
+        ops::linear(x, w_bf16, bias ? b_bf16 : Tensor(), ref,
+                    {.gated_input = act, .gated_scratch = Tensor::host(DType::kF32, {m, s.k}),
+                     .accumulate = accumulate});
+        for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
+          Tensor out = accumulate ? (out_dtype == DType::kBF16 ? gpu_bf16(residual) : gpu_copy(residual))
+                                  : poisoned(out_dtype, {m, s.n});
+          ops::linear(gx, gw, bias ? gb : Tensor(), out,
+                      {.gated_input = act, .gated_scratch = poisoned(DType::kBF16, {m, s.k}),
+                       .accumulate = accumulate});
+          expect_close(*gpu_, out, ref, kBf16Tolerance,
+                       label(s, m, out_dtype, bias) + " act " + std::to_string(static_cast<int>(act)) +
+                           (accumulate ? " accumulate" : ""));
+        }
+      }
+    }
   }
 }
 

@@ -28,11 +28,15 @@ class Mixer {
                        ForwardContext& ctx) const = 0;
 };
 
+// How a feed-forward network writes its result: out = ffn(h), or out += ffn(h), the block's
+// residual add, which a last linear can do in its epilogue.
+enum class FfnWrite : uint8_t { kStore, kAdd };
+
 class Ffn {
  public:
   virtual ~Ffn() = default;
   // h: [T, hidden]; out: [T, hidden].
-  virtual void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const = 0;
+  virtual void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const = 0;
 };
 
 class Layer {

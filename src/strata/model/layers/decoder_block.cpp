@@ -23,11 +23,11 @@ void DecoderBlock::forward(const StepBatch& step, const Tensor& x, ForwardContex
   } else {
     parts_.pre_ffn_norm.apply(x, h);
   }
-  if (parts_.ffn) {
-    parts_.ffn->forward(h, out, ctx);
-    if (parts_.post_ffn_norm.defined()) parts_.post_ffn_norm.apply(out, out);
-    ops::add(x, out);
-  }
+  if (!parts_.ffn) return;
+  if (!parts_.post_ffn_norm.defined()) return parts_.ffn->forward(h, x, ctx, FfnWrite::kAdd);
+  parts_.ffn->forward(h, out, ctx, FfnWrite::kStore);
+  parts_.post_ffn_norm.apply(out, out);
+  ops::add(x, out);
 }
 
 }  // namespace strata

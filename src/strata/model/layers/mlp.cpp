@@ -21,30 +21,36 @@ Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
   }
 }
 
-void Mlp::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
+// The fused gate | up path hands act(gate) * up and the residual add to the down projection;
+// with adapters loaded, act(gate) * up is materialised for the down adapter to read.
+void Mlp::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const {
   const int64_t t = h.dim(0);
+  const bool accumulate = write == FfnWrite::kAdd;
   Tensor up = ctx.temp({t, options_.intermediate_size});
   if (gate_up_proj_.defined()) {
     Tensor gate_up = ctx.temp({t, 2 * options_.intermediate_size});
     ops::linear(h, gate_up_proj_, Tensor(), gate_up);
     apply_lora(ctx, LoraModule::kGate, h, gate_up, 0);
     apply_lora(ctx, LoraModule::kUp, h, gate_up, options_.intermediate_size);
+    if (ctx.lora == nullptr) {
+      ops::linear(gate_up, down_proj_, down_bias_, out,
+                  {.gated_input = options_.activation, .gated_scratch = up, .accumulate = accumulate});
+      return;
+    }
     ops::gated_activation_halves(gate_up, up, options_.activation);
-    ops::linear(up, down_proj_, down_bias_, out);
-    apply_lora(ctx, LoraModule::kDown, up, out);
-    return;
-  }
-  ops::linear(h, up_proj_, up_bias_, up);
-  apply_lora(ctx, LoraModule::kUp, h, up);
-  if (options_.gated) {
-    Tensor gate = ctx.temp({t, options_.intermediate_size});
-    ops::linear(h, gate_proj_, gate_bias_, gate);
-    apply_lora(ctx, LoraModule::kGate, h, gate);
-    ops::gated_activation(gate, up, up, options_.activation);
   } else {
-    ops::activation(up, up, options_.activation);
+    ops::linear(h, up_proj_, up_bias_, up);
+    apply_lora(ctx, LoraModule::kUp, h, up);
+    if (options_.gated) {
+      Tensor gate = ctx.temp({t, options_.intermediate_size});
+      ops::linear(h, gate_proj_, gate_bias_, gate);
+      apply_lora(ctx, LoraModule::kGate, h, gate);
+      ops::gated_activation(gate, up, up, options_.activation);
+    } else {
+      ops::activation(up, up, options_.activation);
+    }
   }
-  ops::linear(up, down_proj_, down_bias_, out);
+  ops::linear(up, down_proj_, down_bias_, out, {.accumulate = accumulate});
   apply_lora(ctx, LoraModule::kDown, up, out);
 }
 

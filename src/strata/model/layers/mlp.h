@@ -20,7 +20,7 @@ class Mlp final : public Ffn {
  public:
   // Weights: gate_proj (gated only), up_proj, down_proj under `w`.
   Mlp(const MlpOptions& options, const WeightScope& w);
-  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const override;
+  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const override;
 
  private:
   MlpOptions options_;

@@ -112,7 +112,13 @@ void MoeFfn::run_experts(const Tensor& xs, const Tensor& expert_offsets, const T
   if (experts_.down_bias.defined()) ops::add_grouped_bias(ys, experts_.down_bias, expert_offsets);
 }
 
-void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
+void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const {
+  if (write == FfnWrite::kAdd) {  // the routed experts' combine writes, it does not add
+    Tensor result = ctx.temp(out.shape());
+    forward(h, result, ctx, FfnWrite::kStore);
+    ops::add(out, result);
+    return;
+  }
   const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k, dim = options_.expert_dim();
   Tensor logits = ctx.temp_f32({t, options_.num_experts});
   ops::linear(h, router_, Tensor(), logits);
@@ -146,15 +152,12 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) co
     ops::moe_combine(ys, groups.sorted_pairs, topk_weights, out);
   }
   if (!shared_expert_) return;
+  if (!shared_gate_.defined()) return shared_expert_->forward(h, out, ctx, FfnWrite::kAdd);
   Tensor shared = ctx.temp(out.shape());
-  shared_expert_->forward(h, shared, ctx);
-  if (shared_gate_.defined()) {
-    Tensor gate = ctx.temp_f32({t, 1});
-    ops::linear(h, shared_gate_, Tensor(), gate);
-    ops::add_sigmoid_gated(out, shared, gate);
-  } else {
-    ops::add(out, shared);
-  }
+  shared_expert_->forward(h, shared, ctx, FfnWrite::kStore);
+  Tensor gate = ctx.temp_f32({t, 1});
+  ops::linear(h, shared_gate_, Tensor(), gate);
+  ops::add_sigmoid_gated(out, shared, gate);
 }
 
 }  // namespace strata

@@ -65,7 +65,7 @@ class MoeFfn final : public Ffn {
   MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names = {});
   // Experts given; the router (and shared expert, latent projections) still come from `w`.
   MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w, const MoeWeightNames& names = {});
-  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx) const override;
+  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const override;
 
  private:
   // Refuses at build a routing or expert shape no kernel of the weights' device takes.

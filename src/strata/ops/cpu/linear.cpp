@@ -85,4 +85,17 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Ten
   }
 }
 
+// The CPU runs the fused forms as their parts: it is the reference they are tested against.
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
+            const ops::LinearOptions& options) {
+  const Tensor& input = options.gated_input ? options.gated_scratch : x;
+  if (options.gated_input) cpu::gated_activation_halves(x, options.gated_scratch, *options.gated_input);
+  if (!options.accumulate) return linear(input, weight, bias, out);
+  Tensor product = Tensor::host(DType::kF32, out.shape());
+  linear(input, weight, bias, product);
+  float* dst = out.data_as<float>();
+  const float* src = product.data_as<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) dst[i] += src[i];
+}
+
 }  // namespace strata::cpu

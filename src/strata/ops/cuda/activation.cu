@@ -1,6 +1,7 @@
 // CUDA activations: out = act(gate) * up (gated) or act(x), f32 math on bf16 or f32 storage.
 // Elementwise with a grid-stride loop; out may alias gate or up.
 #include "strata/ops/activation.h"
+#include "strata/ops/cuda/activation.cuh"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/pdl.cuh"
 
@@ -15,34 +16,6 @@ struct ActivationParams {
   int64_t cols = 0;  // > 0: gate and up are the halves of each row of `gate`
 };
 
-template <ops::Activation kAct>
-__device__ __forceinline__ float apply(float x) {
-  if constexpr (kAct == ops::Activation::kSilu) {
-    return x / (1.0f + expf(-x));
-  } else if constexpr (kAct == ops::Activation::kGeluTanh) {
-    constexpr float kAlpha = 0.7978845608028654f;  // sqrt(2 / pi)
-    return 0.5f * x * (1.0f + tanhf(kAlpha * (x + 0.044715f * x * x * x)));
-  } else if constexpr (kAct == ops::Activation::kGelu) {
-    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
-  } else if constexpr (kAct == ops::Activation::kClampedSwiglu) {
-    const float g = fminf(x, ops::kClampedSwigluLimit);
-    return g / (1.0f + expf(-ops::kClampedSwigluAlpha * g));
-  } else {
-    const float r = x > 0.0f ? x : 0.0f;
-    return r * r;
-  }
-}
-
-// The factor the up projection contributes.
-template <ops::Activation kAct>
-__device__ __forceinline__ float up_factor(float u) {
-  if constexpr (kAct == ops::Activation::kClampedSwiglu) {
-    return fminf(fmaxf(u, -ops::kClampedSwigluLimit), ops::kClampedSwigluLimit) + 1.0f;
-  } else {
-    return u;
-  }
-}
-
 template <typename T, ops::Activation kAct>
 __global__ void activation_kernel(ActivationParams p) {
   allow_next_kernel();  // the next kernel may get resident and fetch its weights
@@ -54,10 +27,10 @@ __global__ void activation_kernel(ActivationParams p) {
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     if (p.cols > 0) {
       const T* row = gate + (i / p.cols) * 2 * p.cols + i % p.cols;
-      out[i] = from_f32<T>(apply<kAct>(to_f32(row[0])) * up_factor<kAct>(to_f32(row[p.cols])));
+      out[i] = from_f32<T>(gated_value<kAct>(to_f32(row[0]), to_f32(row[p.cols])));
       continue;
     }
-    const float v = apply<kAct>(to_f32(gate[i]));
+    const float v = apply_activation<kAct>(to_f32(gate[i]));
     out[i] = from_f32<T>(up != nullptr ? v * up_factor<kAct>(to_f32(up[i])) : v);
   }
 }

@@ -145,6 +145,10 @@ int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* 
   if (plan.fused_bias)
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &args.bias, sizeof(args.bias)));
+  // An accumulating product must not touch `out` before its one real run: time into a copy.
+  void* timed_out = args.out;
+  if (args.accumulate)
+    STRATA_CUDA_CHECK(cudaMalloc(&timed_out, static_cast<size_t>(args.m * args.n) * dtype_bytes(args.out_dtype, 1)));
   cudaEvent_t start, stop;
   STRATA_CUDA_CHECK(cudaEventCreate(&start));
   STRATA_CUDA_CHECK(cudaEventCreate(&stop));
@@ -153,8 +157,8 @@ int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* 
   float best_ms = INFINITY;
   for (int i = 0; i < count; ++i) {
     auto run = [&] {
-      return cublasLtMatmul(handle_, plan.desc, &alpha, args.weight, plan.a, args.x, plan.b, &beta, args.out,
-                            plan.d, args.out, plan.d, &results[i].algo, workspace_, kWorkspaceBytes, stream);
+      return cublasLtMatmul(handle_, plan.desc, &alpha, args.weight, plan.a, args.x, plan.b, &beta, timed_out,
+                            plan.d, timed_out, plan.d, &results[i].algo, workspace_, kWorkspaceBytes, stream);
     };
     if (run() != CUBLAS_STATUS_SUCCESS) continue;
     STRATA_CUDA_CHECK(cudaEventRecord(start, stream));
@@ -167,6 +171,7 @@ int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* 
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  if (timed_out != args.out) STRATA_CUDA_CHECK(cudaFree(timed_out));
   return best;
 }
 
@@ -191,7 +196,7 @@ void gemm_bf16(const GemmArgs& args, cudaStream_t stream) {
   if (plan.fused_bias)
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &args.bias, sizeof(args.bias)));
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = args.accumulate ? 1.0f : 0.0f;
   STRATA_CUBLAS_CHECK(cublasLtMatmul(lt.handle(), plan.desc, &alpha, args.weight, plan.a, args.x, plan.b,
                                      &beta, args.out, plan.d, args.out, plan.d, &plan.algo,
                                      lt.workspace(), kWorkspaceBytes, stream));

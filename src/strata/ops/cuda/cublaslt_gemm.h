@@ -23,9 +23,10 @@ struct GemmArgs {
   // Time the heuristic's candidates on first use of a shape; off where shapes vary every
   // call (per-expert GEMMs), so tuning would never pay back.
   bool autotune = true;
+  bool accumulate = false;  // out += the product (beta = 1; a block's residual add)
 };
 
-// out = x @ weight^T (+ bias): bf16 operands, f32 accumulation, on `stream`. The bias is
+// out = x @ weight^T (+ bias), or out += with `accumulate`: bf16 operands, f32 accumulation, on `stream`. The bias is
 // fused into the cuBLASLt epilogue when the library offers one for the shape, else added
 // by a small kernel.
 void gemm_bf16(const GemmArgs& args, cudaStream_t stream);

@@ -6,6 +6,7 @@
 #include "strata/ops/cuda/dense_linear.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/warp_gemv.h"
+#include "strata/ops/activation.h"
 #include "strata/ops/linear.h"
 
 namespace strata::cuda {
@@ -15,21 +16,52 @@ DenseKernel dense_linear_kernel(const GroupedGemmArgs& args) {
                                                                        : DenseKernel::kCublasLt;
 }
 
-void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
+namespace {
+
+void check_dtypes(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
   if (x.dtype() != DType::kBF16) unsupported_dtype("linear x", x.dtype());
   if (weight.dtype() != DType::kBF16) unsupported_dtype("linear weight", weight.dtype());
   if (bias.defined() && bias.dtype() != DType::kBF16) unsupported_dtype("linear bias", bias.dtype());
   if (out.dtype() != DType::kBF16 && out.dtype() != DType::kF32) unsupported_dtype("linear out", out.dtype());
+}
+
+// x: the product's input, [M, K] (already act(gate) * up where gated).
+void dense_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out, bool accumulate) {
   const GroupedGemmArgs args{.x = x.data(), .weight = weight.data(), .offsets = nullptr, .out = out.data(),
                              .out_dtype = out.dtype(), .num_experts = 1, .m = x.dim(0), .n = weight.dim(0),
                              .k = x.dim(1), .bias = bias.defined() ? bias.data() : nullptr};
   if (dense_linear_kernel(args) == DenseKernel::kWarpStreaming) {
-    warp_gemv(args, current_stream());
+    warp_gemv(args, current_stream(), WarpGemvVariant::kAuto, {.accumulate = accumulate});
     return;
   }
   gemm_bf16({.weight = weight.data(), .x = x.data(), .out = out.data(), .out_dtype = out.dtype(),
-             .bias = args.bias, .m = args.m, .n = args.n, .k = args.k},
+             .bias = args.bias, .m = args.m, .n = args.n, .k = args.k, .accumulate = accumulate},
             current_stream());
+}
+
+}  // namespace
+
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
+  check_dtypes(x, weight, bias, out);
+  dense_product(x, weight, bias, out, false);
+}
+
+// At decode rows the GEMV stages act(gate) * up itself; else the activation runs into the
+// scratch first. Both accumulate in the product's epilogue.
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
+            const ops::LinearOptions& options) {
+  check_dtypes(x, weight, bias, out);
+  if (!options.gated_input) return dense_product(x, weight, bias, out, options.accumulate);
+  const GroupedGemmArgs args{.x = x.data(), .weight = weight.data(), .offsets = nullptr, .out = out.data(),
+                             .out_dtype = out.dtype(), .num_experts = 1, .m = x.dim(0), .n = weight.dim(0),
+                             .k = weight.dim(1), .bias = bias.defined() ? bias.data() : nullptr};
+  if (dense_linear_kernel(args) == DenseKernel::kWarpStreaming) {
+    warp_gemv(args, current_stream(), WarpGemvVariant::kAuto,
+              {.gated_input = options.gated_input, .accumulate = options.accumulate});
+    return;
+  }
+  cuda::gated_activation_halves(x, options.gated_scratch, *options.gated_input);
+  dense_product(options.gated_scratch, weight, bias, out, options.accumulate);
 }
 
 }  // namespace strata::cuda

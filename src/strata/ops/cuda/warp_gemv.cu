@@ -1,6 +1,7 @@
 // out[M, N] = x[M, K] @ weight[N, K]^T (+ bias): 8 warps per block, warp w of block b owns
 // weight rows [(b * 8 + w) * F, + F). Lane l reads 16-byte chunks l, l + 32, ... of each row,
 // U chunks per row per iteration, all issued before any is used (F * U loads in flight).
+#include "strata/ops/cuda/activation.cuh"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/dot_bf16.cuh"
 #include "strata/ops/cuda/pdl.cuh"
@@ -14,12 +15,38 @@ constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 
 struct Params {
-  const uint4* x;       // [M, K / 8]
+  const uint4* x;       // [M, K / 8], or [M, 2 K / 8] gate | up with `gated`
   const uint4* weight;  // [N, K / 8]
   const bf16* bias;     // [N] or null
   void* out;            // [M, N]
   int64_t n, chunks;    // chunks = K / 8
+  bool gated, accumulate;
+  ops::Activation act;
 };
+
+// x into shared memory as the product reads it: copied, or act(gate) * up rounded to bf16
+// as the activation kernel would have stored it.
+__device__ void stage_x(const Params& p, int rows, uint4* xs) {
+  const int64_t total = rows * p.chunks;
+  if (!p.gated) {
+    for (int64_t i = threadIdx.x; i < total; i += blockDim.x) xs[i] = p.x[i];
+    return;
+  }
+  for (int64_t i = threadIdx.x; i < total; i += blockDim.x) {
+    const int64_t r = i / p.chunks, c = i % p.chunks;
+    const uint4 g = p.x[r * 2 * p.chunks + c], u = p.x[r * 2 * p.chunks + p.chunks + c];
+    const auto* gp = reinterpret_cast<const __nv_bfloat162*>(&g);
+    const auto* up = reinterpret_cast<const __nv_bfloat162*>(&u);
+    uint4 v;
+    auto* vp = reinterpret_cast<__nv_bfloat162*>(&v);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 gf = __bfloat1622float2(gp[j]), uf = __bfloat1622float2(up[j]);
+      vp[j] = __floats2bfloat162_rn(gated_value(p.act, gf.x, uf.x), gated_value(p.act, gf.y, uf.y));
+    }
+    xs[i] = v;
+  }
+}
 
 // Loads the U chunks of F rows starting at chunk c (chunks past the row end read as zero).
 template <int F, int U>
@@ -41,7 +68,7 @@ __global__ void __launch_bounds__(kThreads) warp_gemv_kernel(Params p, int rows)
   uint4 w[F][U];
   load_weights<F, U>(p, row0, lane, w);  // independent of the previous kernel's output
   wait_for_previous_kernel();
-  for (int64_t i = threadIdx.x; i < rows * p.chunks; i += kThreads) xs[i] = p.x[i];
+  stage_x(p, rows, xs);
   __syncthreads();
   float acc[F][R] = {};
   for (int64_t c = lane; c < p.chunks; c += 32 * U) {
@@ -68,7 +95,9 @@ __global__ void __launch_bounds__(kThreads) warp_gemv_kernel(Params p, int rows)
       for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
       if (lane == 0 && r < rows && row0 + f < p.n) {
         if (p.bias != nullptr) v += __bfloat162float(p.bias[row0 + f]);
-        static_cast<Tout*>(p.out)[r * p.n + row0 + f] = from_f32<Tout>(v);
+        Tout* dst = static_cast<Tout*>(p.out) + r * p.n + row0 + f;
+        if (p.accumulate) v += to_f32(*dst);
+        *dst = from_f32<Tout>(v);
       }
     }
 }
@@ -123,12 +152,15 @@ bool warp_gemv_supported(const GroupedGemmArgs& args) {
          aligned(args.weight) && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
-void warp_gemv(const GroupedGemmArgs& args, cudaStream_t stream, WarpGemvVariant variant) {
+void warp_gemv(const GroupedGemmArgs& args, cudaStream_t stream, WarpGemvVariant variant,
+               const WarpGemvFusion& fusion) {
   if (args.n == 0) return;
   STRATA_CHECK(warp_gemv_supported(args));
   const Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint4*>(args.weight),
                       .bias = static_cast<const bf16*>(args.bias), .out = args.out, .n = args.n,
-                      .chunks = args.k / 8};
+                      .chunks = args.k / 8, .gated = fusion.gated_input.has_value(),
+                      .accumulate = fusion.accumulate,
+                      .act = fusion.gated_input.value_or(ops::Activation::kSilu)};
   if (variant == WarpGemvVariant::kAuto) variant = auto_variant(args.m);
   const int rows = static_cast<int>(args.m);
   if (args.out_dtype == DType::kF32) {
