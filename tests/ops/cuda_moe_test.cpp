@@ -2,7 +2,8 @@
 // linears for 1 to 32768 (token, expert) rows with skewed routing (empty experts, one expert
 // holding most rows) through the op's pick and through every kernel variant, bf16 and f32
 // outputs poisoned first; gate and up fused per expert ([E, 2 I, H]) then the gated activation;
-// grouping exact on large inputs; the combine; the kernel pick itself.
+// grouping exact on large inputs; the combine; the kernel pick itself; the decode path in pair
+// order (expert_linear, the combine without a permutation).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "ops/cuda_op_support.h"
 #include "strata/core/parallel.h"
 #include "strata/ops/activation.h"
+#include "strata/ops/expert_linear.h"
 #include "strata/ops/moe.h"
 #if defined(STRATA_WITH_CUDA)
 #include "strata/backend/cuda/cuda_check.h"
@@ -213,6 +215,37 @@ TEST_F(CudaMoe, GroupExactAndCombineOnLargeInputs) {
     Tensor gout = poisoned(DType::kBF16, {tokens, hidden});
     ops::moe_combine(gpu_bf16(y), ggroups.sorted_pairs, gpu_copy(weights), gout);
     expect_close(*gpu_, gout, out, kBf16Tolerance, "moe_combine" + what);
+  }
+}
+
+// The decode path at Qwen3-30B-A3B's expert shapes (16 of its 128 experts): gate | up per
+// token, down with the gated input per pair, then the combine adding into a residual.
+TEST_F(CudaMoe, PairOrderDecodePathMatchesCpu) {
+  const int64_t experts = 16, k = 8, hidden = 2048, inter = 768;
+  const Tensor gate_up = random_bf16({experts, 2 * inter, hidden}, 700, 0.05f);
+  const Tensor down = random_bf16({experts, hidden, inter}, 701, 0.05f);
+  const Tensor ggate_up = gpu_copy(gate_up), gdown = gpu_copy(down);
+  for (const int64_t tokens : {1, 2}) {
+    const int64_t pairs = tokens * k;
+    const Tensor ids = skewed_ids(tokens, k, experts, 710 + tokens), gids = gpu_copy(ids);
+    const Tensor x = random_rounded({tokens, hidden}, 720 + tokens, -2.f, 2.f);
+    const Tensor weights = random_rounded({tokens, k}, 730 + tokens, 0.f, 1.f);
+    const Tensor residual = random_rounded({tokens, hidden}, 740 + tokens, -4.f, 4.f);
+    const std::string what = " tokens=" + std::to_string(tokens);
+    Tensor gu = Tensor::host(DType::kF32, {pairs, 2 * inter}), ys = Tensor::host(DType::kF32, {pairs, hidden});
+    ops::expert_linear(x, gate_up, ids, gu);
+    ops::expert_linear(gu, down, ids, ys, {.gated_input = ops::Activation::kSilu});
+    Tensor out = Tensor::host(DType::kF32, {tokens, hidden});
+    std::memcpy(out.data(), residual.data(), residual.nbytes());
+    ops::moe_combine(ys, Tensor(), weights, out, {.accumulate = true});
+    Tensor ggu = poisoned(DType::kBF16, {pairs, 2 * inter}), gys = poisoned(DType::kBF16, {pairs, hidden});
+    ops::expert_linear(gpu_bf16(x), ggate_up, gids, ggu);
+    expect_close(*gpu_, ggu, gu, kBf16Tolerance, "expert gate_up" + what);
+    ops::expert_linear(ggu, gdown, gids, gys, {.gated_input = ops::Activation::kSilu});
+    expect_close(*gpu_, gys, ys, kBf16Tolerance, "expert down" + what);
+    Tensor gout = gpu_bf16(residual);
+    ops::moe_combine(gys, Tensor(), gpu_copy(weights), gout, {.accumulate = true});
+    expect_close(*gpu_, gout, out, kBf16Tolerance, "combine into residual" + what);
   }
 }
 

@@ -1,10 +1,12 @@
 // MoE op fronts on the CPU: routing picks and weights, grouping order and offsets, grouped
-// linear against one linear per token, and the weighted combine, with exact expected values.
+// linear against one linear per token, the weighted combine, and the pair-order decode path.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
+#include "strata/ops/activation.h"
+#include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/moe.h"
 #include "test_support.h"
@@ -133,6 +135,40 @@ TEST(MoeOps, GroupedLinearAndCombineMatchPerTokenExperts) {
     }
   }
   EXPECT_LT(test::max_abs_diff(out, expected), 1e-6f);
+}
+
+// The decode path: expert_linear in pair order (x per token, then gated x per pair) and the
+// combine without a permutation, adding into a residual, equal the grouped path to 1e-6.
+TEST(MoeOps, PairOrderProductsAndCombineMatchGroupedPath) {
+  const int64_t t = 2, k = 3, e = 4, hidden = 16, inter = 8;
+  const Tensor x = test::random_f32({t, hidden}, 11);
+  const Tensor gate_up = test::random_bf16({e, 2 * inter, hidden}, 12);
+  const Tensor down = test::random_bf16({e, hidden, inter}, 13);
+  const Tensor ids = i32({3, 0, 2, 1, 3, 0}, {t, k});
+  const Tensor topk_w = test::random_f32({t, k}, 14, 0.f, 1.f);
+  Tensor gu = Tensor::host(DType::kF32, {t * k, 2 * inter}), ys = Tensor::host(DType::kF32, {t * k, hidden});
+  expert_linear(x, gate_up, ids, gu);
+  expert_linear(gu, down, ids, ys, {.gated_input = Activation::kSilu});
+  Tensor out = test::random_f32({t, hidden}, 15);
+  Tensor expected = Tensor::host(DType::kF32, {t, hidden});
+  std::copy_n(out.data_as<float>(), t * hidden, expected.data_as<float>());
+  moe_combine(ys, Tensor(), topk_w, out, {.accumulate = true});
+
+  Tensor one_gu = Tensor::host(DType::kF32, {1, 2 * inter}), act = Tensor::host(DType::kF32, {1, inter});
+  Tensor one = Tensor::host(DType::kF32, {1, hidden});
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t expert = ids.data_as<int32_t>()[i * k + j];
+      linear(x.slice_rows(i, i + 1), gate_up.slice_rows(expert, expert + 1).reshape({2 * inter, hidden}), Tensor(),
+             one_gu);
+      gated_activation_halves(one_gu, act, Activation::kSilu);
+      linear(act, down.slice_rows(expert, expert + 1).reshape({hidden, inter}), Tensor(), one);
+      for (int64_t c = 0; c < hidden; ++c)
+        expected.data_as<float>()[i * hidden + c] += one.data_as<float>()[c] * topk_w.data_as<float>()[i * k + j];
+    }
+  }
+  EXPECT_LT(test::max_abs_diff(out, expected), 1e-5f);
+  EXPECT_GT(test::max_abs_diff(out, x), 1e-2f);  // not the untouched input
 }
 
 }  // namespace

@@ -82,14 +82,14 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
 }
 
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
-                 const Tensor& out) {
+                 const Tensor& out, const MoeCombineOptions& options) {
   STRATA_CHECK(y.rank() == 2 && topk_weights.rank() == 2 && topk_weights.dtype() == DType::kF32);
   const int64_t t = topk_weights.dim(0), k = topk_weights.dim(1);
   expect_shape(y, {t * k, out.dim(1)}, "moe_combine y");
-  expect_shape(sorted_pairs, {t * k}, "moe_combine sorted_pairs");
+  if (sorted_pairs.defined()) expect_shape(sorted_pairs, {t * k}, "moe_combine sorted_pairs");
   expect_shape(out, {t, y.dim(1)}, "moe_combine out");
-  STRATA_DISPATCH(y.device(), cpu::moe_combine(y, sorted_pairs, topk_weights, out),
-                  cuda::moe_combine(y, sorted_pairs, topk_weights, out));
+  STRATA_DISPATCH(y.device(), cpu::moe_combine(y, sorted_pairs, topk_weights, out, options),
+                  cuda::moe_combine(y, sorted_pairs, topk_weights, out, options));
 }
 
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate) {

@@ -47,10 +47,15 @@ void moe_group(const Tensor& topk_ids, const MoeGroups& groups);
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);
 
-// out[t] = sum_j topk_weights[t, j] * y[i] where sorted_pairs[i] = t * k + j.
-// y: [T * k, H]; sorted_pairs: [T * k] i32; topk_weights: [T, k] f32; out: [T, H] (overwritten).
+struct MoeCombineOptions {
+  bool accumulate = false;  // out += the combine (the block's residual add); else out = it
+};
+
+// out[t] = sum_j topk_weights[t, j] * y[i] where sorted_pairs[i] = t * k + j; sorted_pairs
+// undefined: y's rows are in pair order (expert_linear's output).
+// y: [T * k, H]; sorted_pairs: [T * k] i32 or undefined; topk_weights: [T, k] f32; out: [T, H].
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
-                 const Tensor& out);
+                 const Tensor& out, const MoeCombineOptions& options = {});
 
 // y[i] += bias[e] for the rows i of expert e (expert_offsets [E + 1] i32 from moe_group), or,
 // without offsets, y[i] += bias[0] for every row. y: [M, N] f32 or bf16; bias: [E, N] f32.
@@ -81,7 +86,7 @@ void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
-                 const Tensor& out);
+                 const Tensor& out, const ops::MoeCombineOptions& options);
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
 void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets);
 }  // namespace strata::cpu
@@ -94,7 +99,7 @@ void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
-                 const Tensor& out);
+                 const Tensor& out, const ops::MoeCombineOptions& options);
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
 void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets);
 }  // namespace strata::cuda

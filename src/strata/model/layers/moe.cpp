@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/ops/elementwise.h"
+#include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 
 namespace strata {
@@ -71,6 +72,7 @@ MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightN
   check_supported(w);
   experts_ = load_experts(w, names);
   load_shared_parts(w, names);
+  pair_order_capable_ = takes_pair_order();
 }
 
 MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w,
@@ -80,6 +82,13 @@ MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const Weight
   STRATA_CHECK_MSG(!experts_.gate_up_bias.defined() || experts_.gate_up.defined(),
                    "expert gate/up biases need the fused gate_up weights");
   load_shared_parts(w, names);
+  pair_order_capable_ = takes_pair_order();
+}
+
+// expert_linear takes bf16 fused gate | up experts without biases.
+bool MoeFfn::takes_pair_order() const {
+  return experts_.gate_up.defined() && experts_.gate_up.dtype() == DType::kBF16 &&
+         experts_.down.dtype() == DType::kBF16 && !experts_.gate_up_bias.defined() && !experts_.down_bias.defined();
 }
 
 void MoeFfn::check_supported(const WeightScope& w) const {
@@ -112,46 +121,61 @@ void MoeFfn::run_experts(const Tensor& xs, const Tensor& expert_offsets, const T
   if (experts_.down_bias.defined()) ops::add_grouped_bias(ys, experts_.down_bias, expert_offsets);
 }
 
-void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const {
-  if (write == FfnWrite::kAdd) {  // the routed experts' combine writes, it does not add
-    Tensor result = ctx.temp(out.shape());
-    forward(h, result, ctx, FfnWrite::kStore);
-    ops::add(out, result);
-    return;
-  }
-  const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k, dim = options_.expert_dim();
-  Tensor logits = ctx.temp_f32({t, options_.num_experts});
+// Router logits to each token's k experts and weights. topk_ids: [T, k] i32; topk_weights: [T, k] f32.
+void MoeFfn::route(const Tensor& h, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const {
+  Tensor logits = ctx.temp_f32({h.dim(0), options_.num_experts});
   ops::linear(h, router_, Tensor(), logits);
   if (router_bias_.defined()) ops::add_grouped_bias(logits, router_bias_, Tensor());
-  Tensor topk_ids = ctx.workspace.alloc(DType::kI32, {t, k});
-  Tensor topk_weights = ctx.temp_f32({t, k});
   if (correction_bias_.defined()) {
     ops::moe_route_biased(logits, correction_bias_, topk_ids, topk_weights, options_.route);
   } else {
     ops::moe_route(logits, topk_ids, topk_weights, options_.route);
   }
-  const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
-                              .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
-                              .expert_offsets =
-                                  ctx.workspace.alloc(DType::kI32, {options_.num_experts + 1})};
-  ops::moe_group(topk_ids, groups);
+}
+
+// Decode-sized steps: each (token, choice) pair against its expert in pair order, no grouping.
+// x: [T, dim]; ys: [T * k, dim].
+void MoeFfn::run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, const Tensor& ys,
+                                       ForwardContext& ctx) const {
+  Tensor gate_up = ctx.temp({topk_ids.numel(), 2 * options_.intermediate_size});
+  ops::expert_linear(x, experts_.gate_up, topk_ids, gate_up);
+  ops::expert_linear(gate_up, experts_.down, topk_ids, ys, {.gated_input = options_.activation});
+}
+
+// out = (or +=, with kAdd) the routed experts' combine, then the shared expert's output.
+void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const {
+  const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k, dim = options_.expert_dim();
+  Tensor topk_ids = ctx.workspace.alloc(DType::kI32, {t, k});
+  Tensor topk_weights = ctx.temp_f32({t, k});
+  route(h, topk_ids, topk_weights, ctx);
   Tensor x = h;
   if (latent_in_.defined()) {
     x = ctx.temp({t, dim});
     ops::linear(h, latent_in_, latent_in_bias_, x);
   }
-  Tensor xs = ctx.temp({pairs, dim});
-  ops::gather_rows(x, groups.token_rows, xs);
   Tensor ys = ctx.temp({pairs, dim});
-  run_experts(xs, groups.expert_offsets, ys, ctx);
+  Tensor sorted_pairs;  // undefined: ys in pair order
+  if (pair_order_capable_ && ops::expert_linear_preferred(h.device(), t)) {
+    run_experts_in_pair_order(x, topk_ids, ys, ctx);
+  } else {
+    const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
+                                .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
+                                .expert_offsets = ctx.workspace.alloc(DType::kI32, {options_.num_experts + 1})};
+    ops::moe_group(topk_ids, groups);
+    Tensor xs = ctx.temp({pairs, dim});
+    ops::gather_rows(x, groups.token_rows, xs);
+    run_experts(xs, groups.expert_offsets, ys, ctx);
+    sorted_pairs = groups.sorted_pairs;
+  }
+  const bool add = write == FfnWrite::kAdd;
   if (latent_out_.defined()) {
     Tensor combined = ctx.temp({t, dim});
-    ops::moe_combine(ys, groups.sorted_pairs, topk_weights, combined);
-    ops::linear(combined, latent_out_, latent_out_bias_, out);
+    ops::moe_combine(ys, sorted_pairs, topk_weights, combined);
+    ops::linear(combined, latent_out_, latent_out_bias_, out, {.accumulate = add});
   } else {
-    ops::moe_combine(ys, groups.sorted_pairs, topk_weights, out);
+    ops::moe_combine(ys, sorted_pairs, topk_weights, out, {.accumulate = add});
   }
-  if (!shared_expert_) return;
+  if (!shared_expert_) return;  // from here on every part adds into `out`
   if (!shared_gate_.defined()) return shared_expert_->forward(h, out, ctx, FfnWrite::kAdd);
   Tensor shared = ctx.temp(out.shape());
   shared_expert_->forward(h, shared, ctx, FfnWrite::kStore);

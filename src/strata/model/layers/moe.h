@@ -73,7 +73,10 @@ class MoeFfn final : public Ffn {
   MoeExpertWeights load_experts(const WeightScope& w, const MoeWeightNames& names) const;
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
+  bool takes_pair_order() const;
+  void route(const Tensor& h, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const;
   void run_experts(const Tensor& xs, const Tensor& expert_offsets, const Tensor& ys, ForwardContext& ctx) const;
+  void run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, const Tensor& ys, ForwardContext& ctx) const;
   // The router, its biases, the latent projections and the shared expert.
   void load_shared_parts(const WeightScope& w, const MoeWeightNames& names);
 
@@ -86,6 +89,7 @@ class MoeFfn final : public Ffn {
   Tensor latent_out_, latent_out_bias_; // [hidden, latent], [hidden] or undefined
   std::unique_ptr<Mlp> shared_expert_;
   Tensor shared_gate_;                 // [1, hidden] or undefined
+  bool pair_order_capable_ = false;    // expert_linear takes these experts (decode-sized steps)
 };
 
 }  // namespace strata

@@ -78,14 +78,17 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
 }
 
 void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights,
-                 const Tensor& out) {
+                 const Tensor& out, const ops::MoeCombineOptions& options) {
   const int64_t t = topk_weights.dim(0), k = topk_weights.dim(1), h = y.dim(1);
-  std::vector<int32_t> position(t * k);  // sorted row of each pair
-  for (int64_t i = 0; i < t * k; ++i) position[sorted_pairs.data_as<int32_t>()[i]] = static_cast<int32_t>(i);
+  std::vector<int32_t> position(t * k);  // row of y of each pair
+  for (int64_t i = 0; i < t * k; ++i) {
+    const int32_t pair = sorted_pairs.defined() ? sorted_pairs.data_as<int32_t>()[i] : static_cast<int32_t>(i);
+    position[pair] = static_cast<int32_t>(i);
+  }
   parallel_for(t, 8, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       float* dst = out.data_as<float>() + i * h;
-      std::fill_n(dst, h, 0.0f);
+      if (!options.accumulate) std::fill_n(dst, h, 0.0f);
       for (int64_t j = 0; j < k; ++j) {
         const float w = topk_weights.data_as<float>()[i * k + j];
         const float* src = y.data_as<float>() + position[i * k + j] * h;

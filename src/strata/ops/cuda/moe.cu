@@ -120,17 +120,28 @@ __global__ void invert_kernel(const int32_t* sorted, int32_t* position, int64_t 
   }
 }
 
-// out[t] = sum_j w[t, j] * y[position[t * k + j]] (position: the sorted row of each pair,
-// clamped so that a bad permutation cannot read outside y).
+struct CombineParams {
+  const int32_t* position;  // [pairs]: the row of y of each pair, or null (pair order)
+  const float* weights;     // [T, k]
+  int64_t k, hidden, pairs;
+  bool accumulate;          // out += the combine
+};
+
+// Pair t * k + j's row of y, clamped so that a bad permutation cannot read outside y.
+__device__ __forceinline__ int64_t pair_row(const CombineParams& p, int64_t t, int64_t j) {
+  if (p.position == nullptr) return t * p.k + j;
+  return min(max(p.position[t * p.k + j], 0), static_cast<int32_t>(p.pairs - 1));
+}
+
+// out[t] (+)= sum_j w[t, j] * y[pair_row(t, j)].
 template <typename T>
-__global__ void combine_kernel(const T* y, const int32_t* position_all, const float* weights, T* out,
-                               int64_t k, int64_t hidden, int64_t pairs) {
-  const int64_t t = blockIdx.x;
-  const int32_t* position = position_all + t * k;
+__global__ void combine_kernel(const T* y, T* out, CombineParams p) {
+  const int64_t t = blockIdx.x, k = p.k, hidden = p.hidden;
+  const float* weights = p.weights;
   for (int64_t c = threadIdx.x; c < hidden; c += blockDim.x) {
-    float acc = 0.0f;
+    float acc = p.accumulate ? to_f32(out[t * hidden + c]) : 0.0f;
     for (int64_t j = 0; j < k; ++j) {
-      const int64_t row = min(max(position[j], 0), static_cast<int32_t>(pairs - 1));
+      const int64_t row = pair_row(p, t, j);
       acc += weights[t * k + j] * to_f32(y[row * hidden + c]);
     }
     out[t * hidden + c] = from_f32<T>(acc);
@@ -138,15 +149,23 @@ __global__ void combine_kernel(const T* y, const int32_t* position_all, const fl
 }
 
 // The bf16 combine with 16-byte loads and stores (hidden a multiple of 8).
-__global__ void combine_bf16x8_kernel(const __nv_bfloat16* y, const int32_t* position_all, const float* weights,
-                                      __nv_bfloat16* out, int64_t k, int64_t hidden, int64_t pairs) {
-  const int64_t t = blockIdx.x, vecs = hidden / 8;
-  const int32_t* position = position_all + t * k;
+__global__ void combine_bf16x8_kernel(const __nv_bfloat16* y, __nv_bfloat16* out, CombineParams p) {
+  const int64_t t = blockIdx.x, vecs = p.hidden / 8, k = p.k, hidden = p.hidden;
+  const float* weights = p.weights;
   for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
     float acc[8] = {};
+    if (p.accumulate) {
+      const uint4 raw = reinterpret_cast<const uint4*>(out + t * hidden)[v];
+      const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = __bfloat1622float2(h[i]);
+        acc[2 * i] = f.x, acc[2 * i + 1] = f.y;
+      }
+    }
 #pragma unroll 4
     for (int64_t j = 0; j < k; ++j) {
-      const int64_t row = min(max(position[j], 0), static_cast<int32_t>(pairs - 1));
+      const int64_t row = pair_row(p, t, j);
       const float w = weights[t * k + j];
       const uint4 raw = reinterpret_cast<const uint4*>(y + row * hidden)[v];
       const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
@@ -211,28 +230,29 @@ void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert
               ", " + std::to_string(args.k) + "] need K a multiple of 8 and 16-byte aligned x and weight views on CUDA");
 }
 
-void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights, const Tensor& out) {
+void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk_weights, const Tensor& out,
+                 const ops::MoeCombineOptions& options) {
   const int64_t t = topk_weights.dim(0), k = topk_weights.dim(1), hidden = y.dim(1), pairs = t * k;
   if (t == 0) return;
   STRATA_CHECK(out.dtype() == y.dtype());
-  static DeviceScratch scratch;
-  auto* position = static_cast<int32_t*>(scratch.get(pairs * static_cast<int64_t>(sizeof(int32_t))));
-  invert_kernel<<<grid_for(pairs, 256), 256, 0, current_stream()>>>(sorted_pairs.data_as<int32_t>(), position, pairs);
-  STRATA_CUDA_CHECK_LAUNCH();
+  CombineParams p{.position = nullptr, .weights = topk_weights.data_as<float>(), .k = k, .hidden = hidden,
+                  .pairs = pairs, .accumulate = options.accumulate};
+  if (sorted_pairs.defined()) {
+    static DeviceScratch scratch;
+    auto* position = static_cast<int32_t*>(scratch.get(pairs * static_cast<int64_t>(sizeof(int32_t))));
+    invert_kernel<<<grid_for(pairs, 256), 256, 0, current_stream()>>>(sorted_pairs.data_as<int32_t>(), position, pairs);
+    STRATA_CUDA_CHECK_LAUNCH();
+    p.position = position;
+  }
   const int threads = hidden >= 1024 ? 256 : 128;
   const bool vector = y.dtype() == DType::kBF16 && hidden % 8 == 0 &&
                       reinterpret_cast<uintptr_t>(y.data()) % 16 == 0 && reinterpret_cast<uintptr_t>(out.data()) % 16 == 0;
   if (vector) {
-    combine_bf16x8_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), position,
-                                                               topk_weights.data_as<float>(),
-                                                               out.data_as<__nv_bfloat16>(), k, hidden, pairs);
+    combine_bf16x8_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), out.data_as<__nv_bfloat16>(), p);
   } else if (y.dtype() == DType::kBF16) {
-    combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), position,
-                                                        topk_weights.data_as<float>(),
-                                                        out.data_as<__nv_bfloat16>(), k, hidden, pairs);
+    combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), out.data_as<__nv_bfloat16>(), p);
   } else if (y.dtype() == DType::kF32) {
-    combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<float>(), position, topk_weights.data_as<float>(),
-                                                        out.data_as<float>(), k, hidden, pairs);
+    combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<float>(), out.data_as<float>(), p);
   } else {
     unsupported_dtype("moe_combine", y.dtype());
   }

@@ -22,19 +22,24 @@ struct Params {
   int64_t n, chunks;    // chunks = K / 8
   bool gated, accumulate;
   ops::Activation act;
+  // Expert products: block row y is pair y, which reads weight [expert_ids[y]] (of num_experts
+  // stacked [N, K] matrices) and x row y / pairs_per_x, and writes out row y. Dense: null, 1 pair.
+  const int32_t* expert_ids;
+  int64_t num_pairs, num_experts, pairs_per_x;
 };
 
 // x into shared memory as the product reads it: copied, or act(gate) * up rounded to bf16
 // as the activation kernel would have stored it.
 __device__ void stage_x(const Params& p, int rows, uint4* xs) {
-  const int64_t total = rows * p.chunks;
+  const int64_t total = rows * p.chunks, row_chunks = p.gated ? 2 * p.chunks : p.chunks;
+  const uint4* x = p.x + blockIdx.y / p.pairs_per_x * row_chunks;
   if (!p.gated) {
-    for (int64_t i = threadIdx.x; i < total; i += blockDim.x) xs[i] = p.x[i];
+    for (int64_t i = threadIdx.x; i < total; i += blockDim.x) xs[i] = x[i];
     return;
   }
   for (int64_t i = threadIdx.x; i < total; i += blockDim.x) {
     const int64_t r = i / p.chunks, c = i % p.chunks;
-    const uint4 g = p.x[r * 2 * p.chunks + c], u = p.x[r * 2 * p.chunks + p.chunks + c];
+    const uint4 g = x[r * 2 * p.chunks + c], u = x[r * 2 * p.chunks + p.chunks + c];
     const auto* gp = reinterpret_cast<const __nv_bfloat162*>(&g);
     const auto* up = reinterpret_cast<const __nv_bfloat162*>(&u);
     uint4 v;
@@ -65,8 +70,13 @@ __global__ void __launch_bounds__(kThreads) warp_gemv_kernel(Params p, int rows)
   extern __shared__ uint4 xs[];  // [rows, chunks]
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * F;
+  if (p.expert_ids != nullptr) {  // the router ahead wrote the ids: wait before the weights
+    wait_for_previous_kernel();
+    const int64_t expert = min(max(static_cast<int64_t>(p.expert_ids[blockIdx.y]), int64_t{0}), p.num_experts - 1);
+    p.weight += expert * p.n * p.chunks;
+  }
   uint4 w[F][U];
-  load_weights<F, U>(p, row0, lane, w);  // independent of the previous kernel's output
+  load_weights<F, U>(p, row0, lane, w);  // dense: independent of the previous kernel's output
   wait_for_previous_kernel();
   stage_x(p, rows, xs);
   __syncthreads();
@@ -95,7 +105,7 @@ __global__ void __launch_bounds__(kThreads) warp_gemv_kernel(Params p, int rows)
       for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
       if (lane == 0 && r < rows && row0 + f < p.n) {
         if (p.bias != nullptr) v += __bfloat162float(p.bias[row0 + f]);
-        Tout* dst = static_cast<Tout*>(p.out) + r * p.n + row0 + f;
+        Tout* dst = static_cast<Tout*>(p.out) + (blockIdx.y + r) * p.n + row0 + f;
         if (p.accumulate) v += to_f32(*dst);
         *dst = from_f32<Tout>(v);
       }
@@ -113,7 +123,8 @@ void launch_variant(const Params& params, int rows, cudaStream_t stream) {
   }();
   (void)configured;
   const int64_t blocks = ceil_div(params.n, int64_t{kWarps} * F);
-  launch_dependent(warp_gemv_kernel<R, F, U, Tout>, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), smem,
+  launch_dependent(warp_gemv_kernel<R, F, U, Tout>,
+                   dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(params.num_pairs)), dim3(kThreads), smem,
                    stream, params, rows);
 }
 
@@ -160,13 +171,36 @@ void warp_gemv(const GroupedGemmArgs& args, cudaStream_t stream, WarpGemvVariant
                       .bias = static_cast<const bf16*>(args.bias), .out = args.out, .n = args.n,
                       .chunks = args.k / 8, .gated = fusion.gated_input.has_value(),
                       .accumulate = fusion.accumulate,
-                      .act = fusion.gated_input.value_or(ops::Activation::kSilu)};
+                      .act = fusion.gated_input.value_or(ops::Activation::kSilu), .expert_ids = nullptr,
+                      .num_pairs = 1, .num_experts = 1, .pairs_per_x = 1};
   if (variant == WarpGemvVariant::kAuto) variant = auto_variant(args.m);
   const int rows = static_cast<int>(args.m);
   if (args.out_dtype == DType::kF32) {
     launch<float>(params, rows, variant, stream);
   } else {
     launch<bf16>(params, rows, variant, stream);
+  }
+}
+
+bool warp_gemv_experts_supported(const WarpGemvExpertArgs& args) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return args.k % 8 == 0 && args.k > 0 && args.k * 2 <= kWarpGemvMaxXBytes && aligned(args.x) &&
+         aligned(args.weights) && args.num_pairs <= 65535 && args.pairs_per_x >= 1 &&
+         (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+void warp_gemv_experts(const WarpGemvExpertArgs& args, cudaStream_t stream) {
+  if (args.n == 0 || args.num_pairs == 0) return;
+  STRATA_CHECK(warp_gemv_experts_supported(args));
+  const Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint4*>(args.weights),
+                      .bias = nullptr, .out = args.out, .n = args.n, .chunks = args.k / 8,
+                      .gated = args.gated_input.has_value(), .accumulate = false,
+                      .act = args.gated_input.value_or(ops::Activation::kSilu), .expert_ids = args.expert_ids,
+                      .num_pairs = args.num_pairs, .num_experts = args.num_experts, .pairs_per_x = args.pairs_per_x};
+  if (args.out_dtype == DType::kF32) {
+    launch<float>(params, 1, WarpGemvVariant::kRows2Unroll4, stream);
+  } else {
+    launch<bf16>(params, 1, WarpGemvVariant::kRows2Unroll4, stream);
   }
 }
 

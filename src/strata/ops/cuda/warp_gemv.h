@@ -31,4 +31,20 @@ bool warp_gemv_supported(const GroupedGemmArgs& args);
 void warp_gemv(const GroupedGemmArgs& args, cudaStream_t stream, WarpGemvVariant variant = WarpGemvVariant::kAuto,
                const WarpGemvFusion& fusion = {});
 
+// One row per (token, expert) pair without grouping, for decode-sized MoE steps:
+// out[p] = x[p / pairs_per_x] @ weights[expert_ids[p]]^T, or with gated_input the x row is
+// [2K] gate | up and the product reads act(gate) * up.
+struct WarpGemvExpertArgs {
+  const void* x;              // [pairs / pairs_per_x, K] bf16, or [.., 2K] with gated_input
+  const void* weights;        // [num_experts, N, K] bf16
+  const int32_t* expert_ids;  // [pairs] on the device
+  void* out;                  // [pairs, N] bf16 or f32
+  DType out_dtype = DType::kBF16;
+  int64_t num_pairs = 0, num_experts = 0, n = 0, k = 0, pairs_per_x = 1;
+  std::optional<ops::Activation> gated_input;
+};
+
+bool warp_gemv_experts_supported(const WarpGemvExpertArgs& args);
+void warp_gemv_experts(const WarpGemvExpertArgs& args, cudaStream_t stream);
+
 }  // namespace strata::cuda

@@ -1,0 +1,28 @@
+#include "strata/ops/expert_linear.h"
+
+#include "strata/ops/dispatch.h"
+
+namespace strata::ops {
+
+namespace {
+constexpr int64_t kCudaExpertLinearMaxTokens = 2;  // the dense GEMV's row limit (dense_linear.h)
+}
+
+void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_ids, const Tensor& out,
+                   const ExpertLinearOptions& options) {
+  STRATA_CHECK(x.rank() == 2 && weights.rank() == 3 && topk_ids.rank() == 2 && topk_ids.dtype() == DType::kI32);
+  const int64_t tokens = topk_ids.dim(0), pairs = topk_ids.numel(), in = weights.dim(2);
+  STRATA_CHECK_MSG(x.dim(0) == tokens || x.dim(0) == pairs, "expert_linear: x {} for ids {}", x.shape().str(),
+                   topk_ids.shape().str());
+  STRATA_CHECK_MSG(x.dim(1) == (options.gated_input ? 2 * in : in), "expert_linear: x {} weights {}",
+                   x.shape().str(), weights.shape().str());
+  expect_shape(out, Shape{pairs, weights.dim(1)}, "expert_linear out");
+  STRATA_DISPATCH(x.device(), cpu::expert_linear(x, weights, topk_ids, out, options),
+                  cuda::expert_linear(x, weights, topk_ids, out, options));
+}
+
+bool expert_linear_preferred(Device device, int64_t tokens) {
+  return !device.is_cpu() && tokens <= kCudaExpertLinearMaxTokens;
+}
+
+}  // namespace strata::ops
