@@ -26,7 +26,7 @@ TEST(ResponseHeaders, RequestIdEchoedOrMade) {
   const std::string made = *find(headers.for_request(request("GET", {})), "x-request-id");
   EXPECT_EQ(made.size(), 32u);
   EXPECT_NE(made, *find(headers.for_request(request("GET", {})), "x-request-id"));
-  for (const std::string bad : {std::string("has space"), std::string(200, 'a'), std::string("\x01")})
+  for (const std::string& bad : {std::string("has space"), std::string(200, 'a'), std::string("\x01")})
     EXPECT_NE(*find(headers.for_request(request("GET", {{"x-request-id", bad}})), "x-request-id"), bad);
   EXPECT_EQ(find(headers.for_request(request("GET", {{"origin", "http://a"}})), "Access-Control-Allow-Origin"), nullptr);
 }
