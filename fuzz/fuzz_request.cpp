@@ -1,8 +1,8 @@
 // Request-parser fuzz target. Input: one control byte (which reader; whether to render), then
 // a request body as a client sends it. The body goes through what the server does before the
-// engine: parse_body, read_chat_request / read_completion_request / read_conversation, the
-// chat template over the messages, and a compiled response_format schema's recogniser fed
-// the body's own bytes. Only ApiError (a 4xx) and strata::Error may come out; what a read
+// engine: parse_body, the route's field policy, read_chat_request / read_completion_request /
+// read_conversation, the chat template over the messages, and a compiled response_format
+// schema's (or forced tool call's) recogniser fed the body's own bytes. Only ApiError (a 4xx) and strata::Error may come out; what a read
 // accepts must be in the ranges the engine relies on.
 #include <cstdint>
 #include <string>
@@ -13,6 +13,7 @@
 #include "strata/server/chat_request.h"
 #include "strata/server/completion_request.h"
 #include "strata/server/json_fields.h"
+#include "strata/server/request_field_policy.h"
 #include "strata/text/chat_template.h"
 
 namespace {
@@ -40,6 +41,9 @@ void check_fields(const GenerationFields& f) {
   FUZZ_CHECK(r.sampling.repetition_penalty > 0, "repetition_penalty not positive");
   for (int32_t id : r.stop_token_ids) FUZZ_CHECK(id >= 0 && id < kVocabSize, "stop token id outside the vocabulary");
   for (const std::string& s : r.stop) FUZZ_CHECK(!s.empty(), "an empty stop string");
+  for (const strata::LogitBias& b : r.sampling.logit_bias)
+    FUZZ_CHECK(b.token_id >= 0 && b.token_id < kVocabSize && b.bias >= -100 && b.bias <= 100, "logit_bias out of range");
+  FUZZ_CHECK(!r.sampling.validate(), "accepted sampling parameters the engine refuses");
 }
 
 void render(const strata::ChatRenderRequest& conversation) {
@@ -52,23 +56,29 @@ void render(const strata::ChatRenderRequest& conversation) {
   }
 }
 
-// A schema's recogniser over arbitrary bytes: never out of bounds, done only at a value's end.
-void run_schema(const strata::CompiledSchema& schema, const std::string& bytes) {
-  strata::JsonSchemaGrammar grammar(&schema);
+// A recogniser over arbitrary bytes: never out of bounds, done only at a value's end.
+template <typename Grammar, typename Spec>
+void run_grammar(const Spec& spec, const std::string& bytes) {
+  Grammar grammar(&spec);
   for (const char c : bytes) grammar.feed(static_cast<unsigned char>(c));
 }
 
 void read(uint8_t control, const std::string& text) {
   const Json body = parse_body(text);
+  static const RequestFieldPolicy strict(false), lenient(true);
+  const RequestFieldPolicy& policy = control & 8 ? lenient : strict;
   switch (control % 3) {
     case 0: {
+      policy.check(body, ApiRoute::kChatCompletions);
       const ChatRequest chat = read_chat_request(body, kVocabSize);
       check_fields(chat.fields);
-      if (chat.json_schema) run_schema(*chat.json_schema, text);
+      if (chat.json_schema) run_grammar<strata::JsonSchemaGrammar>(*chat.json_schema, text);
+      if (chat.tool_choice.forced) run_grammar<strata::ToolCallGrammar>(*chat.tool_choice.forced, text);
       if (control & 4) render(chat.render);
       break;
     }
     case 1: {
+      policy.check(body, ApiRoute::kCompletions);
       const CompletionRequest c = read_completion_request(body, kVocabSize);
       check_fields(c.fields);
       FUZZ_CHECK(!c.prompts.empty(), "no prompt accepted");

@@ -6,6 +6,7 @@ Every case gets a 4xx OpenAI error body or a well-formed answer; the server stay
 (checked after each batch) and alive at the end. Transport cases (slow or idle connections,
 conflicting Content-Length) belong to the HTTP server's own tests."""
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -31,11 +32,12 @@ CHAT_FIELDS = ["model", "messages", "max_tokens", "max_completion_tokens", "temp
                "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "stop", "stop_token_ids", "n",
                "ignore_eos", "skip_special_tokens", "priority", "stream", "stream_options", "logprobs",
                "top_logprobs", "tools", "tool_choice", "response_format", "chat_template_kwargs",
-               "add_generation_prompt", "user", "logit_bias"]
+               "add_generation_prompt", "user", "logit_bias", "parallel_tool_calls", "metadata", "store",
+               "service_tier", "modalities", "reasoning_effort"]
 COMPLETION_FIELDS = ["model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "presence_penalty",
                      "frequency_penalty", "repetition_penalty", "seed", "stop", "stop_token_ids", "n", "ignore_eos",
                      "skip_special_tokens", "priority", "stream", "stream_options", "logprobs", "echo", "suffix",
-                     "return_token_ids", "best_of"]
+                     "return_token_ids", "best_of", "logit_bias", "user"]
 TOKENIZE_FIELDS = ["model", "prompt", "messages", "add_special_tokens", "return_token_strs", "tools",
                    "chat_template_kwargs"]
 DETOKENIZE_FIELDS = ["model", "tokens"]
@@ -164,6 +166,8 @@ def size_cases():
         body_case(COMPLETIONS, {"prompt": "Hi", "max_tokens": 2, "stop_token_ids": list(range(20_000))},
                   "20k stop token ids"),
         body_case(CHAT, {"messages": MESSAGES, "max_tokens": 2, "tools": big_tools}, "200 big tools"),
+        body_case(CHAT, {"messages": MESSAGES, "max_tokens": 2, "tools": big_tools, "tool_choice": "required"},
+                  "200 big tools forced"),
         body_case(CHAT, {"messages": MESSAGES * 2000, "max_tokens": 2}, "2000 messages"),
         body_case(COMPLETIONS, {"prompt": "hello " * 5000, "max_tokens": 2}, "prompt over the context"),
         body_case(COMPLETIONS, {"prompt": [1] * 2000, "max_tokens": 2}, "token prompt over the context"),
@@ -230,6 +234,19 @@ def chat_shape_cases():
         {"messages": MESSAGES, "logprobs": True, "top_logprobs": 21},
         {"messages": MESSAGES, "n": 129},
         {"messages": MESSAGES, "model": "gpt-4"},
+        {"messages": MESSAGES, "tool_choice": "required"},
+        {"messages": MESSAGES, "tool_choice": {"type": "function", "function": {"name": "f"}}, "tools": [
+            {"type": "function", "function": {"name": "g"}}]},
+        {"messages": MESSAGES, "tool_choice": "required", "tools": [
+            {"type": "function", "function": {"name": "a\"b"}}]},
+        {"messages": MESSAGES, "tool_choice": "required", "tools": [
+            {"type": "function", "function": {"name": "f", "strict": True, "parameters": {"type": "string"}}}]},
+        {"messages": MESSAGES, "tool_choice": "required", "tools": [
+            {"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "f"}}]},
+        {"messages": MESSAGES, "tool_choice": {"type": "allowed_tools", "allowed_tools": {"mode": "required"}}},
+        {"messages": MESSAGES, "logit_bias": {str(VOCAB): 1}},
+        {"messages": MESSAGES, "logit_bias": {str(i): -100 for i in range(2000)}},
+        {"messages": MESSAGES, "frobnicate": 1, "x" * 100_000: 2},
     ]
     return [body_case(CHAT, {"max_tokens": 2, **b}, f"chat shape #{i}") for i, b in enumerate(bodies)]
 
@@ -254,6 +271,10 @@ def valid_cases():
         (CHAT, {"messages": MESSAGES, "max_tokens": 4, "response_format": {"type": "json_object"}}),
         (CHAT, {"messages": MESSAGES, "max_tokens": 4, "response_format": {"type": "json_schema", "json_schema": {
             "name": "m", "schema": {"type": "object", "additionalProperties": {"type": "integer"}}}}}),
+        (CHAT, {"messages": MESSAGES, "max_tokens": 8, "tool_choice": "required", "tools": [
+            {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+                "a": {"type": "integer"}}, "required": ["a"]}}}]}),
+        (CHAT, {"messages": MESSAGES, "max_tokens": 2, "logit_bias": {"0": 100}, "stream": True}),
         (TOKENIZE, {"messages": MESSAGES, "return_token_strs": True}),
         (DETOKENIZE, {"tokens": [VOCAB - 1, 0]}),
     ]
@@ -305,5 +326,10 @@ def test_bad_input_corpus(smol):
                 smol.log[-30:])
             assert get(smol.url + "/health")[0] == 200, f"unhealthy after case {i} ({case['name']})"
     assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures[:50])
-    metrics = smol.metrics()
+    # The gauges follow the engine loop's iteration, a moment after the last answer went out.
+    for _ in range(100):
+        metrics = smol.metrics()
+        if metrics["strata:num_requests_running"] == 0 and metrics["strata:num_requests_waiting"] == 0:
+            break
+        time.sleep(0.02)
     assert metrics["strata:num_requests_running"] == 0 and metrics["strata:num_requests_waiting"] == 0

@@ -198,6 +198,62 @@ TEST_F(HttpServerTest, DrainingRefusesGenerationAndFailsHealth) {
   EXPECT_EQ(post("/detokenize", R"({"tokens": [1]})")->status, 200);
 }
 
+TEST_F(HttpServerTest, ModelsRouteRetrievesOneModel) {
+  httplib::Client client("127.0.0.1", port_);
+  for (const char* path : {"/v1/models/m", "/v1/models/%6D"}) {
+    auto res = client.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 200) << path;
+    const Json j = Json::parse(res->body);
+    EXPECT_EQ(j["id"], "m");
+    EXPECT_EQ(j["object"], "model");
+  }
+  for (const char* path : {"/v1/models/nope", "/v1/models/m/x", "/v1/models/%zz"}) {
+    auto res = client.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path;
+    EXPECT_EQ(Json::parse(res->body)["error"]["code"], "model_not_found") << path;
+  }
+  EXPECT_EQ(Json::parse(client.Get("/v1/models")->body)["data"][0]["id"], "m");
+}
+
+TEST_F(HttpServerTest, RequestIdsAndCors) {
+  restart(ServerOptions{.port = 0, .api_key = "k", .num_http_threads = 4, .allowed_origins = {"http://app:3000"}});
+  httplib::Client client("127.0.0.1", port_);
+  const httplib::Headers headers = {{"Authorization", "Bearer k"}, {"Origin", "http://app:3000"},
+                                    {"X-Request-Id", "my-id-1"}};
+  for (const char* body : {R"({"prompt": [1], "max_tokens": 2})", R"({"prompt": [1], "max_tokens": 2, "stream": true})"}) {
+    auto res = client.Post("/v1/completions", headers, body, "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+    EXPECT_EQ(res->get_header_value("x-request-id"), "my-id-1") << body;
+    EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "http://app:3000") << body;
+  }
+  auto refused = client.Get("/v1/models", {{"Origin", "http://other"}});  // inline 401, with headers too
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_EQ(refused->get_header_value("x-request-id").size(), 32u);
+  EXPECT_FALSE(refused->has_header("Access-Control-Allow-Origin"));
+  // A preflight carries no key; it is answered before the key is checked.
+  auto preflight = client.Options("/v1/chat/completions", {{"Origin", "http://app:3000"},
+                                                           {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(preflight);
+  EXPECT_EQ(preflight->status, 204);
+  EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Origin"), "http://app:3000");
+  EXPECT_NE(preflight->get_header_value("Access-Control-Allow-Headers").find("authorization"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, UnknownFieldsAre400UnlessIgnored) {
+  auto res = post("/v1/completions", R"({"prompt": [1], "max_tokens": 2, "frobnicate": 1})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(Json::parse(res->body)["error"]["param"], "frobnicate");
+  EXPECT_EQ(post("/v1/completions", R"({"prompt": [1], "max_tokens": 2, "min_tokens": 1})")->status, 400);
+  restart(ServerOptions{.port = 0, .num_http_threads = 4, .ignore_unknown_fields = true});
+  EXPECT_EQ(post("/v1/completions", R"({"prompt": [1], "max_tokens": 2, "frobnicate": 1})")->status, 200);
+  EXPECT_EQ(post("/v1/completions", R"({"prompt": [1], "max_tokens": 2, "min_tokens": 1})")->status, 400);
+}
+
 TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   httplib::Client client("127.0.0.1", port_);
   client.set_keep_alive(true);

@@ -80,10 +80,33 @@ TEST(ChatRequest, ContentPartsToolsAndToolChoice) {
   EXPECT_EQ(chat.render.tools[0]["function"]["parameters"].dump(), R"({"type":"object","properties":{}})");
   EXPECT_TRUE(chat.parse_tool_calls && chat.stream && chat.include_usage && chat.logprobs);
   EXPECT_EQ(chat.fields.request.sampling.logprobs, 4);
+  EXPECT_FALSE(chat.tool_choice.forced);
+  // "none": the tools still reach the template (vLLM's default), but no call is parsed.
   Json none = body;
   none["tool_choice"] = "none";
-  EXPECT_TRUE(read_chat_request(none, 100).render.tools.is_null());
+  EXPECT_EQ(read_chat_request(none, 100).render.tools, chat.render.tools);
   EXPECT_FALSE(read_chat_request(none, 100).parse_tool_calls);
+  Json required = body;
+  required["tool_choice"] = "required";
+  EXPECT_TRUE(read_chat_request(required, 100).tool_choice.forced);
+  required["response_format"] = Json::parse(R"({"type": "json_object"})");
+  EXPECT_EQ(refused_param([&] { read_chat_request(required, 100); }), "response_format");
+}
+
+TEST(GenerationFields, LogitBias) {
+  const GenerationFields f = read_generation_fields(Json::parse(R"({"logit_bias": {"7": -100, "3": 2.5, "07": 1}})"), 10);
+  ASSERT_EQ(f.request.sampling.logit_bias.size(), 2u);  // "07" is token 7 again: the last value counts
+  EXPECT_EQ(f.request.sampling.logit_bias[0].token_id, 3);
+  EXPECT_FLOAT_EQ(f.request.sampling.logit_bias[0].bias, 2.5f);
+  EXPECT_EQ(f.request.sampling.logit_bias[1].token_id, 7);
+  EXPECT_FLOAT_EQ(f.request.sampling.logit_bias[1].bias, 1.0f);
+  for (const char* bad : {R"({"logit_bias": {"10": 1}})", R"({"logit_bias": {"-1": 1}})", R"({"logit_bias": {"a": 1}})",
+                          R"({"logit_bias": {"": 1}})", R"({"logit_bias": {"1": 100.5}})", R"({"logit_bias": {"1": "x"}})",
+                          R"({"logit_bias": [1]})", R"({"logit_bias": {" 1": 1}})", R"({"logit_bias": {"1e0": 1}})"})
+    EXPECT_EQ(refused_param([&] { read_generation_fields(Json::parse(bad), 10); }), "logit_bias") << bad;
+  Json many = Json::object();
+  for (int i = 0; i <= static_cast<int>(kMaxLogitBiasTokens); ++i) many[std::to_string(i)] = 1;
+  EXPECT_EQ(refused_param([&] { read_generation_fields(Json{{"logit_bias", many}}, 5000); }), "logit_bias");
 }
 
 TEST(CompletionRequest, PromptShapes) {
@@ -103,6 +126,11 @@ TEST(CompletionRequest, PromptShapes) {
             "n");
   EXPECT_EQ(refused_param([] { read_completion_request(Json::parse(R"({"prompt": ["a", "b"], "n": 128})"), 50); }),
             "ok");
+  // best_of only as n: nothing is ranked.
+  EXPECT_EQ(refused_param([] { read_completion_request(Json::parse(R"({"prompt": "a", "n": 2, "best_of": 2})"), 50); }),
+            "ok");
+  EXPECT_EQ(refused_param([] { read_completion_request(Json::parse(R"({"prompt": "a", "best_of": 3})"), 50); }),
+            "best_of");
 }
 
 TEST(ApiKey, ConstantTimeCompareAndBearer) {

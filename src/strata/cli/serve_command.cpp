@@ -20,6 +20,7 @@
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
+#include "strata/server/response_headers.h"
 #include "strata/server/weight_prefetch.h"
 #include "strata/text/chat_prompt.h"
 #include "strata/text/id_tokenizer.h"
@@ -98,6 +99,11 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   cmd.add_option("--port", f.server.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
   cmd.add_option("--api-key", f.server.api_key, "require 'Authorization: Bearer <key>' on every API route");
   cmd.add_option("--served-model-name", f.served_model_name, "the model id clients use (default: the file name)");
+  cmd.add_option_function<std::string>(
+      "--allowed-origins", [&f](const std::string& list) { f.server.allowed_origins = server::parse_allowed_origins(list); },
+      "CORS: browser origins allowed to call the API, comma-separated (http://localhost:3000,...), or * (default: none)");
+  cmd.add_flag("--ignore-unknown-fields", f.server.ignore_unknown_fields,
+               "ignore request fields no API defines (logged once each) instead of answering 400");
   add_http_limit_flags(cmd, f.server);
   cmd.add_option("--max-num-batched-tokens", f.engine.max_num_batched_tokens, "token budget of one engine step")
       ->check(CLI::PositiveNumber);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "strata/core/error.h"
+#include "strata/ops/logit_bias.h"
 #include "strata/ops/logits_mask.h"
 
 namespace strata {
@@ -64,6 +65,8 @@ void BatchSampler::launch_on_host(const Tensor& logits, SampleTicket& ticket) {
     const SampleTask& task = ticket.tasks[i];
     const float* src = logits.data_as<const float>() + task.logits_row * vocab;
     row.assign(src, src + vocab);
+    for (const LogitBias& b : task.seq->sampler->params().logit_bias)
+      if (b.token_id < vocab) row[b.token_id] += b.bias;
     if (!task.allowed.empty())
       for (int64_t v = 0; v < vocab; ++v)
         if (((task.allowed[v / 32] >> (v % 32)) & 1u) == 0) row[v] = -INFINITY;
@@ -88,6 +91,31 @@ void BatchSampler::mask_on_device(const Tensor& logits, std::span<const SampleTa
   ops::mask_logits(logits, mask_inputs_.slice_rows(0, m), mask_inputs_.slice_rows(m, m + m * words).reshape({m, words}));
 }
 
+// n > 1 choices share their first logits row (and their bias): each row is biased once.
+void BatchSampler::bias_on_device(const Tensor& logits, std::span<const SampleTask> tasks) {
+  std::vector<int32_t> packed;  // (row, token) pairs, then the biases' bits
+  std::vector<float> biases;
+  std::vector<int64_t> biased_rows;
+  for (const SampleTask& task : tasks) {
+    const std::vector<LogitBias>& bias = task.seq->sampler->params().logit_bias;
+    if (bias.empty() || std::find(biased_rows.begin(), biased_rows.end(), task.logits_row) != biased_rows.end())
+      continue;
+    biased_rows.push_back(task.logits_row);
+    for (const LogitBias& b : bias) {
+      packed.insert(packed.end(), {static_cast<int32_t>(task.logits_row), b.token_id});
+      biases.push_back(b.bias);
+    }
+  }
+  if (biases.empty()) return;
+  const int64_t k = static_cast<int64_t>(biases.size());
+  packed.resize(static_cast<size_t>(3 * k));
+  std::memcpy(packed.data() + 2 * k, biases.data(), static_cast<size_t>(k) * sizeof(float));
+  reserve(bias_inputs_, 3 * k, true);
+  backend_.copy(bias_inputs_.slice_rows(0, 3 * k), Tensor::view(packed.data(), DType::kI32, {3 * k}));
+  ops::add_logit_bias(logits, bias_inputs_.slice_rows(0, 2 * k).reshape({k, 2}),
+                      Tensor::view(bias_inputs_.data_as<int32_t>() + 2 * k, DType::kF32, {k}, bias_inputs_.device()));
+}
+
 void BatchSampler::reserve(Tensor& t, int64_t words, bool device) {
   if (t.defined() && t.numel() >= words) return;
   const int64_t grown = std::max<int64_t>(words, t.defined() ? 2 * t.numel() : 4096);
@@ -102,6 +130,7 @@ void BatchSampler::launch_on_device(const Tensor& logits, SampleTicket& ticket) 
   const int half = next_half_;
   STRATA_CHECK_MSG(!half_in_use_[half], "a third sampling launch before the first was collected");
   next_half_ ^= 1;
+  bias_on_device(logits, tasks);
   mask_on_device(logits, tasks);
   rows_.clear();
   penalties_.clear();

@@ -51,6 +51,8 @@ class BatchSampler {
   void launch_on_device(const Tensor& logits, SampleTicket& ticket);
   // Constrained tasks' masks on the device logits (one upload, one launch).
   void mask_on_device(const Tensor& logits, std::span<const SampleTask> tasks);
+  // The tasks' logit_bias on the device logits, once per logits row (one upload, one launch).
+  void bias_on_device(const Tensor& logits, std::span<const SampleTask> tasks);
   // Grows `t` (device when `device`, else pinned host) to at least `words` i32 words.
   void reserve(Tensor& t, int64_t words, bool device);
 
@@ -63,6 +65,7 @@ class BatchSampler {
   Tensor outputs_;       // device i32: ids [n], logprobs [n], top ids [n, 20], top logprobs [n, 20]
   Tensor penalized_;     // device [rows with penalties, vocab] f32
   Tensor mask_inputs_;   // device i32: masked logits rows, then their bits
+  Tensor bias_inputs_;   // device i32: (logits row, token) pairs, then their f32 biases
   std::vector<ops::SamplingRow> rows_;
   std::vector<ops::PenaltyToken> penalties_;
 };

@@ -23,8 +23,7 @@ std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& req
   seq->sampler = std::make_unique<Sampler>(sampling);
   seq->detokenizer = std::make_unique<text::IncrementalDetokenizer>(tokenizer, request->request.skip_special_tokens);
   seq->stop_checker = std::make_unique<StopChecker>(request->request.stop);
-  if (request->request.json_object || request->request.json_schema)
-    seq->json = std::make_unique<OutputConstraint>(request->request.json_schema);
+  seq->constraint = OutputConstraint::for_request(request->request);
   return seq;
 }
 
@@ -151,7 +150,7 @@ void EngineLoop::run_step() {
 
 bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
   return std::any_of(plan.rows.begin(), plan.rows.end(), [](const ScheduledRow& r) {
-    return r.seq->num_pending_tokens > 0 && (r.seq->sampler->params().has_penalties() || r.seq->json != nullptr);
+    return r.seq->num_pending_tokens > 0 && (r.seq->sampler->params().has_penalties() || r.seq->constraint != nullptr);
   });
 }
 
@@ -207,11 +206,11 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
       for (int32_t j = 0; j <= drafts; ++j) tasks.push_back({.seq = &seq, .logits_row = logits_row + j});
       continue;
     }
-    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = output_.json_allowed(seq)});
+    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = output_.allowed_tokens(seq)});
     const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
     if (first_of_request && seq.request->request.n > 1)
       for (Sequence* child : fork_choices(seq))
-        tasks.push_back({.seq = child, .logits_row = logits_row, .allowed = output_.json_allowed(*child)});
+        tasks.push_back({.seq = child, .logits_row = logits_row, .allowed = output_.allowed_tokens(*child)});
   }
   InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks)), .verifies = std::move(verifies)};
   add_pending_tokens(step);
@@ -276,7 +275,7 @@ void EngineLoop::propose_drafts() {
   for (Sequence* seq : scheduler_.running()) {
     seq->draft_tokens.clear();
     if (ngram.num_speculative_tokens == 0 || seq->num_tokens_behind() != 1 || seq->num_pending_tokens > 0 ||
-        seq->json != nullptr)
+        seq->constraint != nullptr)
       continue;
     const SamplingParams& sampling = seq->sampler->params();
     if (!sampling.greedy() || sampling.has_penalties()) continue;  // drafts are checked by argmax

@@ -1,6 +1,7 @@
 // OutputConstraint: what a constrained request's output must be (response_format
-// json_object or json_schema), tracked token by token: the grammar state, the mask of tokens
-// that may come next, and whether the value is complete.
+// json_object or json_schema, or tool calls when tool_choice forces them), tracked token by
+// token: the grammar state, the mask of tokens that may come next, and whether the output
+// must end (done) or may end (can_end: the engine then lets the end-of-sequence tokens through).
 #pragma once
 
 #include <memory>
@@ -11,15 +12,15 @@
 #include "strata/engine/json_grammar.h"
 #include "strata/engine/json_schema_grammar.h"
 #include "strata/engine/json_token_mask.h"
+#include "strata/engine/request.h"
+#include "strata/engine/tool_call_grammar.h"
 
 namespace strata {
 
 class OutputConstraint {
  public:
-  // schema null: any JSON object.
-  explicit OutputConstraint(std::shared_ptr<const CompiledSchema> schema)
-      : schema_(std::move(schema)),
-        grammar_(schema_ ? Grammar(JsonSchemaGrammar(schema_.get())) : Grammar(JsonGrammar())) {}
+  // The request's constraint, or null when its output is free.
+  static std::unique_ptr<OutputConstraint> for_request(const GenerationRequest& request);
 
   std::vector<uint32_t> allowed(const JsonTokenMask& mask) const {
     return std::visit([&](const auto& g) { return mask.allowed(g); }, grammar_);
@@ -31,11 +32,29 @@ class OutputConstraint {
   bool done() const {
     return std::visit([](const auto& g) { return g.done(); }, grammar_);
   }
+  bool can_end() const {
+    const auto* calls = std::get_if<ToolCallGrammar>(&grammar_);
+    return calls != nullptr && calls->can_end();
+  }
 
  private:
-  using Grammar = std::variant<JsonGrammar, JsonSchemaGrammar>;
-  std::shared_ptr<const CompiledSchema> schema_;  // outlives the grammar, which points into it
+  using Grammar = std::variant<JsonGrammar, JsonSchemaGrammar, ToolCallGrammar>;
+  OutputConstraint(std::shared_ptr<const void> owner, Grammar grammar)
+      : owner_(std::move(owner)), grammar_(std::move(grammar)) {}
+
+  std::shared_ptr<const void> owner_;  // the schema or format the grammar points into
   Grammar grammar_;
 };
+
+inline std::unique_ptr<OutputConstraint> OutputConstraint::for_request(const GenerationRequest& request) {
+  if (request.tool_calls)
+    return std::unique_ptr<OutputConstraint>(
+        new OutputConstraint(request.tool_calls, ToolCallGrammar(request.tool_calls.get())));
+  if (request.json_schema)
+    return std::unique_ptr<OutputConstraint>(
+        new OutputConstraint(request.json_schema, JsonSchemaGrammar(request.json_schema.get())));
+  if (request.json_object) return std::unique_ptr<OutputConstraint>(new OutputConstraint(nullptr, JsonGrammar()));
+  return nullptr;
+}
 
 }  // namespace strata

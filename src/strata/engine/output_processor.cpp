@@ -35,18 +35,24 @@ SequenceEnd OutputProcessor::append(Sequence& seq, int32_t position, const Sampl
   request.pending.deltas.push_back(std::move(delta));
   touched_.push_back(seq.request);
   if (text.stop) return {FinishReason::kStop, text.stop};
-  if (ends_json(seq, token)) return {FinishReason::kStop};
+  if (ends_constrained(seq, token)) return {FinishReason::kStop};
   if ((contains(parts_.eos_token_ids, token) && !params.ignore_eos) || contains(params.stop_token_ids, token))
     return {FinishReason::kStop};
   if (num_outputs >= params.max_tokens || position + 1 >= parts_.max_model_len) return {FinishReason::kLength};
   return {};
 }
 
-// A JSON-constrained output ends with its object (the mask allowed only valid tokens).
-bool OutputProcessor::ends_json(Sequence& seq, int32_t token) {
-  if (seq.json == nullptr) return false;
-  if (!json_mask_) json_mask_ = std::make_unique<JsonTokenMask>(parts_.tokenizer);
-  return !seq.json->feed(json_mask_->token_text(token)) || seq.json->done();
+// A constrained output ends with its JSON value or last tool call (the mask allowed only
+// valid tokens), or at an end-of-sequence token where it may end, ignore_eos or not.
+bool OutputProcessor::ends_constrained(Sequence& seq, int32_t token) {
+  if (seq.constraint == nullptr) return false;
+  if (seq.constraint->can_end() && contains(parts_.eos_token_ids, token)) return true;
+  return !seq.constraint->feed(mask().token_text(token)) || seq.constraint->done();
+}
+
+const JsonTokenMask& OutputProcessor::mask() {
+  if (!mask_) mask_ = std::make_unique<JsonTokenMask>(parts_.tokenizer);
+  return *mask_;
 }
 
 void OutputProcessor::record_token_times(Sequence& seq, int32_t num_outputs) {
@@ -97,10 +103,13 @@ void OutputProcessor::complete_request(RequestState& request) {
   });
 }
 
-std::vector<uint32_t> OutputProcessor::json_allowed(const Sequence& seq) {
-  if (seq.json == nullptr) return {};
-  if (!json_mask_) json_mask_ = std::make_unique<JsonTokenMask>(parts_.tokenizer);
-  return seq.json->allowed(*json_mask_);
+std::vector<uint32_t> OutputProcessor::allowed_tokens(const Sequence& seq) {
+  if (seq.constraint == nullptr) return {};
+  std::vector<uint32_t> bits = seq.constraint->allowed(mask());
+  if (seq.constraint->can_end())
+    for (int32_t id : parts_.eos_token_ids)
+      if (id >= 0 && static_cast<size_t>(id / 32) < bits.size()) bits[id / 32] |= 1u << (id % 32);
+  return bits;
 }
 
 std::vector<std::shared_ptr<RequestState>> OutputProcessor::publish() {

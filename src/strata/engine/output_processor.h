@@ -1,9 +1,9 @@
 // OutputProcessor: what becomes of a sampled token. It is put in its sequence, detokenized
-// and checked against the stop rules (stop strings and ids, EOS, a finished JSON object,
-// max_tokens, the context), and its delta is queued on the request; a sequence's end queues
-// its last delta, and the last choice to end finishes the request (its final update and
-// its count in the stats). publish() pushes each touched request's update once per step.
-// It never frees memory: the engine loop does that when it ends a sequence.
+// and checked against the stop rules (stop strings and ids, EOS, a finished JSON value or
+// tool call, max_tokens, the context), and its delta is queued on the request; a sequence's
+// end queues its last delta, and the last choice to end finishes the request (its final
+// update and its count in the stats). publish() pushes each touched request's update once
+// per step. It never frees memory: the engine loop does that when it ends a sequence.
 #pragma once
 
 #include <memory>
@@ -40,18 +40,20 @@ class OutputProcessor {
   // Queues the sequence's last delta (with the text held back for stop strings, unless a
   // stop string ended it); choice 0 ending before the others forked ends them too.
   void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
-  // The tokens a JSON-constrained sequence may sample next (empty when unconstrained).
-  std::vector<uint32_t> json_allowed(const Sequence& seq);
+  // The tokens a constrained sequence may sample next (empty when unconstrained): those that
+  // extend its grammar, and the end-of-sequence ids where it may end.
+  std::vector<uint32_t> allowed_tokens(const Sequence& seq);
   // Pushes the queued updates; returns the requests that finished with them.
   std::vector<std::shared_ptr<RequestState>> publish();
 
  private:
   void record_token_times(Sequence& seq, int32_t num_outputs);
   void complete_request(RequestState& request);
-  bool ends_json(Sequence& seq, int32_t token);
+  bool ends_constrained(Sequence& seq, int32_t token);
+  const JsonTokenMask& mask();
 
   OutputProcessorParts parts_;
-  std::unique_ptr<JsonTokenMask> json_mask_;  // built from the tokenizer on first use
+  std::unique_ptr<JsonTokenMask> mask_;  // built from the tokenizer on first use
   std::vector<std::shared_ptr<RequestState>> touched_;  // requests with updates this step
 };
 

@@ -16,6 +16,8 @@
 
 namespace strata {
 
+struct ToolCallFormat;
+
 inline constexpr int32_t kMaxChoices = 128;               // n of one engine request
 inline constexpr int32_t kMaxSequencesPerRequest = 256;  // prompts x n of one API request
 
@@ -33,6 +35,7 @@ struct GenerationRequest {
   int32_t lora_slot = -1;                // the runner's LoRA adapter; -1: the base model
   bool json_object = false;              // constrain the output to one JSON object, then stop
   std::shared_ptr<const CompiledSchema> json_schema;  // or to this schema (implies json_object)
+  std::shared_ptr<const ToolCallFormat> tool_calls;   // or to tool calls in this format (forced)
 };
 
 // kCancelled: the client cancelled it or the server shut down before it ended ("abort", as

@@ -19,6 +19,12 @@ std::optional<std::string> SamplingParams::validate() const {
   if (!(frequency_penalty >= -2.0f && frequency_penalty <= 2.0f))
     return fmt::format("frequency_penalty must be in [-2, 2], got {}", frequency_penalty);
   if (logprobs > 20) return fmt::format("logprobs must be at most 20, got {}", logprobs);
+  if (logit_bias.size() > kMaxLogitBiasTokens)
+    return fmt::format("logit_bias may name at most {} tokens, got {}", kMaxLogitBiasTokens, logit_bias.size());
+  for (const LogitBias& b : logit_bias)
+    if (b.token_id < 0 || !(b.bias >= -100.0f && b.bias <= 100.0f))
+      return fmt::format("logit_bias: token {} with bias {}; ids must be >= 0 and biases in [-100, 100]", b.token_id,
+                         b.bias);
   return std::nullopt;
 }
 

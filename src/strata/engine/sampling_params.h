@@ -4,8 +4,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace strata {
+
+// OpenAI's logit_bias: `bias` is added to the token's logit before sampling.
+struct LogitBias {
+  int32_t token_id = 0;
+  float bias = 0.0f;  // [-100, 100]; -100 in effect bans the token, +100 forces it
+};
+inline constexpr size_t kMaxLogitBiasTokens = 1024;  // per request
 
 struct SamplingParams {
   float temperature = 1.0f;  // 0: greedy
@@ -17,6 +25,7 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;   // over output tokens
   std::optional<uint64_t> seed;
   int32_t logprobs = -1;  // -1: none; n >= 0: the sampled token's logprob plus the top n
+  std::vector<LogitBias> logit_bias;  // distinct token ids, below the vocabulary size
 
   bool greedy() const { return temperature <= 0.0f || top_k == 1; }
   // Penalties read the tokens generated so far, so the newest one must be on the host.

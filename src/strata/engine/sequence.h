@@ -61,7 +61,7 @@ struct Sequence {
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopChecker> stop_checker;
-  std::unique_ptr<OutputConstraint> json;  // the output so far, when constrained to JSON
+  std::unique_ptr<OutputConstraint> constraint;  // the output so far, when constrained (JSON, tool calls)
   Clock::time_point last_token_time;
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }

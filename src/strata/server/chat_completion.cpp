@@ -33,6 +33,12 @@ Json stop_reason_json(const std::optional<std::string>& reason) {
   return reason ? Json(*reason) : Json(nullptr);
 }
 
+// parallel_tool_calls false: only the first call (a forced choice never writes a second).
+ParsedOutput limit_calls(const ChatRequest& chat, ParsedOutput parsed) {
+  if (!chat.tool_choice.parallel && parsed.tool_calls.size() > 1) parsed.tool_calls.resize(1);
+  return parsed;
+}
+
 // The finish reason, "tool_calls" when the choice ended normally in tool calls.
 Json chat_finish_reason(FinishReason reason, bool has_tool_calls) {
   if (has_tool_calls && reason == FinishReason::kStop) return "tool_calls";
@@ -43,7 +49,7 @@ Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, 
   Json message;
   message["role"] = "assistant";
   ParsedOutput parsed{.content = c.text};
-  if (chat.parse_tool_calls) parsed = parse_tool_calls(c.text);
+  if (chat.parse_tool_calls) parsed = limit_calls(chat, parse_tool_calls(c.text));
   const bool calls = !parsed.tool_calls.empty();
   message["content"] = calls && parsed.content.empty() ? Json(nullptr) : Json(parsed.content);
   if (calls) message["tool_calls"] = tool_calls_json(parsed.tool_calls, false);
@@ -98,7 +104,7 @@ class ChatEventStream final : public EventSource {
     if (d.finish_reason == FinishReason::kNone) return;
     bool calls = false;
     if (chat_.parse_tool_calls) {
-      const ParsedOutput parsed = tools.finish();
+      const ParsedOutput parsed = limit_calls(chat_, tools.finish());
       if (!parsed.content.empty()) out += chunk(i, {{"content", parsed.content}});
       calls = !parsed.tool_calls.empty();
       if (calls) out += chunk(i, {{"tool_calls", tool_calls_json(parsed.tool_calls, true)}});
@@ -142,6 +148,7 @@ HttpReply chat_completion(const ServedModel& model, const Json& body, const Clie
   const std::string answered_by = apply_lora_choice(model, lora_slot, request);
   request.json_object = chat.json_object;
   request.json_schema = chat.json_schema;
+  request.tool_calls = chat.tool_choice.forced;
   std::vector<GenerationRequest> requests;
   requests.push_back(std::move(request));
   auto run = std::make_unique<GenerationRun>(*model.service, std::move(requests));

@@ -1,6 +1,7 @@
 // POST /v1/chat/completions: the conversation through the chat template, generated on the
 // engine, answered as chat.completion or streamed as chat.completion.chunk events.
-// With tools, Hermes-style <tool_call> blocks in the output become message.tool_calls.
+// With tools, Hermes-style <tool_call> blocks in the output become message.tool_calls;
+// tool_choice "required" or a named function makes the engine write only such blocks.
 #pragma once
 
 #include "strata/server/http_reply.h"

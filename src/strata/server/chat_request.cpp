@@ -86,21 +86,6 @@ Json read_tools(const Json& body) {
   return tools->empty() ? Json() : *tools;
 }
 
-// False when tool_choice is "none"; a 400 for values that are not a tool choice.
-bool tools_enabled(const Json& body) {
-  const Json* choice = find_field(body, "tool_choice");
-  if (choice == nullptr) return true;
-  if (choice->is_string()) {
-    const std::string c = choice->get<std::string>();
-    if (c == "none") return false;
-    if (c == "auto" || c == "required") return true;
-  } else if (choice->is_object() && choice->contains("function")) {
-    return true;
-  }
-  throw bad_request("'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", ...}",
-                    "tool_choice");
-}
-
 // What the output must be: free text, any JSON object, or JSON following a schema
 // (constrained decoding enforces both).
 void read_response_format(const Json& body, ChatRequest& chat) {
@@ -131,7 +116,7 @@ void read_response_format(const Json& body, ChatRequest& chat) {
 ChatRenderRequest read_conversation(const Json& body) {
   ChatRenderRequest render;
   render.messages = read_messages(body);
-  if (tools_enabled(body)) render.tools = read_tools(body);
+  render.tools = read_tools(body);
   render.add_generation_prompt = read_bool(body, "add_generation_prompt").value_or(true);
   if (const Json* kwargs = find_field(body, "chat_template_kwargs")) {
     if (!kwargs->is_object()) throw bad_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");
@@ -143,8 +128,13 @@ ChatRenderRequest read_conversation(const Json& body) {
 ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   ChatRequest chat;
   chat.render = read_conversation(body);
-  chat.parse_tool_calls = !chat.render.tools.is_null();
+  chat.tool_choice = read_tool_choice(body, chat.render.tools);
+  chat.parse_tool_calls = !chat.render.tools.is_null() && chat.tool_choice.mode != ToolChoiceMode::kNone;
   read_response_format(body, chat);
+  if (chat.tool_choice.forced && (chat.json_object || chat.json_schema))
+    throw bad_request("tool_choice forces a tool call and response_format asks for JSON; both constrain the "
+                      "output, so give only one of them",
+                      "response_format");
   chat.fields = read_generation_fields(body, vocab_size);
   chat.stream = read_bool(body, "stream").value_or(false);
   if (const Json* options = find_field(body, "stream_options")) {

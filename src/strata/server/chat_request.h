@@ -1,6 +1,7 @@
 // A /v1/chat/completions body read into what the template and the engine need: the
 // conversation (content-part arrays joined to text, tool-call arguments given to the
-// template as objects), the tools unless tool_choice is "none", and the generation fields.
+// template as objects), the tools (rendered whatever tool_choice says, as vLLM does), the
+// tool choice, the output constraint and the generation fields.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "strata/server/generation_fields.h"
 #include "strata/server/json_fields.h"
+#include "strata/server/tool_choice.h"
 #include "strata/text/chat_template.h"
 
 namespace strata::server {
@@ -20,6 +22,7 @@ struct ChatRequest {
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
   bool parse_tool_calls = false;  // tools given and tool_choice is not "none"
+  ToolChoice tool_choice;         // its `forced` calls are enforced by constrained decoding
   bool json_object = false;       // response_format {"type": "json_object"}: enforced
   std::shared_ptr<const CompiledSchema> json_schema;  // response_format json_schema: enforced
 };
@@ -27,7 +30,7 @@ struct ChatRequest {
 // A 400 naming the field for anything malformed.
 ChatRequest read_chat_request(const Json& body, int64_t vocab_size);
 
-// The conversation part alone (also used by /tokenize): messages, tools, tool_choice,
+// The conversation part alone (also used by /tokenize): messages, tools,
 // chat_template_kwargs, add_generation_prompt.
 ChatRenderRequest read_conversation(const Json& body);
 

@@ -50,6 +50,12 @@ CompletionRequest read_completion_request(const Json& body, int64_t vocab_size) 
     throw bad_request("'suffix' (fill-in-the-middle) is not supported by this server; leave it out", "suffix");
   c.prompts = read_prompts(*prompt, vocab_size);
   c.fields = read_generation_fields(body, vocab_size);
+  if (const std::optional<int64_t> best_of = read_int(body, "best_of", 1, kMaxChoices);
+      best_of && *best_of != c.fields.request.n)
+    throw bad_request(fmt::format("'best_of' {} asks for the best {} of {} choices, which this server does not "
+                                  "rank; leave best_of out or set it to n",
+                                  *best_of, c.fields.request.n, *best_of),
+                      "best_of");
   const int64_t num_choices = static_cast<int64_t>(c.prompts.size()) * c.fields.request.n;
   if (num_choices > kMaxSequencesPerRequest)
     throw bad_request(fmt::format("{} prompts x n = {} asks for {} choices; at most {} per request: send fewer "

@@ -1,6 +1,7 @@
 // A /v1/completions body: the prompts (a string, an array of strings, an array of token ids,
 // or an array of such arrays; each prompt gets its own n choices), echo, logprobs, and the
-// generation fields. `suffix` (fill-in-the-middle) is refused: no served model supports it.
+// generation fields. `suffix` (fill-in-the-middle) is refused: no served model supports it;
+// `best_of` only equal to n (nothing is ranked).
 #pragma once
 
 #include <optional>

@@ -1,5 +1,8 @@
 #include "strata/server/generation_fields.h"
 
+#include <charconv>
+#include <map>
+
 #include <fmt/format.h>
 
 #include "strata/server/api_error.h"
@@ -42,12 +45,40 @@ SamplingParams read_sampling(const Json& body) {
   return p;
 }
 
+// OpenAI's {"token id": bias}, ids as decimal strings; a repeated id keeps its last bias.
+std::vector<LogitBias> read_logit_bias(const Json& body, int64_t vocab_size) {
+  const Json* bias = find_field(body, "logit_bias");
+  if (bias == nullptr) return {};
+  if (!bias->is_object() || bias->size() > kMaxLogitBiasTokens)
+    throw bad_request(fmt::format("'logit_bias' must be an object of at most {} entries mapping token ids (as "
+                                  "strings) to biases in [-100, 100], got {}",
+                                  kMaxLogitBiasTokens, describe(*bias)),
+                      "logit_bias");
+  std::map<int32_t, float> by_id;
+  for (const auto& [key, value] : bias->items()) {
+    int64_t id = -1;
+    const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (error != std::errc() || end != key.data() + key.size() || key.empty() || id < 0 || id >= vocab_size)
+      throw bad_request(fmt::format("'logit_bias' key {} is not a token id in [0, {})", describe(Json(key)), vocab_size),
+                        "logit_bias");
+    if (!value.is_number() || !(value.get<double>() >= -100.0 && value.get<double>() <= 100.0))
+      throw bad_request(fmt::format("'logit_bias' value for token {} must be a number in [-100, 100], got {}", id,
+                                    describe(value)),
+                        "logit_bias");
+    by_id[static_cast<int32_t>(id)] = static_cast<float>(value.get<double>());
+  }
+  std::vector<LogitBias> out;
+  for (const auto& [id, b] : by_id) out.push_back({.token_id = id, .bias = b});
+  return out;
+}
+
 }  // namespace
 
 GenerationFields read_generation_fields(const Json& body, int64_t vocab_size) {
   GenerationFields f;
   GenerationRequest& r = f.request;
   r.sampling = read_sampling(body);
+  r.sampling.logit_bias = read_logit_bias(body, vocab_size);
   std::optional<int64_t> max_tokens = read_int(body, "max_completion_tokens", 1, INT32_MAX);
   if (!max_tokens) max_tokens = read_int(body, "max_tokens", 1, INT32_MAX);
   f.max_tokens_given = max_tokens.has_value();

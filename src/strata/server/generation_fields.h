@@ -1,5 +1,5 @@
 // The sampling and stopping fields chat and completions share (temperature, top_p, top_k,
-// min_p, penalties, seed, stop, n, max_tokens, ignore_eos, priority), read into a
+// min_p, penalties, logit_bias, seed, stop, n, max_tokens, ignore_eos, priority), read into a
 // GenerationRequest, and the context-length check both endpoints apply to a prompt.
 #pragma once
 

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace strata::server {
 
@@ -34,6 +36,7 @@ struct HttpReply {
   std::string body;                     // when events is null
   std::string content_type = "application/json";
   std::shared_ptr<EventSource> events;  // text/event-stream
+  std::vector<std::pair<std::string, std::string>> headers;  // extra, e.g. x-request-id
 };
 
 }  // namespace strata::server

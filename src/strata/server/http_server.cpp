@@ -1,6 +1,7 @@
 #include "strata/server/http_server.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,7 @@
 #include "strata/server/http/reply_writer.h"
 #include "strata/server/http/response_bytes.h"
 #include "strata/server/metrics_text.h"
+#include "strata/server/models_endpoint.h"
 #include "strata/server/openai_objects.h"
 #include "strata/server/text_completion.h"
 #include "strata/server/tokenize_endpoints.h"
@@ -21,20 +23,12 @@ namespace {
 
 using http::HttpRequest;
 using http::HttpResponse;
-using Handler = HttpReply (*)(const ServedModel&, const HttpRequest&, const ClientWatch&);
-
-HttpReply models_reply(const ServedModel& m) {
-  auto card = [&m](const std::string& id, const std::string& root) {
-    return Json{{"id", id}, {"object", "model"}, {"created", m.created_unix}, {"owned_by", "strata"},
-                {"root", root}, {"max_model_len", m.service->max_model_len()}};
-  };
-  Json cards = Json::array({card(m.served_name, m.model_path)});
-  for (size_t i = 0; i < m.lora_names.size(); ++i) {
-    cards.push_back(card(m.lora_names[i], m.lora_paths[i]));
-    cards.back()["parent"] = m.served_name;
-  }
-  return {.body = dump_json(Json{{"object", "list"}, {"data", cards}})};
-}
+// What a handler may read besides the request.
+struct RouteContext {
+  const ServedModel& model;
+  const RequestFieldPolicy& fields;
+};
+using Handler = HttpReply (*)(const RouteContext&, const HttpRequest&, const ClientWatch&);
 
 struct Route {
   const char* method;
@@ -42,18 +36,33 @@ struct Route {
   bool open;        // served without the API key (probes)
   bool generation;  // refused with 503 while draining
   Handler handler;  // null: answered on the event loop (probes: cheap, and never queued behind streams)
+  bool prefix = false;  // also serves paths under path (path ends in '/': the rest is an id)
 };
 
 constexpr Route kRoutes[] = {
     {"POST", "/v1/chat/completions", false, true,
-     [](const ServedModel& m, const HttpRequest& r, const ClientWatch& c) { return chat_completion(m, parse_body(r.body), c); }},
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kChatCompletions);
+       return chat_completion(c.model, body, w);
+     }},
     {"POST", "/v1/completions", false, true,
-     [](const ServedModel& m, const HttpRequest& r, const ClientWatch& c) { return text_completion(m, parse_body(r.body), c); }},
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kCompletions);
+       return text_completion(c.model, body, w);
+     }},
     {"POST", "/tokenize", false, false,
-     [](const ServedModel& m, const HttpRequest& r, const ClientWatch&) { return tokenize(m, parse_body(r.body)); }},
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) { return tokenize(c.model, parse_body(r.body)); }},
     {"POST", "/detokenize", false, false,
-     [](const ServedModel& m, const HttpRequest& r, const ClientWatch&) { return detokenize(m, parse_body(r.body)); }},
-    {"GET", "/v1/models", false, false, [](const ServedModel& m, const HttpRequest&, const ClientWatch&) { return models_reply(m); }},
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) { return detokenize(c.model, parse_body(r.body)); }},
+    {"GET", "/v1/models", false, false,
+     [](const RouteContext& c, const HttpRequest&, const ClientWatch&) { return list_models(c.model); }},
+    {"GET", "/v1/models/", false, false,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) {
+       return retrieve_model(c.model, std::string_view(r.path).substr(std::string_view("/v1/models/").size()));
+     },
+     /*prefix=*/true},
     {"GET", "/metrics", true, false, nullptr},
     {"GET", "/health", true, false, nullptr},
 };
@@ -61,16 +70,18 @@ constexpr Route kRoutes[] = {
 const Route* find_route(const std::string& path) {
   for (const Route& r : kRoutes)
     if (path == r.path) return &r;
+  for (const Route& r : kRoutes)
+    if (r.prefix && path.size() > std::strlen(r.path) && path.starts_with(r.path)) return &r;
   return nullptr;
 }
 
 HttpReply error_reply(const ApiError& e) { return {.status = e.status, .body = dump_json(error_body(e))}; }
 
 // Runs one handler under a catch-all: every failure becomes an OpenAI error body.
-HttpReply run_handler(const Route& route, const ServedModel& model, const HttpRequest& request,
+HttpReply run_handler(const Route& route, const RouteContext& context, const HttpRequest& request,
                       const ClientWatch& client) {
   try {
-    return route.handler(model, request, client);
+    return route.handler(context, request, client);
   } catch (const ApiError& e) {
     return error_reply(e);
   } catch (const Error& e) {
@@ -98,11 +109,20 @@ http::LoopOptions loop_options(const ServerOptions& o) {
 
 }  // namespace
 
-HttpServer::HttpServer(const ServedModel& model, const ServerOptions& options) : model_(model), options_(options) {}
+HttpServer::HttpServer(const ServedModel& model, const ServerOptions& options)
+    : model_(model), options_(options), fields_(options.ignore_unknown_fields), headers_(options.allowed_origins) {}
 
 HttpServer::~HttpServer() = default;
 
 std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request) const {
+  if (std::optional<HttpResponse> preflight = headers_.preflight(request)) return preflight;  // before the key
+  std::optional<HttpResponse> response = route_inline(request);
+  if (response)
+    for (auto& header : headers_.for_request(request)) response->headers.push_back(std::move(header));
+  return response;
+}
+
+std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request) const {
   const Route* route = find_route(request.path);
   const std::string* authorization = request.header("authorization");
   if ((route == nullptr || !route->open) && !options_.api_key.empty() &&
@@ -134,7 +154,9 @@ void HttpServer::answer(http::Exchange& exchange) const {
   const HttpRequest& request = exchange.request();
   const Route* route = find_route(request.path);
   STRATA_CHECK(route != nullptr && route->handler != nullptr);  // answer_inline let it through
-  http::write_reply(run_handler(*route, model_, request, exchange.client()), exchange);
+  HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_}, request, exchange.client());
+  reply.headers = headers_.for_request(request);
+  http::write_reply(std::move(reply), exchange);
 }
 
 int HttpServer::bind() {

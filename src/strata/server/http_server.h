@@ -1,7 +1,8 @@
-// HttpServer: the OpenAI-compatible HTTP front: routes, the API key, OpenAI error bodies for
-// everything refused, and server-sent events for streams, served by the event loop and
-// worker pool of http/ (limits on connections, time and sizes: ServerOptions). Every
-// handler runs under a catch-all, so no request can take the process down.
+// HttpServer: the OpenAI-compatible HTTP front: routes, the API key, the request fields each
+// route takes, OpenAI error bodies for everything refused, x-request-id and CORS headers, and
+// server-sent events for streams, served by the event loop and worker pool of http/ (limits
+// on connections, time and sizes: ServerOptions). Every handler runs under a catch-all, so
+// no request can take the process down.
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,8 @@
 #include <mutex>
 #include <optional>
 
+#include "strata/server/request_field_policy.h"
+#include "strata/server/response_headers.h"
 #include "strata/server/served_model.h"
 #include "strata/server/server_options.h"
 
@@ -40,14 +43,18 @@ class HttpServer {
   bool accepting() const { return serving_ && !draining_; }
 
  private:
-  // On the event loop: the answers that need no worker (401, 404, 405, /health, /metrics,
-  // 503 while draining); nullopt for the rest.
+  // On the event loop: the answers that need no worker (CORS preflights, 401, 404, 405,
+  // /health, /metrics, 503 while draining) with their headers; nullopt for the rest.
   std::optional<http::HttpResponse> answer_inline(const http::HttpRequest& request) const;
+  // The same without the headers every answer carries.
+  std::optional<http::HttpResponse> route_inline(const http::HttpRequest& request) const;
   // On a worker.
   void answer(http::Exchange& exchange) const;
 
   const ServedModel& model_;
   ServerOptions options_;
+  RequestFieldPolicy fields_;
+  ResponseHeaders headers_;
   std::unique_ptr<http::EventLoop> loop_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> serving_{false};

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::server {
 
@@ -21,6 +22,8 @@ struct ServerOptions {
   double send_timeout_s = 30;               // a client that takes no byte of its answer for this long is dropped
   int max_connections = 1024;               // open at once; more get 503
   int max_connections_per_client = 64;      // from one IP address; more get 503
+  std::vector<std::string> allowed_origins; // CORS: browser origins let in, or "*"; empty: CORS off
+  bool ignore_unknown_fields = false;       // request fields nobody defines: ignored (logged once) instead of 400
 };
 
 }  // namespace strata::server

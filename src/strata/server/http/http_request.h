@@ -10,12 +10,14 @@
 
 namespace strata::server::http {
 
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
 struct HttpRequest {
   std::string method;
   std::string target;       // as sent: the path and any query
   std::string path;         // the target up to '?'
   int version_minor = 1;    // HTTP/1.0 or HTTP/1.1
-  std::vector<std::pair<std::string, std::string>> headers;
+  HeaderList headers;
   std::string body;
   bool keep_alive = true;   // HTTP/1.1 unless "Connection: close"; HTTP/1.0 only with keep-alive
 
@@ -39,7 +41,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra, e.g. Allow
+  HeaderList headers;  // extra, e.g. Allow
 };
 
 }  // namespace strata::server::http

@@ -10,8 +10,10 @@ const char* reason_phrase(int status) {
   switch (status) {
     case 100: return "Continue";
     case 200: return "OK";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -36,10 +38,14 @@ std::string response_bytes(const HttpResponse& response, bool keep_alive) {
   return out;
 }
 
-std::string stream_head(int status, std::string_view content_type, bool chunked, bool keep_alive) {
-  return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\n{}Connection: {}\r\n\r\n",
-                     status, reason_phrase(status), content_type, chunked ? "Transfer-Encoding: chunked\r\n" : "",
+std::string stream_head(int status, std::string_view content_type, bool chunked, bool keep_alive,
+                        const HeaderList& headers) {
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\n", status,
+                                reason_phrase(status), content_type);
+  for (const auto& [name, value] : headers) out += fmt::format("{}: {}\r\n", name, value);
+  out += fmt::format("{}Connection: {}\r\n\r\n", chunked ? "Transfer-Encoding: chunked\r\n" : "",
                      keep_alive ? "keep-alive" : "close");
+  return out;
 }
 
 std::string chunk_bytes(std::string_view data) {

@@ -15,8 +15,9 @@ const char* reason_phrase(int status);
 // A whole answer with Content-Length; "Connection: close" unless keep_alive.
 std::string response_bytes(const HttpResponse& response, bool keep_alive);
 // The head of a streamed answer: chunked when `chunked` (HTTP/1.1), else delimited by the
-// connection's close.
-std::string stream_head(int status, std::string_view content_type, bool chunked, bool keep_alive);
+// connection's close; `headers` are added as they are.
+std::string stream_head(int status, std::string_view content_type, bool chunked, bool keep_alive,
+                        const HeaderList& headers = {});
 // One chunk of a chunked body (never empty: an empty chunk would end the body).
 std::string chunk_bytes(std::string_view data);
 inline constexpr std::string_view kLastChunk = "0\r\n\r\n";

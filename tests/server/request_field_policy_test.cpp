@@ -1,0 +1,68 @@
+// The fields each generation route takes: implemented ones pass (their readers check values),
+// output-neutral hints pass with sensible values, known but unimplemented fields (OpenAI's
+// and vLLM's) are 400s naming them, unknown ones too unless ignored (then logged once).
+#include <gtest/gtest.h>
+
+#include "strata/server/api_error.h"
+#include "strata/server/request_field_policy.h"
+
+namespace strata::server {
+namespace {
+
+std::string refused_param(const RequestFieldPolicy& policy, const char* body, ApiRoute route) {
+  try {
+    policy.check(Json::parse(body), route);
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    return e.param;
+  }
+  return "ok";
+}
+
+constexpr ApiRoute kChat = ApiRoute::kChatCompletions, kCompletions = ApiRoute::kCompletions;
+
+TEST(RequestFieldPolicy, ImplementedFieldsAndHintsPass) {
+  const RequestFieldPolicy policy(false);
+  EXPECT_EQ(refused_param(policy, R"({"model": "m", "messages": [], "tools": [], "tool_choice": "auto",
+      "parallel_tool_calls": true, "logit_bias": {}, "top_k": 3, "chat_template_kwargs": {}, "user": "u",
+      "metadata": {"k": "v"}, "store": false, "service_tier": "auto", "modalities": ["text"],
+      "prompt_cache_key": "k", "safety_identifier": "s", "functions": null, "audio": null})", kChat),
+            "ok");
+  EXPECT_EQ(refused_param(policy, R"({"prompt": "p", "echo": true, "best_of": 1, "suffix": "",
+      "return_token_ids": true, "logit_bias": {}, "user": "u"})", kCompletions),
+            "ok");
+}
+
+TEST(RequestFieldPolicy, KnownButUnimplementedAreNamed) {
+  const RequestFieldPolicy policy(/*ignore_unknown_fields=*/true);  // refused all the same
+  const std::pair<const char*, const char*> chat[] = {
+      {R"({"reasoning_effort": "low"})", "reasoning_effort"}, {R"({"functions": []})", "functions"},
+      {R"({"audio": {}})", "audio"}, {R"({"store": true})", "store"}, {R"({"service_tier": "flex"})", "service_tier"},
+      {R"({"modalities": ["text", "audio"]})", "modalities"}, {R"({"prediction": {}})", "prediction"},
+      {R"({"web_search_options": {}})", "web_search_options"}, {R"({"verbosity": "low"})", "verbosity"},
+      {R"({"echo": true})", "echo"}, {R"({"prompt_logprobs": 1})", "prompt_logprobs"},
+      {R"({"min_tokens": 2})", "min_tokens"}, {R"({"guided_json": {}})", "guided_json"},
+      {R"({"user": 5})", "user"}, {R"({"metadata": "x"})", "metadata"}};
+  for (const auto& [body, param] : chat) EXPECT_EQ(refused_param(policy, body, kChat), param) << body;
+  EXPECT_EQ(refused_param(policy, R"({"prompt_logprobs": 1})", kCompletions), "prompt_logprobs");
+  EXPECT_EQ(refused_param(policy, R"({"response_format": {}})", kCompletions), "response_format");
+  EXPECT_EQ(refused_param(policy, R"({"messages": []})", kCompletions), "ok");  // unknown there, ignored
+}
+
+TEST(RequestFieldPolicy, UnknownFieldsAre400UnlessIgnored) {
+  const RequestFieldPolicy strict(false), lenient(true);
+  EXPECT_EQ(refused_param(strict, R"({"temprature": 0.5})", kChat), "temprature");
+  EXPECT_EQ(refused_param(strict, R"({"messages": []})", kCompletions), "messages");
+  EXPECT_EQ(refused_param(strict, R"({"prompt": "p"})", kChat), "prompt");
+  EXPECT_EQ(refused_param(lenient, R"({"temprature": 0.5, "x": 1})", kChat), "ok");
+  const std::string long_name(5000, 'k');
+  EXPECT_EQ(refused_param(strict, ("{\"" + long_name + "\": 1}").c_str(), kChat).size(), 64u);
+  try {
+    strict.check(Json{{long_name, 1}}, kChat);
+  } catch (const ApiError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300u);  // a message never grows with the input
+  }
+}
+
+}  // namespace
+}  // namespace strata::server
