@@ -38,7 +38,9 @@ TEST(JsonTokenMask, AllowsExactlyTheTokensThatKeepAValidPrefix) {
     JsonGrammar s;
     ASSERT_TRUE(s.feed(prefix)) << prefix;
     const int64_t count = test::expect_mask_is_brute_force(tokenizer, mask, s, prefix);
-    if (!s.done()) EXPECT_GT(count, 0) << prefix;
+    if (!s.done()) {
+      EXPECT_GT(count, 0) << prefix;
+    }
   }
 }
 

@@ -71,8 +71,9 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
   // qwen3_next's and nemotron_h_moe's random weights never repeat themselves within 48
   // tokens: they check rejections (the SSM state rolled back to the first token) only;
   // mamba2 checks accepted drafts on a recurrent model.
-  if (GetParam() != "qwen3_next" && GetParam() != "nemotron_h_moe")
+  if (GetParam() != "qwen3_next" && GetParam() != "nemotron_h_moe") {
     EXPECT_GT(stats_.spec_accepted_tokens_total, 0u) << "no draft was accepted: the test proves less";
+  }
   for (size_t i = 0; i < requests.size(); ++i)
     for (size_t c = 0; c < plain_with_stop[i].size(); ++c) {
       const test::ChoiceResult &want = plain_with_stop[i][c], &got = speculative[i][c];
