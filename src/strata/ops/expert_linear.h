@@ -1,6 +1,6 @@
 // Expert products for decode-sized MoE steps: one row per (token, choice) pair in pair order
 // (t * k + j), each read against its chosen expert's weights, without grouping the pairs by
-// expert first. At one or two tokens grouping, gathering and inverting cost more launches
+// expert first. At up to 8 tokens grouping, gathering and inverting cost more launches
 // than the products; the grouped path (moe.h) stays for larger steps.
 #pragma once
 
