@@ -12,8 +12,8 @@
 # concurrency 1, 16 and 64: TTFT and TPOT through HTTP streaming.
 # Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
 # skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
-# HF_ENGINE_ARGS, STARTUP_TIMEOUT. The device tool returns at most 8 files: run several modes
-# into subfolders of $OUT and tar them into one file at the end of the call.
+# HF_ENGINE_ARGS, STARTUP_TIMEOUT, SERVE_BENCH_ARGS (the serve mode's prompt set). The device
+# tool returns at most 8 files: run several modes into subfolders of $OUT and tar them into one file at the end of the call.
 set -uo pipefail
 OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli|serve]}
 WHAT=${2:-all}
@@ -113,8 +113,9 @@ if [ "$WHAT" = serve ]; then
   for _ in $(seq 180); do python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:8765/health")' 2> /dev/null && break; sleep 1; done
   for conc in 1 16 64; do
     PYTHONUNBUFFERED=1 timeout 120 python3 "$ROOT/bench/serve_bench.py" --base-url http://127.0.0.1:8765 \
-      --num-prompts $((conc * 4 > 16 ? conc * 4 : 16)) --max-concurrency $conc --random-input-len 512 \
-      --random-output-len 128 --json "$OUT/serve_c$conc.json" 2>&1 | tail -12 | tee -a "$OUT/serve_bench.txt"
+      --num-prompts $((conc * 4 > 16 ? conc * 4 : 16)) --max-concurrency $conc \
+      ${SERVE_BENCH_ARGS:---random-input-len 512 --random-output-len 128} --json "$OUT/serve_c$conc.json" 2>&1 |
+      tail -12 | tee -a "$OUT/serve_bench.txt"
   done
   kill -TERM $SERVER; wait $SERVER; echo "serve exit status $?" | tee -a "$OUT/serve_bench.txt"
 fi

@@ -13,6 +13,7 @@
 #include "strata/ops/linear.h"
 #if defined(STRATA_WITH_CUDA)
 #include "strata/backend/cuda/cuda_check.h"
+#include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
 #include "strata/ops/cuda/stream_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
@@ -102,6 +103,25 @@ TEST_F(CudaDenseLinear, GatedInputAndAccumulateMatchCpu) {
     }
   }
 }
+
+#if defined(STRATA_WITH_CUDA)
+// Prefill row counts of one bucket (33-64): the first is tuned, the others take its algorithm
+// where cuBLASLt accepts it; each exact m still gets a plan of its own, and all match the CPU.
+TEST_F(CudaDenseLinear, RowCountsOfABucketShareTheTunedAlgorithm) {
+  const DenseShape s{"qkv", 6144, 4096};
+  const Tensor w = random_rounded({s.n, s.k}, 650, -0.05f, 0.05f), gw = gpu_bf16(w), w_bf16 = to_bf16_host(w);
+  const int64_t plans_before = cuda::gemm_plan_count();
+  for (const int64_t m : {40, 33, 47, 64}) {
+    const Tensor x = random_rounded({m, s.k}, 651 + m);
+    Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+    ops::linear(x, w_bf16, Tensor(), ref);
+    Tensor out = poisoned(DType::kBF16, {m, s.n});
+    ops::linear(gpu_bf16(x), gw, Tensor(), out);
+    expect_close(*gpu_, out, ref, kBf16Tolerance, label(s, m, DType::kBF16, false));
+  }
+  EXPECT_EQ(cuda::gemm_plan_count() - plans_before, 4);
+}
+#endif
 
 #if defined(STRATA_WITH_CUDA)
 // The bulk kernel itself at every row count it takes, odd N and a K that splits over warps.

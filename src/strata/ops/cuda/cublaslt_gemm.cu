@@ -3,6 +3,7 @@
 // B = X (k x m, ld k), D (n x m, ld n). The epilogue's bias runs along D's rows = n.
 #include <cublasLt.h>
 
+#include <bit>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,11 @@ struct PlanKey {
   auto tie() const { return std::tie(m, n, k, out_dtype, bias, align_w, align_x, align_out); }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
+
+// Plans are made per exact m, tuned choices kept per m bucket: serving steps meet a new m
+// (a prompt chunk plus decode rows) nearly every step, and timing candidates for each would
+// stall that step by milliseconds per shape.
+int64_t m_bucket(int64_t m) { return m <= 16 ? m : static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(m))); }
 
 struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
@@ -83,13 +89,17 @@ class LtContext {
 
  private:
   bool try_make(const PlanKey& key, bool fuse_bias, const GemmArgs& args, cudaStream_t stream, Plan& plan);
+  cublasLtMatmulAlgo_t pick_algo(const PlanKey& key, const Plan& plan, const cublasLtMatmulHeuristicResult_t* results,
+                                 int count, const GemmArgs& args, cudaStream_t stream);
+  bool applies(const Plan& plan, const cublasLtMatmulAlgo_t& algo);
   int fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* results, int count,
-              const GemmArgs& args, cudaStream_t stream);
+              const GemmArgs& args, cudaStream_t stream, bool& tuned);
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   std::mutex mutex_;
   std::map<PlanKey, Plan> plans_;
+  std::map<std::pair<PlanKey, bool>, cublasLtMatmulAlgo_t> tuned_;  // (key with m bucketed, fused bias)
 };
 
 bool LtContext::try_make(const PlanKey& key, bool fuse_bias, const GemmArgs& args, cudaStream_t stream,
@@ -131,17 +141,40 @@ bool LtContext::try_make(const PlanKey& key, bool fuse_bias, const GemmArgs& arg
     return false;
   }
   plan.fused_bias = fuse_bias;
-  plan.algo = results[fastest(plan, results, found, args, stream)].algo;
+  plan.algo = pick_algo(key, plan, results, found, args, stream);
   return true;
+}
+
+// The bucket's tuned algorithm where cuBLASLt accepts it for this m; else the fastest
+// candidate here, which becomes the bucket's if it was timed.
+cublasLtMatmulAlgo_t LtContext::pick_algo(const PlanKey& key, const Plan& plan,
+                                          const cublasLtMatmulHeuristicResult_t* results, int count,
+                                          const GemmArgs& args, cudaStream_t stream) {
+  PlanKey bucket = key;
+  bucket.m = m_bucket(key.m);
+  const auto tune_key = std::make_pair(bucket, plan.fused_bias);
+  if (auto it = tuned_.find(tune_key); it != tuned_.end() && applies(plan, it->second)) return it->second;
+  bool tuned = false;
+  const cublasLtMatmulAlgo_t algo = results[fastest(plan, results, count, args, stream, tuned)].algo;
+  if (tuned) tuned_[tune_key] = algo;
+  return algo;
+}
+
+bool LtContext::applies(const Plan& plan, const cublasLtMatmulAlgo_t& algo) {
+  cublasLtMatmulHeuristicResult_t check{};
+  return cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.d, plan.d, &algo, &check) ==
+             CUBLAS_STATUS_SUCCESS &&
+         check.workspaceSize <= kWorkspaceBytes;
 }
 
 // Times each candidate on the real operands (a few runs after one warm-up) and keeps the
 // fastest; inside graph capture nothing can run, so the heuristic's first choice stays.
 int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* results, int count,
-                       const GemmArgs& args, cudaStream_t stream) {
+                       const GemmArgs& args, cudaStream_t stream, bool& tuned) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   STRATA_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   if (count <= 1 || !args.autotune || capture != cudaStreamCaptureStatusNone) return 0;
+  tuned = true;
   if (plan.fused_bias)
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &args.bias, sizeof(args.bias)));
