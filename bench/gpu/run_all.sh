@@ -13,7 +13,8 @@
 # Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
 # skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
 # HF_ENGINE_ARGS, STARTUP_TIMEOUT, SERVE_BENCH_ARGS (the serve mode's prompt set). The device
-# tool returns at most 8 files: run several modes into subfolders of $OUT and tar them into one file at the end of the call.
+# tool returns at most 8 files: run several modes into subfolders of $OUT and tar them into
+# one file at the end of the call.
 set -uo pipefail
 OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli|serve]}
 WHAT=${2:-all}
