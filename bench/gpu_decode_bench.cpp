@@ -1,9 +1,10 @@
-// GPU throughput of the real engine path (ModelRunner) on dummy bf16 weights: decode
+// GPU throughput of the real engine path (ModelRunner) on dummy bf16 (or FP8) weights: decode
 // tokens/s per batch size at a given context, prefill tokens/s of one long prompt, and the
 // time to first token of a shorter one, each against its roofline. Hybrid models keep one
 // SSM state slot per sequence in device memory. Writes JSON lines.
 //   gpu_decode_bench --model DIR [--batches 1,8,32,128,256] [--context 1024] [--steps 32]
 //                    [--prefill 4096] [--ttft 1024] [--json FILE] [--no-graphs] [--profile]
+//                    [--quantization fp8]
 // --profile: after the warm-up, one step of each benchmark between cudaProfilerStart and
 // Stop (for `ncu --profile-from-start off`), no timing.
 #include <algorithm>
@@ -36,6 +37,7 @@ struct BenchOptions {
   std::string json;
   bool graphs = true;
   bool profile = false;
+  std::string quantization = "none";  // fp8: the linears' dummy weights quantized as --quantization fp8 does
 };
 
 // Brackets one step for a profiler started with --profile-from-start off.
@@ -83,6 +85,7 @@ BenchOptions parse_args(int argc, char** argv) {
     else if (a == "--json") o.json = next();
     else if (a == "--no-graphs") o.graphs = false;
     else if (a == "--profile") o.profile = true;
+    else if (a == "--quantization") o.quantization = next();
     else fail("unknown flag '{}'; see the usage at the top of gpu_decode_bench.cpp", a);
   }
   if (o.model.empty()) fail("--model DIR is required (a folder with config.json)");
@@ -110,8 +113,10 @@ ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers) {
   const double expert_params =
       cost.num_experts * 3.0 * c.hidden_size * static_cast<double>(c.raw.value("moe_intermediate_size", 0)) *
       c.num_hidden_layers;
-  cost.expert_bytes = 2 * expert_params;
-  cost.weight_bytes = 2 * (params - expert_params);
+  cost.expert_bytes = 2 * expert_params;  // experts stay bf16 on the GPU, FP8 or not
+  // Bytes as stored (FP8 linears: 132 bytes per 128 values); the embedding table is not read.
+  cost.weight_bytes = static_cast<double>(m.weights->num_bytes()) - (c.tie_word_embeddings ? 0 : 2 * embed) -
+                      cost.expert_bytes;
   cost.matmul_params = params - expert_params + (cost.num_experts > 0 ? expert_params * cost.top_k / cost.num_experts : 0);
   cost.kv_bytes_per_token = 2.0 * num_kv_layers * c.num_key_value_heads * c.head_dim * 2;
   cost.attn_flops_factor = 4.0 * num_kv_layers * c.num_attention_heads * c.head_dim;  // QK^T + PV
@@ -268,7 +273,9 @@ int run(int argc, char** argv) {
   std::unique_ptr<Backend> backend = make_cuda_backend(0);
   if (!backend) fail("no CUDA GPU visible (or a build without CUDA)");
   const double t0 = now_seconds();
-  LoadedModel m = load_model({.model_path = o.model, .load_format = LoadFormat::kDummy}, *backend);
+  LoadedModel m = load_model({.model_path = o.model, .load_format = LoadFormat::kDummy,
+                              .quantization = parse_weight_quantization(o.quantization)},
+                             *backend);
   backend->synchronize();
   const double load_s = now_seconds() - t0;
   const int64_t max_batch = std::max<int64_t>(1, *std::max_element(o.batches.begin(), o.batches.end()));

@@ -23,6 +23,8 @@
 
 #include "strata/backend/cuda/cuda_check.h"
 #include "strata/ops/cuda/cublaslt_gemm.h"
+#include "strata/ops/cuda/fp8_convert.h"
+#include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/stream_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
@@ -160,34 +162,48 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
   }
 }
 
-// Dense decode linears: the op's pick, cuBLASLt, the bulk-copy GEMV and the persistent streaming GEMV.
+// Dense decode linears: the op's pick, cuBLASLt, the bulk-copy GEMV and the persistent streaming GEMV;
+// the same weights in FP8 through the op and each FP8 GEMV variant (TB/s of the FP8 bytes).
 void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts) {
   const Tensor w = random_bf16(gpu, {s.n, s.k}, 11);
+  const Tensor w8 = gpu.empty(DType::kF8_E4M3_B128, {s.n, s.k});
+  cuda::quantize_bf16_to_fp8_b128(w.data(), s.n, s.k, w8.data());
   for (const int64_t m : row_counts) {
     const Tensor x = random_bf16(gpu, {m, s.k}, 12 + m), out = gpu.empty(s.out_dtype, {m, s.n});
     const cuda::GroupedGemmArgs args{.x = x.data(), .weight = w.data(), .offsets = nullptr, .out = out.data(),
                                      .out_dtype = s.out_dtype, .num_experts = 1, .m = m, .n = s.n, .k = s.k};
     const double bytes = s.n * s.k * 2.0 + m * s.k * 2.0 + m * s.n * static_cast<double>(dtype_bytes(s.out_dtype, 1));
-    auto report = [&](const std::string& kernel, double ms) {
+    const double fp8_bytes = bytes - s.n * s.k * 2.0 + static_cast<double>(w8.nbytes());
+    auto report = [&](const std::string& kernel, double ms, double moved) {
       std::printf("%s\n", fmt::format(R"({{"shape":"{}","tokens":{},"kernel":"{}","us":{:.1f},"tb_s":{:.2f}}})", s.name,
-                                      m, kernel, ms * 1e3, bytes / (ms * 1e-3) / 1e12).c_str());
+                                      m, kernel, ms * 1e3, moved / (ms * 1e-3) / 1e12).c_str());
     };
-    report("op", time_ms(timer, [&] { ops::linear(x, w, Tensor(), out); }));
+    report("op", time_ms(timer, [&] { ops::linear(x, w, Tensor(), out); }), bytes);
     report("cublaslt", time_ms(timer, [&] {
              cuda::gemm_bf16({.weight = w.data(), .x = x.data(), .out = out.data(), .out_dtype = s.out_dtype,
                               .m = m, .n = s.n, .k = s.k},
                              cuda::current_stream());
-           }));
+           }),
+           bytes);
     if (cuda::bulk_gemv_supported(args))
-      report("gemv", time_ms(timer, [&] { cuda::bulk_gemv(args, cuda::current_stream()); }));
+      report("gemv", time_ms(timer, [&] { cuda::bulk_gemv(args, cuda::current_stream()); }), bytes);
     if (cuda::stream_gemv_supported(args))
-      report("stream", time_ms(timer, [&] { cuda::stream_gemv(args, cuda::current_stream()); }));
+      report("stream", time_ms(timer, [&] { cuda::stream_gemv(args, cuda::current_stream()); }), bytes);
     const std::pair<const char*, cuda::WarpGemvVariant> variants[] = {
         {"warp-f1u8", cuda::WarpGemvVariant::kRows1Unroll8}, {"warp-f2u4", cuda::WarpGemvVariant::kRows2Unroll4},
         {"warp-f4u2", cuda::WarpGemvVariant::kRows4Unroll2}, {"warp-f2u8", cuda::WarpGemvVariant::kRows2Unroll8}};
     if (cuda::warp_gemv_supported(args))
       for (const auto& [name, variant] : variants)
-        report(name, time_ms(timer, [&] { cuda::warp_gemv(args, cuda::current_stream(), variant); }));
+        report(name, time_ms(timer, [&] { cuda::warp_gemv(args, cuda::current_stream(), variant); }), bytes);
+    report("fp8-op", time_ms(timer, [&] { ops::linear(x, w8, Tensor(), out); }), fp8_bytes);
+    const cuda::Fp8GemvArgs fp8{.x = x.data(), .weight = w8.data(), .out = out.data(), .out_dtype = s.out_dtype,
+                                .m = m, .n = s.n, .k = s.k};
+    const std::pair<const char*, cuda::Fp8GemvVariant> fp8_variants[] = {
+        {"fp8-f2u8", cuda::Fp8GemvVariant::kRows2Unroll8}, {"fp8-f1u16", cuda::Fp8GemvVariant::kRows1Unroll16},
+        {"fp8-f4u4", cuda::Fp8GemvVariant::kRows4Unroll4}};
+    if (cuda::fp8_gemv_supported(fp8))
+      for (const auto& [name, variant] : fp8_variants)
+        report(name, time_ms(timer, [&] { cuda::fp8_gemv(fp8, cuda::current_stream(), variant); }), fp8_bytes);
   }
 }
 #endif

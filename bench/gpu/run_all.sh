@@ -12,9 +12,9 @@
 # concurrency 1, 16 and 64: TTFT and TPOT through HTTP streaming.
 # Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
 # skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
-# HF_ENGINE_ARGS, STARTUP_TIMEOUT, SERVE_BENCH_ARGS (the serve mode's prompt set). The device
-# tool returns at most 8 files: run several modes into subfolders of $OUT and tar them into
-# one file at the end of the call.
+# HF_ENGINE_ARGS, STARTUP_TIMEOUT, SERVE_BENCH_ARGS (the serve mode's prompt set), CLI_ARGS (more
+# `strata generate` flags). The device tool returns at most 8 files: run several modes into
+# subfolders of $OUT and tar them into one file at the end of the call.
 set -uo pipefail
 OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli|serve]}
 WHAT=${2:-all}
@@ -102,7 +102,7 @@ if [ "$WHAT" = cli ]; then
   PROMPT=$(python3 -c 'print(",".join(str(100 + i) for i in range(128)))')
   for temperature in 0 1; do
     run_bin timeout 120 "$BIN/strata" generate --model "$CLI_MODEL" --device cuda --load-format dummy \
-      --prompt-ids "$PROMPT" --max-tokens 256 --ignore-eos --temperature $temperature --timing 2>&1 >/dev/null |
+      --prompt-ids "$PROMPT" --max-tokens 256 --ignore-eos --temperature $temperature --timing ${CLI_ARGS:-} 2>&1 >/dev/null |
       sed "s/^/generate temperature $temperature: /" | tee -a "$OUT/cli.txt"
   done
 fi

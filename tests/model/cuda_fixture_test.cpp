@@ -170,13 +170,16 @@ std::string reduced_config(const std::string& name, int layers) {
   return dir;
 }
 
-TEST(CudaFixture, DummyLlama31MatchesCpuBackend) {
+// Dummy weights of real shapes, bf16 and under --quantization fp8 (quantized on the host for
+// the CPU, on the device for the GPU: the same FP8 bytes).
+void expect_dummy_llama31_matches_cpu(WeightQuantization quantization) {
   auto gpu = make_cuda_backend(0);
   if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
   const std::string dir = reduced_config("llama-3.1-8b", 2);
   auto cpu = make_cpu_backend(static_cast<int>(std::thread::hardware_concurrency()));
-  LoadedModel on_cpu = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *cpu);
-  LoadedModel on_gpu = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *gpu);
+  const LoadOptions options{.model_path = dir, .load_format = LoadFormat::kDummy, .quantization = quantization};
+  LoadedModel on_cpu = load_model(options, *cpu);
+  LoadedModel on_gpu = load_model(options, *gpu);
   ModelRunner cpu_runner(*on_cpu.model, *cpu, {.num_kv_blocks = 8});
   ModelRunner gpu_runner(*on_gpu.model, *gpu, {.num_kv_blocks = 8});
   std::vector<int32_t> tokens;
@@ -184,11 +187,15 @@ TEST(CudaFixture, DummyLlama31MatchesCpuBackend) {
   const Tensor ref = run_sequence(cpu_runner, tokens, 8, 0);
   const Tensor got = run_sequence(gpu_runner, tokens, 8, 0);
   const LogitsAgreement a = agreement(got, ref);
-  std::printf("[cuda dummy llama-3.1-8b x2 layers] rel_l2 %.2e top1 %.3f\n", a.rel_l2, a.top1);
+  std::printf("[cuda dummy llama-3.1-8b x2 layers, %s] rel_l2 %.2e top1 %.3f\n",
+              quantization == WeightQuantization::kFp8 ? "fp8" : "bf16", a.rel_l2, a.top1);
   EXPECT_TRUE(a.finite);
   EXPECT_LT(a.rel_l2, 2e-2);
   EXPECT_GE(a.top1, 0.75);
 }
+
+TEST(CudaFixture, DummyLlama31MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kNone); }
+TEST(CudaFixture, DummyLlama31Fp8MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kFp8); }
 
 // Three sequences decode side by side (a bucket of 4 with one padding row): replayed CUDA
 // graphs give what eager steps give, and the graph of the bucket is captured once.

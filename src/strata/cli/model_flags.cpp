@@ -13,6 +13,10 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
   if (model_required) model->required();
   command.add_option("--load-format", flags.load_format, "auto, or dummy for random weights")
       ->check(CLI::IsMember({"auto", "dummy"}));
+  command.add_option("--quantization,-q", flags.quantization,
+                     "fp8: quantize the linear layers of a bf16/f16/f32 checkpoint to FP8 at load (128-wide "
+                     "blocks, one scale each); FP8 checkpoints load as FP8 without it")
+      ->check(CLI::IsMember({"none", "fp8"}));
   command.add_option("--device", flags.device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   command.add_option("--threads", flags.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
@@ -38,7 +42,9 @@ OpenModel open_model(const ModelFlags& flags) {
                                                         : "this build has no CUDA backend");
     open.backend = make_cpu_backend(threads);
   }
-  open.loaded = load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format)},
+  open.loaded = load_model({.model_path = flags.model,
+                            .load_format = parse_load_format(flags.load_format),
+                            .quantization = parse_weight_quantization(flags.quantization)},
                            *open.backend);
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
                                               RunnerOptions{.num_kv_blocks = flags.num_kv_blocks,

@@ -15,6 +15,7 @@ namespace strata::cli {
 struct ModelFlags {
   std::string model;
   std::string load_format = "auto";
+  std::string quantization = "none";  // none, or fp8: quantize a float checkpoint's linears at load
   std::string device = "auto";  // auto, cpu, cuda
   int threads = 0;              // 0: all cores
   int64_t num_kv_blocks = 0;

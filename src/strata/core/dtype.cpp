@@ -1,5 +1,9 @@
 #include "strata/core/dtype.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "strata/core/error.h"
 
 namespace strata {
@@ -30,6 +34,8 @@ constexpr DTypeInfo info(DType dtype) {
     case DType::kQ5_K: return {"q5_k", 256, 176};
     case DType::kQ6_K: return {"q6_k", 256, 210};
     case DType::kQ8_K: return {"q8_k", 256, 292};
+    case DType::kF8_E4M3: return {"f8_e4m3", 1, 1};
+    case DType::kF8_E4M3_B128: return {"fp8_b128", 128, 132};
   }
   return {"?", 1, 1};
 }
@@ -92,6 +98,36 @@ uint16_t f32_to_f16(float f) {
   const uint32_t rem = mant & 0x1fff;
   if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;
   return static_cast<uint16_t>(half);
+}
+
+float fp8_e4m3_to_f32(uint8_t v) {
+  const int exp = (v >> 3) & 0xf, mant = v & 0x7;
+  float magnitude;
+  if (exp == 0xf && mant == 0x7) {
+    magnitude = std::numeric_limits<float>::quiet_NaN();
+  } else if (exp == 0) {
+    magnitude = std::ldexp(static_cast<float>(mant), -9);  // subnormal: mant * 2^-6 / 8
+  } else {
+    magnitude = std::ldexp(static_cast<float>(8 + mant), exp - 10);  // (1 + mant / 8) * 2^(exp - 7)
+  }
+  return (v & 0x80) ? -magnitude : magnitude;
+}
+
+uint8_t f32_to_fp8_e4m3(float f) {
+  if (std::isnan(f)) return 0x7f;
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  const float a = std::fabs(f);
+  if (a >= 448.f) return sign | 0x7e;
+  int code;
+  if (a < 0x1p-6f) {
+    code = static_cast<int>(std::nearbyint(a * 0x1p9f));  // steps of 2^-9; 8 is the smallest normal
+  } else {
+    int e2;
+    const float m = std::frexp(a, &e2);  // a = m * 2^e2, m in [0.5, 1)
+    const int steps = static_cast<int>(std::nearbyint(m * 16.f)) - 8;  // 3 mantissa bits, ties to even
+    code = ((e2 - 1 + 7) << 3) + steps;  // steps == 8 carries into the exponent
+  }
+  return static_cast<uint8_t>(sign | std::min(code, 0x7e));
 }
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/model/registry.h"
+#include "strata/weights/fp8_source.h"
 #include "strata/weights/gguf_config.h"
 #include "strata/weights/gguf_source.h"
 #include "strata/weights/safetensors_source.h"
@@ -51,8 +52,18 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
   } else {
     open_gguf(path, loaded);
   }
-  loaded.weights = std::make_unique<ModelWeights>(loaded.source.get(), backend, loaded.config.dtype,
-                                                  options.dummy_seed, options.shapes_only);
+  if (loaded.source) {
+    std::optional<Fp8SourceOptions> fp8 = fp8_checkpoint_options(loaded.config.raw);
+    if (options.quantization == WeightQuantization::kFp8) {
+      if (!fp8) fp8.emplace();
+      fp8->quantize = true;
+    }
+    if (fp8) loaded.source = std::make_unique<Fp8WeightSource>(std::move(loaded.source), *fp8);
+  }
+  loaded.weights = std::make_unique<ModelWeights>(
+      loaded.source.get(), backend,
+      ModelWeightsOptions{.dummy_dtype = loaded.config.dtype, .seed = options.dummy_seed,
+                          .shapes_only = options.shapes_only, .quantization = options.quantization});
   loaded.model = build_model(loaded.config, *loaded.weights);
   return loaded;
 }

@@ -18,6 +18,9 @@ struct LoadOptions {
   LoadFormat load_format = LoadFormat::kAuto;
   uint64_t dummy_seed = 1234;
   bool shapes_only = false;  // weights without data: for inspecting a model's plan and size
+  // --quantization: kFp8 quantizes the linears of a float checkpoint (or dummy weights) to FP8
+  // at load. FP8 checkpoints load as FP8 without it.
+  WeightQuantization quantization = WeightQuantization::kNone;
 };
 
 struct LoadedModel {

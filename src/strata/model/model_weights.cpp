@@ -8,13 +8,15 @@
 #include "strata/core/parallel.h"
 #include "strata/model/dummy_fill.h"
 #include "strata/ops/cpu/convert.h"
+#if defined(STRATA_WITH_CUDA)
+#include "strata/ops/cuda/fp8_convert.h"
+#endif
 
 namespace strata {
 
-ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, DType dummy_dtype,
-                           uint64_t seed, bool shapes_only)
-    : source_(source), backend_(backend), dummy_dtype_(dummy_dtype), seed_(seed),
-      shapes_only_(shapes_only) {}
+ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, const ModelWeightsOptions& options)
+    : source_(source), backend_(backend), dummy_dtype_(options.dummy_dtype), seed_(options.seed),
+      shapes_only_(options.shapes_only), quantization_(options.quantization) {}
 
 std::string ModelWeights::description() const {
   return source_ != nullptr ? source_->description() : "dummy weights";
@@ -52,7 +54,7 @@ Tensor ModelWeights::host_tensor(const std::string& name, const Shape& shape) co
 
 Tensor ModelWeights::stacked(const std::vector<std::string>& names, const Shape& part_shape) const {
   std::vector<Shape> shapes(names.size(), part_shape);
-  Tensor flat = concat_rows(names, shapes);
+  Tensor flat = concat_rows_as(names, shapes, false);  // experts: the grouped kernels read bf16
   Shape shape;
   shape.rank = part_shape.rank + 1;
   shape[0] = static_cast<int64_t>(names.size());
@@ -72,6 +74,11 @@ bool ModelWeights::can_concat(const std::vector<std::string>& names) const {
 
 Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
                                  const std::vector<Shape>& shapes) const {
+  return concat_rows_as(names, shapes, true);
+}
+
+Tensor ModelWeights::concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes,
+                                    bool keep_fp8) const {
   if (shapes_only_) {
     Shape shape = shapes[0];
     shape[0] = 0;
@@ -81,7 +88,10 @@ Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
     }
     return load({.name = names[0], .dtype = dummy_dtype_, .shape = shape});
   }
-  if (source_ == nullptr && !backend_.device().is_cpu()) return concat_dummy_device(names, shapes);
+  if (source_ == nullptr && !backend_.device().is_cpu()) {
+    Tensor device = concat_dummy_device(names, shapes);
+    return keep_fp8 && dummy_fp8(names[0], device.shape()) ? quantized_on_device(device) : device;
+  }
   std::vector<Tensor> parts;
   int64_t rows = 0;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -97,12 +107,13 @@ Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
     std::memcpy(dst, p.data(), p.nbytes());
     dst += p.nbytes();
   }
+  if (!keep_fp8 && host.dtype() == DType::kF8_E4M3_B128) host = widened_to_bf16(host);
   WeightInfo info{.name = names[0], .dtype = host.dtype(), .shape = shape, .data = host.data()};
   if (backend_.device().is_cpu()) {
     load(info);  // counts the parameters
     return host;
   }
-  return load(info);
+  return load(info, keep_fp8);
 }
 
 Tensor ModelWeights::concat_dummy_device(const std::vector<std::string>& names,
@@ -155,13 +166,15 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
   return backend_.device().is_cpu() ? host : backend_.from_host(host);
 }
 
-Tensor ModelWeights::load(const WeightInfo& info) const {
+Tensor ModelWeights::load(const WeightInfo& info, bool keep_fp8) const {
   const int64_t numel = info.shape.numel();
   num_parameters_ += numel;
   num_bytes_ += dtype_bytes(info.dtype, numel);
   if (shapes_only_) return Tensor::view(nullptr, info.dtype, info.shape);
   if (backend_.device().is_cpu())
     return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
+  if (info.dtype == DType::kF8_E4M3_B128 && keep_fp8 && info.shape.rank == 2)
+    return backend_.from_host(Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape));
   // GPU weights are bf16: widen on the host in row chunks, narrow, copy.
   Tensor host = Tensor::host(DType::kBF16, info.shape);
   const int64_t cols = info.shape[info.shape.rank - 1];
@@ -182,7 +195,7 @@ Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) con
   if (shapes_only_) return load({.name = name, .dtype = dummy_dtype_, .shape = shape});
   if (backend_.device().is_cpu()) {
     Tensor host = make_dummy_host(name, shape);
-    load({.name = name, .dtype = dummy_dtype_, .shape = shape, .data = host.data()});  // counts it
+    load({.name = name, .dtype = host.dtype(), .shape = shape, .data = host.data()});  // counts it
     return host;
   }
   // GPU weights are bf16 and filled on the device: no 16 GB detour through host memory.
@@ -190,7 +203,37 @@ Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) con
   fill_dummy_device(name, shape, device.data());
   num_parameters_ += shape.numel();
   num_bytes_ += dtype_bytes(DType::kBF16, shape.numel());
-  return device;
+  return dummy_fp8(name, shape) ? quantized_on_device(device) : device;
+}
+
+// FP8 rows as bf16 (rounded from their exact f32 values), for kernels that read bf16 only.
+Tensor ModelWeights::widened_to_bf16(const Tensor& fp8) {
+  const int64_t cols = fp8.dim(fp8.rank() - 1), rows = fp8.numel() / cols;
+  Tensor out = Tensor::host(DType::kBF16, fp8.shape());
+  parallel_for(rows, 64, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(cols);
+    for (int64_t r = begin; r < end; ++r) {
+      cpu::widen_to_f32(static_cast<const char*>(fp8.data()) + r * dtype_bytes(fp8.dtype(), cols), fp8.dtype(), cols,
+                        row.data());
+      cpu::narrow_from_f32(row.data(), DType::kBF16, cols, out.data_as<uint16_t>() + r * cols);
+    }
+  });
+  return out;
+}
+
+bool ModelWeights::dummy_fp8(const std::string& name, const Shape& shape) const {
+  return source_ == nullptr && quantization_ == WeightQuantization::kFp8 && fp8_quantizable(name, shape);
+}
+
+Tensor ModelWeights::quantized_on_device(const Tensor& bf16) const {
+  Tensor fp8 = backend_.empty(DType::kF8_E4M3_B128, bf16.shape());
+#if defined(STRATA_WITH_CUDA)
+  cuda::quantize_bf16_to_fp8_b128(bf16.data(), bf16.dim(0), bf16.dim(1), fp8.data());
+#else
+  STRATA_CHECK_MSG(false, "GPU dummy weights in a build without CUDA");
+#endif
+  num_bytes_ += fp8.nbytes() - bf16.nbytes();
+  return fp8;
 }
 
 void ModelWeights::fill_dummy_device(const std::string& name, const Shape& shape, void* dst) const {
@@ -206,7 +249,16 @@ Tensor ModelWeights::make_dummy_host(const std::string& name, const Shape& shape
   Tensor host = Tensor::host(dummy_dtype_, shape);
   fill_dummy_host(dummy_fill_for(name, shape.rank, shape[shape.rank - 1], seed_), dummy_dtype_,
                   shape.numel(), host.data());
-  return host;
+  if (!dummy_fp8(name, shape)) return host;
+  Tensor fp8 = Tensor::host(DType::kF8_E4M3_B128, shape);
+  parallel_for(shape[0], 16, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(shape[1]);
+    for (int64_t r = begin; r < end; ++r) {
+      cpu::widen_to_f32(static_cast<const char*>(host.data()) + r * host.row_bytes(), host.dtype(), shape[1], row.data());
+      quantize_row_fp8_b128(row.data(), shape[1], static_cast<char*>(fp8.data()) + r * fp8.row_bytes());
+    }
+  });
+  return fp8;
 }
 
 }  // namespace strata

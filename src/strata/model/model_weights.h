@@ -1,5 +1,6 @@
 // ModelWeights: named weights as tensors on the model's device. On the CPU they are views
-// of the mmap'd files (no copy); on a GPU they are copied over in bf16. Without a source
+// of the mmap'd files (no copy); on a GPU they are copied over in bf16, except FP8 weights
+// of 2-D linears, which stay FP8 (kF8_E4M3_B128: the CUDA linear reads them). Without a source
 // (`--load-format dummy`) every requested tensor is made up: random values of the right
 // shape, from a fixed seed (dummy_fill.h; identical bf16 values on host and GPU).
 #pragma once
@@ -10,16 +11,24 @@
 #include <string>
 
 #include "strata/backend/backend.h"
+#include "strata/weights/fp8.h"
 #include "strata/weights/weight_source.h"
 
 namespace strata {
 
+struct ModelWeightsOptions {
+  DType dummy_dtype = DType::kBF16;  // of dummy weights (source == nullptr)
+  uint64_t seed = 1234;              // of dummy weights
+  bool shapes_only = false;          // tensors carry shapes and no data (`strata info` on huge models)
+  // Dummy weights quantized as a checkpoint loaded with this quantization would be (the
+  // source's own weights arrive quantized through Fp8WeightSource).
+  WeightQuantization quantization = WeightQuantization::kNone;
+};
+
 class ModelWeights {
  public:
-  // source == nullptr: dummy weights of `dummy_dtype`. shapes_only: tensors carry shapes
-  // and no data (for `strata info` on models too large to materialise).
-  ModelWeights(const WeightSource* source, Backend& backend, DType dummy_dtype, uint64_t seed = 1234,
-               bool shapes_only = false);
+  // source == nullptr: dummy weights.
+  ModelWeights(const WeightSource* source, Backend& backend, const ModelWeightsOptions& options);
 
   // The tensor `name` with exactly `shape`; throws an Error naming tensor and shapes.
   Tensor get(const std::string& name, const Shape& shape) const;
@@ -54,7 +63,13 @@ class ModelWeights {
   Backend& backend() const { return backend_; }
 
  private:
-  Tensor load(const WeightInfo& info) const;
+  // keep_fp8: an FP8 weight stays FP8 on a GPU (2-D linears); else it is widened to bf16.
+  Tensor load(const WeightInfo& info, bool keep_fp8 = true) const;
+  Tensor concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes, bool keep_fp8) const;
+  bool dummy_fp8(const std::string& name, const Shape& shape) const;
+  static Tensor widened_to_bf16(const Tensor& fp8);
+  // bf16 device values into FP8 device blocks (dummy weights under --quantization fp8).
+  Tensor quantized_on_device(const Tensor& bf16) const;
   const WeightInfo& checked_info(const std::string& name, const Shape& shape) const;
   Tensor make_dummy(const std::string& name, const Shape& shape) const;
   Tensor make_dummy_host(const std::string& name, const Shape& shape) const;
@@ -71,6 +86,7 @@ class ModelWeights {
   DType dummy_dtype_;
   uint64_t seed_;
   bool shapes_only_;
+  WeightQuantization quantization_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
 };

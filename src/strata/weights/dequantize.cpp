@@ -127,6 +127,10 @@ void dequant_q8_k(const BlockQ8_K& b, float* y) {
   for (int j = 0; j < kQkK; ++j) y[j] = b.d * static_cast<float>(b.qs[j]);
 }
 
+void dequant_f8_b128(const BlockF8B128& b, float* y) {
+  for (int j = 0; j < kFp8Block; ++j) y[j] = fp8_e4m3_to_f32(b.qs[j]) * b.d;
+}
+
 // Calls fn(block, out) for each block; blocks are read with memcpy because GGUF only
 // guarantees 32-byte alignment of a tensor, not of each block (sizes like 18 or 210).
 template <typename Block, typename Fn>
@@ -158,7 +162,7 @@ bool can_dequantize(DType dtype) {
   switch (dtype) {
     case DType::kF32: case DType::kF16: case DType::kBF16: case DType::kQ4_0: case DType::kQ4_1:
     case DType::kQ5_0: case DType::kQ5_1: case DType::kQ8_0: case DType::kQ4_K: case DType::kQ5_K:
-    case DType::kQ6_K: case DType::kQ8_K:
+    case DType::kQ6_K: case DType::kQ8_K: case DType::kF8_E4M3: case DType::kF8_E4M3_B128:
       return true;
     default:
       return false;
@@ -179,6 +183,12 @@ void dequantize_blocks(DType dtype, const void* src, int64_t first_block, int64_
     case DType::kQ5_K: return for_blocks<BlockQ5_K>(src, first_block, num_blocks, dst, kQkK, dequant_q5_k);
     case DType::kQ6_K: return for_blocks<BlockQ6_K>(src, first_block, num_blocks, dst, kQkK, dequant_q6_k);
     case DType::kQ8_K: return for_blocks<BlockQ8_K>(src, first_block, num_blocks, dst, kQkK, dequant_q8_k);
+    case DType::kF8_E4M3:
+      for (int64_t i = 0; i < num_blocks; ++i)
+        dst[i] = fp8_e4m3_to_f32(static_cast<const uint8_t*>(src)[first_block + i]);
+      return;
+    case DType::kF8_E4M3_B128:
+      return for_blocks<BlockF8B128>(src, first_block, num_blocks, dst, kFp8Block, dequant_f8_b128);
     default:
       fail("cannot dequantize dtype {} to f32", dtype_name(dtype));
   }

@@ -10,7 +10,7 @@
 namespace strata {
 
 // True for the dtypes dequantize_* accept: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0,
-// q4_K, q5_K, q6_K, q8_K.
+// q4_K, q5_K, q6_K, q8_K, f8_e4m3 and Strata's fp8_b128.
 bool can_dequantize(DType dtype);
 
 // src: `num_blocks` consecutive blocks of `dtype` (elements for plain types), starting

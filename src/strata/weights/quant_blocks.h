@@ -61,6 +61,14 @@ struct BlockQ8_K {
   int16_t bsums[kQkK / 16];  // sums of each 16 quants
 };
 
+// Strata's FP8 weight block (not a ggml type): value j is fp8_e4m3_to_f32(qs[j]) * d.
+inline constexpr int kFp8Block = 128;
+struct BlockF8B128 {
+  uint8_t qs[kFp8Block];  // e4m3fn
+  float d;                // f32 scale (a checkpoint's weight_scale_inv / weight_scale, as is)
+};
+static_assert(sizeof(BlockF8B128) == 132);
+
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_K) == 144 &&
               sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210 && sizeof(BlockQ8_K) == 292);

@@ -24,8 +24,9 @@ struct DTypeName {
 constexpr DTypeName kDTypeNames[] = {
     {"F32", DType::kF32}, {"F16", DType::kF16}, {"BF16", DType::kBF16}, {"I32", DType::kI32},
     {"I64", DType::kI64}, {"I8", DType::kI8},   {"U8", DType::kU8},     {"BOOL", DType::kU8},
+    {"F8_E4M3", DType::kF8_E4M3},
 };
-constexpr std::string_view kSupportedDTypes = "F32, F16, BF16, I32, I64, I8, U8, BOOL";
+constexpr std::string_view kSupportedDTypes = "F32, F16, BF16, I32, I64, I8, U8, BOOL, F8_E4M3";
 
 // Where the header and the data section lie in the file.
 struct Layout {
@@ -232,7 +233,7 @@ const WeightInfo* SafetensorsFile::find(std::string_view name) const {
 std::string_view safetensors_dtype_name(DType dtype) {
   for (const DTypeName& entry : kDTypeNames)
     if (entry.dtype == dtype) return entry.name;
-  fail("safetensors cannot hold dtype {} (supported: F32, F16, BF16, I32, I64, I8, U8)",
+  fail("safetensors cannot hold dtype {} (supported: F32, F16, BF16, I32, I64, I8, U8, F8_E4M3)",
        dtype_name(dtype));
 }
 

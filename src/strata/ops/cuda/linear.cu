@@ -1,9 +1,13 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h).
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: the FP8 GEMV up to 8 rows,
+// else the weights widened to bf16 in scratch for cuBLASLt.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
+#include "strata/ops/cuda/device_scratch.h"
+#include "strata/ops/cuda/fp8_convert.h"
+#include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #include "strata/ops/activation.h"
@@ -20,7 +24,8 @@ namespace {
 
 void check_dtypes(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
   if (x.dtype() != DType::kBF16) unsupported_dtype("linear x", x.dtype());
-  if (weight.dtype() != DType::kBF16) unsupported_dtype("linear weight", weight.dtype());
+  if (weight.dtype() != DType::kBF16 && weight.dtype() != DType::kF8_E4M3_B128)
+    unsupported_dtype("linear weight", weight.dtype());
   if (bias.defined() && bias.dtype() != DType::kBF16) unsupported_dtype("linear bias", bias.dtype());
   if (out.dtype() != DType::kBF16 && out.dtype() != DType::kF32) unsupported_dtype("linear out", out.dtype());
 }
@@ -39,10 +44,28 @@ void dense_product(const Tensor& x, const Tensor& weight, const Tensor& bias, co
             current_stream());
 }
 
+// FP8 weight [N, K]: decode rows stream it; more rows multiply its bf16 widening, made in
+// scratch that only grows (captured graphs keep its pointer; the runner warms shapes first).
+void fp8_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                 const ops::LinearOptions& options) {
+  const Fp8GemvArgs args{.x = x.data(), .weight = weight.data(), .bias = bias.defined() ? bias.data() : nullptr,
+                         .out = out.data(), .out_dtype = out.dtype(), .m = x.dim(0), .n = weight.dim(0),
+                         .k = weight.dim(1), .gated_input = options.gated_input, .accumulate = options.accumulate};
+  if (fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
+  static DeviceScratch scratch;
+  void* widened = scratch.get(weight.numel() * 2);
+  dequantize_fp8_b128_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);
+  const Tensor bf16_weight = Tensor::view(widened, DType::kBF16, weight.shape(), weight.device());
+  if (!options.gated_input) return dense_product(x, bf16_weight, bias, out, options.accumulate);
+  cuda::gated_activation_halves(x, options.gated_scratch, *options.gated_input);
+  dense_product(options.gated_scratch, bf16_weight, bias, out, options.accumulate);
+}
+
 }  // namespace
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
   check_dtypes(x, weight, bias, out);
+  if (weight.dtype() == DType::kF8_E4M3_B128) return fp8_product(x, weight, bias, out, {});
   dense_product(x, weight, bias, out, false);
 }
 
@@ -51,6 +74,7 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Ten
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
             const ops::LinearOptions& options) {
   check_dtypes(x, weight, bias, out);
+  if (weight.dtype() == DType::kF8_E4M3_B128) return fp8_product(x, weight, bias, out, options);
   if (!options.gated_input) return dense_product(x, weight, bias, out, options.accumulate);
   const GroupedGemmArgs args{.x = x.data(), .weight = weight.data(), .offsets = nullptr, .out = out.data(),
                              .out_dtype = out.dtype(), .num_experts = 1, .m = x.dim(0), .n = weight.dim(0),

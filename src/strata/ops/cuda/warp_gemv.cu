@@ -4,6 +4,7 @@
 #include "strata/ops/cuda/activation.cuh"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/dot_bf16.cuh"
+#include "strata/ops/cuda/gemv_x_stage.cuh"
 #include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/cuda/warp_gemv.h"
 
@@ -28,29 +29,9 @@ struct Params {
   int64_t num_pairs, num_experts, pairs_per_x;
 };
 
-// x into shared memory as the product reads it: copied, or act(gate) * up rounded to bf16
-// as the activation kernel would have stored it.
 __device__ void stage_x(const Params& p, int rows, uint4* xs) {
-  const int64_t total = rows * p.chunks, row_chunks = p.gated ? 2 * p.chunks : p.chunks;
-  const uint4* x = p.x + blockIdx.y / p.pairs_per_x * row_chunks;
-  if (!p.gated) {
-    for (int64_t i = threadIdx.x; i < total; i += blockDim.x) xs[i] = x[i];
-    return;
-  }
-  for (int64_t i = threadIdx.x; i < total; i += blockDim.x) {
-    const int64_t r = i / p.chunks, c = i % p.chunks;
-    const uint4 g = x[r * 2 * p.chunks + c], u = x[r * 2 * p.chunks + p.chunks + c];
-    const auto* gp = reinterpret_cast<const __nv_bfloat162*>(&g);
-    const auto* up = reinterpret_cast<const __nv_bfloat162*>(&u);
-    uint4 v;
-    auto* vp = reinterpret_cast<__nv_bfloat162*>(&v);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float2 gf = __bfloat1622float2(gp[j]), uf = __bfloat1622float2(up[j]);
-      vp[j] = __floats2bfloat162_rn(gated_value(p.act, gf.x, uf.x), gated_value(p.act, gf.y, uf.y));
-    }
-    xs[i] = v;
-  }
+  const int64_t row_chunks = p.gated ? 2 * p.chunks : p.chunks;
+  stage_gemv_x(p.x + blockIdx.y / p.pairs_per_x * row_chunks, p.chunks, rows, p.gated, p.act, xs);
 }
 
 // Loads the U chunks of F rows starting at chunk c (chunks past the row end read as zero).

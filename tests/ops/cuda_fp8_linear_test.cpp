@@ -1,0 +1,125 @@
+// FP8 weights on the GPU against the CPU on the same random inputs: the quantize and widen
+// kernels bit for bit with the CPU's, and the CUDA linear over FP8 weights (the FP8 GEMV at
+// 1-8 rows in each variant, widening + cuBLASLt beyond) against the CPU's FP8 linear, with
+// bias, gated input and accumulation; outputs poisoned first.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ops/cuda_op_support.h"
+#include "strata/ops/linear.h"
+#include "strata/weights/dequantize.h"
+#include "strata/weights/fp8.h"
+#if defined(STRATA_WITH_CUDA)
+#include "strata/backend/cuda/cuda_check.h"
+#include "strata/ops/cuda/fp8_convert.h"
+#include "strata/ops/cuda/fp8_gemv.h"
+#endif
+
+namespace strata::test {
+namespace {
+
+using CudaFp8Linear = CudaOpTest;
+
+// f32 [N, K] quantized row by row on the CPU: fp8_b128 host tensor.
+Tensor quantized_host(const Tensor& w) {
+  Tensor q = Tensor::host(DType::kF8_E4M3_B128, w.shape());
+  for (int64_t r = 0; r < w.dim(0); ++r)
+    quantize_row_fp8_b128(w.data_as<float>() + r * w.dim(1), w.dim(1), static_cast<char*>(q.data()) + r * q.row_bytes());
+  return q;
+}
+
+Tensor bytes_to_host(Backend& gpu, const Tensor& device) { return gpu.to_host(device); }
+
+#if defined(STRATA_WITH_CUDA)
+TEST_F(CudaFp8Linear, QuantizeAndWidenKernelsMatchCpuBitForBit) {
+  Tensor w = random_rounded({300, 768}, 700, -0.3f, 0.3f);
+  std::memset(w.data_as<float>() + 5 * 768 + 128, 0, 128 * sizeof(float));  // an all-zero block: scale 0
+  Tensor fp8 = gpu_->empty(DType::kF8_E4M3_B128, w.shape());
+  cuda::quantize_bf16_to_fp8_b128(gpu_bf16(w).data(), 300, 768, fp8.data());
+  const Tensor got = bytes_to_host(*gpu_, fp8), expected = quantized_host(w);
+  EXPECT_EQ(std::memcmp(got.data(), expected.data(), expected.nbytes()), 0);
+
+  Tensor widened = poisoned(DType::kBF16, w.shape());
+  cuda::dequantize_fp8_b128_to_bf16(fp8.data(), 300, 768, widened.data());
+  const Tensor widened_host = bytes_to_host(*gpu_, widened);
+  std::vector<float> row(768);
+  for (int64_t r = 0; r < 300; ++r) {
+    dequantize_row(DType::kF8_E4M3_B128, static_cast<const char*>(expected.data()) + r * expected.row_bytes(),
+                   row.data(), 768);
+    for (int64_t j = 0; j < 768; ++j)
+      ASSERT_EQ(widened_host.data_as<uint16_t>()[r * 768 + j], f32_to_bf16(row[j])) << r << " " << j;
+  }
+}
+#endif
+
+struct Fp8Shape {
+  const char* name;
+  int64_t n, k;
+};
+
+TEST_F(CudaFp8Linear, LinearMatchesCpuFromOneRowToPrefill) {
+  for (const Fp8Shape& s : std::vector<Fp8Shape>{{"qkv", 6144, 4096}, {"down", 4096, 14336}, {"odd", 1000, 384}}) {
+    const Tensor w = quantized_host(random_rounded({s.n, s.k}, 710 + s.n, -0.05f, 0.05f));
+    const Tensor b = random_rounded({s.n}, 711), gw = gpu_copy(w), gb = gpu_bf16(b), b_bf16 = to_bf16_host(b);
+    for (const int64_t m : {1, 2, 3, 5, 8, 9, 40}) {
+      const Tensor x = random_rounded({m, s.k}, 712 + m), gx = gpu_bf16(x);
+      const bool bias = m % 2 == 1;
+      Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+      ops::linear(x, w, bias ? b_bf16 : Tensor(), ref);
+      for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
+        Tensor out = poisoned(out_dtype, {m, s.n});
+        ops::linear(gx, gw, bias ? gb : Tensor(), out);
+        expect_close(*gpu_, out, ref, kBf16Tolerance,
+                     std::string(s.name) + " m=" + std::to_string(m) + " " + std::string(dtype_name(out_dtype)));
+      }
+    }
+  }
+}
+
+// The down projection reading act(gate) * up and adding into the residual, over FP8 weights.
+TEST_F(CudaFp8Linear, GatedInputAndAccumulateMatchCpu) {
+  const int64_t n = 2048, k = 5632;
+  const Tensor w = quantized_host(random_rounded({n, k}, 720, -0.05f, 0.05f)), gw = gpu_copy(w);
+  for (const int64_t m : {1, 4, 8, 24}) {
+    const Tensor x = random_rounded({m, 2 * k}, 721 + m, -3.f, 3.f), gx = gpu_bf16(x);
+    const Tensor residual = random_rounded({m, n}, 730 + m, -4.f, 4.f);
+    Tensor ref = Tensor::host(DType::kF32, {m, n});
+    std::memcpy(ref.data(), residual.data(), static_cast<size_t>(residual.numel()) * sizeof(float));
+    ops::linear(x, w, Tensor(), ref,
+                {.gated_input = ops::Activation::kSilu, .gated_scratch = Tensor::host(DType::kF32, {m, k}),
+                 .accumulate = true});
+    Tensor out = gpu_bf16(residual);
+    ops::linear(gx, gw, Tensor(), out,
+                {.gated_input = ops::Activation::kSilu, .gated_scratch = poisoned(DType::kBF16, {m, k}),
+                 .accumulate = true});
+    expect_close(*gpu_, out, ref, kBf16Tolerance, "gated accumulate m=" + std::to_string(m));
+  }
+}
+
+#if defined(STRATA_WITH_CUDA)
+// Each GEMV variant at every row count it takes.
+TEST_F(CudaFp8Linear, EveryGemvVariantMatchesCpu) {
+  const int64_t n = 777, k = 2048;
+  const Tensor w = quantized_host(random_rounded({n, k}, 740, -0.05f, 0.05f)), gw = gpu_copy(w);
+  for (int64_t m = 1; m <= 8; ++m) {
+    const Tensor x = random_rounded({m, k}, 741 + m), gx = gpu_bf16(x);
+    Tensor ref = Tensor::host(DType::kF32, {m, n});
+    ops::linear(x, w, Tensor(), ref);
+    for (const auto variant : {cuda::Fp8GemvVariant::kRows2Unroll8, cuda::Fp8GemvVariant::kRows1Unroll16,
+                               cuda::Fp8GemvVariant::kRows4Unroll4}) {
+      Tensor out = poisoned(DType::kF32, {m, n});
+      cuda::fp8_gemv({.x = gx.data(), .weight = gw.data(), .out = out.data(), .out_dtype = DType::kF32, .m = m,
+                      .n = n, .k = k},
+                     cuda::current_stream(), variant);
+      expect_close(*gpu_, out, ref, kBf16Tolerance,
+                   "m=" + std::to_string(m) + " variant " + std::to_string(static_cast<int>(variant)));
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace strata::test
