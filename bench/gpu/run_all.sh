@@ -13,7 +13,7 @@
 # Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
 # skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
 # HF_ENGINE_ARGS, STARTUP_TIMEOUT, SERVE_BENCH_ARGS (the serve mode's prompt set), CLI_ARGS (more
-# `strata generate` flags). The device tool returns at most 8 files: run several modes into
+# `strata generate` flags), MOE_BENCH=0 (bench mode without gpu_moe_bench), LAB_ARGS. The device tool returns at most 8 files: run several modes into
 # subfolders of $OUT and tar them into one file at the end of the call.
 set -uo pipefail
 OUT=${1:?usage: run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli|serve]}
@@ -60,7 +60,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   for model in ${BENCH_MODELS:-llama-3.1-8b qwen3-30b-a3b}; do
     run_bin "$BIN/gpu_decode_bench" --model "$CONFIGS/$model" --json "$OUT/strata.jsonl" ${BENCH_ARGS:-} 2>&1
   done
-  [ -x "$BIN/gpu_moe_bench" ] && run_bin timeout 120 "$BIN/gpu_moe_bench" > "$OUT/moe_bench.jsonl" 2>&1
+  [ -x "$BIN/gpu_moe_bench" ] && [ "${MOE_BENCH:-1}" != 0 ] && run_bin timeout 120 "$BIN/gpu_moe_bench" > "$OUT/moe_bench.jsonl" 2>&1
   [ "${HF_TIMEOUT:-300}" != 0 ] && PYTHONUNBUFFERED=1 timeout "${HF_TIMEOUT:-300}" python3 "$ROOT/bench/gpu/hf_baseline.py" --config "$CONFIGS/llama-3.1-8b" \
     --json "$OUT/hf.jsonl" ${HF_ARGS:-} 2>&1 | grep -v Warning | tail -40 > "$OUT/hf.log"
   HF_JSON="$OUT/hf.jsonl"; [ -s "$HF_JSON" ] || HF_JSON=""
@@ -94,7 +94,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = engine ]; then
     --startup "$OUT/startup.json" | tee "$OUT/engine_summary.md"
 fi
 if [ "$WHAT" = lab ]; then
-  run_bin timeout 240 "$BIN/gpu_moe_bench" --tokens 1,8 --dense-rows 1,2,4,8 > "$OUT/lab.jsonl" 2>&1
+  run_bin timeout 240 "$BIN/gpu_moe_bench" ${LAB_ARGS:---tokens 1,8 --dense-rows 1,2,4,8} > "$OUT/lab.jsonl" 2>&1
   python3 "$ROOT/bench/gpu/summarize.py" --lab "$OUT/lab.jsonl" | tee "$OUT/lab.md"
 fi
 if [ "$WHAT" = cli ]; then

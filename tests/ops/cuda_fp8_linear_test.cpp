@@ -100,22 +100,26 @@ TEST_F(CudaFp8Linear, GatedInputAndAccumulateMatchCpu) {
 }
 
 #if defined(STRATA_WITH_CUDA)
-// Each GEMV variant at every row count it takes.
+// Each GEMV variant at every row count it takes; K = 101 blocks stages x in three K tiles at
+// 5-8 rows (48 + 48 + 5 blocks), two at 3-4 rows.
 TEST_F(CudaFp8Linear, EveryGemvVariantMatchesCpu) {
-  const int64_t n = 777, k = 2048;
-  const Tensor w = quantized_host(random_rounded({n, k}, 740, -0.05f, 0.05f)), gw = gpu_copy(w);
-  for (int64_t m = 1; m <= 8; ++m) {
-    const Tensor x = random_rounded({m, k}, 741 + m), gx = gpu_bf16(x);
-    Tensor ref = Tensor::host(DType::kF32, {m, n});
-    ops::linear(x, w, Tensor(), ref);
-    for (const auto variant : {cuda::Fp8GemvVariant::kRows2Unroll8, cuda::Fp8GemvVariant::kRows1Unroll16,
-                               cuda::Fp8GemvVariant::kRows4Unroll4}) {
-      Tensor out = poisoned(DType::kF32, {m, n});
-      cuda::fp8_gemv({.x = gx.data(), .weight = gw.data(), .out = out.data(), .out_dtype = DType::kF32, .m = m,
-                      .n = n, .k = k},
-                     cuda::current_stream(), variant);
-      expect_close(*gpu_, out, ref, kBf16Tolerance,
-                   "m=" + std::to_string(m) + " variant " + std::to_string(static_cast<int>(variant)));
+  const int64_t n = 777;
+  for (const int64_t k : {2048, 101 * 128}) {
+    const Tensor w = quantized_host(random_rounded({n, k}, 740 + k, -0.05f, 0.05f)), gw = gpu_copy(w);
+    for (int64_t m = 1; m <= 8; ++m) {
+      const Tensor x = random_rounded({m, k}, 741 + m), gx = gpu_bf16(x);
+      Tensor ref = Tensor::host(DType::kF32, {m, n});
+      ops::linear(x, w, Tensor(), ref);
+      for (const auto variant : {cuda::Fp8GemvVariant::kRows2Unroll8, cuda::Fp8GemvVariant::kRows1Unroll16,
+                                 cuda::Fp8GemvVariant::kRows4Unroll4}) {
+        Tensor out = poisoned(DType::kF32, {m, n});
+        cuda::fp8_gemv({.x = gx.data(), .weight = gw.data(), .out = out.data(), .out_dtype = DType::kF32, .m = m,
+                        .n = n, .k = k},
+                       cuda::current_stream(), variant);
+        expect_close(*gpu_, out, ref, kBf16Tolerance,
+                     "k=" + std::to_string(k) + " m=" + std::to_string(m) + " variant " +
+                         std::to_string(static_cast<int>(variant)));
+      }
     }
   }
 }

@@ -107,9 +107,10 @@ Tensor ModelWeights::concat_rows_as(const std::vector<std::string>& names, const
     std::memcpy(dst, p.data(), p.nbytes());
     dst += p.nbytes();
   }
-  if (!keep_fp8 && host.dtype() == DType::kF8_E4M3_B128) host = widened_to_bf16(host);
+  const bool cpu = backend_.device().is_cpu();  // the CPU's kernels read FP8 rows as they are
+  if (!cpu && !keep_fp8 && host.dtype() == DType::kF8_E4M3_B128) host = widened_to_bf16(host);
   WeightInfo info{.name = names[0], .dtype = host.dtype(), .shape = shape, .data = host.data()};
-  if (backend_.device().is_cpu()) {
+  if (cpu) {
     load(info);  // counts the parameters
     return host;
   }

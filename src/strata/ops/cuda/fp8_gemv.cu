@@ -1,6 +1,9 @@
 // 8 warps per block; warp w of block b owns weight rows [(b * 8 + w) * F, + F). A row is K / 128
 // blocks of 128 e4m3 codes and an f32 scale (132 bytes); the warp reads one block per 4-byte
 // load (lane l: codes 4l..4l+3), U blocks of each of its F rows in flight before any is used.
+// x is staged in K tiles that fit shared memory (8 rows of K = 14336 do not fit at once).
+#include <algorithm>
+
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/fp8.cuh"
 #include "strata/ops/cuda/fp8_gemv.h"
@@ -21,6 +24,7 @@ struct Params {
   const bf16* bias;       // [N] or null
   void* out;              // [M, N]
   int64_t n, k, blocks;   // blocks = K / 128
+  int64_t tile_blocks;    // blocks of x staged at a time, a multiple of 16 (every U)
   bool gated, accumulate;
   ops::Activation act;
 };
@@ -50,35 +54,39 @@ __device__ __forceinline__ float4 x_quad(const bf16* xs_row, int64_t col) {
 
 template <int R, int F, int U, typename Tout>
 __global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(Params p, int rows) {
-  extern __shared__ uint4 xs[];  // [rows, K / 8]
+  extern __shared__ uint4 xs[];  // [rows, tile_blocks * 128 / 8]
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * F;
   uint32_t w[F][U];
   float s[F][U];
   load_blocks<F, U>(p, row0, 0, lane, w, s);  // weights do not depend on the previous kernel
   wait_for_previous_kernel();
-  stage_gemv_x(p.x, p.k / 8, rows, p.gated, p.act, xs);
-  __syncthreads();
-  const bf16* x = reinterpret_cast<const bf16*>(xs);
   float acc[F][R] = {};
-  for (int64_t b = 0; b < p.blocks; b += U) {
+  const bf16* x = reinterpret_cast<const bf16*>(xs);
+  for (int64_t tile = 0; tile < p.blocks; tile += p.tile_blocks) {
+    const int64_t tile_end = tile + p.tile_blocks < p.blocks ? tile + p.tile_blocks : p.blocks, tile_cols = (tile_end - tile) * kFp8Block;
+    if (tile > 0) __syncthreads();  // every warp is done with the previous tile
+    stage_gemv_x_cols(p.x, p.k / 8, tile * kFp8Block / 8, tile_cols / 8, rows, p.gated, p.act, xs);
+    __syncthreads();
+    for (int64_t b = tile; b < tile_end; b += U) {
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (b + u >= p.blocks) break;
-      const int64_t col = (b + u) * kFp8Block + 4 * lane;
-      float4 wf[F];
+      for (int u = 0; u < U; ++u) {
+        if (b + u >= tile_end) break;
+        const int64_t col = (b + u - tile) * kFp8Block + 4 * lane;
+        float4 wf[F];
 #pragma unroll
-      for (int f = 0; f < F; ++f) wf[f] = fp8x4_to_float4(w[f][u]);
+        for (int f = 0; f < F; ++f) wf[f] = fp8x4_to_float4(w[f][u]);
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        if (r >= rows) break;
-        const float4 xv = x_quad(x + r * p.k, col);
+        for (int r = 0; r < R; ++r) {
+          if (r >= rows) break;
+          const float4 xv = x_quad(x + r * tile_cols, col);
 #pragma unroll
-        for (int f = 0; f < F; ++f)
-          acc[f][r] += s[f][u] * (wf[f].x * xv.x + wf[f].y * xv.y + wf[f].z * xv.z + wf[f].w * xv.w);
+          for (int f = 0; f < F; ++f)
+            acc[f][r] += s[f][u] * (wf[f].x * xv.x + wf[f].y * xv.y + wf[f].z * xv.z + wf[f].w * xv.w);
+        }
       }
+      if (b + U < p.blocks) load_blocks<F, U>(p, row0, b + U, lane, w, s);
     }
-    if (b + U < p.blocks) load_blocks<F, U>(p, row0, b + U, lane, w, s);
   }
   allow_next_kernel();
 #pragma unroll
@@ -98,7 +106,7 @@ __global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(Params p, int rows) 
 
 template <int R, int F, int U, typename Tout>
 void launch_variant(const Params& params, int rows, cudaStream_t stream) {
-  const size_t smem = static_cast<size_t>(rows * params.k) * sizeof(bf16);
+  const size_t smem = static_cast<size_t>(rows * params.tile_blocks * kFp8Block) * sizeof(bf16);
   static const bool configured = [] {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(fp8_gemv_kernel<R, F, U, Tout>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMaxXBytes)));
@@ -140,19 +148,20 @@ Fp8GemvVariant auto_variant(const Fp8GemvArgs& args) {
 bool fp8_gemv_supported(const Fp8GemvArgs& args) {
   auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
   return args.m >= 1 && args.m <= kFp8GemvMaxRows && args.k > 0 && args.k % kFp8Block == 0 &&
-         args.m * args.k * 2 <= kMaxXBytes && aligned(args.x, 16) && aligned(args.weight, 4) &&
+         aligned(args.x, 16) && aligned(args.weight, 4) &&
          (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
 void fp8_gemv(const Fp8GemvArgs& args, cudaStream_t stream, Fp8GemvVariant variant) {
   if (args.n == 0) return;
   STRATA_CHECK(fp8_gemv_supported(args));
-  const Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint8_t*>(args.weight),
+  Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint8_t*>(args.weight),
                       .bias = static_cast<const bf16*>(args.bias), .out = args.out, .n = args.n, .k = args.k,
                       .blocks = args.k / kFp8Block, .gated = args.gated_input.has_value(),
                       .accumulate = args.accumulate, .act = args.gated_input.value_or(ops::Activation::kSilu)};
   if (variant == Fp8GemvVariant::kAuto) variant = auto_variant(args);
   const int rows = static_cast<int>(args.m);
+  params.tile_blocks = std::min(params.blocks, kMaxXBytes / (rows * kFp8Block * 2) / 16 * 16);
   if (args.out_dtype == DType::kF32) {
     launch<float>(params, rows, variant, stream);
   } else {

@@ -28,7 +28,7 @@ struct Fp8GemvArgs {
   bool accumulate = false;                     // out += the product
 };
 
-// M <= 8, K a multiple of 128, x [M, K] bf16 within 96 KB of shared memory, 16-byte aligned x,
+// M <= 8, K a multiple of 128 (x staged in K tiles of up to 96 KB), 16-byte aligned x,
 // 4-byte aligned weight, bf16 or f32 out.
 bool fp8_gemv_supported(const Fp8GemvArgs& args);
 void fp8_gemv(const Fp8GemvArgs& args, cudaStream_t stream, Fp8GemvVariant variant = Fp8GemvVariant::kAuto);

@@ -11,18 +11,22 @@
 
 namespace strata::cuda {
 
-// x: [rows, chunks] 16-byte chunks of 8 bf16, or [rows, 2 * chunks] gate | up when gated;
-// xs: [rows, chunks]. Called by every thread of the block.
-__device__ inline void stage_gemv_x(const uint4* x, int64_t chunks, int rows, bool gated, ops::Activation act,
-                                    uint4* xs) {
-  const int64_t total = rows * chunks;
-  if (!gated) {
+// Columns [first, first + count) of x (16-byte chunks of 8 bf16) as xs [rows, count]. x:
+// [rows, row_chunks], or [rows, 2 * row_chunks] gate | up when gated. Every thread calls it.
+__device__ inline void stage_gemv_x_cols(const uint4* x, int64_t row_chunks, int64_t first, int64_t count, int rows,
+                                         bool gated, ops::Activation act, uint4* xs) {
+  const int64_t total = rows * count, stride = gated ? 2 * row_chunks : row_chunks;
+  if (!gated && count == row_chunks) {  // whole rows: one contiguous copy
     for (int64_t i = threadIdx.x; i < total; i += blockDim.x) xs[i] = x[i];
     return;
   }
   for (int64_t i = threadIdx.x; i < total; i += blockDim.x) {
-    const int64_t r = i / chunks, c = i % chunks;
-    const uint4 g = x[r * 2 * chunks + c], u = x[r * 2 * chunks + chunks + c];
+    const int64_t r = i / count, c = first + i % count;
+    if (!gated) {
+      xs[i] = x[r * stride + c];
+      continue;
+    }
+    const uint4 g = x[r * stride + c], u = x[r * stride + row_chunks + c];
     const auto* gp = reinterpret_cast<const __nv_bfloat162*>(&g);
     const auto* up = reinterpret_cast<const __nv_bfloat162*>(&u);
     uint4 v;
@@ -34,6 +38,12 @@ __device__ inline void stage_gemv_x(const uint4* x, int64_t chunks, int rows, bo
     }
     xs[i] = v;
   }
+}
+
+// All of x: xs [rows, chunks].
+__device__ inline void stage_gemv_x(const uint4* x, int64_t chunks, int rows, bool gated, ops::Activation act,
+                                    uint4* xs) {
+  stage_gemv_x_cols(x, chunks, 0, chunks, rows, gated, act, xs);
 }
 
 }  // namespace strata::cuda
