@@ -39,7 +39,7 @@ COMPLETION_FIELDS = ["model", "prompt", "max_tokens", "temperature", "top_p", "t
                      "skip_special_tokens", "priority", "stream", "stream_options", "logprobs", "echo", "suffix",
                      "return_token_ids", "best_of", "logit_bias", "user"]
 TOKENIZE_FIELDS = ["model", "prompt", "messages", "add_special_tokens", "return_token_strs", "tools",
-                   "chat_template_kwargs"]
+                   "chat_template_kwargs", "reasoning_effort"]
 DETOKENIZE_FIELDS = ["model", "tokens"]
 
 

@@ -1,5 +1,7 @@
 #include "strata/server/chat_completion.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
@@ -54,7 +56,7 @@ void put_reasoning(Json& message, const ChatRequest& chat, const std::string& re
 }
 
 Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, const ChatRequest& chat) {
-  const ReasoningDelta text = split_reasoning(chat.reasoning, chat.prompt, c.text);
+  const ReasoningDelta text = split_reasoning(chat.reasoning, chat.prompt_tail, c.text);
   ParsedOutput parsed{.content = text.content};
   if (chat.parse_tool_calls) parsed = limit_calls(chat, parse_tool_calls(text.content));
   const bool calls = !parsed.tool_calls.empty();
@@ -78,7 +80,7 @@ class ChatEventStream final : public EventSource {
   ChatEventStream(const ServedModel& model, ChatRequest chat, std::unique_ptr<GenerationRun> run, Envelope env)
       : model_(model), chat_(std::move(chat)), run_(std::move(run)), env_(std::move(env)),
         tool_streams_(static_cast<size_t>(run_->num_choices())),
-        reasoning_(static_cast<size_t>(run_->num_choices()), ReasoningParser(chat_.reasoning, chat_.prompt)) {}
+        reasoning_(static_cast<size_t>(run_->num_choices()), ReasoningParser(chat_.reasoning, chat_.prompt_tail)) {}
 
   bool next(std::string& out) override {
     if (!started_) {
@@ -147,14 +149,17 @@ class ChatEventStream final : public EventSource {
   bool started_ = false;
 };
 
-// The rendered prompt (kept in chat.prompt: its tail tells a reasoning parser where the
-// output starts) and its token ids.
+// A tag a template ends the prompt with, and harmony's last message header, fit in this.
+constexpr size_t kPromptTailBytes = 256;
+
+// The rendered prompt's token ids; its end is kept in chat.prompt_tail for the reasoning parser.
 std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat) {
   const text::Tokenizer& tokenizer = require_tokenizer(model, "messages");
   std::vector<int32_t> ids;
   try {
-    chat.prompt = text::render_conversation(tokenizer, chat.render);
-    ids = tokenizer.encode(chat.prompt, /*add_special_tokens=*/false);
+    const std::string prompt = text::render_conversation(tokenizer, chat.render);
+    ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
+    chat.prompt_tail = prompt.substr(prompt.size() - std::min(prompt.size(), kPromptTailBytes));
   } catch (const Error& e) {
     throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), "messages");
   }

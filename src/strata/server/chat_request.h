@@ -28,9 +28,10 @@ struct ChatRequest {
   std::shared_ptr<const CompiledSchema> json_schema;  // response_format json_schema: enforced
   bool include_reasoning = true;  // vLLM's include_reasoning: false drops the thinking from the reply
   // Set by the handler, not read from the body: the server's --reasoning-parser (none for
-  // constrained output, which is written from its first token) and the rendered prompt.
+  // constrained output, which is written from its first token) and the end of the rendered
+  // prompt (where the template may have opened or closed the thinking already).
   ReasoningFormat reasoning = ReasoningFormat::kNone;
-  std::string prompt;
+  std::string prompt_tail;
 };
 
 // A 400 naming the field for anything malformed.

@@ -1,7 +1,6 @@
 #include "strata/server/reasoning_parser.h"
 
-#include <algorithm>
-#include <span>
+#include "strata/server/stream_tags.h"
 
 namespace strata::server {
 namespace {
@@ -16,32 +15,6 @@ constexpr std::string_view kContentTags[] = {kThinkOpen};
 constexpr std::string_view kThinkingTags[] = {kThinkOpen, kThinkClose};
 constexpr std::string_view kHeaderTags[] = {kHarmonyMessage};
 constexpr std::string_view kBodyTags[] = {"<|end|>", "<|return|>", "<|call|>"};
-
-struct TagMatch {
-  size_t pos = std::string_view::npos;
-  std::string_view tag;
-};
-
-TagMatch find_first_tag(std::string_view text, std::span<const std::string_view> tags) {
-  TagMatch best;
-  for (std::string_view tag : tags) {
-    const size_t pos = text.find(tag);
-    if (pos < best.pos) best = {pos, tag};
-  }
-  return best;
-}
-
-// Length of the longest suffix of `text` that is a proper prefix of one of the tags.
-size_t partial_tag_length(std::string_view text, std::span<const std::string_view> tags) {
-  size_t longest = 0;
-  for (std::string_view tag : tags)
-    for (size_t len = std::min(text.size(), tag.size() - 1); len > longest; --len)
-      if (text.ends_with(tag.substr(0, len))) {
-        longest = len;
-        break;
-      }
-  return longest;
-}
 
 std::string_view trim_end(std::string_view s) {
   const size_t end = s.find_last_not_of(" \t\r\n");

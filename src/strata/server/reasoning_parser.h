@@ -30,8 +30,8 @@ struct ReasoningDelta {
 
 class ReasoningParser {
  public:
-  // `prompt`: the rendered prompt; a template that already opened (or closed) the thinking
-  // at its end, e.g. Qwen3's enable_thinking false, decides where the output starts.
+  // `prompt`: the rendered prompt, or its end; a template that already opened (or closed)
+  // the thinking there, e.g. Qwen3's enable_thinking false, decides where the output starts.
   explicit ReasoningParser(ReasoningFormat format = ReasoningFormat::kNone, std::string_view prompt = {});
 
   ReasoningDelta push(std::string_view text);
