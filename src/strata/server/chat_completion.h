@@ -1,9 +1,8 @@
 // POST /v1/chat/completions: the conversation through the chat template, generated on the
 // engine, answered as chat.completion or streamed as chat.completion.chunk events.
-// With tools, Hermes-style <tool_call> blocks in the output become message.tool_calls;
-// tool_choice "required" or a named function makes the engine write only such blocks.
-// With a reasoning format the thinking is split off first (message.reasoning_content,
-// delta.reasoning_content) and tool calls are read from the answer only.
+// A reasoning parser splits the thinking off first (reasoning_content); in the rest,
+// Hermes-style <tool_call> blocks become message.tool_calls (tool_choice "required" or a
+// named function makes the engine write only such blocks).
 #pragma once
 
 #include "strata/server/http_reply.h"
