@@ -34,7 +34,7 @@ def test_completion_fields_refused_by_name(tiny, field, value):
 def test_chat_fields_refused_by_name(smol):
     chat = smol.client().chat.completions
     base = {"model": smol.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
-    for kw, param in [({"reasoning_effort": "low"}, "reasoning_effort"), ({"store": True}, "store"),
+    for kw, param in [({"reasoning_effort": "extreme"}, "reasoning_effort"), ({"store": True}, "store"),
                       ({"service_tier": "flex"}, "service_tier"), ({"verbosity": "low"}, "verbosity"),
                       ({"functions": [{"name": "f"}]}, "functions"), ({"extra_body": {"temprature": 1}}, "temprature"),
                       ({"extra_body": {"echo": True}}, "echo")]:

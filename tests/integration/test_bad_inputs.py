@@ -33,13 +33,13 @@ CHAT_FIELDS = ["model", "messages", "max_tokens", "max_completion_tokens", "temp
                "ignore_eos", "skip_special_tokens", "priority", "stream", "stream_options", "logprobs",
                "top_logprobs", "tools", "tool_choice", "response_format", "chat_template_kwargs",
                "add_generation_prompt", "user", "logit_bias", "parallel_tool_calls", "metadata", "store",
-               "service_tier", "modalities", "reasoning_effort"]
+               "service_tier", "modalities", "reasoning_effort", "include_reasoning"]
 COMPLETION_FIELDS = ["model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "presence_penalty",
                      "frequency_penalty", "repetition_penalty", "seed", "stop", "stop_token_ids", "n", "ignore_eos",
                      "skip_special_tokens", "priority", "stream", "stream_options", "logprobs", "echo", "suffix",
                      "return_token_ids", "best_of", "logit_bias", "user"]
 TOKENIZE_FIELDS = ["model", "prompt", "messages", "add_special_tokens", "return_token_strs", "tools",
-                   "chat_template_kwargs"]
+                   "chat_template_kwargs", "reasoning_effort"]
 DETOKENIZE_FIELDS = ["model", "tokens"]
 
 

@@ -26,7 +26,8 @@ TEST(RequestFieldPolicy, ImplementedFieldsAndHintsPass) {
   EXPECT_EQ(refused_param(policy, R"({"model": "m", "messages": [], "tools": [], "tool_choice": "auto",
       "parallel_tool_calls": true, "logit_bias": {}, "top_k": 3, "chat_template_kwargs": {}, "user": "u",
       "metadata": {"k": "v"}, "store": false, "service_tier": "auto", "modalities": ["text"],
-      "prompt_cache_key": "k", "safety_identifier": "s", "functions": null, "audio": null})", kChat),
+      "prompt_cache_key": "k", "safety_identifier": "s", "functions": null, "audio": null,
+      "reasoning_effort": "low", "include_reasoning": false})", kChat),
             "ok");
   EXPECT_EQ(refused_param(policy, R"({"prompt": "p", "echo": true, "best_of": 1, "suffix": "",
       "return_token_ids": true, "logit_bias": {}, "user": "u"})", kCompletions),
@@ -36,7 +37,7 @@ TEST(RequestFieldPolicy, ImplementedFieldsAndHintsPass) {
 TEST(RequestFieldPolicy, KnownButUnimplementedAreNamed) {
   const RequestFieldPolicy policy(/*ignore_unknown_fields=*/true);  // refused all the same
   const std::pair<const char*, const char*> chat[] = {
-      {R"({"reasoning_effort": "low"})", "reasoning_effort"}, {R"({"functions": []})", "functions"},
+      {R"({"thinking_token_budget": 9})", "thinking_token_budget"}, {R"({"functions": []})", "functions"},
       {R"({"audio": {}})", "audio"}, {R"({"store": true})", "store"}, {R"({"service_tier": "flex"})", "service_tier"},
       {R"({"modalities": ["text", "audio"]})", "modalities"}, {R"({"prediction": {}})", "prediction"},
       {R"({"web_search_options": {}})", "web_search_options"}, {R"({"verbosity": "low"})", "verbosity"},

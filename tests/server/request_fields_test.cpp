@@ -93,6 +93,30 @@ TEST(ChatRequest, ContentPartsToolsAndToolChoice) {
   EXPECT_EQ(refused_param([&] { read_chat_request(required, 100); }), "response_format");
 }
 
+TEST(ChatRequest, ReasoningEffortAndIncludeReasoning) {
+  const Json body = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "high",
+      "chat_template_kwargs": {"enable_thinking": false}, "include_reasoning": false})");
+  const ChatRequest chat = read_chat_request(body, 100);
+  EXPECT_EQ(chat.render.extra.dump(), R"({"enable_thinking":false,"reasoning_effort":"high"})");
+  EXPECT_FALSE(chat.include_reasoning);
+  EXPECT_EQ(chat.reasoning, ReasoningFormat::kNone);  // the handler sets it from the server's flag
+  EXPECT_EQ(read_conversation(body).extra.dump(), R"({"enable_thinking":false,"reasoning_effort":"high"})");
+  // chat_template_kwargs wins, as in vLLM; no effort leaves the variable undefined.
+  Json both = body;
+  both["chat_template_kwargs"] = Json::parse(R"({"reasoning_effort": "low"})");
+  EXPECT_EQ(read_chat_request(both, 100).render.extra.dump(), R"({"reasoning_effort":"low"})");
+  Json plain = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": null})");
+  EXPECT_EQ(read_chat_request(plain, 100).render.extra.dump(), "{}");
+  EXPECT_TRUE(read_chat_request(plain, 100).include_reasoning);
+  for (const char* bad : {R"("extreme")", "1", "true", R"(["low"])", R"("")"}) {
+    Json b = plain;
+    b["reasoning_effort"] = Json::parse(bad);
+    EXPECT_EQ(refused_param([&] { read_chat_request(b, 100); }), "reasoning_effort") << bad;
+  }
+  plain["include_reasoning"] = "no";
+  EXPECT_EQ(refused_param([&] { read_chat_request(plain, 100); }), "include_reasoning");
+}
+
 TEST(GenerationFields, LogitBias) {
   const GenerationFields f = read_generation_fields(Json::parse(R"({"logit_bias": {"7": -100, "3": 2.5, "07": 1}})"), 10);
   ASSERT_EQ(f.request.sampling.logit_bias.size(), 2u);  // "07" is token 7 again: the last value counts

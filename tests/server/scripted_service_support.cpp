@@ -1,5 +1,7 @@
 #include "server/scripted_service_support.h"
 
+#include <algorithm>
+
 namespace strata::server::test {
 
 ScriptedService::~ScriptedService() {
@@ -10,8 +12,13 @@ ScriptedService::~ScriptedService() {
 std::shared_ptr<RequestStream> ScriptedService::submit(GenerationRequest request) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto stream = std::make_shared<RequestStream>(next_id_++);
-  threads_.emplace_back([this, stream, request] { play(*stream, request); });
+  threads_.emplace_back([this, stream, request, script = script_] { play(*stream, request, script); });
   return stream;
+}
+
+void ScriptedService::set_script(std::vector<std::string> texts) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  script_ = std::move(texts);
 }
 
 void ScriptedService::cancel(int64_t id) {
@@ -38,19 +45,22 @@ int64_t ScriptedService::num_submitted() {
   return next_id_ - 1;
 }
 
-void ScriptedService::play(RequestStream& stream, const GenerationRequest& r) {
+void ScriptedService::play(RequestStream& stream, const GenerationRequest& r, const std::vector<std::string>& script) {
   if (r.prompt_ids[0] == 99) return stream.push({.finished = true, .error = "scripted failure"});
   if (r.prompt_ids[0] == 98) {
     while (!stop_ && !was_cancelled(stream.request_id())) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     ChoiceDelta d{.index = 0, .finish_reason = FinishReason::kCancelled};
     return stream.push({.deltas = {d}, .finished = true});
   }
-  const int32_t n = r.max_tokens;
+  const bool scripted = !script.empty();
+  const int32_t n = scripted ? std::min(r.max_tokens, static_cast<int32_t>(script.size())) : r.max_tokens;
+  const bool ends = scripted && n == std::ssize(script);  // the script ran out before max_tokens
   for (int32_t i = 0; i < n && !stop_; ++i) {
     RequestUpdate u{.num_prompt_tokens = static_cast<int32_t>(r.prompt_ids.size()), .num_generated_tokens = i + 1};
-    ChoiceDelta d{.index = 0, .text = std::string(1, static_cast<char>('a' + i % 26)), .token_ids = {i}};
+    ChoiceDelta d{.index = 0, .text = scripted ? script[i] : std::string(1, static_cast<char>('a' + i % 26)),
+                  .token_ids = {i}};
     if (was_cancelled(stream.request_id())) d.finish_reason = FinishReason::kCancelled;
-    else if (i + 1 == n) d.finish_reason = FinishReason::kLength;
+    else if (i + 1 == n) d.finish_reason = ends ? FinishReason::kStop : FinishReason::kLength;
     u.finished = d.finish_reason != FinishReason::kNone;
     u.deltas.push_back(d);
     stream.push(std::move(u));

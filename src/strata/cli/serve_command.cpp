@@ -104,6 +104,14 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
       "CORS: browser origins allowed to call the API, comma-separated (http://localhost:3000,...), or * (default: none)");
   cmd.add_flag("--ignore-unknown-fields", f.server.ignore_unknown_fields,
                "ignore request fields no API defines (logged once each) instead of answering 400");
+  cmd.add_option_function<std::string>(
+      "--reasoning-parser",
+      [&f](const std::string& name) {
+        const std::optional<server::ReasoningFormat> format = server::parse_reasoning_format(name);
+        if (!format) fail("--reasoning-parser takes one of {} (or gpt-oss), got '{}'", server::kReasoningFormatNames, name);
+        f.server.reasoning_parser = *format;
+      },
+      "split the model's thinking into reasoning_content: qwen3, deepseek_r1 or openai_gptoss (default: none)");
   add_http_limit_flags(cmd, f.server);
   cmd.add_option("--max-num-batched-tokens", f.engine.max_num_batched_tokens, "token budget of one engine step")
       ->check(CLI::PositiveNumber);

@@ -1,5 +1,7 @@
 #include "strata/server/chat_completion.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
@@ -45,13 +47,24 @@ Json chat_finish_reason(FinishReason reason, bool has_tool_calls) {
   return finish_reason_json(reason);
 }
 
+// The thinking under both of vLLM's names (reasoning_content, and its newer reasoning).
+void put_reasoning(Json& message, const ChatRequest& chat, const std::string& reasoning) {
+  if (chat.reasoning == ReasoningFormat::kNone) return;
+  const Json value = chat.include_reasoning && !reasoning.empty() ? Json(reasoning) : Json(nullptr);
+  message["reasoning_content"] = value;
+  message["reasoning"] = value;
+}
+
 Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, const ChatRequest& chat) {
+  const ReasoningDelta text = split_reasoning(chat.reasoning, chat.prompt_tail, c.text);
+  ParsedOutput parsed{.content = text.content};
+  if (chat.parse_tool_calls) parsed = limit_calls(chat, parse_tool_calls(text.content));
+  const bool calls = !parsed.tool_calls.empty();
+  const bool empty = parsed.content.empty() && (calls || !text.reasoning.empty());
   Json message;
   message["role"] = "assistant";
-  ParsedOutput parsed{.content = c.text};
-  if (chat.parse_tool_calls) parsed = limit_calls(chat, parse_tool_calls(c.text));
-  const bool calls = !parsed.tool_calls.empty();
-  message["content"] = calls && parsed.content.empty() ? Json(nullptr) : Json(parsed.content);
+  message["content"] = empty ? Json(nullptr) : Json(parsed.content);
+  put_reasoning(message, chat, text.reasoning);
   if (calls) message["tool_calls"] = tool_calls_json(parsed.tool_calls, false);
   Json choice;
   choice["index"] = index;
@@ -66,7 +79,8 @@ class ChatEventStream final : public EventSource {
  public:
   ChatEventStream(const ServedModel& model, ChatRequest chat, std::unique_ptr<GenerationRun> run, Envelope env)
       : model_(model), chat_(std::move(chat)), run_(std::move(run)), env_(std::move(env)),
-        tool_streams_(static_cast<size_t>(run_->num_choices())) {}
+        tool_streams_(static_cast<size_t>(run_->num_choices())),
+        reasoning_(static_cast<size_t>(run_->num_choices()), ReasoningParser(chat_.reasoning, chat_.prompt_tail)) {}
 
   bool next(std::string& out) override {
     if (!started_) {
@@ -95,16 +109,30 @@ class ChatEventStream final : public EventSource {
     return sse_event(j);
   }
 
+  // A text delta: the thinking (unless the client asked to leave it out) and the answer,
+  // whose tool-call blocks are held back for the end. An empty one carries only logprobs.
+  void send_text(int32_t i, ReasoningDelta text, Json logprobs, std::string& out) {
+    if (chat_.parse_tool_calls) text.content = tool_streams_[static_cast<size_t>(i)].push(text.content);
+    if (!chat_.include_reasoning) text.reasoning.clear();
+    Json delta = Json::object();
+    if (!text.reasoning.empty()) {
+      delta["reasoning_content"] = text.reasoning;
+      delta["reasoning"] = text.reasoning;
+    }
+    if (!text.content.empty() || (text.reasoning.empty() && !logprobs.is_null())) delta["content"] = text.content;
+    if (!delta.empty()) out += chunk(i, std::move(delta), std::move(logprobs));
+  }
+
   void on_delta(int32_t i, ChoiceDelta& d, std::string& out) {
     if (i < 0 || i >= run_->num_choices()) return;
-    ToolCallStream& tools = tool_streams_[static_cast<size_t>(i)];
-    const std::string content = chat_.parse_tool_calls ? tools.push(d.text) : d.text;
+    ReasoningParser& reasoning = reasoning_[static_cast<size_t>(i)];
     Json logprobs = chat_.logprobs && !d.logprobs.empty() ? chat_logprobs_json(model_, d.logprobs) : Json(nullptr);
-    if (!content.empty() || !logprobs.is_null()) out += chunk(i, {{"content", content}}, std::move(logprobs));
+    send_text(i, reasoning.push(d.text), std::move(logprobs), out);
     if (d.finish_reason == FinishReason::kNone) return;
+    send_text(i, reasoning.finish(), nullptr, out);
     bool calls = false;
     if (chat_.parse_tool_calls) {
-      const ParsedOutput parsed = limit_calls(chat_, tools.finish());
+      const ParsedOutput parsed = limit_calls(chat_, tool_streams_[static_cast<size_t>(i)].finish());
       if (!parsed.content.empty()) out += chunk(i, {{"content", parsed.content}});
       calls = !parsed.tool_calls.empty();
       if (calls) out += chunk(i, {{"tool_calls", tool_calls_json(parsed.tool_calls, true)}});
@@ -117,14 +145,21 @@ class ChatEventStream final : public EventSource {
   std::unique_ptr<GenerationRun> run_;
   Envelope env_;
   std::vector<ToolCallStream> tool_streams_;
+  std::vector<ReasoningParser> reasoning_;
   bool started_ = false;
 };
 
-std::vector<int32_t> encode_chat(const ServedModel& model, const ChatRequest& chat) {
+// A tag a template ends the prompt with, and harmony's last message header, fit in this.
+constexpr size_t kPromptTailBytes = 256;
+
+// The rendered prompt's token ids; its end is kept in chat.prompt_tail for the reasoning parser.
+std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat) {
   const text::Tokenizer& tokenizer = require_tokenizer(model, "messages");
   std::vector<int32_t> ids;
   try {
-    ids = text::encode_conversation(tokenizer, chat.render);
+    const std::string prompt = text::render_conversation(tokenizer, chat.render);
+    ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
+    chat.prompt_tail = prompt.substr(prompt.size() - std::min(prompt.size(), kPromptTailBytes));
   } catch (const Error& e) {
     throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), "messages");
   }
@@ -139,10 +174,15 @@ std::vector<int32_t> encode_chat(const ServedModel& model, const ChatRequest& ch
 
 }  // namespace
 
-HttpReply chat_completion(const ServedModel& model, const Json& body, const ClientWatch& client) {
+HttpReply chat_completion(const ServedModel& model, ReasoningFormat reasoning, const Json& body,
+                          const ClientWatch& client) {
   const std::optional<std::string> name = read_string(body, "model");
   const int32_t lora_slot = check_model_name(model, name ? &*name : nullptr);
   ChatRequest chat = read_chat_request(body, model.vocab_size);
+  const bool constrained = chat.json_object || chat.json_schema || chat.tool_choice.forced;
+  chat.reasoning = constrained ? ReasoningFormat::kNone : reasoning;
+  // Harmony's markup is special tokens: the parser needs them in the text, and drops them.
+  if (chat.reasoning == ReasoningFormat::kHarmony) chat.fields.request.skip_special_tokens = false;
   GenerationRequest request = fit_to_context(chat.fields, encode_chat(model, chat),
                                              {.max_model_len = model.service->max_model_len(), .prompt_field = "messages"});
   const std::string answered_by = apply_lora_choice(model, lora_slot, request);

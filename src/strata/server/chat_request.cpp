@@ -111,6 +111,17 @@ void read_response_format(const Json& body, ChatRequest& chat) {
   }
 }
 
+// reasoning_effort reaches the template as a variable (gpt-oss templates read it), unless
+// chat_template_kwargs sets one itself, as in vLLM.
+void read_reasoning_effort(const Json& body, ChatRenderRequest& render) {
+  const Json* effort = find_field(body, "reasoning_effort");
+  if (effort == nullptr) return;
+  if (!effort->is_string() || (*effort != "low" && *effort != "medium" && *effort != "high"))
+    throw bad_request(fmt::format("'reasoning_effort' must be \"low\", \"medium\" or \"high\", got {}", describe(*effort)),
+                      "reasoning_effort");
+  if (!render.extra.contains("reasoning_effort")) render.extra["reasoning_effort"] = *effort;
+}
+
 }  // namespace
 
 ChatRenderRequest read_conversation(const Json& body) {
@@ -122,6 +133,7 @@ ChatRenderRequest read_conversation(const Json& body) {
     if (!kwargs->is_object()) throw bad_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");
     render.extra = *kwargs;
   }
+  read_reasoning_effort(body, render);
   return render;
 }
 
@@ -141,6 +153,7 @@ ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
     if (!options->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
     chat.include_usage = read_bool(*options, "include_usage").value_or(false);
   }
+  chat.include_reasoning = read_bool(body, "include_reasoning").value_or(true);
   chat.logprobs = read_bool(body, "logprobs").value_or(false);
   const std::optional<int64_t> top = read_int(body, "top_logprobs", 0, 20);
   if (top && !chat.logprobs) throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");

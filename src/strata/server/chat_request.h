@@ -10,6 +10,7 @@
 
 #include "strata/server/generation_fields.h"
 #include "strata/server/json_fields.h"
+#include "strata/server/reasoning_parser.h"
 #include "strata/server/tool_choice.h"
 #include "strata/text/chat_template.h"
 
@@ -25,13 +26,19 @@ struct ChatRequest {
   ToolChoice tool_choice;         // its `forced` calls are enforced by constrained decoding
   bool json_object = false;       // response_format {"type": "json_object"}: enforced
   std::shared_ptr<const CompiledSchema> json_schema;  // response_format json_schema: enforced
+  bool include_reasoning = true;  // vLLM's include_reasoning: false drops the thinking from the reply
+  // Set by the handler, not read from the body: the server's --reasoning-parser (none for
+  // constrained output, which is written from its first token) and the end of the rendered
+  // prompt (where the template may have opened or closed the thinking already).
+  ReasoningFormat reasoning = ReasoningFormat::kNone;
+  std::string prompt_tail;
 };
 
 // A 400 naming the field for anything malformed.
 ChatRequest read_chat_request(const Json& body, int64_t vocab_size);
 
 // The conversation part alone (also used by /tokenize): messages, tools,
-// chat_template_kwargs, add_generation_prompt.
+// chat_template_kwargs, reasoning_effort (a template variable), add_generation_prompt.
 ChatRenderRequest read_conversation(const Json& body);
 
 }  // namespace strata::server

@@ -27,6 +27,7 @@ using http::HttpResponse;
 struct RouteContext {
   const ServedModel& model;
   const RequestFieldPolicy& fields;
+  const ServerOptions& options;
 };
 using Handler = HttpReply (*)(const RouteContext&, const HttpRequest&, const ClientWatch&);
 
@@ -44,7 +45,7 @@ constexpr Route kRoutes[] = {
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
        const Json body = parse_body(r.body);
        c.fields.check(body, ApiRoute::kChatCompletions);
-       return chat_completion(c.model, body, w);
+       return chat_completion(c.model, c.options.reasoning_parser, body, w);
      }},
     {"POST", "/v1/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
@@ -154,7 +155,7 @@ void HttpServer::answer(http::Exchange& exchange) const {
   const HttpRequest& request = exchange.request();
   const Route* route = find_route(request.path);
   STRATA_CHECK(route != nullptr && route->handler != nullptr);  // answer_inline let it through
-  HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_}, request, exchange.client());
+  HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_, .options = options_}, request, exchange.client());
   reply.headers = headers_.for_request(request);
   http::write_reply(std::move(reply), exchange);
 }

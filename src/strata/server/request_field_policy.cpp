@@ -36,7 +36,8 @@ constexpr FieldRule kShared[] = {
 
 constexpr FieldRule kChat[] = {
     {"messages"}, {"max_completion_tokens"}, {"top_logprobs"}, {"tools"}, {"tool_choice"}, {"parallel_tool_calls"},
-    {"response_format"}, {"chat_template_kwargs"}, {"add_generation_prompt"},
+    {"response_format"}, {"chat_template_kwargs"}, {"add_generation_prompt"}, {"reasoning_effort"},
+    {"include_reasoning"},
     // Hints that change no output: identifiers, tags, cache keys (the prefix cache is automatic).
     {"safety_identifier", is_string, "must be a string"},
     {"metadata", is_object, "must be an object of string keys and values"},
@@ -52,7 +53,6 @@ constexpr FieldRule kChat[] = {
     {"function_call", never, "the deprecated functions API is not supported; send 'tools' and 'tool_choice'"},
     {"moderation", never, "moderation is not run by this server; leave it out"},
     {"prediction", never, "predicted outputs are not supported; leave it out"},
-    {"reasoning_effort", never, "this server passes no reasoning effort to the model; leave it out"},
     {"verbosity", never, "verbosity is not supported; leave it out"},
     {"web_search_options", never, "web search is not supported; leave it out"},
     {"echo", never, "echo on chat (a vLLM extension) is not supported; use /v1/completions with echo"},

@@ -1,19 +1,8 @@
 #include "strata/server/tool_call_stream.h"
 
-#include <algorithm>
+#include "strata/server/stream_tags.h"
 
 namespace strata::server {
-namespace {
-
-// Length of the longest suffix of `text` that is a proper prefix of the open tag.
-size_t partial_tag_length(std::string_view text) {
-  const size_t max_len = std::min(text.size(), kToolCallOpen.size() - 1);
-  for (size_t len = max_len; len > 0; --len)
-    if (text.substr(text.size() - len) == kToolCallOpen.substr(0, len)) return len;
-  return 0;
-}
-
-}  // namespace
 
 std::string ToolCallStream::push(std::string_view delta) {
   if (in_calls_) {
@@ -29,7 +18,7 @@ std::string ToolCallStream::push(std::string_view delta) {
     pending_.clear();
     return out;
   }
-  const size_t keep = partial_tag_length(pending_);
+  const size_t keep = partial_tag_length(pending_, std::span(&kToolCallOpen, 1));
   std::string out = pending_.substr(0, pending_.size() - keep);
   pending_.erase(0, pending_.size() - keep);
   return out;
