@@ -25,6 +25,7 @@
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/fp8_convert.h"
 #include "strata/ops/cuda/fp8_gemv.h"
+#include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/stream_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
@@ -204,6 +205,8 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
     if (cuda::fp8_gemv_supported(fp8))
       for (const auto& [name, variant] : fp8_variants)
         report(name, time_ms(timer, [&] { cuda::fp8_gemv(fp8, cuda::current_stream(), variant); }), fp8_bytes);
+    if (cuda::fp8_mma_gemv_supported(fp8))
+      report("fp8-mma", time_ms(timer, [&] { cuda::fp8_mma_gemv(fp8, cuda::current_stream()); }), fp8_bytes);
   }
 }
 #endif

@@ -16,6 +16,7 @@
 #include "strata/backend/cuda/cuda_check.h"
 #include "strata/ops/cuda/fp8_convert.h"
 #include "strata/ops/cuda/fp8_gemv.h"
+#include "strata/ops/cuda/fp8_mma_gemv.h"
 #endif
 
 namespace strata::test {
@@ -64,7 +65,7 @@ TEST_F(CudaFp8Linear, LinearMatchesCpuFromOneRowToPrefill) {
   for (const Fp8Shape& s : std::vector<Fp8Shape>{{"qkv", 6144, 4096}, {"down", 4096, 14336}, {"odd", 1000, 384}}) {
     const Tensor w = quantized_host(random_rounded({s.n, s.k}, 710 + s.n, -0.05f, 0.05f));
     const Tensor b = random_rounded({s.n}, 711), gw = gpu_copy(w), gb = gpu_bf16(b), b_bf16 = to_bf16_host(b);
-    for (const int64_t m : {1, 2, 3, 5, 8, 9, 40}) {
+    for (const int64_t m : {1, 2, 3, 5, 8, 9, 16, 17, 40}) {
       const Tensor x = random_rounded({m, s.k}, 712 + m), gx = gpu_bf16(x);
       const bool bias = m % 2 == 1;
       Tensor ref = Tensor::host(DType::kF32, {m, s.n});
@@ -83,7 +84,7 @@ TEST_F(CudaFp8Linear, LinearMatchesCpuFromOneRowToPrefill) {
 TEST_F(CudaFp8Linear, GatedInputAndAccumulateMatchCpu) {
   const int64_t n = 2048, k = 5632;
   const Tensor w = quantized_host(random_rounded({n, k}, 720, -0.05f, 0.05f)), gw = gpu_copy(w);
-  for (const int64_t m : {1, 4, 8, 24}) {
+  for (const int64_t m : {1, 4, 8, 13, 24}) {
     const Tensor x = random_rounded({m, 2 * k}, 721 + m, -3.f, 3.f), gx = gpu_bf16(x);
     const Tensor residual = random_rounded({m, n}, 730 + m, -4.f, 4.f);
     Tensor ref = Tensor::host(DType::kF32, {m, n});
@@ -120,6 +121,29 @@ TEST_F(CudaFp8Linear, EveryGemvVariantMatchesCpu) {
                      "k=" + std::to_string(k) + " m=" + std::to_string(m) + " variant " +
                          std::to_string(static_cast<int>(variant)));
       }
+    }
+  }
+}
+
+// The tensor-core GEMV at every row count it takes: 8 mma columns up to 8 rows, 16 beyond; K =
+// 101 blocks stages x in K tiles (32 blocks a tile at 8 columns, 16 at 16); N = 777 leaves a
+// partial 16-row tile. Weights include an all-zero block and extreme codes.
+TEST_F(CudaFp8Linear, MmaGemvMatchesCpuAtEveryRowCount) {
+  const int64_t n = 777;
+  for (const int64_t k : {1024, 101 * 128}) {
+    Tensor wf = random_rounded({n, k}, 750 + k, -0.05f, 0.05f);
+    std::memset(wf.data_as<float>() + 3 * k + 128, 0, 128 * sizeof(float));
+    wf.data_as<float>()[7 * k + 5] = 3.f;  // a block whose other codes are tiny or subnormal
+    const Tensor w = quantized_host(wf), gw = gpu_copy(w);
+    for (int64_t m = 1; m <= cuda::kFp8MmaGemvMaxRows; ++m) {
+      const Tensor x = random_rounded({m, k}, 751 + m, -2.f, 2.f), gx = gpu_bf16(x);
+      Tensor ref = Tensor::host(DType::kF32, {m, n});
+      ops::linear(x, w, Tensor(), ref);
+      Tensor out = poisoned(DType::kF32, {m, n});
+      cuda::fp8_mma_gemv({.x = gx.data(), .weight = gw.data(), .out = out.data(), .out_dtype = DType::kF32, .m = m,
+                          .n = n, .k = k},
+                         cuda::current_stream());
+      expect_close(*gpu_, out, ref, kBf16Tolerance, "mma k=" + std::to_string(k) + " m=" + std::to_string(m));
     }
   }
 }

@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(Params p, int rows) 
   for (int64_t tile = 0; tile < p.blocks; tile += p.tile_blocks) {
     const int64_t tile_end = tile + p.tile_blocks < p.blocks ? tile + p.tile_blocks : p.blocks, tile_cols = (tile_end - tile) * kFp8Block;
     if (tile > 0) __syncthreads();  // every warp is done with the previous tile
-    stage_gemv_x_cols(p.x, p.k / 8, tile * kFp8Block / 8, tile_cols / 8, rows, p.gated, p.act, xs);
+    stage_gemv_x_cols(p.x, p.k / 8, tile * kFp8Block / 8, tile_cols / 8, rows, p.gated, p.act, xs, tile_cols / 8);
     __syncthreads();
     for (int64_t b = tile; b < tile_end; b += U) {
 #pragma unroll

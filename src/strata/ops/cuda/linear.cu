@@ -1,13 +1,14 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: the FP8 GEMV up to 8 rows,
-// else the weights widened to bf16 in scratch for cuBLASLt.
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: one row on the CUDA cores
+// (fp8_gemv.h), 2-16 on the tensor cores (fp8_mma_gemv.h), more through a bf16 widening.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
 #include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/fp8_convert.h"
 #include "strata/ops/cuda/fp8_gemv.h"
+#include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #include "strata/ops/activation.h"
@@ -44,14 +45,15 @@ void dense_product(const Tensor& x, const Tensor& weight, const Tensor& bias, co
             current_stream());
 }
 
-// FP8 weight [N, K]: decode rows stream it; more rows multiply its bf16 widening, made in
+// FP8 weight [N, K]: up to 16 rows stream it; more rows multiply its bf16 widening, made in
 // scratch that only grows (captured graphs keep its pointer; the runner warms shapes first).
 void fp8_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                  const ops::LinearOptions& options) {
   const Fp8GemvArgs args{.x = x.data(), .weight = weight.data(), .bias = bias.defined() ? bias.data() : nullptr,
                          .out = out.data(), .out_dtype = out.dtype(), .m = x.dim(0), .n = weight.dim(0),
                          .k = weight.dim(1), .gated_input = options.gated_input, .accumulate = options.accumulate};
-  if (fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
+  if (args.m == 1 && fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
+  if (fp8_mma_gemv_supported(args)) return fp8_mma_gemv(args, current_stream());
   static DeviceScratch scratch;
   void* widened = scratch.get(weight.numel() * 2);
   dequantize_fp8_b128_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);

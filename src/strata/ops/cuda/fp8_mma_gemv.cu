@@ -1,0 +1,206 @@
+// Block b of 8 warps owns weight rows [16b, 16b + 16); warp w takes 128-column blocks w, w + 8,
+// ... of each K tile of x staged in shared memory; the warps' sums meet in shared memory last.
+// In a 16-column step lane (g, t) = (lane / 4, lane % 4) holds codes 4t..4t+3 of rows g and g + 8
+// and x columns 4t..4t+3 of row g: the mma's k order is permuted alike on both sides.
+#include "strata/ops/cuda/fp8_mma_gemv.h"
+
+#include <cuda_fp8.h>
+
+#include <algorithm>
+
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/gemv_x_stage.cuh"
+#include "strata/ops/cuda/pdl.cuh"
+#include "strata/weights/quant_blocks.h"
+
+namespace strata::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTileRows = 16;                      // weight rows per block: the mma's m
+constexpr int64_t kMaxXBytes = 66 * 1024;          // 8 rows of K = 4096 in one tile, three blocks an SM
+constexpr int64_t kPadChunks = 2;                  // 32 bytes between staged rows: no bank conflicts
+constexpr int64_t kBlockBytes = sizeof(BlockF8B128);
+constexpr float kUnscale = 5.192296858534828e33f;  // 2^112, see fp8x2_to_bf16x2_scaled
+
+struct Params {
+  const uint4* x;         // [M, K / 8] 16-byte chunks, or [M, 2K / 8] gated
+  const uint8_t* weight;  // [N, K / 128] blocks
+  const bf16* bias;       // [N] or null
+  void* out;              // [M, N]
+  int64_t n, k, blocks, tile_blocks;
+  int rows;
+  bool gated, accumulate;
+  ops::Activation act;
+};
+
+// Two e4m3 codes as bf16x2 of their values times 2^-112. Exact: every code widens to a normal
+// f16 or zero, and f16's bits shifted into bf16's fields keep sign and mantissa (exponent bias
+// 15 read as 127).
+__device__ __forceinline__ uint32_t fp8x2_to_bf16x2_scaled(uint32_t codes) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(codes & 0xffffu), __NV_E4M3);
+  const uint32_t bits = static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+  return (bits & 0x80008000u) | ((bits >> 3) & 0x0fff0fffu);
+}
+
+// d += A (16 x 16, rows g / g + 8) * B (16 x 8, column g), f32 accumulation.
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint2 b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+
+// A 128-column block of rows g and g + 8 as lane t holds it: step j's codes 16j + 4t .. + 3
+// and the rows' scales (times 2^112); rows past N read as zero.
+struct BlockLoad {
+  uint32_t lo[8], hi[8];
+  float scale_lo, scale_hi;
+};
+
+__device__ __forceinline__ void load_block(const Params& p, int64_t row, int64_t b, int t, BlockLoad& l) {
+  const uint8_t* lo = p.weight + (row * p.blocks + b) * kBlockBytes;
+  const uint8_t* hi = lo + 8 * p.blocks * kBlockBytes;
+  const bool lo_valid = row < p.n, hi_valid = row + 8 < p.n;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    l.lo[j] = lo_valid ? __ldg(reinterpret_cast<const unsigned int*>(lo + 16 * j + 4 * t)) : 0u;
+    l.hi[j] = hi_valid ? __ldg(reinterpret_cast<const unsigned int*>(hi + 16 * j + 4 * t)) : 0u;
+  }
+  l.scale_lo = lo_valid ? __ldg(reinterpret_cast<const float*>(lo + kFp8Block)) * kUnscale : 0.f;
+  l.scale_hi = hi_valid ? __ldg(reinterpret_cast<const float*>(hi + kFp8Block)) * kUnscale : 0.f;
+}
+
+// acc += this block's product, summed apart in f32 and scaled per weight row. xs: staged x rows
+// (stride xs_stride bf16), col0: the block's first column in the tile.
+template <int NT>
+__device__ __forceinline__ void block_product(const BlockLoad& l, const bf16* xs, int64_t xs_stride, int64_t col0,
+                                              int g, int t, float (&acc)[NT][4]) {
+  float part[NT][4] = {};
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const uint32_t a[4] = {fp8x2_to_bf16x2_scaled(l.lo[j]), fp8x2_to_bf16x2_scaled(l.hi[j]),
+                           fp8x2_to_bf16x2_scaled(l.lo[j] >> 16), fp8x2_to_bf16x2_scaled(l.hi[j] >> 16)};
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+      mma_bf16(part[nt], a, *reinterpret_cast<const uint2*>(xs + (nt * 8 + g) * xs_stride + col0 + 16 * j + 4 * t));
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    acc[nt][0] += part[nt][0] * l.scale_lo;
+    acc[nt][1] += part[nt][1] * l.scale_lo;
+    acc[nt][2] += part[nt][2] * l.scale_hi;
+    acc[nt][3] += part[nt][3] * l.scale_hi;
+  }
+}
+
+// x columns of blocks [tile, tile_end) for rows < M, zeros for the rest of the mma's 8 * NT.
+template <int NT>
+__device__ __forceinline__ void stage_tile(const Params& p, int64_t tile, int64_t tile_end, uint4* xs) {
+  const int64_t chunks = (tile_end - tile) * kFp8Block / 8, stride = chunks + kPadChunks;
+  stage_gemv_x_cols(p.x, p.k / 8, tile * kFp8Block / 8, chunks, p.rows, p.gated, p.act, xs, stride);
+  for (int64_t i = threadIdx.x; i < (8 * NT - p.rows) * stride; i += kThreads) xs[p.rows * stride + i] = uint4{};
+}
+
+// The warps' sums [kWarps][16][8 * NT] (over xs, no longer needed) into out rows < M.
+template <int NT, typename Tout>
+__device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT][4], int warp, int g, int t,
+                                          float* sums) {
+  constexpr int kCols = 8 * NT;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    float* lo = sums + (warp * kTileRows + g) * kCols + nt * 8 + 2 * t;
+    lo[0] = acc[nt][0];
+    lo[1] = acc[nt][1];
+    lo[8 * kCols] = acc[nt][2];
+    lo[8 * kCols + 1] = acc[nt][3];
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kTileRows * kCols; i += kThreads) {
+    const int r = i % kTileRows, token = i / kTileRows;
+    const int64_t out_row = static_cast<int64_t>(blockIdx.x) * kTileRows + r;
+    if (token >= p.rows || out_row >= p.n) continue;
+    float v = 0.f;
+    for (int w = 0; w < kWarps; ++w) v += sums[(w * kTileRows + r) * kCols + token];
+    if (p.bias != nullptr) v += __bfloat162float(p.bias[out_row]);
+    Tout* dst = static_cast<Tout*>(p.out) + token * p.n + out_row;
+    if (p.accumulate) v += to_f32(*dst);
+    *dst = from_f32<Tout>(v);
+  }
+}
+
+template <int NT, typename Tout>
+__global__ void __launch_bounds__(kThreads) fp8_mma_gemv_kernel(Params p) {
+  extern __shared__ uint4 xs[];  // [8 * NT, tile chunks + kPadChunks]
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kTileRows + g;
+  float acc[NT][4] = {};
+  wait_for_previous_kernel();
+  for (int64_t tile = 0; tile < p.blocks; tile += p.tile_blocks) {
+    const int64_t tile_end = tile + p.tile_blocks < p.blocks ? tile + p.tile_blocks : p.blocks;
+    if (tile > 0) __syncthreads();  // every warp is done with the previous tile
+    stage_tile<NT>(p, tile, tile_end, xs);
+    __syncthreads();
+    const int64_t xs_stride = ((tile_end - tile) * kFp8Block / 8 + kPadChunks) * 8;
+    const bf16* x = reinterpret_cast<const bf16*>(xs);
+    for (int64_t b = tile + warp; b < tile_end; b += 2 * kWarps) {
+      BlockLoad first, second;
+      const bool two = b + kWarps < tile_end;
+      load_block(p, row, b, t, first);
+      if (two) load_block(p, row, b + kWarps, t, second);
+      block_product<NT>(first, x, xs_stride, (b - tile) * kFp8Block, g, t, acc);
+      if (two) block_product<NT>(second, x, xs_stride, (b + kWarps - tile) * kFp8Block, g, t, acc);
+    }
+  }
+  allow_next_kernel();
+  __syncthreads();
+  write_out<NT, Tout>(p, acc, warp, g, t, reinterpret_cast<float*>(xs));
+}
+
+template <int NT, typename Tout>
+void launch(Params p, cudaStream_t stream) {
+  const int64_t row_chunks = kMaxXBytes / (8 * NT * 16);
+  p.tile_blocks = std::min(p.blocks, (row_chunks - kPadChunks) / (kFp8Block / 8));
+  const int64_t smem = std::max<int64_t>(8 * NT * (p.tile_blocks * kFp8Block / 8 + kPadChunks) * 16,
+                                         kWarps * kTileRows * 8 * NT * sizeof(float));
+  static const bool configured = [] {
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(fp8_mma_gemv_kernel<NT, Tout>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(kMaxXBytes)));
+    return true;
+  }();
+  (void)configured;
+  launch_dependent(fp8_mma_gemv_kernel<NT, Tout>, dim3(static_cast<unsigned>(ceil_div(p.n, kTileRows))),
+                   dim3(kThreads), static_cast<size_t>(smem), stream, p);
+}
+
+template <typename Tout>
+void launch_rows(const Params& p, cudaStream_t stream) {
+  if (p.rows <= 8) return launch<1, Tout>(p, stream);
+  launch<2, Tout>(p, stream);
+}
+
+}  // namespace
+
+bool fp8_mma_gemv_supported(const Fp8GemvArgs& args) {
+  auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
+  return args.m >= 1 && args.m <= kFp8MmaGemvMaxRows && args.k > 0 && args.k % kFp8Block == 0 &&
+         aligned(args.x, 16) && aligned(args.weight, 4) &&
+         (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream) {
+  if (args.n == 0) return;
+  STRATA_CHECK(fp8_mma_gemv_supported(args));
+  const Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint8_t*>(args.weight),
+                      .bias = static_cast<const bf16*>(args.bias), .out = args.out, .n = args.n, .k = args.k,
+                      .blocks = args.k / kFp8Block, .tile_blocks = 0, .rows = static_cast<int>(args.m),
+                      .gated = args.gated_input.has_value(), .accumulate = args.accumulate,
+                      .act = args.gated_input.value_or(ops::Activation::kSilu)};
+  if (args.out_dtype == DType::kF32) return launch_rows<float>(params, stream);
+  launch_rows<bf16>(params, stream);
+}
+
+}  // namespace strata::cuda
