@@ -1,7 +1,8 @@
 // Prefix-cache hits on hybrid models wherever prompts share a prefix, not only where an
 // earlier prompt ended: the branch point a second sharer creates (also inside a prefill
-// chunk), the end of a finished answer (the next chat turn), and interval snapshots. Every
-// hit is checked against a cold run: same tokens, log-probabilities within 1e-4.
+// chunk), the end of a finished answer (the next chat turn, also with async scheduling) and
+// interval snapshots. Every hit is checked against a cold run: same tokens,
+// log-probabilities within 1e-4.
 #include "engine/prefix_cache_test_support.h"
 
 namespace strata {
@@ -66,6 +67,23 @@ TEST_P(HybridPrefixCache, NextChatTurnStartsAtTheEndOfTheAnswer) {
   std::vector<int32_t> turn2 = turn1;
   turn2.insert(turn2.end(), answer.tokens.begin(), answer.tokens.end());
   turn2 = extend_prompt(turn2, 10, 10);
+  const CachedRunResult hit = wait_result(*warm->submit(greedy_request(turn2)));
+  EXPECT_EQ(hit.num_cached_tokens, 48);
+  expect_same(hit, cold(turn2));
+}
+
+// With async scheduling a decode row's token is still on the device when the row that ends a
+// block is launched: the snapshot is committed once the token is back, at the same depth.
+TEST_P(HybridPrefixCache, NextChatTurnWithAsyncScheduling) {
+  const std::vector<int32_t> turn1 = cache_prompt(30, 13);
+  auto warm = engine(EngineOptions{.async_scheduling = true});
+  ASSERT_TRUE(warm->async_scheduling());
+  const CachedRunResult answer = wait_result(*warm->submit(greedy_request(turn1, 24)));
+  ASSERT_EQ(answer.tokens.size(), 24u);
+  EXPECT_EQ(warm->stats().ssm_snapshots_taken_total, 3u);
+  std::vector<int32_t> turn2 = turn1;
+  turn2.insert(turn2.end(), answer.tokens.begin(), answer.tokens.end());
+  turn2 = extend_prompt(turn2, 10, 14);
   const CachedRunResult hit = wait_result(*warm->submit(greedy_request(turn2)));
   EXPECT_EQ(hit.num_cached_tokens, 48);
   expect_same(hit, cold(turn2));
