@@ -144,6 +144,25 @@ TEST(PrefixCache, UnusedSnapshotGivesItsSlotBackForTheNextBoundary) {
   EXPECT_EQ(cache.snapshot_bytes(), c.ssm.slot_bytes());
 }
 
+// A snapshot a match used outlives older and newer ones nobody used.
+TEST(PrefixCache, EvictionGivesUpUnusedSnapshotsFirst) {
+  CachedChain c;
+  PrefixCache& cache = c.cache;
+  const int32_t used = *cache.reserve_snapshot(c.h[0]);
+  cache.commit_snapshot(c.h[0], used);
+  EXPECT_EQ(cache.match(c.h, 5).ssm_snapshot_slot, used);  // a 5-token prompt: only h[0] can match
+  const int32_t unused = *cache.reserve_snapshot(c.h[1]);
+  cache.commit_snapshot(c.h[1], unused);
+  // h[0] is the least recently used, but h[1] goes.
+  EXPECT_EQ(cache.reserve_snapshot(c.h[2]), unused);
+  EXPECT_TRUE(cache.has_snapshot(c.h[0]));
+  EXPECT_FALSE(cache.has_snapshot(c.h[1]));
+  cache.cancel_snapshot(unused);
+  // With every remaining snapshot used, the least recently used goes.
+  EXPECT_TRUE(cache.release_snapshot_slot());
+  EXPECT_EQ(cache.num_snapshots(), 0);
+}
+
 // Two sequences may fill the same boundary when its hash was unknown at launch: the second
 // commit gives its slot back to the SSM pool.
 TEST(PrefixCache, SecondCommitOfAHashFreesItsSlot) {

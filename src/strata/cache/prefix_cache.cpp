@@ -87,10 +87,10 @@ std::optional<int32_t> PrefixCache::reserve_snapshot_slot() {
     slot = ssm_pool_->allocate();
     if (slot) ++num_snapshot_slots_held_;
   } else if (!snapshot_lru_.empty()) {
-    const uint64_t victim = snapshot_lru_.front();
-    snapshot_lru_.pop_front();
-    slot = snapshot_of_hash_.at(victim).slot;
-    snapshot_of_hash_.erase(victim);
+    const auto victim = eviction_victim();
+    slot = snapshot_of_hash_.at(*victim).slot;
+    snapshot_of_hash_.erase(*victim);
+    snapshot_lru_.erase(victim);
   }
   if (slot) reserved_slots_.insert(*slot);
   return slot;
@@ -131,12 +131,21 @@ int64_t PrefixCache::snapshot_bytes() const {
 
 bool PrefixCache::release_snapshot_slot() {
   if (snapshot_lru_.empty()) return false;
-  const uint64_t victim = snapshot_lru_.front();
-  snapshot_lru_.pop_front();
-  ssm_pool_->free(snapshot_of_hash_.at(victim).slot);
-  snapshot_of_hash_.erase(victim);
+  const auto victim = eviction_victim();
+  ssm_pool_->free(snapshot_of_hash_.at(*victim).slot);
+  snapshot_of_hash_.erase(*victim);
+  snapshot_lru_.erase(victim);
   --num_snapshot_slots_held_;
   return true;
+}
+
+// A state some request started from is likely shared by the next ones too; one that only
+// the sequence that computed it has seen may never be used (the answer snapshots of a busy
+// server are many). So the unused go first, each group least recently used first.
+std::list<uint64_t>::iterator PrefixCache::eviction_victim() {
+  const auto unused = std::find_if(snapshot_lru_.begin(), snapshot_lru_.end(),
+                                   [&](uint64_t hash) { return snapshot_of_hash_.at(hash).num_hits == 0; });
+  return unused != snapshot_lru_.end() ? unused : snapshot_lru_.begin();
 }
 
 }  // namespace strata

@@ -3,7 +3,8 @@
 // of an earlier one with the same prefix. Unreferenced cached blocks wait in the block
 // pool's free queue (LRU) and are evicted only when the pool hands them out again.
 // For hybrid models a match is usable only up to the deepest block boundary that has an
-// SSM snapshot; snapshots live in a bounded set of SSM slots with their own LRU. A slot is
+// SSM snapshot; snapshots live in a bounded set of SSM slots with their own LRU, which gives
+// up the snapshots no match has used before the used ones. A slot is
 // reserved before the step that fills it and committed under its block hash after (or
 // cancelled); the cache frees every slot it holds, reserved or committed, when destroyed.
 #pragma once
@@ -53,7 +54,8 @@ class PrefixCache {
   void insert(uint64_t hash, int32_t block);
 
   // A slot to capture the SSM state at the boundary ending with block hash `hash`, or
-  // nullopt when it is already cached or no slot can be freed. Evicts the LRU snapshot.
+  // nullopt when it is already cached or no slot can be freed. Evicts a snapshot when all
+  // the slots are held (eviction_victim).
   std::optional<int32_t> reserve_snapshot(uint64_t hash);
   // The same for a boundary whose hash is not known yet (its last token is still on the device).
   std::optional<int32_t> reserve_snapshot_slot();
@@ -64,8 +66,8 @@ class PrefixCache {
   // committed that hash first.
   bool commit_snapshot(uint64_t hash, int32_t slot);
   void cancel_snapshot(int32_t slot);  // a reserved slot that was not filled
-  // Frees the least recently used snapshot's slot to the SSM pool (a sequence needs one);
-  // false when no snapshot is held.
+  // Frees the eviction victim's slot to the SSM pool (a sequence needs one); false when no
+  // snapshot is held.
   bool release_snapshot_slot();
 
   int64_t num_cached_blocks() const { return static_cast<int64_t>(block_of_hash_.size()); }
@@ -81,6 +83,8 @@ class PrefixCache {
   };
 
   void forget_block(int32_t block);
+  // The snapshot to give up: the least recently used of those no match has used, else of all.
+  std::list<uint64_t>::iterator eviction_victim();
 
   BlockPool& pool_;
   int32_t block_size_;

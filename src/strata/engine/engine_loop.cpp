@@ -343,9 +343,7 @@ void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResul
 
 void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
   if (seq.status == SequenceStatus::kFinished) return;
-  if (memory_.prefix_cache() != nullptr)
-    for (const UnhashedSnapshot& snapshot : seq.unhashed_snapshots) memory_.prefix_cache()->cancel_snapshot(snapshot.slot);
-  seq.unhashed_snapshots.clear();
+  drop_unhashed_snapshots(seq);
   scheduler_.remove(&seq);
   output_.finish(seq, reason, std::move(stop_reason));
 }

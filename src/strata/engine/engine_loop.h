@@ -111,6 +111,8 @@ class EngineLoop {
   void commit_snapshot(Sequence& seq, const SnapshotPoint& point, uint64_t hash, int32_t slot);
   // Commits the sequence's unhashed snapshots whose block hash its known tokens now give.
   void commit_unhashed_snapshots(Sequence& seq);
+  // The sequence ends before their tokens came back: their slots go back to the pool.
+  void drop_unhashed_snapshots(Sequence& seq);
   // Makes the row's newly completed blocks findable in the prefix cache.
   void register_blocks(Sequence& seq);
   // The other choices of an n > 1 request, forked after the parent's prompt; returns those

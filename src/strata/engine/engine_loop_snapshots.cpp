@@ -72,4 +72,10 @@ void EngineLoop::commit_unhashed_snapshots(Sequence& seq) {
   });
 }
 
+void EngineLoop::drop_unhashed_snapshots(Sequence& seq) {
+  if (memory_.prefix_cache() != nullptr)
+    for (const UnhashedSnapshot& snapshot : seq.unhashed_snapshots) memory_.prefix_cache()->cancel_snapshot(snapshot.slot);
+  seq.unhashed_snapshots.clear();
+}
+
 }  // namespace strata
