@@ -90,7 +90,8 @@ TEST_P(HybridPrefixCache, NextChatTurnWithAsyncScheduling) {
 }
 
 // With --ssm-snapshot-interval 32, a 100-token prompt keeps its state at 32, 64 and 96, so
-// a prompt sharing its first 70 tokens starts at 64; with the interval off it finds none.
+// a prompt sharing its first 70 tokens starts at 64, its divergence's block boundary, on the
+// second request already; with the interval off it finds none.
 TEST_P(HybridPrefixCache, IntervalSnapshotsInALongPrompt) {
   const std::vector<int32_t> first = cache_prompt(100, 11);
   const std::vector<int32_t> second = extend_prompt({first.begin(), first.begin() + 70}, 20, 12);
