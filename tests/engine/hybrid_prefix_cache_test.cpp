@@ -64,6 +64,13 @@ TEST_P(HybridPrefixCache, NextChatTurnStartsAtTheEndOfTheAnswer) {
   // 16 (turn 1's prompt end), 32, then 48 in the slot 32 gave back.
   EXPECT_EQ(warm->stats().ssm_snapshots_taken_total, 3u);
   EXPECT_EQ(warm->stats().ssm_snapshots, 2);
+  // The same turn again starts at 16; its answer keeps 32 (moved away before) until it
+  // reaches 48, kept already, which then serves as its end: one more taken, two held.
+  const CachedRunResult again = wait_result(*warm->submit(greedy_request(turn1, 24)));
+  EXPECT_EQ(again.num_cached_tokens, 16);
+  EXPECT_EQ(again.tokens, answer.tokens);
+  EXPECT_EQ(warm->stats().ssm_snapshots_taken_total, 4u);
+  EXPECT_EQ(warm->stats().ssm_snapshots, 2);
   std::vector<int32_t> turn2 = turn1;
   turn2.insert(turn2.end(), answer.tokens.begin(), answer.tokens.end());
   turn2 = extend_prompt(turn2, 10, 10);

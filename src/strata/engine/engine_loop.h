@@ -109,6 +109,8 @@ class EngineLoop {
   void finish_snapshots(const std::vector<PlannedSnapshot>& planned);
   void cancel_snapshots(const std::vector<PlannedSnapshot>& planned);
   void commit_snapshot(Sequence& seq, const SnapshotPoint& point, uint64_t hash, int32_t slot);
+  // Makes snapshot `hash` the answer's, freeing the answer's previous one if no match used it.
+  void adopt_answer_snapshot(Sequence& seq, uint64_t hash);
   // Commits the sequence's unhashed snapshots whose block hash its known tokens now give.
   void commit_unhashed_snapshots(Sequence& seq);
   // The sequence ends before their tokens came back: their slots go back to the pool.

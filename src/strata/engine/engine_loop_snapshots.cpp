@@ -23,6 +23,12 @@ void EngineLoop::plan_snapshots(Sequence& seq, int32_t num_tokens, StepRow& row,
     const size_t block = static_cast<size_t>(point.num_tokens / snapshot_policy_.block_size - 1);
     std::optional<uint64_t> hash;
     if (block < seq.block_hashes.size()) hash = seq.block_hashes[block];
+    if (hash && cache->has_snapshot(*hash)) {
+      // The answer reached a boundary kept already (the same answer before): that one is
+      // now its deepest, and the sequence's own shallower one goes.
+      if (point.kind == SnapshotKind::kAnswer) adopt_answer_snapshot(seq, *hash);
+      continue;
+    }
     const bool taken = hash && std::any_of(planned.begin(), planned.end(),
                                            [&](const PlannedSnapshot& p) { return p.hash == hash; });
     if (taken) continue;
@@ -54,9 +60,19 @@ void EngineLoop::cancel_snapshots(const std::vector<PlannedSnapshot>& planned) {
 }
 
 void EngineLoop::commit_snapshot(Sequence& seq, const SnapshotPoint& point, uint64_t hash, int32_t slot) {
-  if (!memory_.prefix_cache()->commit_snapshot(hash, slot)) return;
+  const bool committed = memory_.prefix_cache()->commit_snapshot(hash, slot);
+  // Committed first by another sequence: the state is the same, so it serves as this answer's.
   if (point.kind == SnapshotKind::kAnswer) seq.answer_snapshot_hash = hash;
-  parts_.stats.update([](EngineStatsSnapshot& s) { ++s.ssm_snapshots_taken_total; });
+  if (committed) parts_.stats.update([](EngineStatsSnapshot& s) { ++s.ssm_snapshots_taken_total; });
+}
+
+void EngineLoop::adopt_answer_snapshot(Sequence& seq, uint64_t hash) {
+  if (seq.answer_snapshot_hash == hash) return;
+  if (seq.answer_snapshot_hash) {
+    const std::optional<int32_t> slot = memory_.prefix_cache()->take_unused_snapshot(*seq.answer_snapshot_hash);
+    if (slot) memory_.prefix_cache()->cancel_snapshot(*slot);
+  }
+  seq.answer_snapshot_hash = hash;
 }
 
 void EngineLoop::commit_unhashed_snapshots(Sequence& seq) {
