@@ -2,11 +2,10 @@
 // ids, an extra key for the adapter or a cache salt), so a new request reuses the blocks
 // of an earlier one with the same prefix. Unreferenced cached blocks wait in the block
 // pool's free queue (LRU) and are evicted only when the pool hands them out again.
-// For hybrid models a match is usable only up to the deepest block boundary that has an
-// SSM snapshot; snapshots live in a bounded set of SSM slots with their own LRU, which gives
-// up the snapshots no match has used before the used ones. A slot is
-// reserved before the step that fills it and committed under its block hash after (or
-// cancelled); the cache frees every slot it holds, reserved or committed, when destroyed.
+// Hybrid models: a match is usable only up to the deepest boundary with an SSM snapshot;
+// snapshots live in a bounded set of SSM slots (reserved before the step that fills them,
+// committed or cancelled after, all freed with the cache) under an LRU that gives up unused
+// snapshots before used ones.
 #pragma once
 
 #include <cstdint>

@@ -89,8 +89,9 @@ void EngineLoop::commit_unhashed_snapshots(Sequence& seq) {
 }
 
 void EngineLoop::drop_unhashed_snapshots(Sequence& seq) {
-  if (memory_.prefix_cache() != nullptr)
-    for (const UnhashedSnapshot& snapshot : seq.unhashed_snapshots) memory_.prefix_cache()->cancel_snapshot(snapshot.slot);
+  PrefixCache* cache = memory_.prefix_cache();
+  if (cache != nullptr)
+    for (const UnhashedSnapshot& snapshot : seq.unhashed_snapshots) cache->cancel_snapshot(snapshot.slot);
   seq.unhashed_snapshots.clear();
 }
 

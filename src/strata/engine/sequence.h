@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "strata/cache/snapshot_policy.h"
-
 #include "strata/engine/output_constraint.h"
 #include "strata/engine/request.h"
 #include "strata/engine/sampler.h"
