@@ -7,23 +7,18 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <thread>
 
+#include "bench_model.h"
 #include "strata/engine/engine.h"
-#include "strata/model/model_loader.h"
-#include "strata/text/id_tokenizer.h"
 
 namespace strata {
 namespace {
 
 struct Flags {
-  std::string model;
-  std::string load_format = "auto";
-  std::string device = "cpu";
+  BenchModelFlags model;
   int turns = 8;
   int user_tokens = 96;
   int answer_tokens = 32;
-  int threads = 0;
 };
 
 struct Turn {
@@ -61,21 +56,13 @@ std::vector<Turn> run_conversation(ModelRunner& runner, const text::Tokenizer& t
 }
 
 int run(const Flags& flags) {
-  const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::thread::hardware_concurrency());
-  std::unique_ptr<Backend> backend = flags.device == "cuda" ? make_cuda_backend(0) : make_cpu_backend(threads);
-  if (!backend) {
-    fmt::print(stderr, "no CUDA device\n");
-    return 1;
-  }
-  LoadedModel loaded = load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format)},
-                                  *backend);
-  auto tokenizer = text::make_id_tokenizer(static_cast<int32_t>(loaded.config.vocab_size));
+  BenchModel m = load_bench_model(flags.model);
   const int64_t max_tokens = flags.turns * (flags.user_tokens + flags.answer_tokens) + 64;
-  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 4 * (max_tokens / 16 + 1), .num_ssm_slots = 40});
-  const std::vector<Turn> off = run_conversation(runner, *tokenizer, flags, false);
-  const std::vector<Turn> on = run_conversation(runner, *tokenizer, flags, true);
-  fmt::print("model {} ({}), device {}, {} turns of +{} user / {} answer tokens\n", flags.model,
-             loaded.config.model_type, backend->name(), flags.turns, flags.user_tokens, flags.answer_tokens);
+  ModelRunner runner(*m.loaded.model, *m.backend, {.num_kv_blocks = 4 * (max_tokens / 16 + 1), .num_ssm_slots = 40});
+  const std::vector<Turn> off = run_conversation(runner, *m.tokenizer, flags, false);
+  const std::vector<Turn> on = run_conversation(runner, *m.tokenizer, flags, true);
+  fmt::print("model {} ({}), device {}, {} turns of +{} user / {} answer tokens\n", flags.model.model,
+             m.loaded.config.model_type, m.backend->name(), flags.turns, flags.user_tokens, flags.answer_tokens);
   fmt::print("| turn | prompt tokens | TTFT no cache (ms) | TTFT cache (ms) | cached tokens | speedup |\n");
   fmt::print("|---|---|---|---|---|---|\n");
   for (int t = 0; t < flags.turns; ++t)
@@ -90,13 +77,11 @@ int run(const Flags& flags) {
 int main(int argc, char** argv) {
   strata::Flags flags;
   CLI::App app{"multi-turn TTFT with and without the prefix cache"};
-  app.add_option("--model", flags.model)->required();
-  app.add_option("--load-format", flags.load_format);
-  app.add_option("--device", flags.device);
+  flags.model.add_to(app);
+  app.get_option("--model")->required();
   app.add_option("--turns", flags.turns);
   app.add_option("--user-tokens", flags.user_tokens);
   app.add_option("--answer-tokens", flags.answer_tokens);
-  app.add_option("--threads", flags.threads);
   CLI11_PARSE(app, argc, argv);
   try {
     return strata::run(flags);

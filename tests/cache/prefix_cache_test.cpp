@@ -106,5 +106,88 @@ TEST(PrefixCache, SnapshotsBoundTheMatchAndEvictLru) {
   EXPECT_EQ(cache.match(h, 16).num_tokens, 12);
 }
 
+// Three cached blocks of 4 tokens (12 tokens), a 4-slot SSM pool, 2 snapshot slots; h: the
+// hashes of a 16-token prompt that starts with those 12.
+struct CachedChain {
+  BlockPool pool{16};
+  SsmStatePool ssm{{{8, 2}}, 4};
+  PrefixCache cache{pool, 4, &ssm, 2};
+  std::vector<uint64_t> h;
+  CachedChain() {
+    fill(pool, cache, tokens(12));
+    cache.extend_block_hashes(tokens(16), 0, h);
+  }
+};
+
+// The blocks found before the cut to the deepest snapshot tell where a prompt branched off.
+TEST(PrefixCache, MatchReportsTheBlockDepthBeyondTheDeepestSnapshot) {
+  CachedChain c;
+  c.cache.commit_snapshot(c.h[0], *c.cache.reserve_snapshot(c.h[0]));
+  const PrefixMatch m = c.cache.match(c.h, 16);
+  EXPECT_EQ(m.num_tokens, 4);
+  EXPECT_EQ(m.num_block_tokens, 12);
+}
+
+// An answer's snapshot moves forward in its own slot until a match uses it.
+TEST(PrefixCache, UnusedSnapshotGivesItsSlotBackForTheNextBoundary) {
+  CachedChain c;
+  PrefixCache& cache = c.cache;
+  const std::vector<uint64_t>& h = c.h;
+  const int32_t s1 = *cache.reserve_snapshot(h[0]);
+  cache.commit_snapshot(h[0], s1);
+  EXPECT_EQ(cache.take_unused_snapshot(h[0]), s1);
+  EXPECT_FALSE(cache.has_snapshot(h[0]));
+  EXPECT_TRUE(cache.commit_snapshot(h[1], s1));
+  EXPECT_EQ(cache.match(h, 16).ssm_snapshot_slot, s1);  // used: it stays
+  EXPECT_EQ(cache.take_unused_snapshot(h[1]), std::nullopt);
+  EXPECT_EQ(cache.num_snapshots_taken(), 2);
+  EXPECT_EQ(cache.snapshot_bytes(), c.ssm.slot_bytes());
+}
+
+// A snapshot a match used outlives older and newer ones nobody used.
+TEST(PrefixCache, EvictionGivesUpUnusedSnapshotsFirst) {
+  CachedChain c;
+  PrefixCache& cache = c.cache;
+  const int32_t used = *cache.reserve_snapshot(c.h[0]);
+  cache.commit_snapshot(c.h[0], used);
+  EXPECT_EQ(cache.match(c.h, 5).ssm_snapshot_slot, used);  // a 5-token prompt: only h[0] can match
+  const int32_t unused = *cache.reserve_snapshot(c.h[1]);
+  cache.commit_snapshot(c.h[1], unused);
+  // h[0] is the least recently used, but h[1] goes.
+  EXPECT_EQ(cache.reserve_snapshot(c.h[2]), unused);
+  EXPECT_TRUE(cache.has_snapshot(c.h[0]));
+  EXPECT_FALSE(cache.has_snapshot(c.h[1]));
+  cache.cancel_snapshot(unused);
+  // With every remaining snapshot used, the least recently used goes.
+  EXPECT_TRUE(cache.release_snapshot_slot());
+  EXPECT_EQ(cache.num_snapshots(), 0);
+}
+
+// Two sequences may fill the same boundary when its hash was unknown at launch: the second
+// commit gives its slot back to the SSM pool.
+TEST(PrefixCache, SecondCommitOfAHashFreesItsSlot) {
+  BlockPool pool(16);
+  SsmStatePool ssm({{8, 2}}, 4);
+  PrefixCache cache(pool, 4, &ssm, 3);
+  const int32_t s1 = *cache.reserve_snapshot_slot();
+  const int32_t s2 = *cache.reserve_snapshot_slot();
+  EXPECT_TRUE(cache.commit_snapshot(7, s1));
+  EXPECT_FALSE(cache.commit_snapshot(7, s2));
+  EXPECT_EQ(ssm.num_free(), 3);
+  EXPECT_EQ(cache.num_snapshots(), 1);
+}
+
+TEST(PrefixCache, DestroyingItFreesReservedAndCommittedSlots) {
+  BlockPool pool(16);
+  SsmStatePool ssm({{8, 2}}, 4);
+  {
+    PrefixCache cache(pool, 4, &ssm, 3);
+    cache.commit_snapshot(1, *cache.reserve_snapshot(1));
+    ASSERT_TRUE(cache.reserve_snapshot_slot().has_value());
+    EXPECT_EQ(ssm.num_free(), 2);
+  }
+  EXPECT_EQ(ssm.num_free(), 4);
+}
+
 }  // namespace
 }  // namespace strata

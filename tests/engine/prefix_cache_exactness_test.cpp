@@ -2,88 +2,22 @@
 // log-probabilities as a cold run, for every fixture architecture (hybrid ones restore the
 // SSM state from a snapshot): hits at a block boundary, inside a prefill chunk, no hit on a
 // prefix shorter than a block, after eviction, and with concurrent requests.
-#include <gtest/gtest.h>
-
-#include <cmath>
-
-#include "strata/engine/engine.h"
-#include "strata/model/model_loader.h"
-#include "strata/text/id_tokenizer.h"
-#include "engine/engine_test_support.h"
-#include "test_support.h"
+#include "engine/prefix_cache_test_support.h"
 
 namespace strata {
 namespace {
 
-constexpr float kLogprobTolerance = 1e-4f;
+using test::CachedRunResult;
+using Result = CachedRunResult;
 
-struct Result {
-  std::vector<int32_t> tokens;
-  std::vector<SampleResult> logprobs;
-  int32_t num_cached_tokens = 0;
-};
-
-Result wait(RequestStream& stream) {
-  Result r;
-  while (auto update = stream.pop(std::chrono::milliseconds(60000))) {
-    for (const ChoiceDelta& d : update->deltas) {
-      r.tokens.insert(r.tokens.end(), d.token_ids.begin(), d.token_ids.end());
-      r.logprobs.insert(r.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
-    }
-    r.num_cached_tokens = update->num_cached_tokens;
-    if (update->finished) return r;
-  }
-  ADD_FAILURE() << "request timed out";
-  return r;
-}
-
-std::vector<int32_t> prompt(int32_t len, int32_t seed = 0) {
-  std::vector<int32_t> ids;
-  for (int32_t i = 0; i < len; ++i) ids.push_back((seed * 97 + i * 31 + 5) % 500 + 3);
-  return ids;
-}
-
+std::vector<int32_t> prompt(int32_t len, int32_t seed = 0) { return test::cache_prompt(len, seed); }
 std::vector<int32_t> extend(std::vector<int32_t> ids, int32_t extra, int32_t seed) {
-  const std::vector<int32_t> tail = prompt(extra, seed);
-  ids.insert(ids.end(), tail.begin(), tail.end());
-  return ids;
+  return test::extend_prompt(std::move(ids), extra, seed);
 }
+GenerationRequest request(std::vector<int32_t> ids) { return test::greedy_request(std::move(ids)); }
+Result wait(RequestStream& stream) { return test::wait_result(stream); }
 
-GenerationRequest request(std::vector<int32_t> ids) {
-  return {.prompt_ids = std::move(ids), .sampling = {.temperature = 0, .logprobs = 20}, .max_tokens = 4};
-}
-
-class PrefixCacheExactness : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    loaded_ = load_model({.model_path = test::fixture_path("hf/" + GetParam())}, *backend_);
-    tokenizer_ = text::make_id_tokenizer(static_cast<int32_t>(loaded_.config.vocab_size));
-  }
-  // A fresh engine (and KV pool) per call: `cold` has prefix caching off.
-  std::unique_ptr<test::CheckedEngine> engine(bool caching, int64_t num_kv_blocks = 128, int32_t budget = 2048) {
-    runners_.push_back(std::make_unique<ModelRunner>(*loaded_.model, *backend_,
-                                                     RunnerOptions{.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48}));
-    return std::make_unique<test::CheckedEngine>(*runners_.back(), *tokenizer_, std::vector<int32_t>{},
-                                    EngineOptions{.max_num_batched_tokens = budget,
-                                                  .enable_prefix_caching = caching});
-  }
-  Result cold(const std::vector<int32_t>& ids) { return wait(*engine(false)->submit(request(ids))); }
-  void expect_same(const Result& got, const Result& want) {
-    ASSERT_EQ(got.tokens, want.tokens);
-    // The k-th largest log-probabilities agree; which of two near-tied tokens ranks first
-    // may differ by rounding, so ids are not compared rank by rank.
-    for (size_t i = 0; i < got.logprobs.size(); ++i) {
-      EXPECT_NEAR(got.logprobs[i].logprob, want.logprobs[i].logprob, kLogprobTolerance);
-      for (size_t k = 0; k < got.logprobs[i].top.size(); ++k)
-        EXPECT_NEAR(got.logprobs[i].top[k].logprob, want.logprobs[i].top[k].logprob, kLogprobTolerance);
-    }
-  }
-
-  std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
-  LoadedModel loaded_;
-  std::unique_ptr<text::Tokenizer> tokenizer_;
-  std::vector<std::unique_ptr<ModelRunner>> runners_;
-};
+class PrefixCacheExactness : public test::PrefixCacheEngineTest {};
 
 TEST_P(PrefixCacheExactness, HitAtABlockBoundary) {
   const std::vector<int32_t> first = prompt(32), second = extend(first, 9, 1);

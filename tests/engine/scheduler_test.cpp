@@ -1,6 +1,7 @@
 // Scheduler decisions with exact block ids: budget split, FCFS and priority order,
 // chunked prefill, preemption of the newest sequence when blocks run out, a sequence alone
-// short of blocks handed back rather than preempted, and snapshots giving their SSM slots up.
+// short of blocks handed back rather than preempted, snapshots giving their SSM slots up, and
+// a hybrid hit's branch point.
 #include <gtest/gtest.h>
 
 #include "strata/engine/scheduler.h"
@@ -149,6 +150,29 @@ TEST(Scheduler, SnapshotsGiveTheirSsmSlotsToSequences) {
   EXPECT_TRUE(cache.has_snapshot(12));
   h.scheduler.remove(&a);
   EXPECT_EQ(h.memory.ssm()->num_free(), 1);
+}
+
+// A hybrid prompt whose cached blocks go deeper (32 tokens) than the deepest snapshot (16)
+// starts at the snapshot and marks the deeper boundary as its branch point.
+TEST(Scheduler, HybridHitBelowTheCachedBlocksMarksTheBranchPoint) {
+  Harness h(8, {.max_num_batched_tokens = 64, .block_size = 16}, /*num_ssm_slots=*/4);
+  PrefixCache& cache = *h.memory.prefix_cache();
+  // An earlier 48-token sequence of sevens on blocks 0, 1, 2, freed tail first.
+  std::vector<int32_t> earlier;
+  ASSERT_TRUE(h.memory.reserve(earlier, 48));
+  std::vector<uint64_t> hashes;
+  cache.extend_block_hashes(std::vector<int32_t>(48, 7), 0, hashes);
+  for (int32_t b = 0; b < 3; ++b) cache.insert(hashes[b], earlier[b]);
+  int32_t no_slot = -1;
+  h.memory.free(earlier, no_slot);
+  cache.commit_snapshot(hashes[0], *cache.reserve_snapshot(hashes[0]));
+  Sequence& a = h.add(40);  // 40 sevens: blocks 0 and 1 match, the last token is computed
+  const StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_EQ(a.num_computed_tokens, 16);
+  EXPECT_EQ(a.branch_tokens, 32);
+  EXPECT_EQ(plan.rows[0].num_tokens, 24);
+  EXPECT_EQ(a.block_table, (std::vector<int32_t>{0, 3, 4}));
 }
 
 }  // namespace

@@ -33,5 +33,24 @@ TEST(MetricsText, GaugesCountersAndCumulativeHistograms) {
     EXPECT_NE(text.find(std::string("strata:") + name), std::string::npos) << name;
 }
 
+TEST(MetricsText, HybridPrefixCacheSnapshotsAndCachedTokensPerRequest) {
+  EngineStatsSnapshot s;
+  s.ssm_snapshots_taken_total = 7;
+  s.ssm_snapshots = 3;
+  s.ssm_snapshot_bytes = 3 * 65536;
+  s.cached_prompt_tokens.observe(0);
+  s.cached_prompt_tokens.observe(2048);
+  const std::string text = render_metrics(s, "m");
+  EXPECT_NE(text.find("# TYPE strata:ssm_snapshots_taken_total counter\nstrata:ssm_snapshots_taken_total{model_name=\"m\"} 7\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_snapshots{model_name=\"m\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_snapshot_bytes{model_name=\"m\"} 196608\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:request_cached_prompt_tokens_bucket{model_name=\"m\",le=\"0\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:request_cached_prompt_tokens_bucket{model_name=\"m\",le=\"1024\"} 1\n"
+                      "strata:request_cached_prompt_tokens_bucket{model_name=\"m\",le=\"4096\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata:request_cached_prompt_tokens_sum{model_name=\"m\"} 2048\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -19,6 +19,7 @@ PrefixCache::~PrefixCache() {
   pool_.set_on_reuse(nullptr);
   while (release_snapshot_slot()) {
   }
+  for (int32_t slot : reserved_slots_) ssm_pool_->free(slot);
 }
 
 void PrefixCache::extend_block_hashes(std::span<const int32_t> tokens, uint64_t extra_key,
@@ -40,16 +41,18 @@ PrefixMatch PrefixCache::match(std::span<const uint64_t> hashes, int32_t num_pro
   const size_t max_blocks = static_cast<size_t>(std::max(0, (num_prompt_tokens - 1) / block_size_));
   size_t hit = 0;
   while (hit < std::min(max_blocks, hashes.size()) && block_of_hash_.count(hashes[hit])) ++hit;
+  PrefixMatch m{.num_block_tokens = static_cast<int32_t>(hit) * block_size_};
   int32_t snapshot = -1;
   if (ssm_pool_ != nullptr) {  // only as deep as the deepest snapshot
     while (hit > 0 && !snapshot_of_hash_.count(hashes[hit - 1])) --hit;
     if (hit > 0) {
-      snapshot = snapshot_of_hash_.at(hashes[hit - 1]);
+      Snapshot& found = snapshot_of_hash_.at(hashes[hit - 1]);
+      snapshot = found.slot;
+      ++found.num_hits;
       snapshot_lru_.remove(hashes[hit - 1]);
       snapshot_lru_.push_back(hashes[hit - 1]);
     }
   }
-  PrefixMatch m;
   for (size_t b = 0; b < hit; ++b) {
     const int32_t block = block_of_hash_.at(hashes[b]);
     pool_.add_ref(block);
@@ -73,39 +76,76 @@ void PrefixCache::forget_block(int32_t block) {
 }
 
 std::optional<int32_t> PrefixCache::reserve_snapshot(uint64_t hash) {
-  if (ssm_pool_ == nullptr || num_snapshot_slots_ == 0 || snapshot_of_hash_.count(hash)) return std::nullopt;
+  if (snapshot_of_hash_.count(hash)) return std::nullopt;
+  return reserve_snapshot_slot();
+}
+
+std::optional<int32_t> PrefixCache::reserve_snapshot_slot() {
+  if (ssm_pool_ == nullptr || num_snapshot_slots_ == 0) return std::nullopt;
+  std::optional<int32_t> slot;
   if (num_snapshot_slots_held_ < num_snapshot_slots_) {
-    std::optional<int32_t> slot = ssm_pool_->allocate();
+    slot = ssm_pool_->allocate();
     if (slot) ++num_snapshot_slots_held_;
-    return slot;
+  } else if (!snapshot_lru_.empty()) {
+    const auto victim = eviction_victim();
+    slot = snapshot_of_hash_.at(*victim).slot;
+    snapshot_of_hash_.erase(*victim);
+    snapshot_lru_.erase(victim);
   }
-  if (snapshot_lru_.empty()) return std::nullopt;
-  const uint64_t victim = snapshot_lru_.front();
-  snapshot_lru_.pop_front();
-  const int32_t slot = snapshot_of_hash_.at(victim);
-  snapshot_of_hash_.erase(victim);
+  if (slot) reserved_slots_.insert(*slot);
   return slot;
 }
 
-void PrefixCache::commit_snapshot(uint64_t hash, int32_t slot) {
-  STRATA_CHECK(!snapshot_of_hash_.count(hash));
-  snapshot_of_hash_[hash] = slot;
+std::optional<int32_t> PrefixCache::take_unused_snapshot(uint64_t hash) {
+  const auto it = snapshot_of_hash_.find(hash);
+  if (it == snapshot_of_hash_.end() || it->second.num_hits > 0) return std::nullopt;
+  const int32_t slot = it->second.slot;
+  snapshot_of_hash_.erase(it);
+  snapshot_lru_.remove(hash);
+  reserved_slots_.insert(slot);
+  return slot;
+}
+
+bool PrefixCache::commit_snapshot(uint64_t hash, int32_t slot) {
+  STRATA_CHECK(reserved_slots_.count(slot));
+  if (snapshot_of_hash_.count(hash)) {
+    cancel_snapshot(slot);
+    return false;
+  }
+  reserved_slots_.erase(slot);
+  snapshot_of_hash_[hash] = Snapshot{.slot = slot};
   snapshot_lru_.push_back(hash);
+  ++num_snapshots_taken_;
+  return true;
 }
 
 void PrefixCache::cancel_snapshot(int32_t slot) {
+  STRATA_CHECK(reserved_slots_.erase(slot) == 1);
   ssm_pool_->free(slot);
   --num_snapshot_slots_held_;
 }
 
+int64_t PrefixCache::snapshot_bytes() const {
+  return ssm_pool_ == nullptr ? 0 : num_snapshots() * ssm_pool_->slot_bytes();
+}
+
 bool PrefixCache::release_snapshot_slot() {
   if (snapshot_lru_.empty()) return false;
-  const uint64_t victim = snapshot_lru_.front();
-  snapshot_lru_.pop_front();
-  ssm_pool_->free(snapshot_of_hash_.at(victim));
-  snapshot_of_hash_.erase(victim);
+  const auto victim = eviction_victim();
+  ssm_pool_->free(snapshot_of_hash_.at(*victim).slot);
+  snapshot_of_hash_.erase(*victim);
+  snapshot_lru_.erase(victim);
   --num_snapshot_slots_held_;
   return true;
+}
+
+// A state some request started from is likely shared by the next ones too; one that only
+// the sequence that computed it has seen may never be used (the answer snapshots of a busy
+// server are many). So the unused go first, each group least recently used first.
+std::list<uint64_t>::iterator PrefixCache::eviction_victim() {
+  const auto unused = std::find_if(snapshot_lru_.begin(), snapshot_lru_.end(),
+                                   [&](uint64_t hash) { return snapshot_of_hash_.at(hash).num_hits == 0; });
+  return unused != snapshot_lru_.end() ? unused : snapshot_lru_.begin();
 }
 
 }  // namespace strata

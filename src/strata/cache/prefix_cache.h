@@ -2,8 +2,10 @@
 // ids, an extra key for the adapter or a cache salt), so a new request reuses the blocks
 // of an earlier one with the same prefix. Unreferenced cached blocks wait in the block
 // pool's free queue (LRU) and are evicted only when the pool hands them out again.
-// For hybrid models a match is usable only up to the deepest block boundary that has an
-// SSM snapshot; snapshots live in a bounded set of SSM slots with their own LRU.
+// Hybrid models: a match is usable only up to the deepest boundary with an SSM snapshot;
+// snapshots live in a bounded set of SSM slots (reserved before the step that fills them,
+// committed or cancelled after, all freed with the cache) under an LRU that gives up unused
+// snapshots before used ones.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "strata/cache/block_pool.h"
@@ -22,6 +25,9 @@ struct PrefixMatch {
   std::vector<int32_t> blocks;  // referenced for the caller
   int32_t num_tokens = 0;       // tokens those blocks cover
   int32_t ssm_snapshot_slot = -1;  // hybrid models: the state after num_tokens
+  // Tokens of the cached full blocks before the cut to the deepest snapshot: beyond
+  // num_tokens the prompt follows a cached chain whose state was never kept (a branch point).
+  int32_t num_block_tokens = 0;
 };
 
 class PrefixCache {
@@ -47,20 +53,37 @@ class PrefixCache {
   void insert(uint64_t hash, int32_t block);
 
   // A slot to capture the SSM state at the boundary ending with block hash `hash`, or
-  // nullopt when it is already cached or no slot can be freed. Evicts the LRU snapshot.
+  // nullopt when it is already cached or no slot can be freed. Evicts a snapshot when all
+  // the slots are held (eviction_victim).
   std::optional<int32_t> reserve_snapshot(uint64_t hash);
-  void commit_snapshot(uint64_t hash, int32_t slot);  // the slot now holds that state
-  void cancel_snapshot(int32_t slot);                 // a reserved slot that was not filled
-  // Frees the least recently used snapshot's slot to the SSM pool (a sequence needs one);
-  // false when no snapshot is held.
+  // The same for a boundary whose hash is not known yet (its last token is still on the device).
+  std::optional<int32_t> reserve_snapshot_slot();
+  // Takes back the slot of snapshot `hash` as a reserved one when no match has used it yet:
+  // a decoding sequence moves its answer's snapshot forward instead of taking a new slot.
+  std::optional<int32_t> take_unused_snapshot(uint64_t hash);
+  // The slot now holds the state at `hash`; false (the slot freed) when another sequence
+  // committed that hash first.
+  bool commit_snapshot(uint64_t hash, int32_t slot);
+  void cancel_snapshot(int32_t slot);  // a reserved slot that was not filled
+  // Frees the eviction victim's slot to the SSM pool (a sequence needs one); false when no
+  // snapshot is held.
   bool release_snapshot_slot();
 
   int64_t num_cached_blocks() const { return static_cast<int64_t>(block_of_hash_.size()); }
   int64_t num_snapshots() const { return static_cast<int64_t>(snapshot_of_hash_.size()); }
   bool has_snapshot(uint64_t hash) const { return snapshot_of_hash_.count(hash) > 0; }
+  int64_t num_snapshots_taken() const { return num_snapshots_taken_; }  // commits so far
+  int64_t snapshot_bytes() const;  // SSM state held by committed snapshots
 
  private:
+  struct Snapshot {
+    int32_t slot = -1;
+    int64_t num_hits = 0;  // matches that restored it
+  };
+
   void forget_block(int32_t block);
+  // The snapshot to give up: the least recently used of those no match has used, else of all.
+  std::list<uint64_t>::iterator eviction_victim();
 
   BlockPool& pool_;
   int32_t block_size_;
@@ -68,9 +91,11 @@ class PrefixCache {
   int32_t num_snapshot_slots_;
   std::unordered_map<uint64_t, int32_t> block_of_hash_;
   std::vector<std::optional<uint64_t>> hash_of_block_;
-  std::unordered_map<uint64_t, int32_t> snapshot_of_hash_;
+  std::unordered_map<uint64_t, Snapshot> snapshot_of_hash_;
   std::list<uint64_t> snapshot_lru_;  // front: least recently used
-  int32_t num_snapshot_slots_held_ = 0;
+  std::unordered_set<int32_t> reserved_slots_;  // reserved, neither committed nor cancelled
+  int32_t num_snapshot_slots_held_ = 0;         // committed and reserved
+  int64_t num_snapshots_taken_ = 0;
 };
 
 }  // namespace strata

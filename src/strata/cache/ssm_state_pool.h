@@ -40,6 +40,7 @@ class SsmStatePool {
   const SsmLayerShape& layer_shape(int layer) const;
   SsmStateDType h_state_dtype() const { return h_dtype_; }
   int64_t bytes() const;  // storage of all slots
+  int64_t slot_bytes() const { return bytes() / num_slots_; }  // one slot, every layer
   Device device() const { return device_; }
 
   // Direct pointers into an allocated slot, in the pool's memory (device memory on a GPU).

@@ -136,6 +136,10 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
                  "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--ssm-snapshot-interval", f.engine.ssm_snapshot_interval,
+                 "hybrid models: keep the SSM state every this many prompt tokens (rounded to 16-token "
+                 "blocks) for prefix-cache hits; 0 off (default 512)")
+      ->check(CLI::NonNegativeNumber);
   // Tests only (hidden): step N throws as a failing kernel would; ":sticky" loses the device.
   cmd.add_option_function<std::string>("--inject-step-fault", [&f](const std::string& spec) {
        f.engine.fault_injection = parse_fault_injection(spec);

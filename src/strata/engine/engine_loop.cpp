@@ -32,6 +32,9 @@ std::unique_ptr<Sequence> make_sequence(const std::shared_ptr<RequestState>& req
 EngineLoop::EngineLoop(EngineLoopParts parts)
     : parts_(std::move(parts)),
       memory_(parts_.runner.memory()),
+      snapshot_policy_{.block_size = parts_.options.block_size,
+                       .interval_tokens = snapshot_interval_tokens(parts_.options.ssm_snapshot_interval,
+                                                                   parts_.options.block_size)},
       scheduler_(parts_.options, memory_),
       batch_sampler_(parts_.runner.backend()),
       output_({.tokenizer = parts_.tokenizer,
@@ -154,7 +157,7 @@ bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
   });
 }
 
-StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<std::pair<uint64_t, int32_t>>& snapshots) {
+StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>& snapshots) {
   Sequence& seq = *r.seq;
   STRATA_CHECK(seq.num_pending_tokens <= 1);
   const int32_t known = r.num_tokens - r.num_draft_tokens;  // of token_ids; drafts follow
@@ -171,13 +174,13 @@ StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<std::pair<uint64
               .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1,
               .lora_slot = seq.request->request.lora_slot};
   row.token_ids.insert(row.token_ids.end(), seq.draft_tokens.begin(), seq.draft_tokens.begin() + r.num_draft_tokens);
-  plan_snapshots(seq, r.num_tokens, row, snapshots);
+  plan_snapshots(seq, known, row, snapshots);
   return row;
 }
 
 EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   std::vector<StepRow> rows;
-  std::vector<std::pair<uint64_t, int32_t>> snapshots;  // (block hash, slot) captured this step
+  std::vector<PlannedSnapshot> snapshots;  // captured this step
   for (const ScheduledRow& r : plan.rows) rows.push_back(make_row(r, snapshots));
   StepBatch batch(std::move(rows), parts_.runner.block_size());
   const Tensor pending_ids = in_flight_ ? in_flight_->ticket.sampled_ids : Tensor();
@@ -187,10 +190,10 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
     logits = batch_sampler_.on_device() ? parts_.runner.execute_on_device(batch, pending_ids)
                                         : parts_.runner.execute(batch, pending_ids);
   } catch (...) {
-    for (const auto& [hash, slot] : snapshots) memory_.prefix_cache()->cancel_snapshot(slot);
+    cancel_snapshots(snapshots);
     throw;
   }
-  for (const auto& [hash, slot] : snapshots) memory_.prefix_cache()->commit_snapshot(hash, slot);
+  finish_snapshots(snapshots);
   std::vector<SampleTask> tasks;
   std::vector<InFlightStep::Verify> verifies;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
@@ -293,24 +296,6 @@ void EngineLoop::finish_in_flight() {
   retired_.clear();
 }
 
-void EngineLoop::plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
-                                std::vector<std::pair<uint64_t, int32_t>>& reserved) {
-  if (memory_.prefix_cache() == nullptr || seq.ssm_slot < 0) return;
-  const int32_t block_size = parts_.options.block_size;
-  const int32_t last_boundary = seq.num_prompt_tokens / block_size * block_size;
-  for (int32_t boundary : {last_boundary - block_size, last_boundary}) {
-    const int32_t after = boundary - seq.num_computed_tokens;
-    if (boundary <= 0 || after <= 0 || after > num_tokens) continue;
-    const uint64_t hash = seq.block_hashes.at(boundary / block_size - 1);
-    const bool taken = std::any_of(reserved.begin(), reserved.end(), [&](const auto& r) { return r.first == hash; });
-    if (taken) continue;
-    const std::optional<int32_t> slot = memory_.prefix_cache()->reserve_snapshot(hash);
-    if (!slot) continue;
-    row.ssm_snapshots.push_back({.after_tokens = after, .slot = *slot});
-    reserved.push_back({hash, *slot});
-  }
-}
-
 void EngineLoop::register_blocks(Sequence& seq) {
   if (memory_.prefix_cache() == nullptr) return;
   const int32_t num_known = seq.num_known_tokens();
@@ -352,11 +337,13 @@ std::vector<Sequence*> EngineLoop::fork_choices(Sequence& parent) {
 void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResult& sample) {
   const SequenceEnd end = output_.append(seq, position, sample);
   register_blocks(seq);
+  commit_unhashed_snapshots(seq);
   if (end.reason != FinishReason::kNone) finish(seq, end.reason, end.stop_reason);
 }
 
 void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
   if (seq.status == SequenceStatus::kFinished) return;
+  drop_unhashed_snapshots(seq);
   scheduler_.remove(&seq);
   output_.finish(seq, reason, std::move(stop_reason));
 }
@@ -384,7 +371,10 @@ void EngineLoop::update_gauges() {
     s.num_running = scheduler_.num_running();
     s.num_waiting = scheduler_.num_waiting();
     s.kv_cache_usage = 1.0 - static_cast<double>(pool.num_free()) / pool.num_blocks();
-    s.prefix_cached_blocks = memory_.prefix_cache() ? memory_.prefix_cache()->num_cached_blocks() : 0;
+    const PrefixCache* cache = memory_.prefix_cache();
+    s.prefix_cached_blocks = cache ? cache->num_cached_blocks() : 0;
+    s.ssm_snapshots = cache ? cache->num_snapshots() : 0;
+    s.ssm_snapshot_bytes = cache ? cache->snapshot_bytes() : 0;
   });
 }
 

@@ -54,6 +54,15 @@ class EngineLoop {
   std::optional<std::string> fatal_error() const;
 
  private:
+  // A snapshot slot a step fills: inside the row (a cut in its SSM segments) or, at the
+  // row's end, by a slot copy after the forward (decode rows keep their graph).
+  struct PlannedSnapshot {
+    Sequence* seq = nullptr;
+    SnapshotPoint point;
+    int32_t slot = -1;
+    std::optional<uint64_t> hash;  // unset: the boundary's last token is still on the device
+    bool at_row_end = false;
+  };
   // A queued step whose samples the host has not read yet.
   struct InFlightStep {
     SampleTicket ticket;
@@ -82,7 +91,7 @@ class EngineLoop {
   void inject_fault();
   // Queues the plan's forward and sampling; each sampled sequence gets a pending token.
   InFlightStep launch_step(const StepPlan& plan);
-  StepRow make_row(const ScheduledRow& r, std::vector<std::pair<uint64_t, int32_t>>& snapshots);
+  StepRow make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>& snapshots);
   void add_pending_tokens(InFlightStep& step);
   // Reads the step's samples back and appends them (stop checks, streaming, finishing).
   void finish_step(InFlightStep& step);
@@ -94,10 +103,18 @@ class EngineLoop {
   void finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples);
   // Whether a planned row needs the in-flight step's token on the host first (penalties).
   bool needs_tokens_on_host(const StepPlan& plan) const;
-  // Hybrid models: snapshot requests for the prompt's last full block boundary and the one
-  // before it, when this row's tokens cross them.
-  void plan_snapshots(const Sequence& seq, int32_t num_tokens, StepRow& row,
-                      std::vector<std::pair<uint64_t, int32_t>>& reserved);
+  // Hybrid models (engine_loop_snapshots.cpp): slots for the snapshot points the row's
+  // known tokens cross (see SnapshotPolicy), then what happens to them after the forward.
+  void plan_snapshots(Sequence& seq, int32_t num_tokens, StepRow& row, std::vector<PlannedSnapshot>& planned);
+  void finish_snapshots(const std::vector<PlannedSnapshot>& planned);
+  void cancel_snapshots(const std::vector<PlannedSnapshot>& planned);
+  void commit_snapshot(Sequence& seq, const SnapshotPoint& point, uint64_t hash, int32_t slot);
+  // Makes snapshot `hash` the answer's, freeing the answer's previous one if no match used it.
+  void adopt_answer_snapshot(Sequence& seq, uint64_t hash);
+  // Commits the sequence's unhashed snapshots whose block hash its known tokens now give.
+  void commit_unhashed_snapshots(Sequence& seq);
+  // The sequence ends before their tokens came back: their slots go back to the pool.
+  void drop_unhashed_snapshots(Sequence& seq);
   // Makes the row's newly completed blocks findable in the prefix cache.
   void register_blocks(Sequence& seq);
   // The other choices of an n > 1 request, forked after the parent's prompt; returns those
@@ -113,6 +130,7 @@ class EngineLoop {
 
   EngineLoopParts parts_;
   SequenceMemory& memory_;  // the runner's
+  SnapshotPolicy snapshot_policy_;
   Scheduler scheduler_;
   BatchSampler batch_sampler_;
   OutputProcessor output_;

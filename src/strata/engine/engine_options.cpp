@@ -13,6 +13,8 @@ void validate_engine_options(const EngineOptions& options) {
   if (options.num_kv_blocks < 0) fail("--num-kv-blocks is {}; it must be >= 0 (0: automatic)", options.num_kv_blocks);
   if (options.block_size < 1) fail("the KV block size is {}; it must be at least 1", options.block_size);
   if (options.ssm_cache_slots < 0) fail("--ssm-cache-slots is {}; it must be >= 0", options.ssm_cache_slots);
+  if (options.ssm_snapshot_interval < 0)
+    fail("--ssm-snapshot-interval is {}; it must be >= 0 (0: no interval snapshots)", options.ssm_snapshot_interval);
   const NgramOptions& spec = options.speculative;
   if (spec.num_speculative_tokens > 0 && spec.num_speculative_tokens >= options.max_num_batched_tokens)
     fail("--speculative-config: num_speculative_tokens {} leaves no room in --max-num-batched-tokens {} for the "

@@ -29,6 +29,7 @@ struct EngineOptions {
   int32_t block_size = 16;
   bool enable_prefix_caching = true;      // reuse KV blocks (and SSM snapshots) of earlier prompts
   int32_t ssm_cache_slots = 16;           // SSM snapshots the prefix cache may hold (hybrid models)
+  int32_t ssm_snapshot_interval = 512;    // hybrid models: a snapshot every this many prompt tokens; 0: off
   // Queue step N+1 before reading step N's tokens back (they reach step N+1 on the device),
   // so the host's work overlaps the GPU's. Unset: on for GPU backends, off on the CPU (where
   // the step is host work, and overlapping would only delay each token by a step).

@@ -10,7 +10,7 @@
 namespace strata {
 
 struct Histogram {
-  std::vector<double> bounds;        // upper bounds in seconds, ascending
+  std::vector<double> bounds;        // upper bounds (seconds, or tokens), ascending
   std::vector<uint64_t> counts;      // per bound, not cumulative; last entry: +Inf
   double sum = 0;
   uint64_t count = 0;
@@ -32,11 +32,15 @@ struct EngineStatsSnapshot {
   uint64_t prefix_cache_queries_total = 0;  // prompt tokens looked up
   uint64_t prefix_cache_hits_total = 0;     // prompt tokens found
   int64_t prefix_cached_blocks = 0;
+  uint64_t ssm_snapshots_taken_total = 0;   // SSM states the prefix cache kept (hybrid models)
+  int64_t ssm_snapshots = 0;                // held now
+  int64_t ssm_snapshot_bytes = 0;           // their state
   uint64_t spec_draft_tokens_total = 0;     // speculative drafts verified
   uint64_t spec_accepted_tokens_total = 0;  // of them, the ones the model agreed with
   Histogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
   Histogram inter_token_latency{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}};
   Histogram e2e_latency{{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}};
+  Histogram cached_prompt_tokens{{0, 16, 64, 256, 1024, 4096, 16384, 65536}};  // per request
 };
 
 class EngineStats {

@@ -92,6 +92,7 @@ void OutputProcessor::complete_request(RequestState& request) {
   parts_.stats.update([&](EngineStatsSnapshot& s) {
     s.prefix_cache_queries_total += request.num_prefix_queries;
     s.prefix_cache_hits_total += request.num_prefix_hits;
+    s.cached_prompt_tokens.observe(request.num_cached_tokens);
     if (!request.error.empty()) {
       ++s.requests_failed_total;
     } else if (request.cancelled) {

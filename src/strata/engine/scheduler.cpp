@@ -87,6 +87,9 @@ void Scheduler::apply_prefix_match(Sequence& seq) {
   seq.num_computed_tokens = match.num_tokens;
   seq.num_registered_blocks = static_cast<int32_t>(match.blocks.size());
   seq.last_match_tokens = match.num_tokens;
+  // Hybrid models: the state where this prompt leaves the cached chain is worth keeping.
+  const bool branches = memory_.ssm() != nullptr && match.num_block_tokens > match.num_tokens;
+  seq.branch_tokens = branches ? match.num_block_tokens : 0;
 }
 
 StepPlan Scheduler::schedule() {

@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "strata/cache/snapshot_policy.h"
 #include "strata/engine/output_constraint.h"
 #include "strata/engine/request.h"
 #include "strata/engine/sampler.h"
@@ -39,6 +41,13 @@ struct RequestState {
 
 enum class SequenceStatus : uint8_t { kWaiting, kRunning, kFinished };
 
+// A snapshot slot filled by a step whose boundary's last token was still on the device:
+// committed once that token (and so the block's hash) is back.
+struct UnhashedSnapshot {
+  SnapshotPoint point;
+  int32_t slot = -1;
+};
+
 struct Sequence {
   int64_t id = 0;
   int32_t choice_index = 0;
@@ -52,6 +61,9 @@ struct Sequence {
   std::vector<uint64_t> block_hashes;  // prefix-cache hash of each full block of token_ids
   int32_t num_registered_blocks = 0;   // leading blocks already findable in the prefix cache
   int32_t last_match_tokens = -1;      // prefix-cache hit of the pending admission
+  int32_t branch_tokens = 0;           // > 0: where the prompt left a cached chain without state
+  std::optional<uint64_t> answer_snapshot_hash;  // the answer's snapshot, moved as it grows
+  std::vector<UnhashedSnapshot> unhashed_snapshots;
   SequenceStatus status = SequenceStatus::kWaiting;
   // Trailing kPendingToken entries of token_ids (0-2: the steps in flight sampled them).
   int32_t num_pending_tokens = 0;

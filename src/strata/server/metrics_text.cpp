@@ -66,6 +66,11 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
            static_cast<double>(s.prefix_cache_hits_total));
   w.scalar("prefix_cached_blocks", "gauge", "KV blocks held by the prefix cache.",
            static_cast<double>(s.prefix_cached_blocks));
+  w.scalar("ssm_snapshots_taken_total", "counter", "SSM states the prefix cache kept (hybrid models).",
+           static_cast<double>(s.ssm_snapshots_taken_total));
+  w.scalar("ssm_snapshots", "gauge", "SSM snapshots the prefix cache holds.", static_cast<double>(s.ssm_snapshots));
+  w.scalar("ssm_snapshot_bytes", "gauge", "Bytes of SSM state held by prefix-cache snapshots.",
+           static_cast<double>(s.ssm_snapshot_bytes));
   w.scalar("spec_decode_num_draft_tokens_total", "counter", "Speculative draft tokens verified.",
            static_cast<double>(s.spec_draft_tokens_total));
   w.scalar("spec_decode_num_accepted_tokens_total", "counter", "Speculative draft tokens the model accepted.",
@@ -73,6 +78,8 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
   w.histogram("time_to_first_token_seconds", "Time from arrival to the first generated token.", s.time_to_first_token);
   w.histogram("inter_token_latency_seconds", "Time between consecutive generated tokens.", s.inter_token_latency);
   w.histogram("e2e_request_latency_seconds", "Time from arrival to the end of a request.", s.e2e_latency);
+  w.histogram("request_cached_prompt_tokens", "Prompt tokens each request found in the prefix cache.",
+              s.cached_prompt_tokens);
   return w.out;
 }
 
