@@ -65,7 +65,7 @@ TEST_F(CudaFp8Linear, LinearMatchesCpuFromOneRowToPrefill) {
   for (const Fp8Shape& s : std::vector<Fp8Shape>{{"qkv", 6144, 4096}, {"down", 4096, 14336}, {"odd", 1000, 384}}) {
     const Tensor w = quantized_host(random_rounded({s.n, s.k}, 710 + s.n, -0.05f, 0.05f));
     const Tensor b = random_rounded({s.n}, 711), gw = gpu_copy(w), gb = gpu_bf16(b), b_bf16 = to_bf16_host(b);
-    for (const int64_t m : {1, 2, 3, 5, 8, 9, 16, 17, 40}) {
+    for (const int64_t m : {1, 2, 3, 5, 8, 9, 16, 17, 32, 40}) {
       const Tensor x = random_rounded({m, s.k}, 712 + m), gx = gpu_bf16(x);
       const bool bias = m % 2 == 1;
       Tensor ref = Tensor::host(DType::kF32, {m, s.n});
@@ -84,7 +84,7 @@ TEST_F(CudaFp8Linear, LinearMatchesCpuFromOneRowToPrefill) {
 TEST_F(CudaFp8Linear, GatedInputAndAccumulateMatchCpu) {
   const int64_t n = 2048, k = 5632;
   const Tensor w = quantized_host(random_rounded({n, k}, 720, -0.05f, 0.05f)), gw = gpu_copy(w);
-  for (const int64_t m : {1, 4, 8, 13, 24}) {
+  for (const int64_t m : {1, 4, 8, 13, 24, 33}) {
     const Tensor x = random_rounded({m, 2 * k}, 721 + m, -3.f, 3.f), gx = gpu_bf16(x);
     const Tensor residual = random_rounded({m, n}, 730 + m, -4.f, 4.f);
     Tensor ref = Tensor::host(DType::kF32, {m, n});
@@ -125,8 +125,8 @@ TEST_F(CudaFp8Linear, EveryGemvVariantMatchesCpu) {
   }
 }
 
-// The tensor-core GEMV at every row count it takes: 8 mma columns up to 8 rows, 16 beyond; K =
-// 101 blocks stages x in K tiles (32 blocks a tile at 8 columns, 16 at 16); N = 777 leaves a
+// The tensor-core GEMV at every row count it takes: 8, 16 or 32 mma columns; K = 101 blocks
+// stages x in K tiles (32 blocks a tile at 8 columns, 16 at 16, 8 at 32); N = 777 leaves a
 // partial 16-row tile. Weights include an all-zero block and extreme codes.
 TEST_F(CudaFp8Linear, MmaGemvMatchesCpuAtEveryRowCount) {
   const int64_t n = 777;

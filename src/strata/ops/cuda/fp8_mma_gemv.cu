@@ -1,15 +1,12 @@
 // Block b of 8 warps owns weight rows [16b, 16b + 16); warp w takes 128-column blocks w, w + 8,
-// ... of each K tile of x staged in shared memory; the warps' sums meet in shared memory last.
-// In a 16-column step lane (g, t) = (lane / 4, lane % 4) holds codes 4t..4t+3 of rows g and g + 8
-// and x columns 4t..4t+3 of row g: the mma's k order is permuted alike on both sides.
+// ...; the warps' sums meet in shared memory last. x is read where it lies (it stays in L1 while
+// the weights stream past it). In a 16-column step lane (g, t) = (lane / 4, lane % 4) holds codes
+// 4t..4t+3 of rows g and g + 8 and x columns 4t..4t+3 of row g: the k order is permuted alike.
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 
 #include <cuda_fp8.h>
 
-#include <algorithm>
-
 #include "strata/ops/cuda/common.cuh"
-#include "strata/ops/cuda/gemv_x_stage.cuh"
 #include "strata/ops/cuda/pdl.cuh"
 #include "strata/weights/quant_blocks.h"
 
@@ -20,20 +17,17 @@ using bf16 = __nv_bfloat16;
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kTileRows = 16;                      // weight rows per block: the mma's m
-constexpr int64_t kMaxXBytes = 66 * 1024;          // 8 rows of K = 4096 in one tile, three blocks an SM
-constexpr int64_t kPadChunks = 2;                  // 32 bytes between staged rows: no bank conflicts
 constexpr int64_t kBlockBytes = sizeof(BlockF8B128);
 constexpr float kUnscale = 5.192296858534828e33f;  // 2^112, see fp8x2_to_bf16x2_scaled
 
 struct Params {
-  const uint4* x;         // [M, K / 8] 16-byte chunks, or [M, 2K / 8] gated
+  const bf16* x;          // [M, K]
   const uint8_t* weight;  // [N, K / 128] blocks
   const bf16* bias;       // [N] or null
   void* out;              // [M, N]
-  int64_t n, k, blocks, tile_blocks;
+  int64_t n, k, blocks;
   int rows;
-  bool gated, accumulate;
-  ops::Activation act;
+  bool accumulate;
 };
 
 // Two e4m3 codes as bf16x2 of their values times 2^-112. Exact: every code widens to a normal
@@ -67,26 +61,31 @@ __device__ __forceinline__ void load_block(const Params& p, int64_t row, int64_t
   const bool lo_valid = row < p.n, hi_valid = row + 8 < p.n;
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
-    l.lo[j] = lo_valid ? __ldg(reinterpret_cast<const unsigned int*>(lo + 16 * j + 4 * t)) : 0u;
-    l.hi[j] = hi_valid ? __ldg(reinterpret_cast<const unsigned int*>(hi + 16 * j + 4 * t)) : 0u;
+    l.lo[j] = lo_valid ? __ldcs(reinterpret_cast<const unsigned int*>(lo + 16 * j + 4 * t)) : 0u;
+    l.hi[j] = hi_valid ? __ldcs(reinterpret_cast<const unsigned int*>(hi + 16 * j + 4 * t)) : 0u;
   }
-  l.scale_lo = lo_valid ? __ldg(reinterpret_cast<const float*>(lo + kFp8Block)) * kUnscale : 0.f;
-  l.scale_hi = hi_valid ? __ldg(reinterpret_cast<const float*>(hi + kFp8Block)) * kUnscale : 0.f;
+  l.scale_lo = lo_valid ? __ldcs(reinterpret_cast<const float*>(lo + kFp8Block)) * kUnscale : 0.f;
+  l.scale_hi = hi_valid ? __ldcs(reinterpret_cast<const float*>(hi + kFp8Block)) * kUnscale : 0.f;
 }
 
-// acc += this block's product, summed apart in f32 and scaled per weight row. xs: staged x rows
-// (stride xs_stride bf16), col0: the block's first column in the tile.
+// acc += block b's product, summed apart in f32 and scaled per weight row. x rows past M are
+// zeros that are never read.
 template <int NT>
-__device__ __forceinline__ void block_product(const BlockLoad& l, const bf16* xs, int64_t xs_stride, int64_t col0,
-                                              int g, int t, float (&acc)[NT][4]) {
+__device__ __forceinline__ void block_product(const Params& p, const BlockLoad& l, int64_t b, int g, int t,
+                                              float (&acc)[NT][4]) {
   float part[NT][4] = {};
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const uint32_t a[4] = {fp8x2_to_bf16x2_scaled(l.lo[j]), fp8x2_to_bf16x2_scaled(l.hi[j]),
                            fp8x2_to_bf16x2_scaled(l.lo[j] >> 16), fp8x2_to_bf16x2_scaled(l.hi[j] >> 16)};
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-      mma_bf16(part[nt], a, *reinterpret_cast<const uint2*>(xs + (nt * 8 + g) * xs_stride + col0 + 16 * j + 4 * t));
+    for (int nt = 0; nt < NT; ++nt) {
+      const int token = nt * 8 + g;
+      const uint2 xv = token < p.rows ? __ldg(reinterpret_cast<const uint2*>(p.x + token * p.k + b * kFp8Block +
+                                                                            16 * j + 4 * t))
+                                      : uint2{};
+      mma_bf16(part[nt], a, xv);
+    }
   }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -97,15 +96,7 @@ __device__ __forceinline__ void block_product(const BlockLoad& l, const bf16* xs
   }
 }
 
-// x columns of blocks [tile, tile_end) for rows < M, zeros for the rest of the mma's 8 * NT.
-template <int NT>
-__device__ __forceinline__ void stage_tile(const Params& p, int64_t tile, int64_t tile_end, uint4* xs) {
-  const int64_t chunks = (tile_end - tile) * kFp8Block / 8, stride = chunks + kPadChunks;
-  stage_gemv_x_cols(p.x, p.k / 8, tile * kFp8Block / 8, chunks, p.rows, p.gated, p.act, xs, stride);
-  for (int64_t i = threadIdx.x; i < (8 * NT - p.rows) * stride; i += kThreads) xs[p.rows * stride + i] = uint4{};
-}
-
-// The warps' sums [kWarps][16][8 * NT] (over xs, no longer needed) into out rows < M.
+// The warps' sums [kWarps][16][8 * NT] into out rows < M.
 template <int NT, typename Tout>
 __device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT][4], int warp, int g, int t,
                                           float* sums) {
@@ -134,52 +125,35 @@ __device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT
 
 template <int NT, typename Tout>
 __global__ void __launch_bounds__(kThreads) fp8_mma_gemv_kernel(Params p) {
-  extern __shared__ uint4 xs[];  // [8 * NT, tile chunks + kPadChunks]
+  __shared__ float sums[kWarps * kTileRows * 8 * NT];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kTileRows + g;
   float acc[NT][4] = {};
+  BlockLoad first, second;
+  if (warp < p.blocks) load_block(p, row, warp, t, first);  // weights do not depend on the previous kernel
   wait_for_previous_kernel();
-  for (int64_t tile = 0; tile < p.blocks; tile += p.tile_blocks) {
-    const int64_t tile_end = tile + p.tile_blocks < p.blocks ? tile + p.tile_blocks : p.blocks;
-    if (tile > 0) __syncthreads();  // every warp is done with the previous tile
-    stage_tile<NT>(p, tile, tile_end, xs);
-    __syncthreads();
-    const int64_t xs_stride = ((tile_end - tile) * kFp8Block / 8 + kPadChunks) * 8;
-    const bf16* x = reinterpret_cast<const bf16*>(xs);
-    for (int64_t b = tile + warp; b < tile_end; b += 2 * kWarps) {
-      BlockLoad first, second;
-      const bool two = b + kWarps < tile_end;
-      load_block(p, row, b, t, first);
-      if (two) load_block(p, row, b + kWarps, t, second);
-      block_product<NT>(first, x, xs_stride, (b - tile) * kFp8Block, g, t, acc);
-      if (two) block_product<NT>(second, x, xs_stride, (b + kWarps - tile) * kFp8Block, g, t, acc);
-    }
+  for (int64_t b = warp; b < p.blocks; b += 2 * kWarps) {
+    const bool two = b + kWarps < p.blocks;
+    if (two) load_block(p, row, b + kWarps, t, second);
+    block_product<NT>(p, first, b, g, t, acc);
+    if (b + 2 * kWarps < p.blocks) load_block(p, row, b + 2 * kWarps, t, first);
+    if (two) block_product<NT>(p, second, b + kWarps, g, t, acc);
   }
   allow_next_kernel();
-  __syncthreads();
-  write_out<NT, Tout>(p, acc, warp, g, t, reinterpret_cast<float*>(xs));
+  write_out<NT, Tout>(p, acc, warp, g, t, sums);
 }
 
 template <int NT, typename Tout>
-void launch(Params p, cudaStream_t stream) {
-  const int64_t row_chunks = kMaxXBytes / (8 * NT * 16);
-  p.tile_blocks = std::min(p.blocks, (row_chunks - kPadChunks) / (kFp8Block / 8));
-  const int64_t smem = std::max<int64_t>(8 * NT * (p.tile_blocks * kFp8Block / 8 + kPadChunks) * 16,
-                                         kWarps * kTileRows * 8 * NT * sizeof(float));
-  static const bool configured = [] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(fp8_mma_gemv_kernel<NT, Tout>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(kMaxXBytes)));
-    return true;
-  }();
-  (void)configured;
+void launch(const Params& p, cudaStream_t stream) {
   launch_dependent(fp8_mma_gemv_kernel<NT, Tout>, dim3(static_cast<unsigned>(ceil_div(p.n, kTileRows))),
-                   dim3(kThreads), static_cast<size_t>(smem), stream, p);
+                   dim3(kThreads), 0, stream, p);
 }
 
 template <typename Tout>
 void launch_rows(const Params& p, cudaStream_t stream) {
   if (p.rows <= 8) return launch<1, Tout>(p, stream);
-  launch<2, Tout>(p, stream);
+  if (p.rows <= 16) return launch<2, Tout>(p, stream);
+  launch<4, Tout>(p, stream);
 }
 
 }  // namespace
@@ -187,18 +161,16 @@ void launch_rows(const Params& p, cudaStream_t stream) {
 bool fp8_mma_gemv_supported(const Fp8GemvArgs& args) {
   auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
   return args.m >= 1 && args.m <= kFp8MmaGemvMaxRows && args.k > 0 && args.k % kFp8Block == 0 &&
-         aligned(args.x, 16) && aligned(args.weight, 4) &&
+         !args.gated_input && aligned(args.x, 16) && aligned(args.weight, 4) &&
          (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
 void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream) {
   if (args.n == 0) return;
   STRATA_CHECK(fp8_mma_gemv_supported(args));
-  const Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint8_t*>(args.weight),
+  const Params params{.x = static_cast<const bf16*>(args.x), .weight = static_cast<const uint8_t*>(args.weight),
                       .bias = static_cast<const bf16*>(args.bias), .out = args.out, .n = args.n, .k = args.k,
-                      .blocks = args.k / kFp8Block, .tile_blocks = 0, .rows = static_cast<int>(args.m),
-                      .gated = args.gated_input.has_value(), .accumulate = args.accumulate,
-                      .act = args.gated_input.value_or(ops::Activation::kSilu)};
+                      .blocks = args.k / kFp8Block, .rows = static_cast<int>(args.m), .accumulate = args.accumulate};
   if (args.out_dtype == DType::kF32) return launch_rows<float>(params, stream);
   launch_rows<bf16>(params, stream);
 }

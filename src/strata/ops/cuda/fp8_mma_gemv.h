@@ -1,6 +1,6 @@
-// FP8 weights (kF8_E4M3_B128) against 2-16 decode rows on the tensor cores: out[M, N] =
+// FP8 weights (kF8_E4M3_B128) against 2-32 decode rows on the tensor cores: out[M, N] =
 // x[M, K] @ dequant(W)^T. Each warp widens 16 weight rows x 16 columns of codes to bf16 in
-// registers per mma.sync m16n8k16 step (the rows of x are its 8 or 16 columns), sums each
+// registers per mma.sync m16n8k16 step (the rows of x are its 8, 16 or 32 columns), sums each
 // 128-column block apart and scales it by the row's block scale in f32.
 #pragma once
 
@@ -10,9 +10,10 @@
 
 namespace strata::cuda {
 
-constexpr int64_t kFp8MmaGemvMaxRows = 16;
+constexpr int64_t kFp8MmaGemvMaxRows = 32;
 
-// M <= 16, K a multiple of 128, 16-byte aligned x, 4-byte aligned weight, bf16 or f32 out.
+// M <= 32, K a multiple of 128, x without a gated input (the caller applies act(gate) * up),
+// 16-byte aligned x, 4-byte aligned weight, bf16 or f32 out.
 bool fp8_mma_gemv_supported(const Fp8GemvArgs& args);
 void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream);
 

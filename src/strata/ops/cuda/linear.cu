@@ -1,7 +1,7 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
 // dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: one row on the CUDA cores
-// (fp8_gemv.h), 2-16 on the tensor cores (fp8_mma_gemv.h), more through a bf16 widening.
+// (fp8_gemv.h), 2-32 on the tensor cores (fp8_mma_gemv.h), more through a bf16 widening.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
@@ -45,22 +45,27 @@ void dense_product(const Tensor& x, const Tensor& weight, const Tensor& bias, co
             current_stream());
 }
 
-// FP8 weight [N, K]: up to 16 rows stream it; more rows multiply its bf16 widening, made in
+// FP8 weight [N, K]: up to 32 rows stream it; more rows multiply its bf16 widening, made in
 // scratch that only grows (captured graphs keep its pointer; the runner warms shapes first).
 void fp8_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                  const ops::LinearOptions& options) {
-  const Fp8GemvArgs args{.x = x.data(), .weight = weight.data(), .bias = bias.defined() ? bias.data() : nullptr,
-                         .out = out.data(), .out_dtype = out.dtype(), .m = x.dim(0), .n = weight.dim(0),
-                         .k = weight.dim(1), .gated_input = options.gated_input, .accumulate = options.accumulate};
+  Fp8GemvArgs args{.x = x.data(), .weight = weight.data(), .bias = bias.defined() ? bias.data() : nullptr,
+                   .out = out.data(), .out_dtype = out.dtype(), .m = x.dim(0), .n = weight.dim(0),
+                   .k = weight.dim(1), .gated_input = options.gated_input, .accumulate = options.accumulate};
   if (args.m == 1 && fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
+  Tensor product_x = x;  // [M, K]: act(gate) * up where the input is gated
+  if (options.gated_input) {
+    cuda::gated_activation_halves(x, options.gated_scratch, *options.gated_input);
+    product_x = options.gated_scratch;
+    args.x = product_x.data();
+    args.gated_input.reset();
+  }
   if (fp8_mma_gemv_supported(args)) return fp8_mma_gemv(args, current_stream());
   static DeviceScratch scratch;
   void* widened = scratch.get(weight.numel() * 2);
   dequantize_fp8_b128_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);
   const Tensor bf16_weight = Tensor::view(widened, DType::kBF16, weight.shape(), weight.device());
-  if (!options.gated_input) return dense_product(x, bf16_weight, bias, out, options.accumulate);
-  cuda::gated_activation_halves(x, options.gated_scratch, *options.gated_input);
-  dense_product(options.gated_scratch, bf16_weight, bias, out, options.accumulate);
+  dense_product(product_x, bf16_weight, bias, out, options.accumulate);
 }
 
 }  // namespace
