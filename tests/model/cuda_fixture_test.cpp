@@ -49,15 +49,6 @@ LogitsAgreement agreement(const Tensor& got, const Tensor& ref) {
   return a;
 }
 
-bool has_moe_layers(const nlohmann::json& raw) {
-  if (raw.contains("num_experts") || raw.contains("num_local_experts")) return true;
-  if (raw.value("model_type", "") == "deepseek_v3") return raw.value("n_routed_experts", 0) > 0;
-  // Nemotron-H configs carry n_routed_experts even without MoE blocks: the pattern decides.
-  const nlohmann::json types = raw.value("layers_block_type", nlohmann::json::array());
-  return std::find(types.begin(), types.end(), "moe") != types.end() ||
-         raw.value("hybrid_override_pattern", std::string()).find('E') != std::string::npos;
-}
-
 std::vector<std::string> registered_fixtures() {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
@@ -129,9 +120,29 @@ std::map<std::string, Bf16Yardstick> transformers_bf16_agreement() {
   return out;
 }
 
+struct Bf16Bar {
+  double max_rel_l2 = 0, min_top1 = 0;
+};
+
+// One draw each. An MoE fixture's excess error is its few router-flipped rows, each off by ~0.5
+// (nemotron_h_moe, H200 and transformers); the flip count m read off transformers' figure, like
+// top-1's differing rows, gets three Poisson sigmas: of 32 comparisons here none may fail by chance.
+Bf16Bar no_worse_bar(const Bf16Yardstick& transformers, bool moe, int64_t rows) {
+  constexpr double kDense = 2e-2, kFlippedRow = 0.5;
+  const double n = static_cast<double>(rows);
+  const double rounded = transformers.rel_l2 * 1.005;  // the table keeps 3 significant digits
+  if (!moe) return {.max_rel_l2 = std::max(kDense, rounded), .min_top1 = std::min(0.98, transformers.top1 - 5e-4)};
+  const double flips = std::max(1.0, n * (transformers.rel_l2 * transformers.rel_l2 - kDense * kDense) /
+                                         (kFlippedRow * kFlippedRow));
+  const double max_flips = flips + 3.0 * std::sqrt(flips);
+  const double misses = std::max(1.0, (1.0 - transformers.top1) * n);
+  return {.max_rel_l2 = std::max(rounded, std::sqrt(kDense * kDense + max_flips * kFlippedRow * kFlippedRow / n)),
+          .min_top1 = std::min(0.98, transformers.top1 - 3.0 * std::sqrt(misses) / n)};
+}
+
 // The bar of issue 13: on every fixture transformers measured, the GPU's error over all its
 // sequences (pooled as the script pools them) is no worse than transformers' own in bf16
-// (with the dense 2e-2 / 98% as the floor that bf16 itself can meet).
+// (with the dense 2e-2 / 98% as the floor that bf16 itself can meet), up to no_worse_bar's margin.
 TEST(CudaFixture, NoWorseThanTransformersOwnBf16Error) {
   if (!make_cuda_backend(0)) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
   const std::map<std::string, Bf16Yardstick> yardsticks = transformers_bf16_agreement();
@@ -153,8 +164,9 @@ TEST(CudaFixture, NoWorseThanTransformersOwnBf16Error) {
     const double top1 = static_cast<double>(pooled.same) / static_cast<double>(pooled.rows);
     std::printf("[cuda vs transformers bf16] %-22s rel_l2 %.2e (transformers %.2e) top1 %.3f (%.3f)\n",
                 name.c_str(), rel_l2, it->second.rel_l2, top1, it->second.top1);
-    EXPECT_LE(rel_l2, std::max(2e-2, it->second.rel_l2)) << name;
-    EXPECT_GE(top1, std::min(0.98, it->second.top1)) << name;
+    const Bf16Bar bar = no_worse_bar(it->second, has_moe_layers(f.loaded.config.raw), pooled.rows);
+    EXPECT_LE(rel_l2, bar.max_rel_l2) << name;
+    EXPECT_GE(top1, bar.min_top1) << name;
   }
   EXPECT_GE(measured, 12) << "fixtures under " << fixture_path("hf");
 }

@@ -1,8 +1,8 @@
-// Hybrid fixtures (qwen3_next, mamba2, nemotron_h) with their SSM state in device memory:
-// sequences prefilled and decoded side by side in shared steps, a snapshot taken inside a
-// prefill chunk and forked, and a verify row rolled back, each against transformers' logits
-// at the tolerance of the CUDA fixture test; decode steps replayed from CUDA graphs (padding
-// rows on the pool's scratch slot) against eager steps. Skipped without a GPU.
+// Hybrid fixtures (qwen3_next, mamba2, nemotron_h, nemotron_h_moe) with their SSM state in
+// device memory: sequences prefilled and decoded side by side in shared steps, a snapshot taken
+// inside a prefill chunk and forked, and a verify row rolled back, each against transformers'
+// logits; decode steps replayed from CUDA graphs (padding rows on the pool's scratch slot)
+// against eager steps. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,10 +30,11 @@ double rel_l2_rows(const Tensor& got, const Tensor& ref, int64_t begin, int64_t 
   return std::sqrt(num / den);
 }
 
-// The CUDA fixture test's tolerance: qwen3_next's GDN-fed MoE routing flips under bf16 (see
-// cuda_fixture_test.cpp); mamba2 and nemotron_h are held to the dense models' 2e-2.
+// MoE hybrids (qwen3_next, nemotron_h_moe): a near-tied router picks another expert under bf16
+// on an odd token, whose row is then off by 0.4-0.7 while the others stay near 1e-2 (H200), so a
+// 16-40 row score lands at 0.1-0.2. mamba2 and nemotron_h: the dense models' 2e-2.
 double tolerance(const Fixture& f) {
-  return f.loaded.config.raw.contains("linear_num_value_heads") ? 0.25 : 2e-2;
+  return has_moe_layers(f.loaded.config.raw) ? 0.25 : 2e-2;
 }
 
 void copy_rows(const Tensor& dst, int64_t first, const Tensor& rows) {

@@ -1,5 +1,6 @@
 #include "model/fixture_support.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -62,6 +63,15 @@ float max_abs_diff_rows(const Tensor& a, const Tensor& b, int64_t begin, int64_t
     m = std::max(m, d);
   }
   return m;
+}
+
+bool has_moe_layers(const nlohmann::json& raw) {
+  if (raw.contains("num_experts") || raw.contains("num_local_experts")) return true;
+  if (raw.value("model_type", "") == "deepseek_v3") return raw.value("n_routed_experts", 0) > 0;
+  // Nemotron-H configs carry n_routed_experts even without MoE blocks: the pattern decides.
+  const nlohmann::json types = raw.value("layers_block_type", nlohmann::json::array());
+  return std::find(types.begin(), types.end(), "moe") != types.end() ||
+         raw.value("hybrid_override_pattern", std::string()).find('E') != std::string::npos;
 }
 
 }  // namespace strata::test

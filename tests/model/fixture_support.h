@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "strata/engine/direct_session.h"
 #include "strata/model/model_loader.h"
 
@@ -33,5 +35,8 @@ Tensor run_sequence(ModelRunner& runner, const std::vector<int32_t>& tokens, int
 
 // Rows [begin, end) of a [N, V] tensor, max |a - b|.
 float max_abs_diff_rows(const Tensor& a, const Tensor& b, int64_t begin, int64_t end);
+
+// Whether the config has routed-expert (MoE) layers, for any architecture the fixtures cover.
+bool has_moe_layers(const nlohmann::json& raw);
 
 }  // namespace strata::test
