@@ -205,8 +205,12 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
     if (cuda::fp8_gemv_supported(fp8))
       for (const auto& [name, variant] : fp8_variants)
         report(name, time_ms(timer, [&] { cuda::fp8_gemv(fp8, cuda::current_stream(), variant); }), fp8_bytes);
+    const std::pair<const char*, cuda::Fp8MmaGemvVariant> mma_variants[] = {
+        {"fp8-mma-w8", cuda::Fp8MmaGemvVariant::kWarps8}, {"fp8-mma-w4", cuda::Fp8MmaGemvVariant::kWarps4},
+        {"fp8-mma-w2", cuda::Fp8MmaGemvVariant::kWarps2}};
     if (cuda::fp8_mma_gemv_supported(fp8))
-      report("fp8-mma", time_ms(timer, [&] { cuda::fp8_mma_gemv(fp8, cuda::current_stream()); }), fp8_bytes);
+      for (const auto& [name, variant] : mma_variants)
+        report(name, time_ms(timer, [&] { cuda::fp8_mma_gemv(fp8, cuda::current_stream(), variant); }), fp8_bytes);
   }
 }
 #endif

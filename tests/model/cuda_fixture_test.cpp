@@ -82,8 +82,10 @@ TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
     // Qwen3-Next: Gated DeltaNet outputs feed those routers (transformers bf16: 1.05e-1, top-1
     // 0.90). Measured on an H200: rel L2 up to 0.176, top-1 0.857.
     const bool gdn_moe = moe && raw.contains("linear_num_value_heads");
+    // Dense: up to 3 of the ~120 rows may flip on near-ties (llama_fp8 on an H200: 3, its greedy
+    // margins under 0.01 in places).
     const double max_rel_l2 = gdn_moe ? 0.25 : (moe ? 0.15 : 2e-2);
-    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.93 : 0.98);
+    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.93 : 0.97);
     ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
     for (int32_t chunk : {0, 5}) {
       int64_t rows = 0;
@@ -124,11 +126,11 @@ struct Bf16Bar {
   double max_rel_l2 = 0, min_top1 = 0;
 };
 
-// One draw each. An MoE fixture's excess error is its few router-flipped rows, each off by ~0.5
-// (nemotron_h_moe, H200 and transformers); the flip count m read off transformers' figure, like
-// top-1's differing rows, gets three Poisson sigmas: of 32 comparisons here none may fail by chance.
+// One draw each. An MoE fixture's excess error is its few router-flipped rows, each off by ~0.6
+// rms (nemotron_h_moe on an H200: rows at 0.7, 0.4, 0.6); the flip count read off transformers'
+// figure, like top-1's differing rows, gets three Poisson sigmas: of 32 comparisons none may fail by chance.
 Bf16Bar no_worse_bar(const Bf16Yardstick& transformers, bool moe, int64_t rows) {
-  constexpr double kDense = 2e-2, kFlippedRow = 0.5;
+  constexpr double kDense = 2e-2, kFlippedRow = 0.6;
   const double n = static_cast<double>(rows);
   const double rounded = transformers.rel_l2 * 1.005;  // the table keeps 3 significant digits
   if (!moe) return {.max_rel_l2 = std::max(kDense, rounded), .min_top1 = std::min(0.98, transformers.top1 - 5e-4)};

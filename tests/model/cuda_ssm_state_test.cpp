@@ -166,7 +166,9 @@ TEST_P(CudaSsmState, DecodeGraphReplayMatchesEagerSteps) {
       const std::vector<Tensor> logits = session.step(inputs);
       for (int64_t s = 0; s < num_seqs; ++s) copy_rows(all, i * num_seqs + s, logits[s]);
     }
-    if (graphs > 0) EXPECT_EQ(runner.num_captured_graphs(), 1);
+    if (graphs > 0) {
+      EXPECT_EQ(runner.num_captured_graphs(), 1);
+    }
     results.push_back(all);
   }
   const double e = rel_l2_rows(results[1], results[0], 0, results[0].dim(0));

@@ -125,12 +125,11 @@ TEST_F(CudaFp8Linear, EveryGemvVariantMatchesCpu) {
   }
 }
 
-// The tensor-core GEMV at every row count it takes: 8, 16 or 32 mma columns; K = 101 blocks
-// stages x in K tiles (32 blocks a tile at 8 columns, 16 at 16, 8 at 32); N = 777 leaves a
-// partial 16-row tile. Weights include an all-zero block and extreme codes.
+// The tensor-core GEMV at every row count it takes (8, 16 or 32 mma columns) and warp split;
+// N = 777 leaves a partial 16-row tile. Weights include an all-zero block and extreme codes.
 TEST_F(CudaFp8Linear, MmaGemvMatchesCpuAtEveryRowCount) {
   const int64_t n = 777;
-  for (const int64_t k : {1024, 101 * 128}) {
+  for (const int64_t k : {1024, 25 * 512}) {
     Tensor wf = random_rounded({n, k}, 750 + k, -0.05f, 0.05f);
     std::memset(wf.data_as<float>() + 3 * k + 128, 0, 128 * sizeof(float));
     wf.data_as<float>()[7 * k + 5] = 3.f;  // a block whose other codes are tiny or subnormal
@@ -139,11 +138,16 @@ TEST_F(CudaFp8Linear, MmaGemvMatchesCpuAtEveryRowCount) {
       const Tensor x = random_rounded({m, k}, 751 + m, -2.f, 2.f), gx = gpu_bf16(x);
       Tensor ref = Tensor::host(DType::kF32, {m, n});
       ops::linear(x, w, Tensor(), ref);
-      Tensor out = poisoned(DType::kF32, {m, n});
-      cuda::fp8_mma_gemv({.x = gx.data(), .weight = gw.data(), .out = out.data(), .out_dtype = DType::kF32, .m = m,
-                          .n = n, .k = k},
-                         cuda::current_stream());
-      expect_close(*gpu_, out, ref, kBf16Tolerance, "mma k=" + std::to_string(k) + " m=" + std::to_string(m));
+      for (const auto variant : {cuda::Fp8MmaGemvVariant::kWarps8, cuda::Fp8MmaGemvVariant::kWarps4,
+                                 cuda::Fp8MmaGemvVariant::kWarps2}) {
+        Tensor out = poisoned(DType::kF32, {m, n});
+        cuda::fp8_mma_gemv({.x = gx.data(), .weight = gw.data(), .out = out.data(), .out_dtype = DType::kF32,
+                            .m = m, .n = n, .k = k},
+                           cuda::current_stream(), variant);
+        expect_close(*gpu_, out, ref, kBf16Tolerance,
+                     "mma k=" + std::to_string(k) + " m=" + std::to_string(m) + " variant " +
+                         std::to_string(static_cast<int>(variant)));
+      }
     }
   }
 }

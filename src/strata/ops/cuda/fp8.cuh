@@ -22,12 +22,17 @@ __device__ __forceinline__ uint8_t float_to_fp8(float v) {
   return static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
 }
 
-// Byte offset of 32-bit word `word` (0..31) of block `block` in a row of BlockF8B128.
-__device__ __forceinline__ int64_t fp8_word_offset(int64_t block, int word) {
-  return block * static_cast<int64_t>(sizeof(BlockF8B128)) + 4 * word;
+// kF8_E4M3_B128 in device memory (the CUDA backend's host copies convert, weights/fp8.h): each
+// row holds its k codes, then its k / 128 f32 scales, so codes are contiguous for wide loads and
+// a row keeps the host row's size (row slices still work).
+__device__ __forceinline__ int64_t fp8_row_bytes(int64_t k) {
+  return k / kFp8Block * static_cast<int64_t>(sizeof(BlockF8B128));
 }
-__device__ __forceinline__ int64_t fp8_scale_offset(int64_t block) {
-  return block * static_cast<int64_t>(sizeof(BlockF8B128)) + kFp8Block;
+__device__ __forceinline__ int64_t fp8_code_offset(int64_t row, int64_t col, int64_t k) {
+  return row * fp8_row_bytes(k) + col;
+}
+__device__ __forceinline__ int64_t fp8_scale_offset(int64_t row, int64_t block, int64_t k) {
+  return row * fp8_row_bytes(k) + k + 4 * block;
 }
 
 }  // namespace strata::cuda

@@ -1,6 +1,6 @@
 // 8 warps per block; warp w of block b owns weight rows [(b * 8 + w) * F, + F). A row is K / 128
-// blocks of 128 e4m3 codes and an f32 scale (132 bytes); the warp reads one block per 4-byte
-// load (lane l: codes 4l..4l+3), U blocks of each of its F rows in flight before any is used.
+// blocks of 128 e4m3 codes with an f32 scale each (device layout: fp8.cuh); the warp reads a block
+// per 4-byte load (lane l: codes 4l..4l+3), U blocks of each of its F rows in flight.
 // x is staged in K tiles that fit shared memory (8 rows of K = 14336 do not fit at once).
 #include <algorithm>
 
@@ -35,12 +35,12 @@ __device__ __forceinline__ void load_blocks(const Params& p, int64_t row0, int64
                                             float (&s)[F][U]) {
 #pragma unroll
   for (int f = 0; f < F; ++f) {
-    const uint8_t* row = p.weight + (row0 + f) * p.blocks * static_cast<int64_t>(sizeof(BlockF8B128));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const bool valid = row0 + f < p.n && b + u < p.blocks;
-      w[f][u] = valid ? __ldcs(reinterpret_cast<const unsigned int*>(row + fp8_word_offset(b + u, lane))) : 0u;
-      s[f][u] = valid ? __ldcs(reinterpret_cast<const float*>(row + fp8_scale_offset(b + u))) : 0.f;
+      const int64_t code = fp8_code_offset(row0 + f, (b + u) * kFp8Block + 4 * lane, p.k);
+      w[f][u] = valid ? __ldcs(reinterpret_cast<const unsigned int*>(p.weight + code)) : 0u;
+      s[f][u] = valid ? __ldcs(reinterpret_cast<const float*>(p.weight + fp8_scale_offset(row0 + f, b + u, p.k))) : 0.f;
     }
   }
 }

@@ -11,10 +11,15 @@
 namespace strata::cuda {
 
 constexpr int64_t kFp8MmaGemvMaxRows = 32;
+constexpr int64_t kFp8MmaGemvKMultiple = 512;  // rows of 33 K / 32 bytes stay 16-byte aligned
 
-// M <= 32, K a multiple of 128, x without a gated input (the caller applies act(gate) * up),
-// 16-byte aligned x, 4-byte aligned weight, bf16 or f32 out.
+// Warps splitting the K blocks of each 16 weight rows. kAuto picks by shape.
+enum class Fp8MmaGemvVariant : uint8_t { kAuto, kWarps8, kWarps4, kWarps2 };
+
+// M <= 32, K a multiple of 512, x without a gated input (the caller applies act(gate) * up),
+// 16-byte aligned x and weight, bf16 or f32 out.
 bool fp8_mma_gemv_supported(const Fp8GemvArgs& args);
-void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream);
+void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream,
+                  Fp8MmaGemvVariant variant = Fp8MmaGemvVariant::kAuto);
 
 }  // namespace strata::cuda

@@ -1,7 +1,8 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: one row on the CUDA cores
-// (fp8_gemv.h), 2-32 on the tensor cores (fp8_mma_gemv.h), more through a bf16 widening.
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: 1-32 rows on the tensor cores
+// (fp8_mma_gemv.h; K a multiple of 512, else up to 8 rows on the CUDA cores, fp8_gemv.h), more
+// through a bf16 widening.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
@@ -52,7 +53,7 @@ void fp8_product(const Tensor& x, const Tensor& weight, const Tensor& bias, cons
   Fp8GemvArgs args{.x = x.data(), .weight = weight.data(), .bias = bias.defined() ? bias.data() : nullptr,
                    .out = out.data(), .out_dtype = out.dtype(), .m = x.dim(0), .n = weight.dim(0),
                    .k = weight.dim(1), .gated_input = options.gated_input, .accumulate = options.accumulate};
-  if (args.m == 1 && fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
+  if (args.k % kFp8MmaGemvKMultiple != 0 && fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
   Tensor product_x = x;  // [M, K]: act(gate) * up where the input is gated
   if (options.gated_input) {
     cuda::gated_activation_halves(x, options.gated_scratch, *options.gated_input);
