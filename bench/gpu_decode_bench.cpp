@@ -103,7 +103,7 @@ struct ModelCost {
   double ssm_bytes_per_seq = 0;   // recurrent state (h + conv, f32) read and written per decode step
 };
 
-ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers) {
+ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers, bool fp8) {
   const ModelConfig& c = m.config;
   const double embed = static_cast<double>(c.vocab_size) * c.hidden_size;
   const double params = static_cast<double>(m.weights->num_parameters()) - (c.tie_word_embeddings ? 0 : embed);
@@ -113,7 +113,7 @@ ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers) {
   const double expert_params =
       cost.num_experts * 3.0 * c.hidden_size * static_cast<double>(c.raw.value("moe_intermediate_size", 0)) *
       c.num_hidden_layers;
-  cost.expert_bytes = 2 * expert_params;  // experts stay bf16 on the GPU, FP8 or not
+  cost.expert_bytes = (fp8 ? 132.0 / 128.0 : 2.0) * expert_params;
   // Bytes as stored (FP8 linears: 132 bytes per 128 values); the embedding table is not read.
   cost.weight_bytes = static_cast<double>(m.weights->num_bytes()) - (c.tie_word_embeddings ? 0 : 2 * embed) -
                       cost.expert_bytes;
@@ -284,7 +284,7 @@ int run(int argc, char** argv) {
   ModelRunner runner(*m.model, *backend,
                      {.num_kv_blocks = blocks, .num_ssm_slots = max_batch + 1,
                       .max_graph_batch_size = o.graphs ? 512 : 0});
-  const ModelCost cost = model_cost(m, m.model->num_kv_layers());
+  const ModelCost cost = model_cost(m, m.model->num_kv_layers(), o.quantization == "fp8");
   Bench bench(runner, *backend, o, cost);
   bench.write(fmt::format(R"({{"bench":"setup","model":"{}","params":{},"weight_gb":{:.2f},"load_s":{:.1f},"kv_blocks":{},)"
                           R"("ssm_state_mb_per_seq":{:.1f}}})",

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "ops/cuda_op_support.h"
+#include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/moe.h"
 #include "strata/weights/dequantize.h"
 #include "strata/weights/fp8.h"
 #if defined(STRATA_WITH_CUDA)
@@ -152,6 +154,49 @@ TEST_F(CudaFp8Linear, MmaGemvMatchesCpuAtEveryRowCount) {
   }
 }
 #endif
+
+// FP8 experts [E, N, K] as 2-D rows quantized on the host.
+Tensor quantized_experts(int64_t experts, int64_t n, int64_t k, uint64_t seed) {
+  return quantized_host(random_rounded({experts * n, k}, seed, -0.05f, 0.05f)).reshape({experts, n, k});
+}
+
+// The MoE decode path over FP8 experts at Qwen3-30B-A3B's expert shapes (12 experts): gate | up
+// per token (K = 2048, 16-byte rows), down from the gated input per pair (K = 768, 8-byte rows).
+TEST_F(CudaFp8Linear, ExpertLinearMatchesCpu) {
+  const int64_t experts = 12, k = 8, hidden = 2048, inter = 768;
+  const Tensor gate_up = quantized_experts(experts, 2 * inter, hidden, 760), down = quantized_experts(experts, hidden, inter, 761);
+  const Tensor ggate_up = gpu_copy(gate_up), gdown = gpu_copy(down);
+  for (const int64_t tokens : {1, 3, 8}) {
+    const int64_t pairs = tokens * k;
+    Tensor ids = Tensor::host(DType::kI32, {tokens, k});
+    for (int64_t i = 0; i < pairs; ++i) ids.data_as<int32_t>()[i] = static_cast<int32_t>((i * 7 + i / k) % experts);
+    const Tensor x = random_rounded({tokens, hidden}, 762 + tokens, -2.f, 2.f), gids = gpu_copy(ids);
+    Tensor gu = Tensor::host(DType::kF32, {pairs, 2 * inter}), ys = Tensor::host(DType::kF32, {pairs, hidden});
+    ops::expert_linear(x, gate_up, ids, gu);
+    ops::expert_linear(gu, down, ids, ys, {.gated_input = ops::Activation::kSilu});
+    Tensor ggu = poisoned(DType::kBF16, {pairs, 2 * inter}), gys = poisoned(DType::kBF16, {pairs, hidden});
+    ops::expert_linear(gpu_bf16(x), ggate_up, gids, ggu);
+    expect_close(*gpu_, ggu, gu, kBf16Tolerance, "fp8 expert gate_up tokens=" + std::to_string(tokens));
+    ops::expert_linear(gpu_bf16(gu), gdown, gids, gys, {.gated_input = ops::Activation::kSilu});
+    expect_close(*gpu_, gys, ys, kBf16Tolerance, "fp8 expert down tokens=" + std::to_string(tokens));
+  }
+}
+
+// Larger steps group pairs by expert; FP8 experts are widened for the bf16 grouped kernels.
+// Expert 1 has no rows, expert 3 most of them.
+TEST_F(CudaFp8Linear, GroupedLinearMatchesCpu) {
+  const int64_t experts = 6, n = 640, k = 1024;
+  const Tensor w = quantized_experts(experts, n, k, 770), gw = gpu_copy(w);
+  const std::vector<int32_t> offsets{0, 5, 5, 12, 60, 61, 70};
+  Tensor off = Tensor::host(DType::kI32, {experts + 1});
+  std::memcpy(off.data(), offsets.data(), offsets.size() * sizeof(int32_t));
+  const Tensor x = random_rounded({offsets.back(), k}, 771, -2.f, 2.f);
+  Tensor ref = Tensor::host(DType::kF32, {offsets.back(), n});
+  ops::grouped_linear(x, w, off, ref);
+  Tensor out = poisoned(DType::kBF16, {offsets.back(), n});
+  ops::grouped_linear(gpu_bf16(x), gw, gpu_copy(off), out);
+  expect_close(*gpu_, out, ref, kBf16Tolerance, "fp8 grouped_linear");
+}
 
 }  // namespace
 }  // namespace strata::test

@@ -54,7 +54,7 @@ Tensor ModelWeights::host_tensor(const std::string& name, const Shape& shape) co
 
 Tensor ModelWeights::stacked(const std::vector<std::string>& names, const Shape& part_shape) const {
   std::vector<Shape> shapes(names.size(), part_shape);
-  Tensor flat = concat_rows_as(names, shapes, false);  // experts: the grouped kernels read bf16
+  Tensor flat = concat_rows(names, shapes);
   Shape shape;
   shape.rank = part_shape.rank + 1;
   shape[0] = static_cast<int64_t>(names.size());

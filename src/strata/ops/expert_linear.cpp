@@ -7,6 +7,9 @@ namespace strata::ops {
 namespace {
 // Up to 8 tokens: at batch 8 on Qwen3-30B-A3B 800 tok/s against 637 grouped (docs/perf.md).
 constexpr int64_t kCudaExpertLinearMaxTokens = 8;
+// FP8 experts grouped are widened whole every step (~3x the layer's FP8 bytes), pairs read
+// one expert each: pair order pays up to ~80 tokens on Qwen3-30B-A3B's shapes.
+constexpr int64_t kCudaFp8ExpertLinearMaxTokens = 64;
 }
 
 void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_ids, const Tensor& out,
@@ -22,8 +25,14 @@ void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_id
                   cuda::expert_linear(x, weights, topk_ids, out, options));
 }
 
-bool expert_linear_preferred(Device device, int64_t tokens) {
-  return !device.is_cpu() && tokens <= kCudaExpertLinearMaxTokens;
+bool expert_linear_preferred(Device device, DType weights, int64_t tokens) {
+  if (device.is_cpu()) return false;
+  return tokens <= (weights == DType::kF8_E4M3_B128 ? kCudaFp8ExpertLinearMaxTokens : kCudaExpertLinearMaxTokens);
+}
+
+bool expert_linear_supports(Device device, const Tensor& weights) {
+  if (weights.dtype() == DType::kBF16 || device.is_cpu()) return true;
+  return weights.dtype() == DType::kF8_E4M3_B128 && weights.dim(2) % 256 == 0;
 }
 
 }  // namespace strata::ops

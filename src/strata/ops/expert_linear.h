@@ -21,8 +21,13 @@ struct ExpertLinearOptions {
 void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_ids, const Tensor& out,
                    const ExpertLinearOptions& options = {});
 
-// Whether an MoE layer on `device` takes expert_linear for a step of `tokens` tokens.
-bool expert_linear_preferred(Device device, int64_t tokens);
+// Whether an MoE layer on `device` with experts of dtype `weights` takes expert_linear for a
+// step of `tokens` tokens.
+bool expert_linear_preferred(Device device, DType weights, int64_t tokens);
+
+// Whether expert_linear on `device` takes these expert weights [E, out, in]: bf16, or FP8
+// with `in` a multiple of 256 on CUDA (the tensor-core kernel's aligned rows); any on the CPU.
+bool expert_linear_supports(Device device, const Tensor& weights);
 
 }  // namespace strata::ops
 

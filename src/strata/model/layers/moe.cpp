@@ -85,10 +85,11 @@ MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const Weight
   pair_order_capable_ = takes_pair_order();
 }
 
-// expert_linear takes bf16 fused gate | up experts without biases.
+// expert_linear takes fused gate | up experts without biases, in a dtype its kernels read.
 bool MoeFfn::takes_pair_order() const {
-  return experts_.gate_up.defined() && experts_.gate_up.dtype() == DType::kBF16 &&
-         experts_.down.dtype() == DType::kBF16 && !experts_.gate_up_bias.defined() && !experts_.down_bias.defined();
+  return experts_.gate_up.defined() && !experts_.gate_up_bias.defined() && !experts_.down_bias.defined() &&
+         ops::expert_linear_supports(experts_.gate_up.device(), experts_.gate_up) &&
+         ops::expert_linear_supports(experts_.down.device(), experts_.down);
 }
 
 void MoeFfn::check_supported(const WeightScope& w) const {
@@ -155,7 +156,7 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, Ff
   }
   Tensor ys = ctx.temp({pairs, dim});
   Tensor sorted_pairs;  // undefined: ys in pair order
-  if (pair_order_capable_ && ops::expert_linear_preferred(h.device(), t)) {
+  if (pair_order_capable_ && ops::expert_linear_preferred(h.device(), experts_.gate_up.dtype(), t)) {
     run_experts_in_pair_order(x, topk_ids, ys, ctx);
   } else {
     const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),

@@ -25,7 +25,7 @@ __device__ __forceinline__ uint8_t float_to_fp8(float v) {
 // kF8_E4M3_B128 in device memory (the CUDA backend's host copies convert, weights/fp8.h): each
 // row holds its k codes, then its k / 128 f32 scales, so codes are contiguous for wide loads and
 // a row keeps the host row's size (row slices still work).
-__device__ __forceinline__ int64_t fp8_row_bytes(int64_t k) {
+__host__ __device__ __forceinline__ int64_t fp8_row_bytes(int64_t k) {
   return k / kFp8Block * static_cast<int64_t>(sizeof(BlockF8B128));
 }
 __device__ __forceinline__ int64_t fp8_code_offset(int64_t row, int64_t col, int64_t k) {

@@ -20,13 +20,15 @@ constexpr int kTileRows = 16;                      // weight rows per block: the
 constexpr float kUnscale = 5.192296858534828e33f;  // 2^112, see fp8x2_to_bf16x2_scaled
 
 struct Params {
-  const bf16* x;          // [M, K]
-  const uint8_t* weight;  // [N, K] codes + [K / 128] scales a row (fp8.cuh)
+  const bf16* x;          // [M, K]; with experts [pairs / pairs_per_x, K], one row a pair
+  const uint8_t* weight;  // [N, K] codes + [K / 128] scales a row (fp8.cuh); with experts [E, N, ...]
   const bf16* bias;       // [N] or null
-  void* out;              // [M, N]
+  void* out;              // [M, N]; with experts [pairs, N]
   int64_t n, k, blocks;
   int rows;
   bool accumulate;
+  const int32_t* expert_ids = nullptr;  // [pairs]: block row y multiplies pair y by its expert
+  int64_t pairs_per_x = 1;
 };
 
 // Two e4m3 codes as bf16x2 of their values times 2^-112. Exact: every code widens to a normal
@@ -54,13 +56,22 @@ struct BlockLoad {
   float scale_lo, scale_hi;
 };
 
+// 16 codes at `at`: one 16-byte load where rows are 16-byte aligned, else two 8-byte loads.
+template <bool kWide>
+__device__ __forceinline__ uint4 load_codes(const uint8_t* at) {
+  if constexpr (kWide) return __ldcs(reinterpret_cast<const uint4*>(at));
+  const uint2 a = __ldcs(reinterpret_cast<const uint2*>(at)), b = __ldcs(reinterpret_cast<const uint2*>(at + 8));
+  return uint4{a.x, a.y, b.x, b.y};
+}
+
+template <bool kWide>
 __device__ __forceinline__ void load_block(const Params& p, int64_t row, int64_t b, int t, BlockLoad& l) {
   const bool lo_valid = row < p.n, hi_valid = row + 8 < p.n;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int64_t col = b * kFp8Block + 64 * h + 16 * t;
-    l.lo[h] = lo_valid ? __ldcs(reinterpret_cast<const uint4*>(p.weight + fp8_code_offset(row, col, p.k))) : uint4{};
-    l.hi[h] = hi_valid ? __ldcs(reinterpret_cast<const uint4*>(p.weight + fp8_code_offset(row + 8, col, p.k))) : uint4{};
+    l.lo[h] = lo_valid ? load_codes<kWide>(p.weight + fp8_code_offset(row, col, p.k)) : uint4{};
+    l.hi[h] = hi_valid ? load_codes<kWide>(p.weight + fp8_code_offset(row + 8, col, p.k)) : uint4{};
   }
   l.scale_lo = lo_valid ? __ldcs(reinterpret_cast<const float*>(p.weight + fp8_scale_offset(row, b, p.k))) * kUnscale
                         : 0.f;
@@ -136,20 +147,34 @@ __device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT
   }
 }
 
-template <int NT, int W, typename Tout>
+// Pair blockIdx.y's expert weights and x row (its expert id is written by routing).
+__device__ __forceinline__ void select_pair(Params& p) {
+  const int64_t pair = blockIdx.y;
+  p.weight += p.expert_ids[pair] * p.n * fp8_row_bytes(p.k);
+  p.x += pair / p.pairs_per_x * p.k;
+}
+
+template <int NT, int W, bool kWide, typename Tout>
 __global__ void __launch_bounds__(W * 32) fp8_mma_gemv_kernel(Params p) {
   __shared__ float sums[W * kTileRows * 8 * NT];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kTileRows + g;
   float acc[NT][4] = {};
   BlockLoad first, second;
-  if (warp < p.blocks) load_block(p, row, warp, t, first);  // weights do not depend on the previous kernel
-  wait_for_previous_kernel();
+  if (p.expert_ids == nullptr) {
+    if (warp < p.blocks) load_block<kWide>(p, row, warp, t, first);  // weights do not depend on the previous kernel
+    wait_for_previous_kernel();
+  } else {
+    wait_for_previous_kernel();
+    select_pair(p);
+    p.out = static_cast<Tout*>(p.out) + static_cast<int64_t>(blockIdx.y) * p.n;
+    if (warp < p.blocks) load_block<kWide>(p, row, warp, t, first);
+  }
   for (int64_t b = warp; b < p.blocks; b += 2 * W) {
     const bool two = b + W < p.blocks;
-    if (two) load_block(p, row, b + W, t, second);
+    if (two) load_block<kWide>(p, row, b + W, t, second);
     block_product<NT>(p, first, b, g, t, acc);
-    if (b + 2 * W < p.blocks) load_block(p, row, b + 2 * W, t, first);
+    if (b + 2 * W < p.blocks) load_block<kWide>(p, row, b + 2 * W, t, first);
     if (two) block_product<NT>(p, second, b + W, g, t, acc);
   }
   allow_next_kernel();
@@ -157,36 +182,43 @@ __global__ void __launch_bounds__(W * 32) fp8_mma_gemv_kernel(Params p) {
 }
 
 template <int NT, int W, typename Tout>
-void launch(const Params& p, cudaStream_t stream) {
-  launch_dependent(fp8_mma_gemv_kernel<NT, W, Tout>, dim3(static_cast<unsigned>(ceil_div(p.n, kTileRows))),
-                   dim3(W * 32), 0, stream, p);
+void launch(const Params& p, unsigned pairs, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, kTileRows)), pairs);
+  if (fp8_row_bytes(p.k) % 16 == 0)
+    return launch_dependent(fp8_mma_gemv_kernel<NT, W, true, Tout>, grid, dim3(W * 32), 0, stream, p);
+  launch_dependent(fp8_mma_gemv_kernel<NT, W, false, Tout>, grid, dim3(W * 32), 0, stream, p);
 }
 
 template <int W, typename Tout>
-void launch_rows(const Params& p, cudaStream_t stream) {
-  if (p.rows <= 8) return launch<1, W, Tout>(p, stream);
-  if (p.rows <= 16) return launch<2, W, Tout>(p, stream);
-  launch<4, W, Tout>(p, stream);
+void launch_rows(const Params& p, unsigned pairs, cudaStream_t stream) {
+  if (p.rows <= 8) return launch<1, W, Tout>(p, pairs, stream);
+  if (p.rows <= 16) return launch<2, W, Tout>(p, pairs, stream);
+  launch<4, W, Tout>(p, pairs, stream);
 }
 
 template <typename Tout>
-void launch_variant(const Params& p, Fp8MmaGemvVariant variant, cudaStream_t stream) {
+void launch_variant(const Params& p, unsigned pairs, Fp8MmaGemvVariant variant, cudaStream_t stream) {
   switch (variant) {
-    case Fp8MmaGemvVariant::kWarps8: return launch_rows<8, Tout>(p, stream);
-    case Fp8MmaGemvVariant::kWarps4: return launch_rows<4, Tout>(p, stream);
-    case Fp8MmaGemvVariant::kWarps2: return launch_rows<2, Tout>(p, stream);
+    case Fp8MmaGemvVariant::kWarps8: return launch_rows<8, Tout>(p, pairs, stream);
+    case Fp8MmaGemvVariant::kWarps4: return launch_rows<4, Tout>(p, pairs, stream);
+    case Fp8MmaGemvVariant::kWarps2: return launch_rows<2, Tout>(p, pairs, stream);
     case Fp8MmaGemvVariant::kAuto: break;
   }
   STRATA_CHECK(false);
 }
 
+bool aligned(const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; }
+
+// K a multiple of 256 keeps every row 8-byte aligned (33 K / 32 bytes), of 512 16-byte aligned.
+bool weight_aligned(const void* weight, int64_t k) {
+  return k > 0 && k % kFp8MmaGemvKMultiple == 0 && aligned(weight, fp8_row_bytes(k) % 16 == 0 ? 16 : 8);
+}
+
 }  // namespace
 
 bool fp8_mma_gemv_supported(const Fp8GemvArgs& args) {
-  auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
-  return args.m >= 1 && args.m <= kFp8MmaGemvMaxRows && args.k > 0 && args.k % kFp8MmaGemvKMultiple == 0 &&
-         !args.gated_input && aligned(args.x, 16) && aligned(args.weight, 16) &&
-         (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+  return args.m >= 1 && args.m <= kFp8MmaGemvMaxRows && weight_aligned(args.weight, args.k) && !args.gated_input &&
+         aligned(args.x, 16) && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
 void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream, Fp8MmaGemvVariant variant) {
@@ -198,8 +230,24 @@ void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream, Fp8MmaGemvVarian
   // 32 columns with short rows: 4 warps a block (gate|up 90 us against 119 at 8, H200); else 8.
   if (variant == Fp8MmaGemvVariant::kAuto)
     variant = args.m > 16 && params.blocks <= 64 ? Fp8MmaGemvVariant::kWarps4 : Fp8MmaGemvVariant::kWarps8;
-  if (args.out_dtype == DType::kF32) return launch_variant<float>(params, variant, stream);
-  launch_variant<bf16>(params, variant, stream);
+  if (args.out_dtype == DType::kF32) return launch_variant<float>(params, 1, variant, stream);
+  launch_variant<bf16>(params, 1, variant, stream);
+}
+
+bool fp8_mma_gemv_experts_supported(const Fp8MmaExpertArgs& args) {
+  return weight_aligned(args.weights, args.k) && aligned(args.x, 16) && args.pairs_per_x >= 1 &&
+         args.num_pairs <= 65535 && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+void fp8_mma_gemv_experts(const Fp8MmaExpertArgs& args, cudaStream_t stream) {
+  if (args.num_pairs == 0 || args.n == 0) return;
+  STRATA_CHECK(fp8_mma_gemv_experts_supported(args));
+  const Params params{.x = static_cast<const bf16*>(args.x), .weight = static_cast<const uint8_t*>(args.weights),
+                      .bias = nullptr, .out = args.out, .n = args.n, .k = args.k, .blocks = args.k / kFp8Block,
+                      .rows = 1, .accumulate = false, .expert_ids = args.expert_ids, .pairs_per_x = args.pairs_per_x};
+  const auto pairs = static_cast<unsigned>(args.num_pairs);
+  if (args.out_dtype == DType::kF32) return launch_variant<float>(params, pairs, Fp8MmaGemvVariant::kWarps8, stream);
+  launch_variant<bf16>(params, pairs, Fp8MmaGemvVariant::kWarps8, stream);
 }
 
 }  // namespace strata::cuda

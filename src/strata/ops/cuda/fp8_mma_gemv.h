@@ -11,15 +11,28 @@
 namespace strata::cuda {
 
 constexpr int64_t kFp8MmaGemvMaxRows = 32;
-constexpr int64_t kFp8MmaGemvKMultiple = 512;  // rows of 33 K / 32 bytes stay 16-byte aligned
+constexpr int64_t kFp8MmaGemvKMultiple = 256;  // rows of 33 K / 32 bytes stay 8-byte aligned
 
 // Warps splitting the K blocks of each 16 weight rows. kAuto picks by shape.
 enum class Fp8MmaGemvVariant : uint8_t { kAuto, kWarps8, kWarps4, kWarps2 };
 
-// M <= 32, K a multiple of 512, x without a gated input (the caller applies act(gate) * up),
-// 16-byte aligned x and weight, bf16 or f32 out.
+// M <= 32, K a multiple of 256, x without a gated input (the caller applies act(gate) * up),
+// 16-byte aligned x, 8-byte aligned weight rows (16 where K % 512 == 0), bf16 or f32 out.
 bool fp8_mma_gemv_supported(const Fp8GemvArgs& args);
 void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream,
                   Fp8MmaGemvVariant variant = Fp8MmaGemvVariant::kAuto);
+
+// MoE experts in pair order: out[p] = x[p / pairs_per_x] @ dequant(weights[expert_ids[p]])^T.
+struct Fp8MmaExpertArgs {
+  const void* x = nullptr;              // [pairs / pairs_per_x, K] bf16
+  const void* weights = nullptr;        // [E, N, K] fp8_b128 (device layout)
+  const int32_t* expert_ids = nullptr;  // [pairs]
+  void* out = nullptr;                  // [pairs, N] bf16 or f32
+  DType out_dtype = DType::kBF16;
+  int64_t num_pairs = 0, n = 0, k = 0, pairs_per_x = 1;
+};
+
+bool fp8_mma_gemv_experts_supported(const Fp8MmaExpertArgs& args);
+void fp8_mma_gemv_experts(const Fp8MmaExpertArgs& args, cudaStream_t stream);
 
 }  // namespace strata::cuda

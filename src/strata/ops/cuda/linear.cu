@@ -1,7 +1,7 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
 // dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: 1-32 rows on the tensor cores
-// (fp8_mma_gemv.h; K a multiple of 512, else up to 8 rows on the CUDA cores, fp8_gemv.h), more
+// (fp8_mma_gemv.h; K a multiple of 256, else up to 8 rows on the CUDA cores, fp8_gemv.h), more
 // through a bf16 widening.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
