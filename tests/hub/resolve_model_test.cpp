@@ -144,11 +144,11 @@ TEST_F(ResolveModelTest, UnauthorizedSaysToSetTheToken) {
 TEST_F(ResolveModelTest, NotFoundSaysTheRepoOrRevisionDoesNotExist) {
   HubStandIn hub(kRepo, kCommit, llama_files());
   EXPECT_EQ(error_of([&] { hub::resolve_model({.repo_id = kRepo}, options(hub, "no-such-branch")); }),
-            "tiny-org/tiny-llama at revision no-such-branch: HTTP 404: the repo, revision or file does not "
-            "exist; check the spelling");
+            "tiny-org/tiny-llama at revision no-such-branch: HTTP 404: no such repo or revision on the Hub, and "
+            "no local path 'tiny-org/tiny-llama' either; check the spelling");
   EXPECT_EQ(error_of([&] { hub::resolve_model({.repo_id = "tiny-org/other"}, options(hub)); }),
-            "tiny-org/other at revision main: HTTP 404: the repo, revision or file does not exist; check the "
-            "spelling");
+            "tiny-org/other at revision main: HTTP 404: no such repo or revision on the Hub, and no local path "
+            "'tiny-org/other' either; check the spelling");
 }
 
 TEST_F(ResolveModelTest, GgufTagPicksOneFile) {

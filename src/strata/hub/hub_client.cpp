@@ -47,7 +47,7 @@ httplib::Headers headers_for(const HubOptions& options, const std::string& origi
     fail("{}: HTTP {}: the repo is private or gated; set HF_TOKEN to a token with access and accept the "
          "model's license on its Hub page",
          what, status);
-  if (status == 404) fail("{}: HTTP 404: the repo, revision or file does not exist; check the spelling", what);
+  if (status == 404) fail("{}: HTTP 404: the file is not in the repo at this commit; check HF_ENDPOINT", what);
   fail("{}: HTTP {} from the Hub; try again later", what, status);
 }
 
@@ -103,6 +103,9 @@ RepoInfo HubClient::repo_info(const std::string& repo_id, const std::string& rev
                          headers_for(options_, base.origin));
   if (!res) fail("{}: cannot reach {}: {}; check the network or set HF_HUB_OFFLINE=1 to use the cache only",
                  what, options_.endpoint, httplib::to_string(res.error()));
+  if (res->status == 404)
+    fail("{}: HTTP 404: no such repo or revision on the Hub, and no local path '{}' either; check the spelling",
+         what, repo_id);
   if (res->status != 200) fail_status(res->status, what);
   RepoInfo info;
   try {
