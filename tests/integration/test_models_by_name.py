@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import BINARY, FIXTURES
+from conftest import BINARY, FIXTURES, Server
 
 REPO_ID = "tiny-org/tiny-llama"
 COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
@@ -30,7 +30,7 @@ class StandIn(BaseHTTPRequestHandler):
 
     def _answer(self, send_body):
         StandIn.requests.append((self.command, self.path))
-        if self.path == f"/api/models/{REPO_ID}/revision/main":
+        if self.path in (f"/api/models/{REPO_ID}/revision/main", f"/api/models/{REPO_ID}/revision/{COMMIT}"):
             body = json.dumps({"sha": COMMIT, "siblings": [{"rfilename": n} for n in FILES]}).encode()
             etag = None
         else:
@@ -99,3 +99,15 @@ def test_offline_without_the_files_says_so(hub, tmp_path):
     assert r.returncode != 0
     assert "HF_HUB_OFFLINE is set and tiny-org/tiny-llama at revision main is not complete in the cache" in r.stderr
     assert StandIn.requests == []
+
+
+def test_serve_by_repo_id_serves_under_the_repo_id(hub, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", hub)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    server = Server([REPO_ID, "--revision", COMMIT], "by repo id")
+    try:
+        assert server.model == REPO_ID
+        assert not (tmp_path / "models--tiny-org--tiny-llama" / "refs").exists()  # a commit keeps no ref
+    finally:
+        server.stop()
