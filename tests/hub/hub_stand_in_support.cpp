@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace strata::test {
 namespace {
@@ -53,6 +54,11 @@ std::vector<std::string> HubStandIn::range_headers() const {
   return range_headers_;
 }
 
+std::vector<std::string> HubStandIn::authorization_headers() const {
+  std::lock_guard lock(mutex_);
+  return authorization_headers_;
+}
+
 const StandInFile* HubStandIn::find(const std::string& name) const {
   for (const StandInFile& f : files_)
     if (f.name == name) return &f;
@@ -71,13 +77,26 @@ void HubStandIn::serve_bytes(const httplib::Request& req, httplib::Response& res
     std::lock_guard lock(mutex_);
     range_headers_.push_back(req.get_header_value("Range"));
   }
+  if (req.method == "GET" && file.name == cut_file && !std::exchange(cut_done_, true)) {
+    // Promise the whole length, send half, then drop the connection.
+    res.set_content_provider(file.bytes.size(), "application/octet-stream",
+                             [&file](size_t, size_t, httplib::DataSink& sink) {
+                               sink.write(file.bytes.data(), file.bytes.size() / 2);
+                               return false;
+                             });
+    return;
+  }
   // httplib answers a Range request with 206 and the asked-for slice of this content.
   res.set_content(file.bytes, "application/octet-stream");
 }
 
 void HubStandIn::add_routes() {
-  server_.set_pre_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+  server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     ++num_requests_;
+    {
+      std::lock_guard lock(mutex_);
+      authorization_headers_.push_back(req.get_header_value("Authorization"));
+    }
     if (forced_status == 0) return httplib::Server::HandlerResponse::Unhandled;
     res.status = forced_status;
     return httplib::Server::HandlerResponse::Handled;

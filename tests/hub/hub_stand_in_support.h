@@ -28,9 +28,11 @@ class HubStandIn {
   int num_requests() const { return num_requests_; }
   int num_body_gets() const { return num_body_gets_; }  // GETs that send file bytes
   std::vector<std::string> range_headers() const;
+  std::vector<std::string> authorization_headers() const;  // of every request, "" when absent
 
   int forced_status = 0;          // every route answers this status when set
   std::string wrong_etag_file;    // this file's advertised checksum is off by one digit
+  std::string cut_file;           // the first GET of this file stops halfway through the body
 
  private:
   void add_routes();
@@ -45,7 +47,8 @@ class HubStandIn {
   int port_ = 0;
   std::atomic<int> num_requests_{0}, num_body_gets_{0};
   mutable std::mutex mutex_;
-  std::vector<std::string> range_headers_;
+  std::vector<std::string> range_headers_, authorization_headers_;
+  bool cut_done_ = false;
 };
 
 std::string sha256_hex(const std::string& bytes);

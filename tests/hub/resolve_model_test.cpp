@@ -110,6 +110,32 @@ TEST_F(ResolveModelTest, ResumesAPartialDownloadWithARangeRequest) {
   EXPECT_EQ(std::count(ranges.begin(), ranges.end(), "bytes=1000-"), 1);
 }
 
+TEST_F(ResolveModelTest, ResumesADownloadCutOffMidway) {
+  const std::vector<StandInFile> files = llama_files();
+  HubStandIn hub(kRepo, kCommit, files);
+  hub.cut_file = "model.safetensors";
+  const std::string message = error_of([&] { hub::resolve_model({.repo_id = kRepo}, options(hub)); });
+  EXPECT_NE(message.find("run the command again to resume it"), std::string::npos) << message;
+  const std::string blob = repo_dir() + "/blobs/" + sha256_hex(files[2].bytes);
+  EXPECT_EQ(fs::file_size(blob + ".incomplete"), files[2].bytes.size() / 2);
+  EXPECT_FALSE(fs::exists(repo_dir() + "/snapshots/" + kCommit + "/config.json"));  // fetched last
+
+  hub::resolve_model({.repo_id = kRepo}, options(hub));
+  EXPECT_EQ(read_whole_file(blob), files[2].bytes);
+  const std::vector<std::string> ranges = hub.range_headers();
+  EXPECT_EQ(std::count(ranges.begin(), ranges.end(), fmt::format("bytes={}-", files[2].bytes.size() / 2)), 1);
+}
+
+TEST_F(ResolveModelTest, SendsTheTokenToTheHub) {
+  HubStandIn hub(kRepo, kCommit, llama_files());
+  HubOptions with_token = options(hub);
+  with_token.token = "hf_secret";
+  hub::resolve_model({.repo_id = kRepo}, with_token);
+  const std::vector<std::string> sent = hub.authorization_headers();
+  ASSERT_EQ(sent.size(), 7u);
+  EXPECT_EQ(std::count(sent.begin(), sent.end(), "Bearer hf_secret"), 7);
+}
+
 TEST_F(ResolveModelTest, RefusesAChecksumMismatch) {
   HubStandIn hub(kRepo, kCommit, llama_files());
   hub.wrong_etag_file = "model.safetensors";
