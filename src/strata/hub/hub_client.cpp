@@ -31,12 +31,14 @@ std::unique_ptr<httplib::Client> make_client(const std::string& origin) {
   client->set_connection_timeout(30);
   client->set_read_timeout(120);
   client->set_follow_location(false);  // redirects are followed by hand: the ETag is on the first hop
+  client->set_url_encode(false);       // paths are escaped here; signed CDN URLs must pass unchanged
+  client->set_decompress(false);       // bytes as stored: Range offsets and checksums are of those
   return client;
 }
 
 // The token goes only to the Hub itself, never to a CDN a redirect names.
 httplib::Headers headers_for(const HubOptions& options, const std::string& origin) {
-  httplib::Headers headers{{"User-Agent", "strata"}};
+  httplib::Headers headers{{"User-Agent", "strata"}, {"Accept-Encoding", "identity"}};
   if (!options.token.empty() && origin == split_url(options.endpoint).origin)
     headers.emplace("Authorization", "Bearer " + options.token);
   return headers;
@@ -57,10 +59,12 @@ std::string strip_etag(std::string etag) {
   return etag;
 }
 
-std::string url_path_escape(const std::string& text) {
+// keep_slash: a file path inside the repo; a revision such as refs/pr/1 is one path segment.
+std::string url_path_escape(const std::string& text, bool keep_slash) {
   std::string out;
   for (const unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') out += static_cast<char>(c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/'))
+      out += static_cast<char>(c);
     else out += fmt::format("%{:02X}", c);
   }
   return out;
@@ -99,7 +103,7 @@ RepoInfo HubClient::repo_info(const std::string& repo_id, const std::string& rev
   const std::string path = base.path == "/" ? "" : base.path;
   const std::string what = fmt::format("{} at revision {}", repo_id, revision);
   auto client = make_client(base.origin);
-  auto res = client->Get(path + "/api/models/" + repo_id + "/revision/" + url_path_escape(revision),
+  auto res = client->Get(path + "/api/models/" + repo_id + "/revision/" + url_path_escape(revision, /*keep_slash=*/false),
                          headers_for(options_, base.origin));
   if (!res) fail("{}: cannot reach {}: {}; check the network or set HF_HUB_OFFLINE=1 to use the cache only",
                  what, options_.endpoint, httplib::to_string(res.error()));
@@ -121,7 +125,7 @@ RepoInfo HubClient::repo_info(const std::string& repo_id, const std::string& rev
 FileLocation HubClient::locate_file(const std::string& repo_id, const std::string& commit,
                                     const std::string& filename) const {
   const SplitUrl base = split_url(options_.endpoint);
-  std::string url = options_.endpoint + "/" + repo_id + "/resolve/" + commit + "/" + url_path_escape(filename);
+  std::string url = options_.endpoint + "/" + repo_id + "/resolve/" + commit + "/" + url_path_escape(filename, /*keep_slash=*/true);
   const std::string what = repo_id + "/" + filename;
   for (int hop = 0; hop < 5; ++hop) {
     const SplitUrl at = split_url(url);
