@@ -185,6 +185,23 @@ TEST_F(ResolveModelTest, GgufTagPicksOneFile) {
   EXPECT_EQ(read_whole_file(path), "gguf q4");
   EXPECT_FALSE(fs::exists(repo_dir() + "/snapshots/" + kCommit + "/tiny-Q8_0.gguf"));
   EXPECT_EQ(hub.num_body_gets(), 1);
+
+  HubOptions offline = options(hub);
+  offline.offline = true;
+  const int requests = hub.num_requests();
+  EXPECT_EQ(hub::resolve_model({.repo_id = kRepo, .gguf_tag = "Q4_K_M"}, offline), path);
+  const std::string message = error_of([&] { hub::resolve_model({.repo_id = kRepo, .gguf_tag = "Q8_0"}, offline); });
+  EXPECT_NE(message.find("HF_HUB_OFFLINE is set and tiny-org/tiny-llama at revision main is not complete"),
+            std::string::npos) << message;
+  EXPECT_EQ(hub.num_requests(), requests);
+}
+
+TEST_F(ResolveModelTest, AmbiguousGgufTagListsTheFiles) {
+  HubStandIn hub(kRepo, kCommit, {{"tiny-Q4_K_M.gguf", "a", true}, {"tiny-Q4_K_S.gguf", "b", true}});
+  EXPECT_EQ(error_of([&] { hub::resolve_model({.repo_id = kRepo, .gguf_tag = "Q4_K"}, options(hub)); }),
+            "tiny-org/tiny-llama has 2 .gguf files matching 'Q4_K'; pick exactly one with tiny-org/tiny-llama:TAG "
+            "from: tiny-Q4_K_M.gguf, tiny-Q4_K_S.gguf");
+  EXPECT_EQ(hub.num_body_gets(), 0);
 }
 
 TEST(SelectGguf, NoneOrSeveralMatchesListTheFiles) {

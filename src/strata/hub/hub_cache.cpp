@@ -1,7 +1,6 @@
 #include "strata/hub/hub_cache.h"
 
 #include <fstream>
-#include <sstream>
 
 #include "strata/core/error.h"
 
@@ -50,7 +49,7 @@ void HubCache::link_snapshot_file(const std::string& commit, const std::string& 
                                   const std::string& etag) const {
   const fs::path link = snapshot_dir(commit) / filename;
   fs::create_directories(link.parent_path());
-  const fs::path target = fs::relative(blob_path(etag), link.parent_path());
+  const fs::path target = blob_path(etag).lexically_relative(link.parent_path());
   std::error_code ec;
   fs::remove(link, ec);
   fs::create_symlink(target, link, ec);

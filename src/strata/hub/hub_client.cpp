@@ -103,8 +103,8 @@ RepoInfo HubClient::repo_info(const std::string& repo_id, const std::string& rev
   const std::string path = base.path == "/" ? "" : base.path;
   const std::string what = fmt::format("{} at revision {}", repo_id, revision);
   auto client = make_client(base.origin);
-  auto res = client->Get(path + "/api/models/" + repo_id + "/revision/" + url_path_escape(revision, /*keep_slash=*/false),
-                         headers_for(options_, base.origin));
+  const std::string api = path + "/api/models/" + repo_id + "/revision/" + url_path_escape(revision, false);
+  auto res = client->Get(api, headers_for(options_, base.origin));
   if (!res) fail("{}: cannot reach {}: {}; check the network or set HF_HUB_OFFLINE=1 to use the cache only",
                  what, options_.endpoint, httplib::to_string(res.error()));
   if (res->status == 404)
@@ -125,7 +125,8 @@ RepoInfo HubClient::repo_info(const std::string& repo_id, const std::string& rev
 FileLocation HubClient::locate_file(const std::string& repo_id, const std::string& commit,
                                     const std::string& filename) const {
   const SplitUrl base = split_url(options_.endpoint);
-  std::string url = options_.endpoint + "/" + repo_id + "/resolve/" + commit + "/" + url_path_escape(filename, /*keep_slash=*/true);
+  std::string url =
+      options_.endpoint + "/" + repo_id + "/resolve/" + commit + "/" + url_path_escape(filename, /*keep_slash=*/true);
   const std::string what = repo_id + "/" + filename;
   for (int hop = 0; hop < 5; ++hop) {
     const SplitUrl at = split_url(url);

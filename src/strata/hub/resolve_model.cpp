@@ -53,7 +53,7 @@ std::vector<std::string> files_in_snapshot(const fs::path& snapshot) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(snapshot, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec))
-    if (fs::exists(it->path())) files.push_back(fs::relative(it->path(), snapshot).generic_string());
+    if (fs::exists(it->path())) files.push_back(it->path().lexically_relative(snapshot).generic_string());
   return files;
 }
 
@@ -86,7 +86,8 @@ std::optional<std::string> cached_path(const ModelReference& ref, const fs::path
 }
 
 void check_repo_filename(const std::string& name) {
-  if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos || name.find('\\') != std::string::npos)
+  if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos ||
+      name.find('\\') != std::string::npos)
     fail("the Hub lists a file named '{}', which is not a safe relative path; check HF_ENDPOINT", name);
 }
 
