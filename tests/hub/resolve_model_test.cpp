@@ -87,13 +87,19 @@ TEST_F(ResolveModelTest, OfflineUsesTheCacheAndNeverTheNetwork) {
   HubStandIn hub(kRepo, kCommit, llama_files());
   HubOptions offline = options(hub);
   offline.offline = true;
-  const std::string message = error_of([&] { hub::resolve_model({.repo_id = kRepo}, offline); });
-  EXPECT_NE(message.find("HF_HUB_OFFLINE is set and tiny-org/tiny-llama at revision main is not complete"),
-            std::string::npos) << message;
+  const auto offline_error = [&](const std::string& missing) {
+    return fmt::format("HF_HUB_OFFLINE is set and tiny-org/tiny-llama at revision main is not complete in the "
+                       "cache {} ({}); unset HF_HUB_OFFLINE to download it",
+                       repo_dir(), missing);
+  };
+  EXPECT_EQ(error_of([&] { hub::resolve_model({.repo_id = kRepo}, offline); }), offline_error("refs/main is missing"));
   EXPECT_EQ(hub.num_requests(), 0);
   hub::resolve_model({.repo_id = kRepo}, options(hub));
   const int requests = hub.num_requests();
   EXPECT_EQ(hub::resolve_model({.repo_id = kRepo}, offline), repo_dir() + "/snapshots/" + kCommit);
+  fs::remove(repo_dir() + "/snapshots/" + kCommit + "/model.safetensors");
+  EXPECT_EQ(error_of([&] { hub::resolve_model({.repo_id = kRepo}, offline); }),
+            offline_error("missing model.safetensors"));
   EXPECT_EQ(hub.num_requests(), requests);
 }
 
@@ -191,8 +197,8 @@ TEST_F(ResolveModelTest, GgufTagPicksOneFile) {
   const int requests = hub.num_requests();
   EXPECT_EQ(hub::resolve_model({.repo_id = kRepo, .gguf_tag = "Q4_K_M"}, offline), path);
   const std::string message = error_of([&] { hub::resolve_model({.repo_id = kRepo, .gguf_tag = "Q8_0"}, offline); });
-  EXPECT_NE(message.find("HF_HUB_OFFLINE is set and tiny-org/tiny-llama at revision main is not complete"),
-            std::string::npos) << message;
+  EXPECT_NE(message.find("(no single .gguf file matching 'Q8_0'); unset HF_HUB_OFFLINE"), std::string::npos)
+      << message;
   EXPECT_EQ(hub.num_requests(), requests);
 }
 

@@ -97,7 +97,9 @@ def test_info_by_repo_id_downloads_then_runs_offline(hub, tmp_path):
 def test_offline_without_the_files_says_so(hub, tmp_path):
     r = run_info({"HF_ENDPOINT": hub, "HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"})
     assert r.returncode != 0
-    assert "HF_HUB_OFFLINE is set and tiny-org/tiny-llama at revision main is not complete in the cache" in r.stderr
+    repo = tmp_path / "models--tiny-org--tiny-llama"
+    assert (f"HF_HUB_OFFLINE is set and tiny-org/tiny-llama at revision main is not complete in the cache {repo} "
+            "(refs/main is missing); unset HF_HUB_OFFLINE to download it") in r.stderr
     assert StandIn.requests == []
 
 

@@ -70,19 +70,27 @@ std::vector<std::string> missing_weights(const fs::path& snapshot) {
   return needed;
 }
 
-// The loadable path when the cached snapshot has everything, else nullopt.
-std::optional<std::string> cached_path(const ModelReference& ref, const fs::path& snapshot) {
-  if (!fs::is_directory(snapshot)) return std::nullopt;
+struct CacheLookup {
+  std::optional<std::string> path;  // what to load, when the snapshot has everything
+  std::string missing;              // else what it lacks, for the offline error
+};
+
+CacheLookup look_in_cache(const ModelReference& ref, const HubCache& cache, const std::string& revision) {
+  const std::optional<std::string> commit = cache.commit_for(revision);
+  if (!commit) return {.missing = fmt::format("refs/{} is missing", revision)};
+  const fs::path snapshot = cache.snapshot_dir(*commit);
+  if (!fs::is_directory(snapshot)) return {.missing = fmt::format("snapshots/{} is missing", *commit)};
   const std::vector<std::string> files = files_in_snapshot(snapshot);
   if (wants_gguf(ref, files)) {
     const long count = std::count_if(files.begin(), files.end(), [&](const std::string& f) {
       return is_gguf(f) && lower(f).find(lower(ref.gguf_tag)) != std::string::npos;
     });
-    if (count != 1) return std::nullopt;
-    return (snapshot / select_gguf(files, ref.gguf_tag, ref.repo_id)).string();
+    if (count != 1) return {.missing = fmt::format("no single .gguf file matching '{}'", ref.gguf_tag)};
+    return {.path = (snapshot / select_gguf(files, ref.gguf_tag, ref.repo_id)).string()};
   }
-  if (!missing_weights(snapshot).empty()) return std::nullopt;
-  return snapshot.string();
+  const std::vector<std::string> missing = missing_weights(snapshot);
+  if (!missing.empty()) return {.missing = fmt::format("missing {}", fmt::join(missing, ", "))};
+  return {.path = snapshot.string()};
 }
 
 void check_repo_filename(const std::string& name) {
@@ -172,12 +180,12 @@ std::string select_gguf(const std::vector<std::string>& files, const std::string
 
 std::string resolve_model(const ModelReference& ref, const HubOptions& options) {
   const HubCache cache(options.cache_dir, ref.repo_id);
-  if (const std::optional<std::string> commit = cache.commit_for(options.revision))
-    if (std::optional<std::string> path = cached_path(ref, cache.snapshot_dir(*commit))) return *path;
+  const CacheLookup cached = look_in_cache(ref, cache, options.revision);
+  if (cached.path) return *cached.path;
   if (options.offline)
-    fail("HF_HUB_OFFLINE is set and {} at revision {} is not complete in the cache {}; unset HF_HUB_OFFLINE "
-         "to download it, or download it first",
-         ref.repo_id, options.revision, cache.repo_dir().string());
+    fail("HF_HUB_OFFLINE is set and {} at revision {} is not complete in the cache {} ({}); unset "
+         "HF_HUB_OFFLINE to download it",
+         ref.repo_id, options.revision, cache.repo_dir().string(), cached.missing);
   return download_model(ref, options, cache);
 }
 
