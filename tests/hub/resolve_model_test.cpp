@@ -116,6 +116,16 @@ TEST_F(ResolveModelTest, ResumesAPartialDownloadWithARangeRequest) {
   EXPECT_EQ(std::count(ranges.begin(), ranges.end(), "bytes=1000-"), 1);
 }
 
+TEST_F(ResolveModelTest, APartialFileWithEveryByteIsKept) {
+  const std::vector<StandInFile> files = llama_files();
+  HubStandIn hub(kRepo, kCommit, files);
+  const std::string blob = repo_dir() + "/blobs/" + sha256_hex(files[2].bytes);
+  fs::create_directories(repo_dir() + "/blobs");
+  std::ofstream(blob + ".incomplete", std::ios::binary) << files[2].bytes;
+  hub::resolve_model({.repo_id = kRepo}, options(hub));  // its Range starts past the end: 416
+  EXPECT_EQ(read_whole_file(blob), files[2].bytes);
+}
+
 TEST_F(ResolveModelTest, ResumesADownloadCutOffMidway) {
   const std::vector<StandInFile> files = llama_files();
   HubStandIn hub(kRepo, kCommit, files);

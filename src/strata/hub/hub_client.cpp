@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <fstream>
 
@@ -168,7 +169,7 @@ void HubClient::download(const std::string& url, const std::filesystem::path& pa
         const bool append = status == 206;
         written = append ? have : 0;
         const std::string length = response.get_header_value("Content-Length");
-        total = written + (length.empty() ? 0 : std::stoull(length));
+        total = written + std::strtoull(length.c_str(), nullptr, 10);
         out.open(partial, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
         return static_cast<bool>(out);
       },
@@ -179,6 +180,9 @@ void HubClient::download(const std::string& url, const std::filesystem::path& pa
         return static_cast<bool>(out);
       });
   out.close();
+  // 416: the partial file already has every byte (a run stopped before renaming it); the
+  // checksum that follows decides whether it is kept.
+  if (status == 416 && have > 0) return;
   if (status != 0 && status != 200 && status != 206) fail_status(status, label);
   if (!res || res->status >= 300 || (total > 0 && written != total))
     fail("{}: the download stopped at {} of {} bytes ({}); run the command again to resume it", label, written,
