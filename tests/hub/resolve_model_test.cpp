@@ -3,6 +3,7 @@
 // HTTP errors and GGUF tag selection.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -70,6 +71,33 @@ TEST_F(ResolveModelTest, DownloadsIntoTheHuggingFaceCacheLayout) {
 
   EXPECT_EQ(hub::resolve_model({.repo_id = kRepo}, options(hub)), snapshot);
   EXPECT_EQ(hub.num_requests(), requests);  // the complete snapshot is used as it is
+}
+
+TEST_F(ResolveModelTest, ShardedRepoFetchesTheIndexedShardsAndTheTokenizer) {
+  const std::string index =
+      R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors",
+                         "c": "model-00001-of-00002.safetensors"}})";
+  HubStandIn hub(kRepo, kCommit,
+                 {{"config.json", "{}"},
+                  {"model.safetensors.index.json", index},
+                  {"model-00001-of-00002.safetensors", "shard one", true},
+                  {"model-00002-of-00002.safetensors", "shard two", true},
+                  {"consolidated.safetensors", "not indexed", true},
+                  {"tokenizer.json", "{\"t\": 1}"},
+                  {"chat_template.jinja", "{{ messages }}"},
+                  {"original/params.json", "{}"}});
+  const std::string snapshot = hub::resolve_model({.repo_id = kRepo}, options(hub));
+  std::vector<std::string> names;
+  for (const auto& entry : fs::recursive_directory_iterator(snapshot))
+    names.push_back(entry.path().lexically_relative(snapshot).string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"chat_template.jinja", "config.json", "model-00001-of-00002.safetensors",
+                                             "model-00002-of-00002.safetensors", "model.safetensors.index.json",
+                                             "tokenizer.json"}));
+  EXPECT_EQ(read_whole_file(snapshot + "/model-00002-of-00002.safetensors"), "shard two");
+  const int requests = hub.num_requests();
+  hub::resolve_model({.repo_id = kRepo}, options(hub));
+  EXPECT_EQ(hub.num_requests(), requests);
 }
 
 TEST_F(ResolveModelTest, RevisionByCommitNeedsNoRef) {

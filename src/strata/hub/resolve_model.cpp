@@ -40,7 +40,8 @@ std::vector<std::string> shards_in_index(const fs::path& index) {
   std::ifstream in(index);
   std::set<std::string> shards;
   try {
-    for (const auto& [tensor, file] : nlohmann::json::parse(in).at("weight_map").items()) shards.insert(file);
+    const nlohmann::json body = nlohmann::json::parse(in);  // named: a temporary would die before the loop
+    for (const auto& [tensor, file] : body.at("weight_map").items()) shards.insert(file.get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     fail("{} is not a safetensors index ({}); delete it from the cache to download it again", index.string(),
          e.what());
