@@ -9,7 +9,7 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 PACKAGES=(cmake ninja-build g++ ccache pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev
   libfmt-dev libpcre2-dev libxxhash-dev libopenblas-dev libgtest-dev libgmock-dev
-  libbenchmark-dev libcpp-httplib-dev libutfcpp-dev libicu-dev python3 python3-venv
+  libbenchmark-dev libcpp-httplib-dev libssl-dev libutfcpp-dev libicu-dev python3 python3-venv
   clang libclang-rt-14-dev)  # clang + libFuzzer runtime for scripts/fuzz.sh
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

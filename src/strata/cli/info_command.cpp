@@ -8,7 +8,8 @@
 namespace strata::cli {
 namespace {
 
-void print_info(const ModelFlags& flags) {
+void print_info(ModelFlags flags) {
+  resolve_model_name(flags);
   auto backend = make_cpu_backend(1);
   LoadedModel loaded = load_model({.model_path = flags.model,
                                    .load_format = parse_load_format(flags.load_format),

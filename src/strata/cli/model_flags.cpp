@@ -4,13 +4,17 @@
 
 #include "strata/core/error.h"
 #include "strata/core/logging.h"
+#include "strata/hub/resolve_model.h"
 
 namespace strata::cli {
 
 void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) {
   CLI::Option* model =
-      command.add_option("--model,-m", flags.model, "model folder (config.json + safetensors) or .gguf");
+      command.add_option("--model,-m", flags.model, "model folder (config.json + safetensors), .gguf, or a Hugging Face repo id "
+                         "org/name[:GGUF_TAG] (fetched into the Hugging Face cache)");
   if (model_required) model->required();
+  command.add_option("--revision", flags.revision,
+                     "branch, tag or commit of a Hugging Face repo given as the model (default main)");
   command.add_option("--load-format", flags.load_format, "auto, or dummy for random weights")
       ->check(CLI::IsMember({"auto", "dummy"}));
   command.add_option("--quantization,-q", flags.quantization,
@@ -31,7 +35,16 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
       ->check(CLI::Range(0.05, 1.0));
 }
 
-OpenModel open_model(const ModelFlags& flags) {
+void resolve_model_name(ModelFlags& flags) {
+  const std::optional<hub::ModelReference> ref = hub::parse_model_reference(flags.model);
+  if (!ref) return;
+  flags.model = hub::resolve_model(*ref, hub::hub_options_from_environment(flags.revision));
+  fmt::print(stderr, "strata: {} (revision {}) is {}\n", ref->repo_id, flags.revision, flags.model);
+}
+
+OpenModel open_model(const ModelFlags& given) {
+  ModelFlags flags = given;
+  resolve_model_name(flags);  // a no-op for callers that resolved already: a path stays a path
   OpenModel open;
   const int threads = flags.threads > 0 ? flags.threads
                                         : static_cast<int>(std::thread::hardware_concurrency());

@@ -13,7 +13,8 @@
 namespace strata::cli {
 
 struct ModelFlags {
-  std::string model;
+  std::string model;               // a path, or a Hugging Face repo id org/name[:GGUF_TAG]
+  std::string revision = "main";   // the repo's branch, tag or commit when model is a repo id
   std::string load_format = "auto";
   std::string quantization = "none";  // none, or fp8: quantize a float checkpoint's linears at load
   std::string device = "auto";  // auto, cpu, cuda
@@ -32,6 +33,10 @@ struct OpenModel {
   LoadedModel loaded;
   std::unique_ptr<ModelRunner> runner;
 };
+
+// Replaces a repo id in flags.model with the local path it resolves to (the Hugging Face
+// cache, downloading what is missing); a path is left as it is.
+void resolve_model_name(ModelFlags& flags);
 
 OpenModel open_model(const ModelFlags& flags);
 

@@ -16,6 +16,7 @@
 #include "strata/cli/model_flags.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
+#include "strata/hub/model_reference.h"
 #include "strata/engine/speculative_config.h"
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
@@ -234,8 +235,11 @@ void run_serve(ServeFlags flags) {
     flags.model.model = flags.positional_model;
   }
   if (flags.model.model.empty()) flags.model.model = default_model_path();
+  // A repo id serves under its own name, not its snapshot folder's commit hash.
+  const std::optional<hub::ModelReference> ref = hub::parse_model_reference(flags.model.model);
+  const std::string name = ref ? flags.model.model : std::filesystem::path(flags.model.model).filename().string();
+  resolve_model_name(flags.model);
   const std::string& path = flags.model.model;
-  const std::string name = std::filesystem::path(path).filename().string();
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
   fmt::print("strata serve: loading {}\n", path);
   LoadProgress progress;
