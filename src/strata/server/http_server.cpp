@@ -7,6 +7,7 @@
 
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
+#include "strata/server/anthropic_messages.h"
 #include "strata/server/api_key.h"
 #include "strata/server/chat_completion.h"
 #include "strata/server/http/event_loop.h"
@@ -38,6 +39,7 @@ struct Route {
   bool generation;  // refused with 503 while draining
   Handler handler;  // null: answered on the event loop (probes: cheap, and never queued behind streams)
   bool prefix = false;  // also serves paths under path (path ends in '/': the rest is an id)
+  ErrorShape errors = ErrorShape::kOpenAi;  // the shape of its error bodies
 };
 
 constexpr Route kRoutes[] = {
@@ -47,6 +49,20 @@ constexpr Route kRoutes[] = {
        c.fields.check(body, ApiRoute::kChatCompletions);
        return chat_completion(c.model, c.options.reasoning_parser, body, w);
      }},
+    {"POST", "/v1/messages", false, true,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kMessages);
+       return create_message(c.model, c.options.reasoning_parser, body, w);
+     },
+     /*prefix=*/false, ErrorShape::kAnthropic},
+    {"POST", "/v1/messages/count_tokens", false, false,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kCountTokens);
+       return count_message_tokens(c.model, c.options.reasoning_parser, body);
+     },
+     /*prefix=*/false, ErrorShape::kAnthropic},
     {"POST", "/v1/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
        const Json body = parse_body(r.body);
@@ -76,11 +92,12 @@ const Route* find_route(const std::string& path) {
   return nullptr;
 }
 
-HttpReply error_reply(const ApiError& e) { return {.status = e.status, .body = dump_json(error_body(e))}; }
-
-// Runs one handler under a catch-all: every failure becomes an OpenAI error body.
+// Runs one handler under a catch-all: every failure becomes an error body in the route's shape.
 HttpReply run_handler(const Route& route, const RouteContext& context, const HttpRequest& request,
                       const ClientWatch& client) {
+  const auto error_reply = [&](const ApiError& e) {
+    return HttpReply{.status = e.status, .body = dump_json(error_body(e, route.errors))};
+  };
   try {
     return route.handler(context, request, client);
   } catch (const ApiError& e) {
@@ -125,16 +142,21 @@ std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request
 
 std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request) const {
   const Route* route = find_route(request.path);
+  const ErrorShape shape = route != nullptr ? route->errors : ErrorShape::kOpenAi;
   const std::string* authorization = request.header("authorization");
+  const std::string* x_api_key = request.header("x-api-key");
   if ((route == nullptr || !route->open) && !options_.api_key.empty() &&
-      !authorized(authorization != nullptr ? *authorization : std::string(), options_.api_key))
-    return http::error_response(ApiError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'",
-                                         "authentication_error", "", "invalid_api_key"));
+      !authorized(authorization != nullptr ? *authorization : std::string(),
+                  x_api_key != nullptr ? *x_api_key : std::string(), options_.api_key))
+    return http::error_response(ApiError(401, "missing or wrong API key: send 'Authorization: Bearer <key>' or "
+                                         "'x-api-key: <key>'",
+                                         "authentication_error", "", "invalid_api_key"),
+                                shape);
   if (route == nullptr)
     return http::error_response(ApiError(404, "no route " + request.method + " " + request.path, "invalid_request_error"));
   if (request.method != route->method) {
     HttpResponse r = http::error_response(
-        ApiError(405, "method " + request.method + " is not allowed on " + request.path, "invalid_request_error"));
+        ApiError(405, "method " + request.method + " is not allowed on " + request.path, "invalid_request_error"), shape);
     r.headers.emplace_back("Allow", route->method);
     return r;
   }
@@ -147,7 +169,7 @@ std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request)
     return HttpResponse{.body = "{}"};
   }
   if (route->generation && stopping)
-    return http::error_response(ApiError(503, "the server is shutting down", "service_unavailable"));
+    return http::error_response(ApiError(503, "the server is shutting down", "service_unavailable"), shape);
   return std::nullopt;
 }
 
