@@ -16,6 +16,7 @@
 #include "strata/server/metrics_text.h"
 #include "strata/server/models_endpoint.h"
 #include "strata/server/openai_objects.h"
+#include "strata/server/responses_endpoint.h"
 #include "strata/server/text_completion.h"
 #include "strata/server/tokenize_endpoints.h"
 
@@ -29,6 +30,7 @@ struct RouteContext {
   const ServedModel& model;
   const RequestFieldPolicy& fields;
   const ServerOptions& options;
+  const std::shared_ptr<ResponseStore>& responses;
 };
 using Handler = HttpReply (*)(const RouteContext&, const HttpRequest&, const ClientWatch&);
 
@@ -63,6 +65,12 @@ constexpr Route kRoutes[] = {
        return count_message_tokens(c.model, c.options.reasoning_parser, body);
      },
      /*prefix=*/false, ErrorShape::kAnthropic},
+    {"POST", "/v1/responses", false, true,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kResponses);
+       return create_response(c.model, c.options.reasoning_parser, body, c.responses, w);
+     }},
     {"POST", "/v1/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
        const Json body = parse_body(r.body);
@@ -128,7 +136,8 @@ http::LoopOptions loop_options(const ServerOptions& o) {
 }  // namespace
 
 HttpServer::HttpServer(const ServedModel& model, const ServerOptions& options)
-    : model_(model), options_(options), fields_(options.ignore_unknown_fields), headers_(options.allowed_origins) {}
+    : model_(model), options_(options), fields_(options.ignore_unknown_fields), headers_(options.allowed_origins),
+      responses_(std::make_shared<ResponseStore>()) {}
 
 HttpServer::~HttpServer() = default;
 
@@ -177,7 +186,7 @@ void HttpServer::answer(http::Exchange& exchange) const {
   const HttpRequest& request = exchange.request();
   const Route* route = find_route(request.path);
   STRATA_CHECK(route != nullptr && route->handler != nullptr);  // answer_inline let it through
-  HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_, .options = options_}, request, exchange.client());
+  HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_, .options = options_, .responses = responses_}, request, exchange.client());
   reply.headers = headers_.for_request(request);
   http::write_reply(std::move(reply), exchange);
 }
