@@ -1,11 +1,9 @@
 #include "strata/server/response_store.h"
 
-#include "strata/server/openai_objects.h"
-
 namespace strata::server {
 
 void ResponseStore::put(const std::string& id, Json messages) {
-  const size_t bytes = dump_json(messages).size();
+  const size_t bytes = messages.dump(-1, ' ', false, Json::error_handler_t::replace).size();
   if (bytes > limits_.max_bytes || limits_.max_responses == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (entries_.count(id) > 0) return;  // ids are random: a repeat is not worth replacing
