@@ -176,6 +176,7 @@ def test_count_tokens(smol):
     ({"max_tokens": 5, "messages": HELLO, "tool_choice": {"type": "tool"}}, "tool_choice"),
     ({"max_tokens": 5, "messages": HELLO, "stop_sequences": "x"}, "stop_sequences"),
     ({"max_tokens": 5, "messages": HELLO, "mcp_servers": []}, "mcp_servers"),
+    ({"max_tokens": 5, "messages": HELLO + [{"role": "assistant", "content": "The sea"}]}, "prefill"),
 ])
 def test_bad_requests_get_anthropic_errors(smol, body, field):
     status, text = request(smol.url + "/v1/messages", body)

@@ -136,6 +136,12 @@ TEST(AnthropicMessagesTest, ErrorsInAnthropicsShape) {
   EXPECT_EQ(Json::parse(image.body)["error"]["message"],
             "messages[0].content[0]: image blocks are not supported; this server runs text-only models, so send text "
             "blocks");
+  const Reply prefill = server.post("/v1/messages", R"({"max_tokens": 5, "messages": [{"role": "user", "content": "hi"},
+      {"role": "assistant", "content": "The answer is"}]})");
+  EXPECT_EQ(prefill.status, 400);
+  EXPECT_EQ(Json::parse(prefill.body)["error"]["message"],
+            "a final assistant message (a prefill for the answer to continue) is not supported; end 'messages' with "
+            "a user message");
   const Reply unknown = server.post("/v1/messages", with(R"(, "n": 2)"));
   EXPECT_EQ(unknown.status, 400);
   EXPECT_EQ(Json::parse(unknown.body)["error"]["message"],

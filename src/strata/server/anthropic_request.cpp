@@ -112,6 +112,11 @@ Json read_system_and_messages(const Json& body) {
   if (messages == nullptr || !messages->is_array() || messages->empty())
     throw bad_request("'messages' must be a non-empty array of {role, content} objects", "messages");
   for (size_t i = 0; i < messages->size(); ++i) append_message((*messages)[i], i, out);
+  // Anthropic continues a final assistant message; the template would start a new turn instead.
+  if (messages->back().is_object() && messages->back().value("role", "") == "assistant")
+    throw bad_request("a final assistant message (a prefill for the answer to continue) is not supported; end "
+                      "'messages' with a user message",
+                      "messages");
   return out;
 }
 
