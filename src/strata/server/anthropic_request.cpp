@@ -113,7 +113,7 @@ Json read_system_and_messages(const Json& body) {
     throw bad_request("'messages' must be a non-empty array of {role, content} objects", "messages");
   for (size_t i = 0; i < messages->size(); ++i) append_message((*messages)[i], i, out);
   // Anthropic continues a final assistant message; the template would start a new turn instead.
-  if (messages->back().is_object() && messages->back().value("role", "") == "assistant")
+  if (*find_field(messages->back(), "role") == "assistant")  // append_message checked every role
     throw bad_request("a final assistant message (a prefill for the answer to continue) is not supported; end "
                       "'messages' with a user message",
                       "messages");
@@ -194,7 +194,8 @@ void read_output_config_into(const Json& body, Json& chat) {
       chat["reasoning_effort"] = value;
     } else if (key == "format") {
       const Json* schema = value.is_object() ? find_field(value, "schema") : nullptr;
-      if (!value.is_object() || value.value("type", "") != "json_schema" || schema == nullptr)
+      const Json* type = value.is_object() ? find_field(value, "type") : nullptr;
+      if (type == nullptr || *type != "json_schema" || schema == nullptr)
         throw bad_request("'output_config.format' must be {\"type\": \"json_schema\", \"schema\": {...}}", "output_config");
       chat["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "output"}, {"schema", *schema}}}};
     } else {

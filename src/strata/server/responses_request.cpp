@@ -137,7 +137,8 @@ void read_text_and_reasoning_into(const Json& body, Json& chat) {
     const Json* format = find_field(*text, "format");
     const Json* type = format != nullptr && format->is_object() ? find_field(*format, "type") : nullptr;
     if (type != nullptr && *type == "json_schema") {
-      Json schema = {{"name", format->value("name", "output")}};
+      const Json* name = find_field(*format, "name");
+      Json schema = {{"name", name != nullptr ? *name : Json("output")}};
       if (const Json* s = find_field(*format, "schema")) schema["schema"] = *s;
       chat["response_format"] = {{"type", "json_schema"}, {"json_schema", std::move(schema)}};
     } else if (type != nullptr && (*type == "text" || *type == "json_object")) {
