@@ -1,12 +1,5 @@
 #include "strata/server/chat_completion.h"
 
-#include <algorithm>
-
-#include <fmt/format.h>
-
-#include "strata/core/error.h"
-#include "strata/server/api_error.h"
-#include "strata/server/chat_request.h"
 #include "strata/server/chat_output.h"
 #include "strata/server/chat_run.h"
 #include "strata/server/choice_output.h"
