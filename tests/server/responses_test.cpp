@@ -13,10 +13,8 @@ namespace {
 using test::Event;
 using test::Reply;
 using test::ScriptedServer;
+const std::vector<std::string>& kReply = test::kThinkingTextAndCall;
 
-const std::vector<std::string> kReply = {
-    "<th", "ink>", "Let me", " look.</th", "ink>\n\nChecking.",
-    R"(<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>)"};
 constexpr const char* kTools =
     R"("tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}])";
 

@@ -44,6 +44,12 @@ class ScriptedServer {
   std::thread thread_;
 };
 
+// A Qwen3 reply with its tags cut over tokens: thinking "Let me look.", content
+// "\n\nChecking." and a call of get_weather with {"city": "Paris"}.
+inline const std::vector<std::string> kThinkingTextAndCall = {
+    "<th", "ink>", "Let me", " look.</th", "ink>\n\nChecking.",
+    R"(<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>)"};
+
 // The events of an SSE body; "data: [DONE]" is skipped.
 std::vector<Event> parse_events(const std::string& body);
 
