@@ -1,7 +1,8 @@
 // Request-parser fuzz target. Input: one control byte (which reader; whether to render), then
 // a request body as a client sends it. The body goes through what the server does before the
 // engine: parse_body, the route's field policy, read_chat_request / read_completion_request /
-// read_conversation, the chat template over the messages, and a compiled response_format
+// read_conversation (or, with bit 16, the Anthropic messages / responses readers that map onto
+// read_chat_request), the chat template over the messages, and a compiled response_format
 // schema's (or forced tool call's) recogniser fed the body's own bytes. Only ApiError (a 4xx) and strata::Error may come out; what a read
 // accepts must be in the ranges the engine relies on.
 #include <cstdint>
@@ -9,11 +10,13 @@
 
 #include "fuzz_support.h"
 #include "strata/core/error.h"
+#include "strata/server/anthropic_request.h"
 #include "strata/server/api_error.h"
 #include "strata/server/chat_request.h"
 #include "strata/server/completion_request.h"
 #include "strata/server/json_fields.h"
 #include "strata/server/request_field_policy.h"
+#include "strata/server/responses_request.h"
 #include "strata/text/chat_template.h"
 
 namespace {
@@ -63,10 +66,28 @@ void run_grammar(const Spec& spec, const std::string& bytes) {
   for (const char c : bytes) grammar.feed(static_cast<unsigned char>(c));
 }
 
+// The routes mapped onto the chat path: their readers build a chat body for read_chat_request.
+void read_mapped(uint8_t control, const Json& body, const RequestFieldPolicy& policy, const std::string& text) {
+  static const ResponseStore store;
+  ChatRequest chat;
+  if (control & 32) {
+    policy.check(body, ApiRoute::kMessages);
+    chat = read_messages_request(body, kVocabSize, control & 1).chat;
+  } else {
+    policy.check(body, ApiRoute::kResponses);
+    chat = read_responses_request(body, kVocabSize, store).chat;
+  }
+  check_fields(chat.fields);
+  if (chat.json_schema) run_grammar<strata::JsonSchemaGrammar>(*chat.json_schema, text);
+  if (chat.tool_choice.forced) run_grammar<strata::ToolCallGrammar>(*chat.tool_choice.forced, text);
+  if (control & 4) render(chat.render);
+}
+
 void read(uint8_t control, const std::string& text) {
   const Json body = parse_body(text);
   static const RequestFieldPolicy strict(false), lenient(true);
   const RequestFieldPolicy& policy = control & 8 ? lenient : strict;
+  if (control & 16) return read_mapped(control, body, policy, text);
   switch (control % 3) {
     case 0: {
       policy.check(body, ApiRoute::kChatCompletions);

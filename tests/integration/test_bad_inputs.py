@@ -15,13 +15,18 @@ import pytest
 from conftest import get
 
 CHAT, COMPLETIONS, TOKENIZE, DETOKENIZE = "/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize"
-POST_ROUTES = (CHAT, COMPLETIONS, TOKENIZE, DETOKENIZE)
+ANTHROPIC, COUNT_TOKENS, RESPONSES = "/v1/messages", "/v1/messages/count_tokens", "/v1/responses"
+POST_ROUTES = (CHAT, COMPLETIONS, TOKENIZE, DETOKENIZE, ANTHROPIC, COUNT_TOKENS, RESPONSES)
+ANTHROPIC_ROUTES = (ANTHROPIC, COUNT_TOKENS)  # errors in Anthropic's shape
 MESSAGES = [{"role": "user", "content": "Say hi."}]
 BASE = {
     CHAT: {"messages": MESSAGES, "max_tokens": 2},
     COMPLETIONS: {"prompt": "Hello", "max_tokens": 2},
     TOKENIZE: {"prompt": "Hello"},
     DETOKENIZE: {"tokens": [1, 2, 3]},
+    ANTHROPIC: {"messages": MESSAGES, "max_tokens": 2},
+    COUNT_TOKENS: {"messages": MESSAGES},
+    RESPONSES: {"input": "Say hi.", "max_output_tokens": 2},
 }
 VOCAB = 49152  # SmolLM2
 BATCH = 25     # /health after every this many cases
@@ -41,6 +46,14 @@ COMPLETION_FIELDS = ["model", "prompt", "max_tokens", "temperature", "top_p", "t
 TOKENIZE_FIELDS = ["model", "prompt", "messages", "add_special_tokens", "return_token_strs", "tools",
                    "chat_template_kwargs", "reasoning_effort"]
 DETOKENIZE_FIELDS = ["model", "tokens"]
+ANTHROPIC_FIELDS = ["model", "messages", "max_tokens", "system", "stop_sequences", "temperature", "top_p", "top_k",
+                    "stream", "tools", "tool_choice", "thinking", "output_config", "chat_template_kwargs", "metadata",
+                    "cache_control", "service_tier"]
+COUNT_TOKENS_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking", "output_config"]
+RESPONSES_FIELDS = ["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "tools",
+                    "tool_choice", "parallel_tool_calls", "stream", "previous_response_id", "store", "text",
+                    "reasoning", "metadata", "user", "truncation", "background", "include", "stream_options",
+                    "service_tier"]
 
 
 def deep(depth, leaf=1):
@@ -82,7 +95,8 @@ def malformed_cases():
 def wrong_type_cases():
     cases = []
     for route, fields in ((CHAT, CHAT_FIELDS), (COMPLETIONS, COMPLETION_FIELDS), (TOKENIZE, TOKENIZE_FIELDS),
-                          (DETOKENIZE, DETOKENIZE_FIELDS)):
+                          (DETOKENIZE, DETOKENIZE_FIELDS), (ANTHROPIC, ANTHROPIC_FIELDS),
+                          (COUNT_TOKENS, COUNT_TOKENS_FIELDS), (RESPONSES, RESPONSES_FIELDS)):
         for field in fields:
             for value in WRONG:
                 if field == "stream" and value is True:
@@ -251,6 +265,28 @@ def chat_shape_cases():
     return [body_case(CHAT, {"max_tokens": 2, **b}, f"chat shape #{i}") for i, b in enumerate(bodies)]
 
 
+def block_cases():
+    """Every wrong value in each place of an Anthropic content block and a Responses input item."""
+    cases = []
+    for value in WRONG:
+        blocks = [value, {"type": value}, {"type": "text", "text": value},
+                  {"type": "tool_result", "tool_use_id": value, "content": "x"},
+                  {"type": "tool_result", "tool_use_id": "t", "content": value},
+                  {"type": "tool_use", "id": "t", "name": "f", "input": value}]
+        for i, block in enumerate(blocks):
+            role = "assistant" if i == 5 else "user"
+            body = {"max_tokens": 2, "messages": [{"role": role, "content": [block]}], "system": value}
+            cases.append(body_case(ANTHROPIC, body, f"block #{i} {value!r}"[:80]))
+            cases.append(body_case(ANTHROPIC, {**body, "system": "s"}, f"block #{i} {value!r} system s"[:80]))
+        items = [value, {"role": value, "content": "x"}, {"role": "user", "content": value},
+                 {"role": "user", "content": [{"type": "input_text", "text": value}]},
+                 {"type": "function_call", "call_id": value, "name": "f", "arguments": "{}"},
+                 {"type": "function_call_output", "call_id": "c", "output": value}, {"type": value}]
+        for i, item in enumerate(items):
+            cases.append(body_case(RESPONSES, {"max_output_tokens": 2, "input": [item]}, f"item #{i} {value!r}"[:80]))
+    return cases
+
+
 def method_cases():
     cases = [raw_case(route, None, f"GET {route}", method="GET") for route in POST_ROUTES]
     cases += [raw_case(route, b"{}", f"POST {route}", method="POST") for route in ("/v1/models", "/health",
@@ -277,13 +313,17 @@ def valid_cases():
         (CHAT, {"messages": MESSAGES, "max_tokens": 2, "logit_bias": {"0": 100}, "stream": True}),
         (TOKENIZE, {"messages": MESSAGES, "return_token_strs": True}),
         (DETOKENIZE, {"tokens": [VOCAB - 1, 0]}),
+        (ANTHROPIC, {"messages": MESSAGES, "max_tokens": 2, "stream": True}),
+        (ANTHROPIC, {"messages": MESSAGES, "max_tokens": 8, "tool_choice": {"type": "any"}, "tools": [
+            {"name": "f", "input_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}]}),
+        (RESPONSES, {"input": "Hi", "max_output_tokens": 2, "stream": True}),
     ]
     return [body_case(route, body, f"valid {route} #{i}") for i, (route, body) in enumerate(bodies)]
 
 
 def all_cases():
     return (malformed_cases() + wrong_type_cases() + number_cases() + text_encoding_cases() + nesting_cases() +
-            size_cases() + token_id_cases() + chat_shape_cases() + method_cases() + valid_cases())
+            size_cases() + token_id_cases() + chat_shape_cases() + block_cases() + method_cases() + valid_cases())
 
 
 def send(url, case):
@@ -297,18 +337,26 @@ def send(url, case):
 
 
 def check_answer(case, status, content_type, body):
-    """A 4xx OpenAI error body, or a 200 answer of the route's shape."""
+    """A 4xx error body (OpenAI's shape, or Anthropic's on its routes), or a 200 answer of the route's shape."""
+    anthropic = case["route"] in ANTHROPIC_ROUTES
     if 400 <= status < 500:
-        err = json.loads(body)["error"]
-        assert set(err) == {"message", "type", "param", "code"} and isinstance(err["message"], str)
+        answer = json.loads(body)
+        err = answer["error"]
+        if anthropic:
+            assert answer["type"] == "error" and set(err) == {"type", "message"}, answer
+        else:
+            assert set(err) == {"message", "type", "param", "code"}
+        assert isinstance(err["message"], str)
         assert len(err["message"]) < 2000, "an error message grew with the input"
         return
     assert status == 200, f"status {status}: {body[:300]!r}"
     if content_type.startswith("text/event-stream"):
-        assert body.rstrip().endswith(b"data: [DONE]"), body[-200:]
+        end = {ANTHROPIC: b'{"type":"message_stop"}', RESPONSES: b'"status":"'}.get(case["route"], b"data: [DONE]")
+        assert end in body[-3000:], body[-200:]
         return
     answer = json.loads(body)
-    key = {CHAT: "choices", COMPLETIONS: "choices", TOKENIZE: "tokens", DETOKENIZE: "prompt"}[case["route"]]
+    key = {CHAT: "choices", COMPLETIONS: "choices", TOKENIZE: "tokens", DETOKENIZE: "prompt", ANTHROPIC: "content",
+           COUNT_TOKENS: "input_tokens", RESPONSES: "output"}[case["route"]]
     assert key in answer, answer
 
 

@@ -50,6 +50,30 @@ TEST(RequestFieldPolicy, KnownButUnimplementedAreNamed) {
   EXPECT_EQ(refused_param(policy, R"({"messages": []})", kCompletions), "ok");  // unknown there, ignored
 }
 
+TEST(RequestFieldPolicy, MessagesAndResponsesRoutes) {
+  const RequestFieldPolicy policy(false);
+  constexpr ApiRoute kMessages = ApiRoute::kMessages, kCount = ApiRoute::kCountTokens, kResponses = ApiRoute::kResponses;
+  EXPECT_EQ(refused_param(policy, R"({"model": "m", "max_tokens": 5, "messages": [], "system": "s",
+      "stop_sequences": [], "top_k": 2, "thinking": {}, "metadata": {"user_id": "u"},
+      "cache_control": {"type": "ephemeral"}, "service_tier": "auto", "chat_template_kwargs": {}})", kMessages),
+            "ok");
+  EXPECT_EQ(refused_param(policy, R"({"messages": [], "system": "s", "tools": [], "thinking": {}})", kCount), "ok");
+  EXPECT_EQ(refused_param(policy, R"({"input": "i", "instructions": "s", "max_output_tokens": 5, "store": true,
+      "previous_response_id": "r", "text": {}, "reasoning": {}, "truncation": "disabled", "background": false,
+      "include": [], "metadata": {}, "service_tier": "default"})", kResponses),
+            "ok");
+  const std::pair<const char*, ApiRoute> refused[] = {
+      {R"({"n": 2})", kMessages}, {R"({"stop": "x"})", kMessages}, {R"({"mcp_servers": []})", kMessages},
+      {R"({"container": "c"})", kMessages}, {R"({"max_tokens": 5})", kCount}, {R"({"stream": true})", kCount},
+      {R"({"truncation": "auto"})", kResponses}, {R"({"background": true})", kResponses},
+      {R"({"include": ["reasoning.encrypted_content"]})", kResponses}, {R"({"conversation": "c"})", kResponses},
+      {R"({"messages": []})", kResponses}, {R"({"min_tokens": 2})", kResponses}};
+  const char* params[] = {"n", "stop", "mcp_servers", "container", "max_tokens", "stream", "truncation", "background",
+                          "include", "conversation", "messages", "min_tokens"};
+  for (size_t i = 0; i < std::size(refused); ++i)
+    EXPECT_EQ(refused_param(policy, refused[i].first, refused[i].second), params[i]) << refused[i].first;
+}
+
 TEST(RequestFieldPolicy, UnknownFieldsAre400UnlessIgnored) {
   const RequestFieldPolicy strict(false), lenient(true);
   EXPECT_EQ(refused_param(strict, R"({"temprature": 0.5})", kChat), "temprature");

@@ -15,4 +15,27 @@ nlohmann::ordered_json error_body(const ApiError& error) {
   return body;
 }
 
+nlohmann::ordered_json anthropic_error_body(const ApiError& error) {
+  const char* type = "api_error";
+  switch (error.status) {
+    case 400: case 405: case 408: case 422: type = "invalid_request_error"; break;
+    case 401: type = "authentication_error"; break;
+    case 403: type = "permission_error"; break;
+    case 404: type = "not_found_error"; break;
+    case 413: type = "request_too_large"; break;
+    case 429: type = "rate_limit_error"; break;
+    case 503: type = "overloaded_error"; break;
+    default: break;
+  }
+  nlohmann::ordered_json body;
+  body["type"] = "error";
+  body["error"]["type"] = type;
+  body["error"]["message"] = error.what();
+  return body;
+}
+
+nlohmann::ordered_json error_body(const ApiError& error, ErrorShape shape) {
+  return shape == ErrorShape::kAnthropic ? anthropic_error_body(error) : error_body(error);
+}
+
 }  // namespace strata::server

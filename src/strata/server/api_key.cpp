@@ -22,4 +22,10 @@ bool authorized(std::string_view authorization, std::string_view api_key) {
   return constant_time_equals(given, api_key) && bearer;
 }
 
+bool authorized(std::string_view authorization, std::string_view x_api_key, std::string_view api_key) {
+  const bool by_bearer = authorized(authorization, api_key);
+  const bool by_x_api_key = !x_api_key.empty() && constant_time_equals(x_api_key, api_key);
+  return by_bearer || by_x_api_key;
+}
+
 }  // namespace strata::server

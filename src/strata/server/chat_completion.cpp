@@ -1,18 +1,11 @@
 #include "strata/server/chat_completion.h"
 
-#include <algorithm>
-
-#include <fmt/format.h>
-
-#include "strata/core/error.h"
-#include "strata/server/api_error.h"
-#include "strata/server/chat_request.h"
+#include "strata/server/chat_output.h"
+#include "strata/server/chat_run.h"
 #include "strata/server/choice_output.h"
 #include "strata/server/logprobs_json.h"
 #include "strata/server/openai_objects.h"
 #include "strata/server/random_id.h"
-#include "strata/server/tool_call_stream.h"
-#include "strata/text/chat_prompt.h"
 
 namespace strata::server {
 namespace {
@@ -35,12 +28,6 @@ Json stop_reason_json(const std::optional<std::string>& reason) {
   return reason ? Json(*reason) : Json(nullptr);
 }
 
-// parallel_tool_calls false: only the first call (a forced choice never writes a second).
-ParsedOutput limit_calls(const ChatRequest& chat, ParsedOutput parsed) {
-  if (!chat.tool_choice.parallel && parsed.tool_calls.size() > 1) parsed.tool_calls.resize(1);
-  return parsed;
-}
-
 // The finish reason, "tool_calls" when the choice ended normally in tool calls.
 Json chat_finish_reason(FinishReason reason, bool has_tool_calls) {
   if (has_tool_calls && reason == FinishReason::kStop) return "tool_calls";
@@ -56,16 +43,14 @@ void put_reasoning(Json& message, const ChatRequest& chat, const std::string& re
 }
 
 Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, const ChatRequest& chat) {
-  const ReasoningDelta text = split_reasoning(chat.reasoning, chat.prompt_tail, c.text);
-  ParsedOutput parsed{.content = text.content};
-  if (chat.parse_tool_calls) parsed = limit_calls(chat, parse_tool_calls(text.content));
-  const bool calls = !parsed.tool_calls.empty();
-  const bool empty = parsed.content.empty() && (calls || !text.reasoning.empty());
+  const ChatAnswer answer = parse_chat_answer(chat, c.text);
+  const bool calls = !answer.tool_calls.empty();
+  const bool empty = answer.content.empty() && (calls || !answer.reasoning.empty());
   Json message;
   message["role"] = "assistant";
-  message["content"] = empty ? Json(nullptr) : Json(parsed.content);
-  put_reasoning(message, chat, text.reasoning);
-  if (calls) message["tool_calls"] = tool_calls_json(parsed.tool_calls, false);
+  message["content"] = empty ? Json(nullptr) : Json(answer.content);
+  put_reasoning(message, chat, answer.reasoning);
+  if (calls) message["tool_calls"] = tool_calls_json(answer.tool_calls, false);
   Json choice;
   choice["index"] = index;
   choice["message"] = std::move(message);
@@ -79,8 +64,7 @@ class ChatEventStream final : public EventSource {
  public:
   ChatEventStream(const ServedModel& model, ChatRequest chat, std::unique_ptr<GenerationRun> run, Envelope env)
       : model_(model), chat_(std::move(chat)), run_(std::move(run)), env_(std::move(env)),
-        tool_streams_(static_cast<size_t>(run_->num_choices())),
-        reasoning_(static_cast<size_t>(run_->num_choices()), ReasoningParser(chat_.reasoning, chat_.prompt_tail)) {}
+        outputs_(static_cast<size_t>(run_->num_choices()), ChatOutputStream(chat_)) {}
 
   bool next(std::string& out) override {
     if (!started_) {
@@ -109,11 +93,8 @@ class ChatEventStream final : public EventSource {
     return sse_event(j);
   }
 
-  // A text delta: the thinking (unless the client asked to leave it out) and the answer,
-  // whose tool-call blocks are held back for the end. An empty one carries only logprobs.
-  void send_text(int32_t i, ReasoningDelta text, Json logprobs, std::string& out) {
-    if (chat_.parse_tool_calls) text.content = tool_streams_[static_cast<size_t>(i)].push(text.content);
-    if (!chat_.include_reasoning) text.reasoning.clear();
+  // A text delta: the thinking and the answer. An empty one carries only logprobs.
+  void send_text(int32_t i, const ReasoningDelta& text, Json logprobs, std::string& out) {
     Json delta = Json::object();
     if (!text.reasoning.empty()) {
       delta["reasoning_content"] = text.reasoning;
@@ -125,18 +106,14 @@ class ChatEventStream final : public EventSource {
 
   void on_delta(int32_t i, ChoiceDelta& d, std::string& out) {
     if (i < 0 || i >= run_->num_choices()) return;
-    ReasoningParser& reasoning = reasoning_[static_cast<size_t>(i)];
+    ChatOutputStream& output = outputs_[static_cast<size_t>(i)];
     Json logprobs = chat_.logprobs && !d.logprobs.empty() ? chat_logprobs_json(model_, d.logprobs) : Json(nullptr);
-    send_text(i, reasoning.push(d.text), std::move(logprobs), out);
+    send_text(i, output.push(d.text), std::move(logprobs), out);
     if (d.finish_reason == FinishReason::kNone) return;
-    send_text(i, reasoning.finish(), nullptr, out);
-    bool calls = false;
-    if (chat_.parse_tool_calls) {
-      const ParsedOutput parsed = limit_calls(chat_, tool_streams_[static_cast<size_t>(i)].finish());
-      if (!parsed.content.empty()) out += chunk(i, {{"content", parsed.content}});
-      calls = !parsed.tool_calls.empty();
-      if (calls) out += chunk(i, {{"tool_calls", tool_calls_json(parsed.tool_calls, true)}});
-    }
+    const ChatAnswer rest = output.finish();
+    send_text(i, {.reasoning = rest.reasoning, .content = rest.content}, nullptr, out);
+    const bool calls = !rest.tool_calls.empty();
+    if (calls) out += chunk(i, {{"tool_calls", tool_calls_json(rest.tool_calls, true)}});
     out += chunk(i, Json::object(), nullptr, chat_finish_reason(d.finish_reason, calls), stop_reason_json(d.stop_reason));
   }
 
@@ -144,55 +121,19 @@ class ChatEventStream final : public EventSource {
   ChatRequest chat_;
   std::unique_ptr<GenerationRun> run_;
   Envelope env_;
-  std::vector<ToolCallStream> tool_streams_;
-  std::vector<ReasoningParser> reasoning_;
+  std::vector<ChatOutputStream> outputs_;
   bool started_ = false;
 };
-
-// A tag a template ends the prompt with, and harmony's last message header, fit in this.
-constexpr size_t kPromptTailBytes = 256;
-
-// The rendered prompt's token ids; its end is kept in chat.prompt_tail for the reasoning parser.
-std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat) {
-  const text::Tokenizer& tokenizer = require_tokenizer(model, "messages");
-  std::vector<int32_t> ids;
-  try {
-    const std::string prompt = text::render_conversation(tokenizer, chat.render);
-    ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
-    chat.prompt_tail = prompt.substr(prompt.size() - std::min(prompt.size(), kPromptTailBytes));
-  } catch (const Error& e) {
-    throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), "messages");
-  }
-  for (int32_t id : ids)
-    if (id < 0 || id >= model.vocab_size)
-      throw bad_request(fmt::format("the rendered prompt holds token id {}, outside the model's vocabulary of {} "
-                                    "(the tokenizer does not match the model)",
-                                    id, model.vocab_size),
-                        "messages");
-  return ids;
-}
 
 }  // namespace
 
 HttpReply chat_completion(const ServedModel& model, ReasoningFormat reasoning, const Json& body,
                           const ClientWatch& client) {
   const std::optional<std::string> name = read_string(body, "model");
-  const int32_t lora_slot = check_model_name(model, name ? &*name : nullptr);
   ChatRequest chat = read_chat_request(body, model.vocab_size);
-  const bool constrained = chat.json_object || chat.json_schema || chat.tool_choice.forced;
-  chat.reasoning = constrained ? ReasoningFormat::kNone : reasoning;
-  // Harmony's markup is special tokens: the parser needs them in the text, and drops them.
-  if (chat.reasoning == ReasoningFormat::kHarmony) chat.fields.request.skip_special_tokens = false;
-  GenerationRequest request = fit_to_context(chat.fields, encode_chat(model, chat),
-                                             {.max_model_len = model.service->max_model_len(), .prompt_field = "messages"});
-  const std::string answered_by = apply_lora_choice(model, lora_slot, request);
-  request.json_object = chat.json_object;
-  request.json_schema = chat.json_schema;
-  request.tool_calls = chat.tool_choice.forced;
-  std::vector<GenerationRequest> requests;
-  requests.push_back(std::move(request));
-  auto run = std::make_unique<GenerationRun>(*model.service, std::move(requests));
-  Envelope env{.id = "chatcmpl-" + random_alnum(24), .created = unix_now(), .model = answered_by};
+  StartedChat started = start_chat(model, chat, {.model_name = name ? &*name : nullptr, .reasoning = reasoning});
+  auto run = std::move(started.run);
+  Envelope env{.id = "chatcmpl-" + random_alnum(24), .created = unix_now(), .model = started.model};
   if (chat.stream) return {.events = std::make_shared<ChatEventStream>(model, std::move(chat), std::move(run), env)};
   const std::vector<ChoiceOutput> choices = collect_choices(*run, client);
   Json j = envelope_json(env, "chat.completion");

@@ -7,6 +7,7 @@
 
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
+#include "strata/server/anthropic_messages.h"
 #include "strata/server/api_key.h"
 #include "strata/server/chat_completion.h"
 #include "strata/server/http/event_loop.h"
@@ -15,6 +16,7 @@
 #include "strata/server/metrics_text.h"
 #include "strata/server/models_endpoint.h"
 #include "strata/server/openai_objects.h"
+#include "strata/server/responses_endpoint.h"
 #include "strata/server/text_completion.h"
 #include "strata/server/tokenize_endpoints.h"
 
@@ -28,6 +30,7 @@ struct RouteContext {
   const ServedModel& model;
   const RequestFieldPolicy& fields;
   const ServerOptions& options;
+  const std::shared_ptr<ResponseStore>& responses;
 };
 using Handler = HttpReply (*)(const RouteContext&, const HttpRequest&, const ClientWatch&);
 
@@ -38,6 +41,7 @@ struct Route {
   bool generation;  // refused with 503 while draining
   Handler handler;  // null: answered on the event loop (probes: cheap, and never queued behind streams)
   bool prefix = false;  // also serves paths under path (path ends in '/': the rest is an id)
+  ErrorShape errors = ErrorShape::kOpenAi;  // the shape of its error bodies
 };
 
 constexpr Route kRoutes[] = {
@@ -46,6 +50,26 @@ constexpr Route kRoutes[] = {
        const Json body = parse_body(r.body);
        c.fields.check(body, ApiRoute::kChatCompletions);
        return chat_completion(c.model, c.options.reasoning_parser, body, w);
+     }},
+    {"POST", "/v1/messages", false, true,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kMessages);
+       return create_message(c.model, c.options.reasoning_parser, body, w);
+     },
+     /*prefix=*/false, ErrorShape::kAnthropic},
+    {"POST", "/v1/messages/count_tokens", false, false,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kCountTokens);
+       return count_message_tokens(c.model, c.options.reasoning_parser, body);
+     },
+     /*prefix=*/false, ErrorShape::kAnthropic},
+    {"POST", "/v1/responses", false, true,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       const Json body = parse_body(r.body);
+       c.fields.check(body, ApiRoute::kResponses);
+       return create_response(c.model, c.options.reasoning_parser, body, c.responses, w);
      }},
     {"POST", "/v1/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
@@ -76,11 +100,12 @@ const Route* find_route(const std::string& path) {
   return nullptr;
 }
 
-HttpReply error_reply(const ApiError& e) { return {.status = e.status, .body = dump_json(error_body(e))}; }
-
-// Runs one handler under a catch-all: every failure becomes an OpenAI error body.
+// Runs one handler under a catch-all: every failure becomes an error body in the route's shape.
 HttpReply run_handler(const Route& route, const RouteContext& context, const HttpRequest& request,
                       const ClientWatch& client) {
+  const auto error_reply = [&](const ApiError& e) {
+    return HttpReply{.status = e.status, .body = dump_json(error_body(e, route.errors))};
+  };
   try {
     return route.handler(context, request, client);
   } catch (const ApiError& e) {
@@ -111,7 +136,8 @@ http::LoopOptions loop_options(const ServerOptions& o) {
 }  // namespace
 
 HttpServer::HttpServer(const ServedModel& model, const ServerOptions& options)
-    : model_(model), options_(options), fields_(options.ignore_unknown_fields), headers_(options.allowed_origins) {}
+    : model_(model), options_(options), fields_(options.ignore_unknown_fields), headers_(options.allowed_origins),
+      responses_(std::make_shared<ResponseStore>()) {}
 
 HttpServer::~HttpServer() = default;
 
@@ -125,16 +151,21 @@ std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request
 
 std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request) const {
   const Route* route = find_route(request.path);
+  const ErrorShape shape = route != nullptr ? route->errors : ErrorShape::kOpenAi;
   const std::string* authorization = request.header("authorization");
+  const std::string* x_api_key = request.header("x-api-key");
   if ((route == nullptr || !route->open) && !options_.api_key.empty() &&
-      !authorized(authorization != nullptr ? *authorization : std::string(), options_.api_key))
-    return http::error_response(ApiError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'",
-                                         "authentication_error", "", "invalid_api_key"));
+      !authorized(authorization != nullptr ? *authorization : std::string(),
+                  x_api_key != nullptr ? *x_api_key : std::string(), options_.api_key))
+    return http::error_response(ApiError(401, "missing or wrong API key: send 'Authorization: Bearer <key>' or "
+                                         "'x-api-key: <key>'",
+                                         "authentication_error", "", "invalid_api_key"),
+                                shape);
   if (route == nullptr)
     return http::error_response(ApiError(404, "no route " + request.method + " " + request.path, "invalid_request_error"));
   if (request.method != route->method) {
     HttpResponse r = http::error_response(
-        ApiError(405, "method " + request.method + " is not allowed on " + request.path, "invalid_request_error"));
+        ApiError(405, "method " + request.method + " is not allowed on " + request.path, "invalid_request_error"), shape);
     r.headers.emplace_back("Allow", route->method);
     return r;
   }
@@ -147,7 +178,7 @@ std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request)
     return HttpResponse{.body = "{}"};
   }
   if (route->generation && stopping)
-    return http::error_response(ApiError(503, "the server is shutting down", "service_unavailable"));
+    return http::error_response(ApiError(503, "the server is shutting down", "service_unavailable"), shape);
   return std::nullopt;
 }
 
@@ -155,7 +186,7 @@ void HttpServer::answer(http::Exchange& exchange) const {
   const HttpRequest& request = exchange.request();
   const Route* route = find_route(request.path);
   STRATA_CHECK(route != nullptr && route->handler != nullptr);  // answer_inline let it through
-  HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_, .options = options_}, request, exchange.client());
+  HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_, .options = options_, .responses = responses_}, request, exchange.client());
   reply.headers = headers_.for_request(request);
   http::write_reply(std::move(reply), exchange);
 }

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "strata/server/request_field_policy.h"
+#include "strata/server/response_store.h"
 #include "strata/server/response_headers.h"
 #include "strata/server/served_model.h"
 #include "strata/server/server_options.h"
@@ -55,6 +56,7 @@ class HttpServer {
   ServerOptions options_;
   RequestFieldPolicy fields_;
   ResponseHeaders headers_;
+  std::shared_ptr<ResponseStore> responses_;  // for previous_response_id; streams hold it too
   std::unique_ptr<http::EventLoop> loop_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> serving_{false};

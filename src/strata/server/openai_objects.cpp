@@ -31,6 +31,10 @@ std::string dump_json(const Json& j) { return j.dump(-1, ' ', false, Json::error
 
 std::string sse_event(const Json& data) { return "data: " + dump_json(data) + "\n\n"; }
 
+std::string sse_named_event(std::string_view name, const Json& data) {
+  return "event: " + std::string(name) + "\n" + sse_event(data);
+}
+
 int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();

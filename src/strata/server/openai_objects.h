@@ -28,6 +28,8 @@ Json finish_reason_json(FinishReason reason);
 std::string dump_json(const Json& j);
 // "data: <json>\n\n"
 std::string sse_event(const Json& data);
+// "event: <name>\ndata: <json>\n\n", for streams whose clients dispatch on the event name.
+std::string sse_named_event(std::string_view name, const Json& data);
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
 int64_t unix_now();

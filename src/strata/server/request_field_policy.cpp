@@ -24,6 +24,8 @@ bool is_object(const Json& v) { return v.is_object(); }
 bool is_false(const Json& v) { return v.is_boolean() && !v.get<bool>(); }
 bool is_standard_tier(const Json& v) { return v == "auto" || v == "default"; }
 bool is_text_only(const Json& v) { return v.is_array() && v.size() == 1 && v[0] == "text"; }
+bool is_disabled(const Json& v) { return v == "disabled"; }
+bool is_empty_array(const Json& v) { return v.is_array() && v.empty(); }
 
 // Both routes: what generation_fields and the stream options read, vLLM's sampling
 // extensions included, and `user`, an end-user id that changes no output.
@@ -64,6 +66,45 @@ constexpr FieldRule kCompletion[] = {
     {"response_format", never, "structured output is supported on /v1/chat/completions only"},
 };
 
+// Anthropic's Messages API: what anthropic_request maps, and hints. cache_control marks
+// prompt-cache breakpoints; the prefix cache needs none, so it changes nothing.
+constexpr FieldRule kMessages[] = {
+    {"model"}, {"max_tokens"}, {"messages"}, {"system"}, {"stop_sequences"}, {"temperature"}, {"top_p"},
+    {"top_k"}, {"stream"}, {"tools"}, {"tool_choice"}, {"thinking"}, {"output_config"}, {"chat_template_kwargs"},
+    {"metadata", is_object, "must be an object, e.g. {\"user_id\": \"...\"}"},
+    {"cache_control", is_object, "must be an object, e.g. {\"type\": \"ephemeral\"}"},
+    {"service_tier", is_string, "must be a string"},
+    {"container", never, "containers (code execution) are not supported; leave 'container' out"},
+    {"mcp_servers", never, "MCP servers are not supported; leave 'mcp_servers' out"},
+    {"context_management", never, "context management is not supported; leave 'context_management' out"},
+};
+
+constexpr FieldRule kCountTokens[] = {
+    {"model"}, {"messages"}, {"system"}, {"tools"}, {"tool_choice"}, {"thinking"}, {"output_config"},
+    {"chat_template_kwargs"}, {"cache_control", is_object, "must be an object, e.g. {\"type\": \"ephemeral\"}"},
+};
+
+// OpenAI's Responses API: what responses_request maps, and hints.
+constexpr FieldRule kResponses[] = {
+    {"model"}, {"input"}, {"instructions"}, {"max_output_tokens"}, {"temperature"}, {"top_p"}, {"tools"},
+    {"tool_choice"}, {"parallel_tool_calls"}, {"stream"}, {"previous_response_id"}, {"store"}, {"text"},
+    {"reasoning"},
+    {"metadata", is_object, "must be an object of string keys and values"},
+    {"user", is_string, "must be a string"},
+    {"safety_identifier", is_string, "must be a string"},
+    {"prompt_cache_key", is_string, "must be a string"},
+    {"prompt_cache_retention", is_string, "must be a string"},
+    {"service_tier", is_standard_tier, "only the \"auto\" and \"default\" service tiers are served"},
+    {"stream_options", is_object, "must be an object"},
+    {"truncation", is_disabled, "only \"disabled\" is supported: a prompt over the context is refused, never cut"},
+    {"background", is_false, "background responses are not supported; leave 'background' out"},
+    {"include", is_empty_array, "no extra output can be included; leave 'include' out"},
+    {"conversation", never, "conversations are not stored; continue with 'previous_response_id'"},
+    {"prompt", never, "stored prompt templates are not supported; send 'input' and 'instructions'"},
+    {"max_tool_calls", never, "'max_tool_calls' is not supported; leave it out"},
+    {"top_logprobs", never, "log-probabilities are not supported on /v1/responses; use /v1/chat/completions"},
+};
+
 // vLLM's request extensions that Strata does not implement: refused by name even with
 // --ignore-unknown-fields, since each would change the answer.
 constexpr std::string_view kVllmUnsupported[] = {
@@ -83,8 +124,29 @@ const FieldRule* find_in(const FieldRule (&rules)[N], std::string_view name) {
 }
 
 const FieldRule* find_rule(std::string_view name, ApiRoute route) {
+  switch (route) {
+    case ApiRoute::kMessages: return find_in(kMessages, name);
+    case ApiRoute::kCountTokens: return find_in(kCountTokens, name);
+    case ApiRoute::kResponses: return find_in(kResponses, name);
+    default: break;
+  }
   if (const FieldRule* rule = find_in(kShared, name)) return rule;
   return route == ApiRoute::kChatCompletions ? find_in(kChat, name) : find_in(kCompletion, name);
+}
+
+const char* route_path(ApiRoute route) {
+  switch (route) {
+    case ApiRoute::kChatCompletions: return "/v1/chat/completions";
+    case ApiRoute::kCompletions: return "/v1/completions";
+    case ApiRoute::kMessages: return "/v1/messages";
+    case ApiRoute::kCountTokens: return "/v1/messages/count_tokens";
+    case ApiRoute::kResponses: return "/v1/responses";
+  }
+  return "";
+}
+
+bool is_openai_completion(ApiRoute route) {
+  return route == ApiRoute::kChatCompletions || route == ApiRoute::kCompletions;
 }
 
 bool is_vllm_unsupported(std::string_view name) {
@@ -99,7 +161,7 @@ std::string param_name(const std::string& name) { return name.substr(0, 64); }
 }  // namespace
 
 void RequestFieldPolicy::check(const Json& body, ApiRoute route) const {
-  const char* route_name = route == ApiRoute::kChatCompletions ? "/v1/chat/completions" : "/v1/completions";
+  const char* route_name = route_path(route);
   for (const auto& [name, value] : body.items()) {
     if (value.is_null()) continue;
     const FieldRule* rule = find_rule(name, route);
@@ -108,7 +170,7 @@ void RequestFieldPolicy::check(const Json& body, ApiRoute route) const {
         throw bad_request(fmt::format("'{}': {}", name, rule->refusal), name);
       continue;
     }
-    if (is_vllm_unsupported(name))
+    if (is_openai_completion(route) && is_vllm_unsupported(name))
       throw bad_request(fmt::format("'{}' (a vLLM extension) is not supported by this server; leave it out", name),
                         name);
     if (ignore_unknown_) {

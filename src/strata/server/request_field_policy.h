@@ -1,8 +1,9 @@
-// Which top-level fields /v1/chat/completions and /v1/completions take. Every field of
-// OpenAI's request schema is implemented, accepted as a hint that changes no output (user,
-// metadata, prompt_cache_key ...), or refused with a 400 naming it; so are vLLM's extensions
-// that Strata lacks. A field nobody defines is refused as well, unless the server runs with
-// --ignore-unknown-fields: it is then ignored and logged once per name.
+// Which top-level fields each generation route takes (chat, completions, Anthropic messages
+// and count_tokens, responses). Every field of the API's request schema is implemented,
+// accepted as a hint that changes no output (user, metadata, prompt_cache_key ...), or
+// refused with a 400 naming it; so are vLLM's extensions that Strata lacks. A field nobody
+// defines is refused as well, unless the server runs with --ignore-unknown-fields: it is then
+// ignored and logged once per name.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 
 namespace strata::server {
 
-enum class ApiRoute : uint8_t { kChatCompletions, kCompletions };
+enum class ApiRoute : uint8_t { kChatCompletions, kCompletions, kMessages, kCountTokens, kResponses };
 
 class RequestFieldPolicy {
  public:

@@ -53,9 +53,9 @@ std::string chunk_bytes(std::string_view data) {
   return fmt::format("{:x}\r\n{}\r\n", data.size(), data);
 }
 
-HttpResponse error_response(const ApiError& error) {
+HttpResponse error_response(const ApiError& error, ErrorShape shape) {
   // Messages may quote client bytes: invalid UTF-8 is replaced, never thrown on.
-  const std::string body = error_body(error).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  const std::string body = error_body(error, shape).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   return HttpResponse{.status = error.status, .body = body};
 }
 

@@ -23,8 +23,8 @@ std::string chunk_bytes(std::string_view data);
 inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 inline constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
-// {"error": {...}} with the error's status.
-HttpResponse error_response(const ApiError& error);
+// {"error": {...}} (or Anthropic's shape) with the error's status.
+HttpResponse error_response(const ApiError& error, ErrorShape shape = ErrorShape::kOpenAi);
 // The answer to bytes that are not a request (400, 408, 413, 431, 501, 505).
 HttpResponse framing_error_response(const FramingError& error);
 

@@ -1,0 +1,57 @@
+#include "strata/server/chat_run.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "strata/core/error.h"
+#include "strata/server/api_error.h"
+#include "strata/text/chat_prompt.h"
+
+namespace strata::server {
+namespace {
+
+// A tag a template ends the prompt with, and harmony's last message header, fit in this.
+constexpr size_t kPromptTailBytes = 256;
+
+}  // namespace
+
+std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, const char* field) {
+  const text::Tokenizer& tokenizer = require_tokenizer(model, field);
+  std::vector<int32_t> ids;
+  try {
+    const std::string prompt = text::render_conversation(tokenizer, chat.render);
+    ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
+    chat.prompt_tail = prompt.substr(prompt.size() - std::min(prompt.size(), kPromptTailBytes));
+  } catch (const Error& e) {
+    throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), field);
+  }
+  for (int32_t id : ids)
+    if (id < 0 || id >= model.vocab_size)
+      throw bad_request(fmt::format("the rendered prompt holds token id {}, outside the model's vocabulary of {} "
+                                    "(the tokenizer does not match the model)",
+                                    id, model.vocab_size),
+                        field);
+  return ids;
+}
+
+StartedChat start_chat(const ServedModel& model, ChatRequest& chat, const ChatStart& start) {
+  const int32_t lora_slot = check_model_name(model, start.model_name);
+  const bool constrained = chat.json_object || chat.json_schema || chat.tool_choice.forced;
+  chat.reasoning = constrained ? ReasoningFormat::kNone : start.reasoning;
+  // Harmony's markup is special tokens: the parser needs them in the text, and drops them.
+  if (chat.reasoning == ReasoningFormat::kHarmony) chat.fields.request.skip_special_tokens = false;
+  GenerationRequest request =
+      fit_to_context(chat.fields, encode_chat(model, chat, start.prompt_field),
+                     {.max_model_len = model.service->max_model_len(), .prompt_field = start.prompt_field});
+  StartedChat started{.model = apply_lora_choice(model, lora_slot, request)};
+  request.json_object = chat.json_object;
+  request.json_schema = chat.json_schema;
+  request.tool_calls = chat.tool_choice.forced;
+  std::vector<GenerationRequest> requests;
+  requests.push_back(std::move(request));
+  started.run = std::make_unique<GenerationRun>(*model.service, std::move(requests));
+  return started;
+}
+
+}  // namespace strata::server

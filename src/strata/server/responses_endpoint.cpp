@@ -1,0 +1,183 @@
+#include "strata/server/responses_endpoint.h"
+
+#include "strata/server/api_error.h"
+#include "strata/server/chat_run.h"
+#include "strata/server/choice_output.h"
+#include "strata/server/openai_objects.h"
+#include "strata/server/random_id.h"
+#include "strata/server/responses_objects.h"
+#include "strata/server/responses_request.h"
+
+namespace strata::server {
+namespace {
+
+class ResponseEventStream final : public EventSource {
+ public:
+  ResponseEventStream(ResponsesRequest request, std::unique_ptr<GenerationRun> run, ResponseEnvelope env,
+                      std::shared_ptr<ResponseStore> store)
+      : request_(std::move(request)), run_(std::move(run)), env_(std::move(env)), store_(std::move(store)),
+        output_(request_.chat) {}
+
+  bool next(std::string& out) override {
+    if (!started_) {
+      started_ = true;
+      emit("response.created", {{"response", response_json(env_, state_)}}, out);
+      emit("response.in_progress", {{"response", response_json(env_, state_)}}, out);
+      return true;
+    }
+    if (run_->poll(std::chrono::milliseconds(50), [&](int32_t, ChoiceDelta& d) { on_delta(d, out); })) return true;
+    close_item(out);
+    state_.usage = responses_usage_json(run_->usage());
+    if (!run_->error().empty()) {
+      state_.status = "failed";
+      state_.error = {{"code", "server_error"}, {"message", "generation failed: " + run_->error()}};
+      emit("response.failed", {{"response", response_json(env_, state_)}}, out);
+      return false;
+    }
+    if (request_.store) {
+      request_.conversation.push_back(assistant_message(content_, calls_));
+      store_->put(env_.id, std::move(request_.conversation));
+    }
+    const bool incomplete = std::string_view(state_.status) == "incomplete";
+    emit(incomplete ? "response.incomplete" : "response.completed", {{"response", response_json(env_, state_)}}, out);
+    return false;
+  }
+
+ private:
+  enum class Item : uint8_t { kNone, kReasoning, kMessage };
+
+  // {"type", "sequence_number", ...fields} as a named event.
+  void emit(const char* type, const Json& fields, std::string& out) {
+    Json e = {{"type", type}, {"sequence_number", sequence_number_++}};
+    for (const auto& [key, value] : fields.items()) e[key] = value;
+    out += sse_named_event(type, e);
+  }
+  Json at_item() const {
+    return {{"item_id", item_id_}, {"output_index", state_.output.size()}, {"content_index", 0}};
+  }
+
+  void open_item(Item kind, std::string& out) {
+    const bool message = kind == Item::kMessage;
+    item_id_ = (message ? "msg_" : "rs_") + random_alnum(24);
+    text_.clear();
+    const Json item = message ? message_item(item_id_, "", "in_progress") : reasoning_item(item_id_, "", "in_progress");
+    emit("response.output_item.added", {{"output_index", state_.output.size()}, {"item", item}}, out);
+    if (message) {
+      Json part = at_item();
+      part["part"] = output_text_part("");
+      emit("response.content_part.added", part, out);
+    }
+    open_ = kind;
+  }
+
+  void close_item(std::string& out) {
+    if (open_ == Item::kNone) return;
+    const char* status = std::string_view(state_.status) == "incomplete" ? "incomplete" : "completed";
+    Json done = at_item();
+    done["text"] = text_;
+    Json item;
+    if (open_ == Item::kMessage) {
+      done["logprobs"] = Json::array();
+      emit("response.output_text.done", done, out);
+      done.erase("text");
+      done.erase("logprobs");
+      done["part"] = output_text_part(text_);
+      emit("response.content_part.done", done, out);
+      item = message_item(item_id_, text_, status);
+    } else {
+      emit("response.reasoning_text.done", done, out);
+      item = reasoning_item(item_id_, text_, status);
+    }
+    emit("response.output_item.done", {{"output_index", state_.output.size()}, {"item", item}}, out);
+    state_.output.push_back(std::move(item));
+    open_ = Item::kNone;
+  }
+
+  void send(Item kind, const std::string& text, std::string& out) {
+    if (text.empty()) return;
+    if (open_ != kind) {
+      close_item(out);
+      open_item(kind, out);
+    }
+    text_ += text;
+    if (kind == Item::kMessage) content_ += text;
+    Json delta = at_item();
+    delta["delta"] = text;
+    if (kind == Item::kMessage) delta["logprobs"] = Json::array();
+    emit(kind == Item::kMessage ? "response.output_text.delta" : "response.reasoning_text.delta", delta, out);
+  }
+
+  void send_call(const ToolCall& call, std::string& out) {
+    const std::string id = "fc_" + random_alnum(24);
+    const size_t index = state_.output.size();
+    emit("response.output_item.added", {{"output_index", index}, {"item", function_call_item(id, call, "in_progress")}}, out);
+    emit("response.function_call_arguments.delta", {{"item_id", id}, {"output_index", index}, {"delta", call.arguments}},
+         out);
+    emit("response.function_call_arguments.done",
+         {{"item_id", id}, {"output_index", index}, {"name", call.name}, {"arguments", call.arguments}}, out);
+    Json item = function_call_item(id, call, "completed");
+    emit("response.output_item.done", {{"output_index", index}, {"item", item}}, out);
+    state_.output.push_back(std::move(item));
+  }
+
+  void on_delta(ChoiceDelta& d, std::string& out) {
+    const ReasoningDelta text = output_.push(d.text);
+    send(Item::kReasoning, text.reasoning, out);
+    send(Item::kMessage, text.content, out);
+    if (d.finish_reason == FinishReason::kNone) return;
+    const ChatAnswer rest = output_.finish();
+    if (d.finish_reason == FinishReason::kLength) state_.status = "incomplete";
+    else if (d.finish_reason == FinishReason::kStop) state_.status = "completed";
+    send(Item::kReasoning, rest.reasoning, out);
+    send(Item::kMessage, rest.content, out);
+    if (content_.empty() && rest.tool_calls.empty()) {  // an answer always has a message
+      close_item(out);
+      open_item(Item::kMessage, out);
+    }
+    close_item(out);
+    for (const ToolCall& call : rest.tool_calls) send_call(call, out);
+    calls_ = rest.tool_calls;
+  }
+
+  ResponsesRequest request_;
+  std::unique_ptr<GenerationRun> run_;
+  ResponseEnvelope env_;
+  std::shared_ptr<ResponseStore> store_;
+  ChatOutputStream output_;
+  ResponseState state_;
+  bool started_ = false;
+  int64_t sequence_number_ = 0;
+  Item open_ = Item::kNone;
+  std::string item_id_;
+  std::string text_;     // of the open item
+  std::string content_;  // all the answer's text, for the store
+  std::vector<ToolCall> calls_;
+};
+
+}  // namespace
+
+HttpReply create_response(const ServedModel& model, ReasoningFormat reasoning, const Json& body,
+                          const std::shared_ptr<ResponseStore>& store, const ClientWatch& client) {
+  const std::optional<std::string> name = read_string(body, "model");
+  ResponsesRequest request = read_responses_request(body, model.vocab_size, *store);
+  StartedChat started = start_chat(model, request.chat,
+                                   {.model_name = name ? &*name : nullptr, .reasoning = reasoning, .prompt_field = "input"});
+  ResponseEnvelope env{.id = "resp_" + random_alnum(32), .created_at = unix_now(), .model = started.model,
+                       .request_fields = response_request_fields(body, request.store)};
+  if (request.chat.stream)
+    return {.events = std::make_shared<ResponseEventStream>(std::move(request), std::move(started.run), std::move(env),
+                                                            store)};
+  const std::vector<ChoiceOutput> choices = collect_choices(*started.run, client);
+  const ChatAnswer answer = parse_chat_answer(request.chat, choices.at(0).text);
+  const bool incomplete = choices[0].finish_reason == FinishReason::kLength;
+  if (request.store) {
+    request.conversation.push_back(assistant_message(answer.content, answer.tool_calls));
+    store->put(env.id, std::move(request.conversation));
+  }
+  const ResponseState state{.status = incomplete ? "incomplete" : "completed",
+                            .output = output_items(answer, incomplete),
+                            .usage = responses_usage_json(started.run->usage())};
+  return {.body = dump_json(response_json(env, state))};
+}
+
+}  // namespace strata::server

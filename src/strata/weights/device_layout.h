@@ -1,0 +1,21 @@
+// Block-quantized rows as the CUDA kernels read them. On the host a row is blocks of codes with
+// their scale (BlockF8B128, BlockQ8_0); on the device it is the row's k codes, then its scales,
+// so codes load 16 bytes at a time. A row has the same size in both, so row slices still work;
+// the CUDA backend's host copies convert (ops/cuda/quant_layout.cuh reads the device form).
+#pragma once
+
+#include <cstdint>
+
+#include "strata/core/dtype.h"
+
+namespace strata {
+
+// kF8_E4M3_B128 (f32 scale per 128) and kQ8_0 (f16 scale per 32) have a device layout.
+bool has_device_layout(DType dtype);
+
+// `rows` rows of k values of `dtype` from the host layout at src to the device layout at dst.
+void to_device_layout(DType dtype, const void* src, int64_t rows, int64_t k, void* dst);
+// And back.
+void from_device_layout(DType dtype, const void* src, int64_t rows, int64_t k, void* dst);
+
+}  // namespace strata
