@@ -7,7 +7,6 @@
 #include <string>
 
 #include "strata/core/error.h"
-#include "strata/core/parallel.h"
 #include "strata/weights/quant_blocks.h"
 
 namespace strata {
@@ -51,34 +50,6 @@ void quantize_row_fp8_b128(const float* src, int64_t k, void* dst) {
     for (int j = 0; j < kFp8Block; ++j) block.qs[j] = block.d > 0.f ? f32_to_fp8_e4m3(x[j] / block.d) : 0;
     std::memcpy(out + b * sizeof(BlockF8B128), &block, sizeof(block));
   }
-}
-
-void fp8_b128_to_device_layout(const void* src, int64_t rows, int64_t k, void* dst) {
-  const int64_t blocks = k / kFp8Block, row_bytes = blocks * static_cast<int64_t>(sizeof(BlockF8B128));
-  parallel_for(rows, 256, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const auto* in = reinterpret_cast<const BlockF8B128*>(static_cast<const char*>(src) + r * row_bytes);
-      char* out = static_cast<char*>(dst) + r * row_bytes;
-      for (int64_t b = 0; b < blocks; ++b) {
-        std::memcpy(out + b * kFp8Block, in[b].qs, kFp8Block);
-        std::memcpy(out + k + 4 * b, &in[b].d, 4);
-      }
-    }
-  });
-}
-
-void fp8_b128_from_device_layout(const void* src, int64_t rows, int64_t k, void* dst) {
-  const int64_t blocks = k / kFp8Block, row_bytes = blocks * static_cast<int64_t>(sizeof(BlockF8B128));
-  parallel_for(rows, 256, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const char* in = static_cast<const char*>(src) + r * row_bytes;
-      auto* out = reinterpret_cast<BlockF8B128*>(static_cast<char*>(dst) + r * row_bytes);
-      for (int64_t b = 0; b < blocks; ++b) {
-        std::memcpy(out[b].qs, in + b * kFp8Block, kFp8Block);
-        std::memcpy(&out[b].d, in + k + 4 * b, 4);
-      }
-    }
-  });
 }
 
 }  // namespace strata

@@ -23,10 +23,4 @@ bool fp8_quantizable(std::string_view name, const Shape& shape);
 // largest magnitude / 448 and values are x / scale rounded to nearest even (as the GPU does).
 void quantize_row_fp8_b128(const float* src, int64_t k, void* dst);
 
-// kF8_E4M3_B128 rows between the host layout (BlockF8B128 after BlockF8B128) and the device
-// layout the CUDA kernels read (a row's k codes, then its k / 128 scales; ops/cuda/fp8.cuh).
-// A row has the same size in both.
-void fp8_b128_to_device_layout(const void* src, int64_t rows, int64_t k, void* dst);
-void fp8_b128_from_device_layout(const void* src, int64_t rows, int64_t k, void* dst);
-
 }  // namespace strata

@@ -7,7 +7,7 @@
 #include "strata/backend/backend.h"
 #include "strata/backend/cuda/cuda_check.h"
 #include "strata/core/error.h"
-#include "strata/weights/fp8.h"
+#include "strata/weights/device_layout.h"
 
 namespace strata {
 namespace {
@@ -70,30 +70,30 @@ class CudaBackend final : public Backend {
 
   void copy(const Tensor& dst, const Tensor& src) override {
     STRATA_CHECK(dst.nbytes() == src.nbytes());
-    if (src.dtype() == DType::kF8_E4M3_B128 && dst.device().is_cpu() != src.device().is_cpu())
-      return copy_fp8(dst, src);
+    if (has_device_layout(src.dtype()) && dst.device().is_cpu() != src.device().is_cpu())
+      return copy_converting_layout(dst, src);
     STRATA_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDefault,
                                       stream_));
     if (dst.device().is_cpu()) STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // FP8 rows change layout between host and device (weights/fp8.h), through a host copy.
-  void copy_fp8(const Tensor& dst, const Tensor& src) {
+  // Block-quantized rows change layout between host and device (weights/device_layout.h).
+  void copy_converting_layout(const Tensor& dst, const Tensor& src) {
     const int64_t k = src.dim(src.rank() - 1), rows = src.numel() / k;
     std::vector<char> staging(static_cast<size_t>(src.nbytes()));
     if (dst.device().is_cpu()) {
       STRATA_CUDA_CHECK(cudaMemcpyAsync(staging.data(), src.data(), src.nbytes(), cudaMemcpyDefault, stream_));
       STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      return fp8_b128_from_device_layout(staging.data(), rows, k, dst.data());
+      return from_device_layout(src.dtype(), staging.data(), rows, k, dst.data());
     }
-    fp8_b128_to_device_layout(src.data(), rows, k, staging.data());
+    to_device_layout(src.dtype(), src.data(), rows, k, staging.data());
     STRATA_CUDA_CHECK(cudaMemcpyAsync(dst.data(), staging.data(), src.nbytes(), cudaMemcpyDefault, stream_));
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   void copy_async(const Tensor& dst, const Tensor& src) override {
     STRATA_CHECK(dst.nbytes() == src.nbytes());
-    STRATA_CHECK(src.dtype() != DType::kF8_E4M3_B128 || dst.device().is_cpu() == src.device().is_cpu());
+    STRATA_CHECK(!has_device_layout(src.dtype()) || dst.device().is_cpu() == src.device().is_cpu());
     STRATA_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDefault, stream_));
   }
 
