@@ -197,7 +197,7 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
       for (const auto& [name, variant] : variants)
         report(name, time_ms(timer, [&] { cuda::warp_gemv(args, cuda::current_stream(), variant); }), bytes);
     report("fp8-op", time_ms(timer, [&] { ops::linear(x, w8, Tensor(), out); }), fp8_bytes);
-    const cuda::Fp8GemvArgs fp8{.x = x.data(), .weight = w8.data(), .out = out.data(), .out_dtype = s.out_dtype,
+    const cuda::QuantGemvArgs fp8{.x = x.data(), .weight = w8.data(), .out = out.data(), .out_dtype = s.out_dtype,
                                 .m = m, .n = s.n, .k = s.k};
     const std::pair<const char*, cuda::Fp8GemvVariant> fp8_variants[] = {
         {"fp8-f2u8", cuda::Fp8GemvVariant::kRows2Unroll8}, {"fp8-f1u16", cuda::Fp8GemvVariant::kRows1Unroll16},

@@ -86,20 +86,7 @@ TEST_F(CudaFp8Linear, LinearMatchesCpuFromOneRowToPrefill) {
 TEST_F(CudaFp8Linear, GatedInputAndAccumulateMatchCpu) {
   const int64_t n = 2048, k = 5632;
   const Tensor w = quantized_host(random_rounded({n, k}, 720, -0.05f, 0.05f)), gw = gpu_copy(w);
-  for (const int64_t m : {1, 4, 8, 13, 24, 33}) {
-    const Tensor x = random_rounded({m, 2 * k}, 721 + m, -3.f, 3.f), gx = gpu_bf16(x);
-    const Tensor residual = random_rounded({m, n}, 730 + m, -4.f, 4.f);
-    Tensor ref = Tensor::host(DType::kF32, {m, n});
-    std::memcpy(ref.data(), residual.data(), static_cast<size_t>(residual.numel()) * sizeof(float));
-    ops::linear(x, w, Tensor(), ref,
-                {.gated_input = ops::Activation::kSilu, .gated_scratch = Tensor::host(DType::kF32, {m, k}),
-                 .accumulate = true});
-    Tensor out = gpu_bf16(residual);
-    ops::linear(gx, gw, Tensor(), out,
-                {.gated_input = ops::Activation::kSilu, .gated_scratch = poisoned(DType::kBF16, {m, k}),
-                 .accumulate = true});
-    expect_close(*gpu_, out, ref, kBf16Tolerance, "gated accumulate m=" + std::to_string(m));
-  }
+  for (const int64_t m : {1, 4, 8, 13, 24, 33}) expect_gated_accumulate_matches(w, gw, m, 721 + m);
 }
 
 #if defined(STRATA_WITH_CUDA)

@@ -5,6 +5,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/parallel.h"
+#include "strata/ops/linear.h"
 
 namespace strata::test {
 
@@ -77,6 +78,22 @@ Tensor CudaOpTest::poisoned(DType dtype, Shape shape) {
   Tensor t = gpu_->empty(dtype, shape);
   gpu_->fill_bytes(t, 0xFF);
   return t;
+}
+
+void CudaOpTest::expect_gated_accumulate_matches(const Tensor& weight, const Tensor& gpu_weight, int64_t m,
+                                                 uint64_t seed) {
+  const int64_t n = weight.dim(0), k = weight.dim(1);
+  const Tensor x = random_rounded({m, 2 * k}, seed, -3.f, 3.f), gx = gpu_bf16(x);
+  const Tensor residual = random_rounded({m, n}, seed + 1, -4.f, 4.f);
+  Tensor ref = Tensor::host(DType::kF32, {m, n});
+  std::memcpy(ref.data(), residual.data(), static_cast<size_t>(residual.numel()) * sizeof(float));
+  ops::linear(x, weight, Tensor(), ref,
+              {.gated_input = ops::Activation::kSilu, .gated_scratch = Tensor::host(DType::kF32, {m, k}),
+               .accumulate = true});
+  Tensor out = gpu_bf16(residual);
+  ops::linear(gx, gpu_weight, Tensor(), out,
+              {.gated_input = ops::Activation::kSilu, .gated_scratch = poisoned(DType::kBF16, {m, k}), .accumulate = true});
+  expect_close(*gpu_, out, ref, kBf16Tolerance, "gated accumulate m=" + std::to_string(m));
 }
 
 }  // namespace strata::test

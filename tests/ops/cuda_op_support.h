@@ -40,6 +40,9 @@ class CudaOpTest : public ::testing::Test {
   Tensor gpu_copy(const Tensor& host) { return gpu_->from_host(host); }
   // Device tensor filled with 0xFF bytes (NaN in bf16 and f32) for the kernel to overwrite.
   Tensor poisoned(DType dtype, Shape shape);
+  // The down projection [n, k] reading act(gate) * up from m rows of [2k] and adding into a
+  // residual: `weight` (host, any dtype the CPU linear reads) against `gpu_weight`.
+  void expect_gated_accumulate_matches(const Tensor& weight, const Tensor& gpu_weight, int64_t m, uint64_t seed);
 
   std::unique_ptr<Backend> gpu_;
 };

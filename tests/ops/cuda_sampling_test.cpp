@@ -92,8 +92,9 @@ void run_case(Backend& gpu, int64_t num_rows, int64_t num_logits, int64_t vocab,
       EXPECT_EQ(top_ids.data_as<int32_t>()[at], cpu.top_ids.data_as<int32_t>()[at]) << "row " << r << " top " << j;
       EXPECT_NEAR(top_lps.data_as<float>()[at], cpu.top_logprobs.data_as<float>()[at], 1e-4) << "row " << r;
     }
-    if (b.rows[r].num_top_logprobs < kMaxTopLogprobs)
+    if (b.rows[r].num_top_logprobs < kMaxTopLogprobs) {
       EXPECT_EQ(top_ids.data_as<int32_t>()[r * kMaxTopLogprobs + b.rows[r].num_top_logprobs], -1) << "row " << r;
+    }
   }
   EXPECT_GE(static_cast<double>(same), 0.995 * static_cast<double>(num_rows))
       << same << " of " << num_rows << " rows agree (vocab " << vocab << ")";

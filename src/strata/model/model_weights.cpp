@@ -167,6 +167,21 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
   return backend_.device().is_cpu() ? host : backend_.from_host(host);
 }
 
+namespace {
+
+// 2-D FP8 and Q8_0 weights stay quantized on the GPU (the CUDA linear reads them), except
+// embedding tables, which the embedding lookup reads as bf16.
+bool stays_quantized_on_gpu(const WeightInfo& info) {
+  if (info.shape.rank != 2) return false;
+  if (info.dtype == DType::kF8_E4M3_B128) return true;
+  const std::string_view name = info.name;
+  const bool embedding = name.find("embed_tokens") != std::string_view::npos ||
+                         name.find("embeddings") != std::string_view::npos || name.find("wte") != std::string_view::npos;
+  return info.dtype == DType::kQ8_0 && !embedding;
+}
+
+}  // namespace
+
 Tensor ModelWeights::load(const WeightInfo& info, bool keep_fp8) const {
   const int64_t numel = info.shape.numel();
   num_parameters_ += numel;
@@ -174,7 +189,7 @@ Tensor ModelWeights::load(const WeightInfo& info, bool keep_fp8) const {
   if (shapes_only_) return Tensor::view(nullptr, info.dtype, info.shape);
   if (backend_.device().is_cpu())
     return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
-  if (info.dtype == DType::kF8_E4M3_B128 && keep_fp8 && info.shape.rank == 2)
+  if (keep_fp8 && stays_quantized_on_gpu(info))
     return backend_.from_host(Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape));
   // GPU weights are bf16: widen on the host in row chunks, narrow, copy.
   Tensor host = Tensor::host(DType::kBF16, info.shape);

@@ -1,6 +1,6 @@
 // ModelWeights: named weights as tensors on the model's device. On the CPU they are views
-// of the mmap'd files (no copy); on a GPU they are copied over in bf16, except FP8 weights
-// of 2-D linears, which stay FP8 (kF8_E4M3_B128: the CUDA linear reads them). Without a source
+// of the mmap'd files (no copy); on a GPU they are copied over in bf16, except FP8 and Q8_0
+// weights of 2-D linears, which stay as they are (the CUDA linear reads them). Without a source
 // (`--load-format dummy`) every requested tensor is made up: random values of the right
 // shape, from a fixed seed (dummy_fill.h; identical bf16 values on host and GPU).
 #pragma once
@@ -63,7 +63,7 @@ class ModelWeights {
   Backend& backend() const { return backend_; }
 
  private:
-  // keep_fp8: an FP8 weight stays FP8 on a GPU (2-D linears); else it is widened to bf16.
+  // keep_fp8: a 2-D FP8 or Q8_0 linear weight stays quantized on a GPU; else it is widened to bf16.
   Tensor load(const WeightInfo& info, bool keep_fp8 = true) const;
   Tensor concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes, bool keep_fp8) const;
   bool dummy_fp8(const std::string& name, const Shape& shape) const;

@@ -139,20 +139,20 @@ void launch(const Params& params, int rows, Fp8GemvVariant variant, cudaStream_t
 }
 
 // Two rows a warp where that still gives every SM two blocks; else one, for more blocks.
-Fp8GemvVariant auto_variant(const Fp8GemvArgs& args) {
+Fp8GemvVariant auto_variant(const QuantGemvArgs& args) {
   return ceil_div(args.n, 2 * kWarps) >= 2 * num_sms() ? Fp8GemvVariant::kRows2Unroll8 : Fp8GemvVariant::kRows1Unroll16;
 }
 
 }  // namespace
 
-bool fp8_gemv_supported(const Fp8GemvArgs& args) {
+bool fp8_gemv_supported(const QuantGemvArgs& args) {
   auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
   return args.m >= 1 && args.m <= kFp8GemvMaxRows && args.k > 0 && args.k % kFp8Block == 0 &&
          aligned(args.x, 16) && aligned(args.weight, 4) &&
          (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
-void fp8_gemv(const Fp8GemvArgs& args, cudaStream_t stream, Fp8GemvVariant variant) {
+void fp8_gemv(const QuantGemvArgs& args, cudaStream_t stream, Fp8GemvVariant variant) {
   if (args.n == 0) return;
   STRATA_CHECK(fp8_gemv_supported(args));
   Params params{.x = static_cast<const uint4*>(args.x), .weight = static_cast<const uint8_t*>(args.weight),

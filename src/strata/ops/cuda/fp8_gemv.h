@@ -17,7 +17,7 @@ enum class Fp8GemvVariant : uint8_t { kAuto, kRows2Unroll8, kRows1Unroll16, kRow
 
 constexpr int64_t kFp8GemvMaxRows = 8;
 
-struct Fp8GemvArgs {
+struct QuantGemvArgs {
   const void* x = nullptr;       // [M, K] bf16, or [M, 2K] gate | up with gated_input
   const void* weight = nullptr;  // [N, K] fp8_b128
   const void* bias = nullptr;    // [N] bf16 or null
@@ -30,7 +30,7 @@ struct Fp8GemvArgs {
 
 // M <= 8, K a multiple of 128 (x staged in K tiles of up to 96 KB), 16-byte aligned x,
 // 4-byte aligned weight, bf16 or f32 out.
-bool fp8_gemv_supported(const Fp8GemvArgs& args);
-void fp8_gemv(const Fp8GemvArgs& args, cudaStream_t stream, Fp8GemvVariant variant = Fp8GemvVariant::kAuto);
+bool fp8_gemv_supported(const QuantGemvArgs& args);
+void fp8_gemv(const QuantGemvArgs& args, cudaStream_t stream, Fp8GemvVariant variant = Fp8GemvVariant::kAuto);
 
 }  // namespace strata::cuda

@@ -18,8 +18,8 @@ enum class Fp8MmaGemvVariant : uint8_t { kAuto, kWarps8, kWarps4, kWarps2 };
 
 // M <= 32, K a multiple of 256, x without a gated input (the caller applies act(gate) * up),
 // 16-byte aligned x, 8-byte aligned weight rows (16 where K % 512 == 0), bf16 or f32 out.
-bool fp8_mma_gemv_supported(const Fp8GemvArgs& args);
-void fp8_mma_gemv(const Fp8GemvArgs& args, cudaStream_t stream,
+bool fp8_mma_gemv_supported(const QuantGemvArgs& args);
+void fp8_mma_gemv(const QuantGemvArgs& args, cudaStream_t stream,
                   Fp8MmaGemvVariant variant = Fp8MmaGemvVariant::kAuto);
 
 // MoE experts in pair order: out[p] = x[p / pairs_per_x] @ dequant(weights[expert_ids[p]])^T.

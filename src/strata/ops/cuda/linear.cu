@@ -1,8 +1,8 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 weights: 1-32 rows on the tensor cores
-// (fp8_mma_gemv.h; K a multiple of 256, else up to 8 rows on the CUDA cores, fp8_gemv.h), more
-// through a bf16 widening.
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 and Q8_0 weights: 1-32 rows on the
+// tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h; FP8 with K not a multiple of 256: up to 8 rows on
+// the CUDA cores, fp8_gemv.h), more through a bf16 widening.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
@@ -11,6 +11,7 @@
 #include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
+#include "strata/ops/cuda/q8_0_mma_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #include "strata/ops/activation.h"
 #include "strata/ops/linear.h"
@@ -26,7 +27,7 @@ namespace {
 
 void check_dtypes(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
   if (x.dtype() != DType::kBF16) unsupported_dtype("linear x", x.dtype());
-  if (weight.dtype() != DType::kBF16 && weight.dtype() != DType::kF8_E4M3_B128)
+  if (weight.dtype() != DType::kBF16 && weight.dtype() != DType::kF8_E4M3_B128 && weight.dtype() != DType::kQ8_0)
     unsupported_dtype("linear weight", weight.dtype());
   if (bias.defined() && bias.dtype() != DType::kBF16) unsupported_dtype("linear bias", bias.dtype());
   if (out.dtype() != DType::kBF16 && out.dtype() != DType::kF32) unsupported_dtype("linear out", out.dtype());
@@ -46,14 +47,16 @@ void dense_product(const Tensor& x, const Tensor& weight, const Tensor& bias, co
             current_stream());
 }
 
-// FP8 weight [N, K]: up to 32 rows stream it; more rows multiply its bf16 widening, made in
-// scratch that only grows (captured graphs keep its pointer; the runner warms shapes first).
-void fp8_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
-                 const ops::LinearOptions& options) {
-  Fp8GemvArgs args{.x = x.data(), .weight = weight.data(), .bias = bias.defined() ? bias.data() : nullptr,
-                   .out = out.data(), .out_dtype = out.dtype(), .m = x.dim(0), .n = weight.dim(0),
-                   .k = weight.dim(1), .gated_input = options.gated_input, .accumulate = options.accumulate};
-  if (args.k % kFp8MmaGemvKMultiple != 0 && fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
+// Block-quantized weight [N, K] (FP8, Q8_0): up to 32 rows stream it; more rows multiply its
+// bf16 widening, made in scratch that only grows (captured graphs keep its pointer; the runner
+// warms shapes first).
+void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                       const ops::LinearOptions& options) {
+  const bool fp8 = weight.dtype() == DType::kF8_E4M3_B128;
+  QuantGemvArgs args{.x = x.data(), .weight = weight.data(), .bias = bias.defined() ? bias.data() : nullptr,
+                     .out = out.data(), .out_dtype = out.dtype(), .m = x.dim(0), .n = weight.dim(0),
+                     .k = weight.dim(1), .gated_input = options.gated_input, .accumulate = options.accumulate};
+  if (fp8 && args.k % kFp8MmaGemvKMultiple != 0 && fp8_gemv_supported(args)) return fp8_gemv(args, current_stream());
   Tensor product_x = x;  // [M, K]: act(gate) * up where the input is gated
   if (options.gated_input) {
     cuda::gated_activation_halves(x, options.gated_scratch, *options.gated_input);
@@ -61,10 +64,15 @@ void fp8_product(const Tensor& x, const Tensor& weight, const Tensor& bias, cons
     args.x = product_x.data();
     args.gated_input.reset();
   }
-  if (fp8_mma_gemv_supported(args)) return fp8_mma_gemv(args, current_stream());
+  if (fp8 && fp8_mma_gemv_supported(args)) return fp8_mma_gemv(args, current_stream());
+  if (!fp8 && q8_0_mma_gemv_supported(args)) return q8_0_mma_gemv(args, current_stream());
   static DeviceScratch scratch;
   void* widened = scratch.get(weight.numel() * 2);
-  dequantize_fp8_b128_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);
+  if (fp8) {
+    dequantize_fp8_b128_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);
+  } else {
+    dequantize_q8_0_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);
+  }
   const Tensor bf16_weight = Tensor::view(widened, DType::kBF16, weight.shape(), weight.device());
   dense_product(product_x, bf16_weight, bias, out, options.accumulate);
 }
@@ -73,7 +81,7 @@ void fp8_product(const Tensor& x, const Tensor& weight, const Tensor& bias, cons
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
   check_dtypes(x, weight, bias, out);
-  if (weight.dtype() == DType::kF8_E4M3_B128) return fp8_product(x, weight, bias, out, {});
+  if (weight.dtype() != DType::kBF16) return quantized_product(x, weight, bias, out, {});
   dense_product(x, weight, bias, out, false);
 }
 
@@ -82,7 +90,7 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Ten
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
             const ops::LinearOptions& options) {
   check_dtypes(x, weight, bias, out);
-  if (weight.dtype() == DType::kF8_E4M3_B128) return fp8_product(x, weight, bias, out, options);
+  if (weight.dtype() != DType::kBF16) return quantized_product(x, weight, bias, out, options);
   if (!options.gated_input) return dense_product(x, weight, bias, out, options.accumulate);
   const GroupedGemmArgs args{.x = x.data(), .weight = weight.data(), .offsets = nullptr, .out = out.data(),
                              .out_dtype = out.dtype(), .num_experts = 1, .m = x.dim(0), .n = weight.dim(0),

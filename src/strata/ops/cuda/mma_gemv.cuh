@@ -1,0 +1,160 @@
+// The skeleton of the tensor-core GEMVs over block-quantized weights (FP8, Q8_0): block b of W
+// warps owns weight rows [16b, 16b + 16); warp w takes 128-column units w, w + W, ...; the warps'
+// sums meet in shared memory last. x is read where it lies (it stays in L1 while the weights
+// stream past). A Format widens its codes to bf16 in registers for mma.sync m16n8k16 (x rows are
+// the 8, 16 or 32 columns) and scales each block's partial sums per row in f32.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/pdl.cuh"
+
+namespace strata::cuda::mma_gemv {
+
+using bf16 = __nv_bfloat16;
+constexpr int kTileRows = 16;                      // weight rows per block: the mma's m
+constexpr int64_t kUnitCols = 128;                 // columns a warp takes at a time
+constexpr float kUnscale = 5.192296858534828e33f;  // 2^112, see f16x2_to_bf16x2_scaled
+
+struct Params {
+  const bf16* x;          // [M, K]; with experts [pairs / pairs_per_x, K], one row a pair
+  const uint8_t* weight;  // [N, row bytes] in the device layout (weights/device_layout.h); [E, N, ..] with experts
+  const bf16* bias;       // [N] or null
+  void* out;              // [M, N]; with experts [pairs, N]
+  int64_t n, k, units;    // units = K / 128
+  int rows;
+  bool accumulate;
+  const int32_t* expert_ids = nullptr;  // [pairs]: block row y multiplies pair y by its expert
+  int64_t pairs_per_x = 1;
+};
+
+// f16x2 bits of normal values or zeros as bf16x2 of the values times 2^-112: f16's bits shifted
+// into bf16's fields keep sign and mantissa (exponent bias 15 read as 127). Exact when the f16
+// mantissas have at most 7 significant bits (e4m3 codes, int8 values).
+__device__ __forceinline__ uint32_t f16x2_to_bf16x2_scaled(uint32_t bits) {
+  return (bits & 0x80008000u) | ((bits >> 3) & 0x0fff0fffu);
+}
+
+// d += A (16 x 16, rows g / g + 8) * B (16 x 8, column g), f32 accumulation.
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint2 b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+
+// 16 bytes at `at`: one load where rows are 16-byte aligned, else two 8-byte loads.
+template <bool kWide>
+__device__ __forceinline__ uint4 load16(const uint8_t* at) {
+  if constexpr (kWide) return __ldcs(reinterpret_cast<const uint4*>(at));
+  const uint2 a = __ldcs(reinterpret_cast<const uint2*>(at)), b = __ldcs(reinterpret_cast<const uint2*>(at + 8));
+  return uint4{a.x, a.y, b.x, b.y};
+}
+
+__device__ __forceinline__ uint32_t word(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// x row `token` (zeros past M), 8 bf16 from column `col`.
+__device__ __forceinline__ uint4 load_x(const Params& p, int token, int64_t col) {
+  return token < p.rows ? __ldg(reinterpret_cast<const uint4*>(p.x + token * p.k + col)) : uint4{};
+}
+
+// The warps' sums [W][16][8 * NT] into out rows < M.
+template <int NT, int W, typename Tout>
+__device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT][4], int warp, int g, int t,
+                                          float* sums) {
+  constexpr int kCols = 8 * NT;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    float* lo = sums + (warp * kTileRows + g) * kCols + nt * 8 + 2 * t;
+    lo[0] = acc[nt][0];
+    lo[1] = acc[nt][1];
+    lo[8 * kCols] = acc[nt][2];
+    lo[8 * kCols + 1] = acc[nt][3];
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kTileRows * kCols; i += W * 32) {
+    const int r = i % kTileRows, token = i / kTileRows;
+    const int64_t out_row = static_cast<int64_t>(blockIdx.x) * kTileRows + r;
+    if (token >= p.rows || out_row >= p.n) continue;
+    float v = 0.f;
+    for (int w = 0; w < W; ++w) v += sums[(w * kTileRows + r) * kCols + token];
+    if (p.bias != nullptr) v += __bfloat162float(p.bias[out_row]);
+    Tout* dst = static_cast<Tout*>(p.out) + token * p.n + out_row;
+    if (p.accumulate) v += to_f32(*dst);
+    *dst = from_f32<Tout>(v);
+  }
+}
+
+// Pair blockIdx.y's expert weights, x row and out row (its expert id is written by routing).
+template <typename Format, typename Tout>
+__device__ __forceinline__ void select_pair(Params& p) {
+  const int64_t pair = blockIdx.y;
+  p.weight += p.expert_ids[pair] * p.n * Format::row_bytes(p.k);
+  p.x += pair / p.pairs_per_x * p.k;
+  p.out = static_cast<Tout*>(p.out) + pair * p.n;
+}
+
+// Format: Load (a 128-column unit of rows g and g + 8 as lane t holds it), load<kWide>(p, row,
+// unit, t, Load&), product<NT>(p, Load, unit, g, t, acc) and row_bytes(k).
+template <typename Format, int NT, int W, bool kWide, typename Tout>
+__global__ void __launch_bounds__(W * 32) kernel(Params p) {
+  __shared__ float sums[W * kTileRows * 8 * NT];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kTileRows + g;
+  float acc[NT][4] = {};
+  typename Format::Load first, second;
+  if (p.expert_ids == nullptr) {
+    if (warp < p.units) Format::template load<kWide>(p, row, warp, t, first);  // before the wait: weights are ready
+    wait_for_previous_kernel();
+  } else {
+    wait_for_previous_kernel();
+    select_pair<Format, Tout>(p);
+    if (warp < p.units) Format::template load<kWide>(p, row, warp, t, first);
+  }
+  for (int64_t u = warp; u < p.units; u += 2 * W) {
+    const bool two = u + W < p.units;
+    if (two) Format::template load<kWide>(p, row, u + W, t, second);
+    Format::template product<NT>(p, first, u, g, t, acc);
+    if (u + 2 * W < p.units) Format::template load<kWide>(p, row, u + 2 * W, t, first);
+    if (two) Format::template product<NT>(p, second, u + W, g, t, acc);
+  }
+  allow_next_kernel();
+  write_out<NT, W, Tout>(p, acc, warp, g, t, sums);
+}
+
+template <typename Format, int NT, int W, typename Tout>
+void launch_shape(const Params& p, unsigned pairs, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, kTileRows)), pairs);
+  if (Format::row_bytes(p.k) % 16 == 0)
+    return launch_dependent(kernel<Format, NT, W, true, Tout>, grid, dim3(W * 32), 0, stream, p);
+  launch_dependent(kernel<Format, NT, W, false, Tout>, grid, dim3(W * 32), 0, stream, p);
+}
+
+template <typename Format, int W, typename Tout>
+void launch_rows(const Params& p, unsigned pairs, cudaStream_t stream) {
+  if (p.rows <= 8) return launch_shape<Format, 1, W, Tout>(p, pairs, stream);
+  if (p.rows <= 16) return launch_shape<Format, 2, W, Tout>(p, pairs, stream);
+  launch_shape<Format, 4, W, Tout>(p, pairs, stream);
+}
+
+// warps: 8, 4 or 2 a block; pairs: 1, or the (token, expert) pairs with p.expert_ids.
+template <typename Format, typename Tout>
+void launch(const Params& p, unsigned pairs, int warps, cudaStream_t stream) {
+  if (warps == 4) return launch_rows<Format, 4, Tout>(p, pairs, stream);
+  if (warps == 2) return launch_rows<Format, 2, Tout>(p, pairs, stream);
+  launch_rows<Format, 8, Tout>(p, pairs, stream);
+}
+
+// 32 columns with short rows: 4 warps a block (FP8 gate|up 90 us against 119 at 8, H200); else 8.
+inline int auto_warps(int64_t rows, int64_t units) { return rows > 16 && units <= 64 ? 4 : 8; }
+
+inline bool aligned(const void* ptr, uintptr_t to) { return reinterpret_cast<uintptr_t>(ptr) % to == 0; }
+
+}  // namespace strata::cuda::mma_gemv
