@@ -2,7 +2,7 @@
 # On the GPU machine, after run_all.sh has unpacked Strata's binaries (any mode): writes a
 # random-weight GGUF of real shapes and runs llama.cpp's llama-bench and Strata's
 # gpu_decode_bench on that same file. Needs .device-carry/ (carried) with llamacpp.tar.xz,
-# gguf_dummy.py and gguf-py/ from ../shared/peers.
+# gguf_dummy.py and gguf-py/ from ../shared/peers and configs/ARCH/ from the fixtures.
 #   bench/gpu/gguf_peer.sh OUTDIR [TYPE=q8_0] [ARCH=llama-3.1-8b]
 set -uo pipefail
 OUT=${1:?usage: gguf_peer.sh OUTDIR [TYPE] [ARCH]}
@@ -17,7 +17,7 @@ LCP=/tmp/lcp-bin
   python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall("/tmp")' "$CARRY/llamacpp.tar.xz"
 FILE=/tmp/strata-peer-$ARCH-$TYPE.gguf
 [ -s "$FILE" ] || PYTHONPATH="$CARRY/gguf-py" python3 "$CARRY/gguf_dummy.py" --out "$FILE" --arch "$ARCH" \
-  --type "$TYPE" --workers "$(nproc)" > "$OUT/gen.log" 2>&1
+  --config "$CARRY/configs/$ARCH/config.json" --type "$TYPE" --workers "$(nproc)" > "$OUT/gen.log" 2>&1
 ls -la "$FILE" | tee -a "$OUT/gen.log"
 LD_LIBRARY_PATH="$LCP:/usr/local/cuda/lib64:$CUDA_LIBS" timeout 200 "$LCP/llama-bench" -m "$FILE" -ngl 99 -fa 1 \
   -p 512 -n 128 -r 3 -o md > "$OUT/llamacpp.md" 2>"$OUT/llamacpp.err"
