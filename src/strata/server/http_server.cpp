@@ -17,6 +17,7 @@
 #include "strata/server/openai_objects.h"
 #include "strata/server/text_completion.h"
 #include "strata/server/tokenize_endpoints.h"
+#include "strata/server/ui_route.h"
 
 namespace strata::server {
 namespace {
@@ -124,6 +125,8 @@ std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request
 }
 
 std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request) const {
+  if (options_.ui)  // before the key: the page is public, its API calls are not
+    if (std::optional<HttpResponse> page = ui_response(request)) return page;
   const Route* route = find_route(request.path);
   const std::string* authorization = request.header("authorization");
   if ((route == nullptr || !route->open) && !options_.api_key.empty() &&
