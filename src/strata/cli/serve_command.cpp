@@ -277,6 +277,7 @@ void run_serve(ServeFlags flags) {
   const int port = http.bind();
   fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
              flags.server.host, port);
+  if (flags.server.ui) fmt::print("chat page: http://{}:{}/\n", flags.server.host, port);
   std::fflush(stdout);
   {
     ShutdownWatcher watcher(http, engine);
