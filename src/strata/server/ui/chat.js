@@ -177,7 +177,7 @@ async function streamAnswer(body, apiKey, answer, el) {
 function wire() {
   $("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
   $("prompt").addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
   });
   $("stop").addEventListener("click", () => controller?.abort());
   $("new-chat").addEventListener("click", () => select(null));
