@@ -1,6 +1,7 @@
 """The chat page in a real headless Chromium (selenium) against `strata serve` with SmolLM2:
 an answer streams in and shows its speed, Stop ends a long answer (the server cancels it and
-stays healthy), conversations survive a reload, and the Markdown renderer escapes model output.
+stays healthy), conversations survive a reload, the Markdown renderer escapes model output,
+thinking shows collapsed, the API key field and the model picker (LoRA adapters too) work.
 Screenshots go to a temp folder the test prints. Skips only when chromium is not installed."""
 import re
 import shutil
@@ -181,3 +182,11 @@ def test_api_key_field_lets_the_page_list_models(tiny_with_key, browser, shots):
     assert browser.find_element("id", "model").get_attribute("value") == "tiny-qwen"
     assert not error.is_displayed()
     browser.save_screenshot(str(shots / "4-api-key.png"))
+
+
+def test_model_picker_lists_lora_adapters(tiny_lora, browser):
+    open_page(browser, tiny_lora.url)
+    options = browser.execute_script(
+        "return [...document.querySelectorAll('#model option')].map((o) => [o.value, o.textContent]);")
+    assert options == [[tiny_lora.model, tiny_lora.model], ["all_r8", f"all_r8 (LoRA of {tiny_lora.model})"],
+                       ["attn_r4", f"attn_r4 (LoRA of {tiny_lora.model})"]]
