@@ -10,7 +10,8 @@ SUDO=""
 PACKAGES=(cmake ninja-build g++ ccache pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev
   libfmt-dev libpcre2-dev libxxhash-dev libopenblas-dev libgtest-dev libgmock-dev
   libbenchmark-dev libcpp-httplib-dev libssl-dev libutfcpp-dev libicu-dev python3 python3-venv
-  clang libclang-rt-14-dev)  # clang + libFuzzer runtime for scripts/fuzz.sh
+  clang libclang-rt-14-dev  # clang + libFuzzer runtime for scripts/fuzz.sh
+  chromium chromium-driver)  # the chat page's browser test (tests/integration/test_web_chat.py)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

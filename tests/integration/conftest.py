@@ -3,7 +3,7 @@
 Servers: `smol` (the embedded SmolLM2 GGUF from the default cache path; tests skip when it is
 absent), `tiny` (the random-weight Qwen3 fixture, token-id prompts only: fast enough for the
 64-stream tests), and small special-purpose ones (API key, body limit, CORS and ignored unknown
-fields, a Qwen3 folder with a real tokenizer for the tools template). Fixtures come from ../shared/fixtures beside the repo.
+fields, the chat page off, a Qwen3 folder with a real tokenizer for the tools template). Fixtures come from ../shared/fixtures beside the repo.
 """
 import json
 import os
@@ -168,6 +168,14 @@ def tiny_cors():
     """The tiny fixture letting one browser origin in and ignoring unknown request fields."""
     server = Server([str(FIXTURES / "hf" / "qwen3"), "--max-model-len", "128", "--allowed-origins",
                      "http://localhost:3000", "--ignore-unknown-fields"], "tiny_cors")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny_no_ui():
+    """The tiny fixture with the chat page turned off."""
+    server = Server([str(FIXTURES / "hf" / "qwen3"), "--max-model-len", "128", "--no-ui"], "tiny_no_ui")
     yield server
     server.stop()
 

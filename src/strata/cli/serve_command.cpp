@@ -103,6 +103,7 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   cmd.add_option_function<std::string>(
       "--allowed-origins", [&f](const std::string& list) { f.server.allowed_origins = server::parse_allowed_origins(list); },
       "CORS: browser origins allowed to call the API, comma-separated (http://localhost:3000,...), or * (default: none)");
+  cmd.add_flag("!--no-ui", f.server.ui, "do not serve the chat page at GET / (it answers 404 then)");
   cmd.add_flag("--ignore-unknown-fields", f.server.ignore_unknown_fields,
                "ignore request fields no API defines (logged once each) instead of answering 400");
   cmd.add_option_function<std::string>(
@@ -276,6 +277,7 @@ void run_serve(ServeFlags flags) {
   const int port = http.bind();
   fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
              flags.server.host, port);
+  if (flags.server.ui) fmt::print("chat page: http://{}:{}/\n", flags.server.host, port);
   std::fflush(stdout);
   {
     ShutdownWatcher watcher(http, engine);

@@ -19,6 +19,7 @@
 #include "strata/server/responses_endpoint.h"
 #include "strata/server/text_completion.h"
 #include "strata/server/tokenize_endpoints.h"
+#include "strata/server/ui_route.h"
 
 namespace strata::server {
 namespace {
@@ -150,6 +151,8 @@ std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request
 }
 
 std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request) const {
+  if (options_.ui)  // before the key: the page is public, its API calls are not
+    if (std::optional<HttpResponse> page = ui_response(request)) return page;
   const Route* route = find_route(request.path);
   const ErrorShape shape = route != nullptr ? route->errors : ErrorShape::kOpenAi;
   const std::string* authorization = request.header("authorization");

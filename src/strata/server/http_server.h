@@ -44,8 +44,8 @@ class HttpServer {
   bool accepting() const { return serving_ && !draining_; }
 
  private:
-  // On the event loop: the answers that need no worker (CORS preflights, 401, 404, 405,
-  // /health, /metrics, 503 while draining) with their headers; nullopt for the rest.
+  // On the event loop: the answers that need no worker (CORS preflights, the chat page, 401,
+  // 404, 405, /health, /metrics, 503 while draining) with their headers; nullopt for the rest.
   std::optional<http::HttpResponse> answer_inline(const http::HttpRequest& request) const;
   // The same without the headers every answer carries.
   std::optional<http::HttpResponse> route_inline(const http::HttpRequest& request) const;

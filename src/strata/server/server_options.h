@@ -26,6 +26,7 @@ struct ServerOptions {
   int max_connections_per_client = 64;      // from one IP address; more get 503
   std::vector<std::string> allowed_origins; // CORS: browser origins let in, or "*"; empty: CORS off
   bool ignore_unknown_fields = false;       // request fields nobody defines: ignored (logged once) instead of 400
+  bool ui = true;                           // GET / serves the chat page (--no-ui: 404 there)
   ReasoningFormat reasoning_parser = ReasoningFormat::kNone;  // how chat output marks thinking (--reasoning-parser)
 };
 

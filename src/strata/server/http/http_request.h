@@ -42,6 +42,7 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   HeaderList headers;  // extra, e.g. Allow
+  bool omit_body = false;  // HEAD, 304: the headers of the whole answer (its Content-Length), no body bytes
 };
 
 }  // namespace strata::server::http

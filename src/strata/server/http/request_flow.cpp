@@ -58,15 +58,19 @@ bool EventLoop::parse_some(Connection& c, Clock::time_point now) {
 
 void EventLoop::dispatch(Connection& c, HttpRequest request, Clock::time_point now) {
   c.served_any = true;
-  // No route answers HEAD; its refusal carries a body, so the connection cannot be reused.
-  const bool keep_alive = request.keep_alive && !stopping_ && request.method != "HEAD";
+  const bool head = request.method == "HEAD";
+  // HEAD is only answered inline, without the body (a worker's answer would carry one).
+  const bool keep_alive = request.keep_alive && !stopping_;
   std::optional<HttpResponse> answer;
   try {
     answer = handlers_.answer_inline(request);
   } catch (const std::exception& e) {
     answer = error_response(ApiError(500, std::string("internal error: ") + e.what(), "server_error"));
   }
+  if (!answer && head)
+    answer = error_response(ApiError(405, "HEAD is not allowed on " + request.path, "invalid_request_error"));
   if (answer) {
+    answer->omit_body = answer->omit_body || head;
     queue_bytes(c, response_bytes(*answer, keep_alive), now);
     return end_answer(c, keep_alive, now);
   }

@@ -11,6 +11,7 @@ const char* reason_phrase(int status) {
     case 100: return "Continue";
     case 200: return "OK";
     case 204: return "No Content";
+    case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -34,7 +35,7 @@ std::string response_bytes(const HttpResponse& response, bool keep_alive) {
                                 reason_phrase(response.status), response.content_type, response.body.size());
   for (const auto& [name, value] : response.headers) out += fmt::format("{}: {}\r\n", name, value);
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
-  out += response.body;
+  if (!response.omit_body) out += response.body;
   return out;
 }
 
