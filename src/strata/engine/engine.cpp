@@ -79,7 +79,9 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
     fail("the prompt has {} tokens, more than one step takes with chunked prefill off (--max-num-batched-tokens "
          "{}); shorten the prompt, raise --max-num-batched-tokens or drop --no-enable-chunked-prefill",
          prompt_len, options_.max_num_batched_tokens);
-  if (request.max_tokens < 1) fail("max_tokens must be at least 1, got {}", request.max_tokens);
+  if (request.max_tokens < 0) fail("max_tokens must be at least 0, got {}", request.max_tokens);
+  if (request.prompt_logprobs < -1 || request.prompt_logprobs > kMaxPromptLogprobs)
+    fail("prompt_logprobs must be between 0 and {}, got {}", kMaxPromptLogprobs, request.prompt_logprobs);
   if (request.n < 1 || request.n > kMaxChoices) fail("n must be between 1 and {}, got {}", kMaxChoices, request.n);
   if (request.lora_slot < -1 || request.lora_slot >= num_lora_slots_)
     fail("LoRA slot {} does not exist; this engine has {} adapters", request.lora_slot, num_lora_slots_);

@@ -162,6 +162,9 @@ StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>
   STRATA_CHECK(seq.num_pending_tokens <= 1);
   const int32_t known = r.num_tokens - r.num_draft_tokens;  // of token_ids; drafts follow
   const bool reaches_end = seq.num_computed_tokens + known == seq.num_tokens();
+  const LogitsMode logits = r.num_draft_tokens > 0 || wants_prompt_logprobs(seq)
+                                ? LogitsMode::kAll
+                                : (reaches_end ? LogitsMode::kLast : LogitsMode::kNone);
   StepRow row{.seq_id = seq.id,
               .token_ids = {seq.token_ids.begin() + seq.num_computed_tokens,
                             seq.token_ids.begin() + seq.num_computed_tokens + known},
@@ -169,8 +172,7 @@ StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>
               .block_table = seq.block_table,
               .ssm_slot = seq.ssm_slot,
               .keep_intermediates = r.num_draft_tokens > 0 && seq.ssm_slot >= 0,
-              .logits = r.num_draft_tokens > 0 ? LogitsMode::kAll
-                                               : (reaches_end ? LogitsMode::kLast : LogitsMode::kNone),
+              .logits = logits,
               .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1,
               .lora_slot = seq.request->request.lora_slot};
   row.token_ids.insert(row.token_ids.end(), seq.draft_tokens.begin(), seq.draft_tokens.begin() + r.num_draft_tokens);
@@ -202,7 +204,16 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
     seq.num_computed_tokens += plan.rows[i].num_tokens - drafts;  // finish_verify adds the accepted
     register_blocks(seq);
     if (batch.rows()[i].logits == LogitsMode::kNone) continue;
-    const int64_t logits_row = batch.logits_row_offsets()[i];
+    int64_t logits_row = batch.logits_row_offsets()[i];
+    if (drafts == 0 && batch.rows()[i].logits == LogitsMode::kAll) {
+      add_prompt_logprobs(seq, batch.rows()[i], logits.slice_rows(logits_row, logits_row + batch.rows()[i].q_len()));
+      if (seq.num_computed_tokens < seq.num_tokens()) continue;  // a chunk short of the end samples nothing
+      logits_row += batch.rows()[i].q_len() - 1;
+    }
+    if (seq.request->request.max_tokens == 0) {  // echo scoring: the prompt's logprobs were all it wanted
+      finish(seq, FinishReason::kLength, std::nullopt);
+      continue;
+    }
     if (drafts > 0) {
       verifies.push_back({.seq = &seq, .first_task = tasks.size(),
                           .drafts = {seq.draft_tokens.begin(), seq.draft_tokens.begin() + drafts}});
@@ -218,6 +229,25 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
   InFlightStep step{.ticket = batch_sampler_.launch(logits, std::move(tasks)), .verifies = std::move(verifies)};
   add_pending_tokens(step);
   return step;
+}
+
+// Choice 0 alone reports the prompt's logprobs: the other choices share its prefill.
+bool EngineLoop::wants_prompt_logprobs(const Sequence& seq) const {
+  return seq.request->request.prompt_logprobs >= 0 && seq.choice_index == 0 &&
+         seq.request->num_prompt_logprobs + 1 < seq.num_prompt_tokens;
+}
+
+// Copies the row's logits to the host (only these requests pay for it) before sampling
+// biases them in place.
+void EngineLoop::add_prompt_logprobs(Sequence& seq, const StepRow& row, const Tensor& row_logits) {
+  const Tensor host = parts_.runner.backend().to_host(row_logits);
+  output_.add_prompt_logprobs(
+      seq, row_prompt_logprobs({.logits = {host.data_as<const float>(), static_cast<size_t>(host.numel())},
+                                .vocab = host.dim(1),
+                                .prompt_ids = std::span<const int32_t>(seq.token_ids).first(seq.num_prompt_tokens),
+                                .num_computed_tokens = row.num_computed_tokens,
+                                .num_done = seq.request->num_prompt_logprobs,
+                                .num_top = seq.request->request.prompt_logprobs}));
 }
 
 // Every sampled sequence but the verifying ones gets a kPendingToken slot for its sample.

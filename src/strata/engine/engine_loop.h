@@ -92,6 +92,8 @@ class EngineLoop {
   // Queues the plan's forward and sampling; each sampled sequence gets a pending token.
   InFlightStep launch_step(const StepPlan& plan);
   StepRow make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>& snapshots);
+  bool wants_prompt_logprobs(const Sequence& seq) const;
+  void add_prompt_logprobs(Sequence& seq, const StepRow& row, const Tensor& row_logits);
   void add_pending_tokens(InFlightStep& step);
   // Reads the step's samples back and appends them (stop checks, streaming, finishing).
   void finish_step(InFlightStep& step);

@@ -113,10 +113,19 @@ std::vector<uint32_t> OutputProcessor::allowed_tokens(const Sequence& seq) {
   return bits;
 }
 
+void OutputProcessor::add_prompt_logprobs(Sequence& seq, std::vector<PromptLogprob> entries) {
+  if (entries.empty()) return;
+  RequestState& request = *seq.request;
+  request.num_prompt_logprobs += static_cast<int32_t>(entries.size());
+  for (PromptLogprob& entry : entries) request.pending.prompt_logprobs.push_back(std::move(entry));
+  touched_.push_back(seq.request);
+}
+
 std::vector<std::shared_ptr<RequestState>> OutputProcessor::publish() {
   std::vector<std::shared_ptr<RequestState>> finished;
   for (const auto& request : touched_) {
-    if (request->pending.deltas.empty() && !request->pending.finished) continue;
+    if (request->pending.deltas.empty() && request->pending.prompt_logprobs.empty() && !request->pending.finished)
+      continue;
     RequestUpdate update = std::move(request->pending);
     request->pending = {};
     update.num_prompt_tokens = static_cast<int32_t>(request->request.prompt_ids.size());

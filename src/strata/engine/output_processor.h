@@ -43,6 +43,8 @@ class OutputProcessor {
   // The tokens a constrained sequence may sample next (empty when unconstrained): those that
   // extend its grammar, and the end-of-sequence ids where it may end.
   std::vector<uint32_t> allowed_tokens(const Sequence& seq);
+  // Queues prompt logprobs of the request's next prompt positions.
+  void add_prompt_logprobs(Sequence& seq, std::vector<PromptLogprob> entries);
   // Pushes the queued updates; returns the requests that finished with them.
   std::vector<std::shared_ptr<RequestState>> publish();
 

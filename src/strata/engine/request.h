@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/engine/prompt_logprobs.h"
 #include "strata/engine/sampler.h"
 #include "strata/engine/json_schema_grammar.h"
 #include "strata/engine/sampling_params.h"
@@ -36,6 +37,9 @@ struct GenerationRequest {
   bool json_object = false;              // constrain the output to one JSON object, then stop
   std::shared_ptr<const CompiledSchema> json_schema;  // or to this schema (implies json_object)
   std::shared_ptr<const ToolCallFormat> tool_calls;   // or to tool calls in this format (forced)
+  // >= 0: logprobs of the prompt's tokens with this many top tokens each; such a request
+  // skips the prefix cache (a cached prefix has no logits). -1: none.
+  int32_t prompt_logprobs = -1;
 };
 
 // kCancelled: the client cancelled it or the server shut down before it ended ("abort", as
@@ -54,6 +58,7 @@ struct ChoiceDelta {
 
 struct RequestUpdate {
   std::vector<ChoiceDelta> deltas;
+  std::vector<PromptLogprob> prompt_logprobs;  // of prompt positions 1.., in order, each once
   bool finished = false;                 // every choice has finished
   std::string error;                     // set with finished when the request failed
   int32_t num_prompt_tokens = 0;

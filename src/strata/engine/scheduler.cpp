@@ -75,7 +75,8 @@ bool Scheduler::prepare_admission(Sequence& seq) {
     if (!slot) return false;
     seq.ssm_slot = *slot;
   }
-  if (memory_.prefix_cache() != nullptr && seq.num_computed_tokens == 0 && seq.block_table.empty())
+  if (memory_.prefix_cache() != nullptr && seq.num_computed_tokens == 0 && seq.block_table.empty() &&
+      seq.request->request.prompt_logprobs < 0)
     apply_prefix_match(seq);
   return true;
 }

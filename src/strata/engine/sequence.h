@@ -33,6 +33,7 @@ struct RequestState {
   int32_t num_cached_tokens = 0;
   int64_t num_prefix_queries = 0;  // tokens looked up in the prefix cache (for /metrics)
   int64_t num_prefix_hits = 0;     // tokens found
+  int32_t num_prompt_logprobs = 0; // prompt positions given logprobs so far (a recompute skips them)
   bool cancelled = false;
   bool forked = false;    // choices 1..n-1 exist (they fork off choice 0 after its prompt)
   std::string error;      // why the engine failed it; empty unless it did
