@@ -45,7 +45,8 @@ TEST(GenerationFields, RefusesBadValuesNamingTheField) {
   for (const auto& [text, param] : std::vector<std::pair<std::string, std::string>>{
            {R"({"temperature": -0.1})", "temperature"}, {R"({"temperature": true})", "temperature"},
            {R"({"top_p": 0})", "top_p"}, {R"({"top_k": -2})", "top_k"}, {R"({"n": 129})", "n"},
-           {R"({"max_tokens": 0})", "max_tokens"}, {R"({"seed": 1.5})", "seed"}, {R"({"stop": [1]})", "stop"},
+           {R"({"max_tokens": -1})", "max_tokens"},
+           {R"({"prompt_logprobs": 21})", "prompt_logprobs"}, {R"({"prompt_logprobs": -1})", "prompt_logprobs"}, {R"({"seed": 1.5})", "seed"}, {R"({"stop": [1]})", "stop"},
            {R"({"stop_token_ids": [10]})", "stop_token_ids"}, {R"({"seed": 18446744073709551615})", "seed"},
            {R"({"temperature": null, "n": 1})", "ok"}})
     EXPECT_EQ(refused_param([&] { read_generation_fields(Json::parse(text), 10); }), param) << text;

@@ -5,6 +5,7 @@
 #include "strata/server/choice_output.h"
 #include "strata/server/logprobs_json.h"
 #include "strata/server/openai_objects.h"
+#include "strata/server/prompt_logprobs_json.h"
 #include "strata/server/random_id.h"
 
 namespace strata::server {
@@ -139,6 +140,8 @@ HttpReply chat_completion(const ServedModel& model, ReasoningFormat reasoning, c
   Json j = envelope_json(env, "chat.completion");
   j["choices"] = Json::array();
   for (size_t i = 0; i < choices.size(); ++i) j["choices"].push_back(choice_json(model, choices[i], i, chat));
+  if (chat.fields.request.prompt_logprobs >= 0)
+    j["prompt_logprobs"] = vllm_prompt_logprobs_json(model, run->prompt_logprobs(0), chat.fields.request.prompt_logprobs);
   j["usage"] = usage_json(run->usage());
   return {.body = dump_json(j)};
 }

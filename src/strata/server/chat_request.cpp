@@ -148,11 +148,16 @@ ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
                       "output, so give only one of them",
                       "response_format");
   chat.fields = read_generation_fields(body, vocab_size);
+  if (chat.fields.request.max_tokens == 0)
+    throw bad_request("'max_tokens' must be at least 1 on chat; 0 (scoring a prompt) is for /v1/completions with echo",
+                      "max_tokens");
   chat.stream = read_bool(body, "stream").value_or(false);
   if (const Json* options = find_field(body, "stream_options")) {
     if (!options->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
     chat.include_usage = read_bool(*options, "include_usage").value_or(false);
   }
+  if (chat.stream && chat.fields.request.prompt_logprobs >= 0)
+    throw bad_request("'prompt_logprobs' is returned without streaming only; set 'stream' to false", "prompt_logprobs");
   chat.include_reasoning = read_bool(body, "include_reasoning").value_or(true);
   chat.logprobs = read_bool(body, "logprobs").value_or(false);
   const std::optional<int64_t> top = read_int(body, "top_logprobs", 0, 20);

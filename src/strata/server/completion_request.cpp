@@ -1,5 +1,7 @@
 #include "strata/server/completion_request.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "strata/server/api_error.h"
@@ -71,10 +73,16 @@ CompletionRequest read_completion_request(const Json& body, int64_t vocab_size) 
   c.return_token_ids = read_bool(body, "return_token_ids").value_or(false);
   if (const std::optional<int64_t> logprobs = read_int(body, "logprobs", 0, 20))
     c.fields.request.sampling.logprobs = static_cast<int32_t>(*logprobs);
-  if (c.echo && c.fields.request.sampling.logprobs >= 0)
-    throw bad_request("'echo' together with 'logprobs' needs prompt logprobs, which this server does not compute; "
-                      "use one of them",
-                      "echo");
+  GenerationRequest& r = c.fields.request;
+  c.prompt_logprobs = r.prompt_logprobs;
+  if (r.max_tokens == 0 && !c.echo)
+    throw bad_request("'max_tokens' 0 generates nothing; it scores the prompt only with 'echo': true", "max_tokens");
+  // Echo with logprobs covers the prompt's tokens too, with as many top tokens as generated ones.
+  if (c.echo && r.sampling.logprobs >= 0) r.prompt_logprobs = std::max(r.prompt_logprobs, r.sampling.logprobs);
+  if (c.stream && r.prompt_logprobs >= 0)
+    throw bad_request("prompt logprobs ('prompt_logprobs', or 'echo' with 'logprobs') are returned without "
+                      "streaming only; set 'stream' to false",
+                      r.sampling.logprobs >= 0 && c.echo ? "echo" : "prompt_logprobs");
   return c;
 }
 

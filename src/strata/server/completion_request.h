@@ -24,6 +24,7 @@ struct CompletionRequest {
   bool include_usage = false;
   bool echo = false;
   bool return_token_ids = false;  // vLLM's extension: prompt and choice token ids in the reply
+  int32_t prompt_logprobs = -1;   // vLLM's extension as asked (the engine's count may be larger, for echo)
 };
 
 // A 400 naming the field for anything malformed.

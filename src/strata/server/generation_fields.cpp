@@ -80,9 +80,10 @@ GenerationFields read_generation_fields(const Json& body, int64_t vocab_size) {
   r.sampling = read_sampling(body);
   r.sampling.logit_bias = read_logit_bias(body, vocab_size);
   std::optional<int64_t> max_tokens = read_int(body, "max_completion_tokens", 1, INT32_MAX);
-  if (!max_tokens) max_tokens = read_int(body, "max_tokens", 1, INT32_MAX);
+  if (!max_tokens) max_tokens = read_int(body, "max_tokens", 0, INT32_MAX);  // 0: scoring a prompt (echo)
   f.max_tokens_given = max_tokens.has_value();
   r.max_tokens = static_cast<int32_t>(max_tokens.value_or(16));
+  r.prompt_logprobs = static_cast<int32_t>(read_int(body, "prompt_logprobs", 0, kMaxPromptLogprobs).value_or(-1));
   r.stop = read_stop(body);
   if (const Json* ids = find_field(body, "stop_token_ids")) r.stop_token_ids = read_token_ids(*ids, "stop_token_ids", vocab_size);
   r.n = static_cast<int32_t>(read_int(body, "n", 1, int64_t{kMaxChoices}).value_or(1));

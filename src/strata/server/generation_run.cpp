@@ -42,6 +42,7 @@ bool GenerationRun::take(size_t i, std::chrono::milliseconds timeout, const Delt
   p.num_cached_tokens = std::max<int64_t>(p.num_cached_tokens, update->num_cached_tokens);
   p.num_generated_tokens = std::max<int64_t>(p.num_generated_tokens, update->num_generated_tokens);
   if (!update->error.empty() && error_.empty()) error_ = update->error;
+  for (PromptLogprob& entry : update->prompt_logprobs) p.prompt_logprobs.push_back(std::move(entry));
   for (ChoiceDelta& d : update->deltas) on_delta(static_cast<int32_t>(i) * n_ + d.index, d);
   p.finished = p.finished || update->finished;
   return true;

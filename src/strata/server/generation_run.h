@@ -39,6 +39,8 @@ class GenerationRun {
   int32_t num_choices() const { return static_cast<int32_t>(streams_.size()) * n_; }
   int32_t choices_per_prompt() const { return n_; }
   const std::vector<int32_t>& prompt_ids(size_t prompt) const { return prompts_[prompt]; }
+  // Prompt logprobs of positions 1.. of prompt `prompt` (when its request asked), as they arrived.
+  const std::vector<PromptLogprob>& prompt_logprobs(size_t prompt) const { return progress_[prompt].prompt_logprobs; }
   Usage usage() const;
   const std::string& error() const { return error_; }  // the first engine error, if any
 
@@ -46,6 +48,7 @@ class GenerationRun {
   struct Progress {
     bool finished = false;
     int64_t num_prompt_tokens = 0, num_cached_tokens = 0, num_generated_tokens = 0;
+    std::vector<PromptLogprob> prompt_logprobs;
   };
   bool take(size_t i, std::chrono::milliseconds timeout, const DeltaFn& on_delta);
 

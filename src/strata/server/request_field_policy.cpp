@@ -33,7 +33,7 @@ constexpr FieldRule kShared[] = {
     {"model"}, {"max_tokens"}, {"temperature"}, {"top_p"}, {"n"}, {"seed"}, {"stop"}, {"stream"},
     {"stream_options"}, {"presence_penalty"}, {"frequency_penalty"}, {"logit_bias"}, {"logprobs"},
     {"top_k"}, {"min_p"}, {"repetition_penalty"}, {"stop_token_ids"}, {"ignore_eos"}, {"skip_special_tokens"},
-    {"priority"}, {"user", is_string, "must be a string"},
+    {"priority"}, {"prompt_logprobs"}, {"user", is_string, "must be a string"},
 };
 
 constexpr FieldRule kChat[] = {
@@ -108,7 +108,7 @@ constexpr FieldRule kResponses[] = {
 // vLLM's request extensions that Strata does not implement: refused by name even with
 // --ignore-unknown-fields, since each would change the answer.
 constexpr std::string_view kVllmUnsupported[] = {
-    "prompt_logprobs", "min_tokens", "include_stop_str_in_output", "use_beam_search", "length_penalty",
+    "min_tokens", "include_stop_str_in_output", "use_beam_search", "length_penalty",
     "allowed_token_ids", "bad_words", "truncate_prompt_tokens", "spaces_between_special_tokens",
     "structured_outputs", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
     "guided_decoding_backend", "guided_whitespace_pattern", "logits_processors", "return_tokens_as_token_ids",

@@ -7,6 +7,7 @@
 #include "strata/server/completion_request.h"
 #include "strata/server/logprobs_json.h"
 #include "strata/server/openai_objects.h"
+#include "strata/server/prompt_logprobs_json.h"
 #include "strata/server/random_id.h"
 
 namespace strata::server {
@@ -15,6 +16,7 @@ namespace {
 struct PreparedPrompt {
   std::vector<int32_t> ids;
   std::string text;  // for echo
+  std::vector<PromptLogprob> logprobs;  // positions 1.., when asked for
 };
 
 PreparedPrompt prepare(const ServedModel& model, const PromptInput& input) {
@@ -103,10 +105,17 @@ class CompletionEventStream final : public EventSource {
 Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, const PreparedPrompt& prompt,
                  const CompletionRequest& request) {
   const std::string prefix = request.echo ? prompt.text : std::string();
+  const SamplingParams& sampling = request.fields.request.sampling;
   Json choice{{"index", index}, {"text", prefix + c.text}};
-  choice["logprobs"] = request.fields.request.sampling.logprobs >= 0
+  choice["logprobs"] = sampling.logprobs >= 0
                            ? completion_logprobs_json(model, c.logprobs, static_cast<int64_t>(prefix.size()))
                            : Json(nullptr);
+  if (request.echo && sampling.logprobs >= 0)
+    choice["logprobs"] = echo_logprobs_json(
+        model, {.prompt_ids = prompt.ids, .entries = prompt.logprobs, .num_top = sampling.logprobs},
+        std::move(choice["logprobs"]));
+  if (request.prompt_logprobs >= 0)
+    choice["prompt_logprobs"] = vllm_prompt_logprobs_json(model, prompt.logprobs, request.prompt_logprobs);
   choice["finish_reason"] = finish_reason_json(c.finish_reason);
   choice["stop_reason"] = c.stop_reason ? Json(*c.stop_reason) : Json(nullptr);
   if (request.return_token_ids) {
@@ -137,6 +146,7 @@ HttpReply text_completion(const ServedModel& model, const Json& body, const Clie
     return {.events = std::make_shared<CompletionEventStream>(model, std::move(request), std::move(prompts),
                                                               std::move(run), env)};
   const std::vector<ChoiceOutput> choices = collect_choices(*run, client);
+  for (size_t p = 0; p < prompts.size(); ++p) prompts[p].logprobs = run->prompt_logprobs(p);
   Json j = envelope_json(env, "text_completion");
   j["choices"] = Json::array();
   for (size_t i = 0; i < choices.size(); ++i)
