@@ -148,28 +148,6 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
      })->group("");
 }
 
-// "loading weights 42%": a bar redrawn in place on a terminal, a line per 10% otherwise.
-class LoadProgress {
- public:
-  LoadProgress() : tty_(isatty(fileno(stdout)) != 0) {}
-  void operator()(int64_t done, int64_t total) {
-    const int percent = total > 0 ? static_cast<int>(100 * done / total) : 100;
-    if (tty_) {
-      const int filled = percent * 30 / 100;
-      fmt::print("\rloading weights [{:<30}] {:3d}%", std::string(static_cast<size_t>(filled), '#'), percent);
-      if (percent == 100) fmt::print("\n");
-    } else if (percent >= next_line_percent_) {
-      fmt::print("loading weights {}%\n", percent);
-      next_line_percent_ = percent / 10 * 10 + 10;
-    }
-    std::fflush(stdout);
-  }
-
- private:
-  bool tty_;
-  int next_line_percent_ = 0;
-};
-
 // The model's tokenizer, or (for a folder without tokenizer.json) an id-only stand-in.
 std::unique_ptr<text::Tokenizer> load_serving_tokenizer(const std::string& path, int64_t vocab_size, bool& real) {
   namespace fs = std::filesystem;
@@ -243,10 +221,14 @@ void run_serve(ServeFlags flags) {
   const std::string& path = flags.model.model;
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
   fmt::print("strata serve: loading {}\n", path);
-  LoadProgress progress;
-  server::prefetch_files(server::weight_files(path), std::ref(progress));
+  const std::vector<std::string> files = server::weight_files(path);
+  if (!files.empty()) {
+    ProgressReporter reading = ProgressReporter::to_stderr("reading weight files");
+    server::prefetch_files(files, reading);
+  }
   // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
   flags.model.num_ssm_slots = 2 * flags.engine.max_num_seqs + flags.engine.ssm_cache_slots;
+  flags.model.load_progress = true;
   OpenModel open = open_model(flags.model);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
   open.runner->set_lora(lora.set.get());

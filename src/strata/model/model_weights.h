@@ -11,6 +11,7 @@
 #include <string>
 
 #include "strata/backend/backend.h"
+#include "strata/core/progress.h"
 #include "strata/weights/fp8.h"
 #include "strata/weights/weight_source.h"
 
@@ -23,6 +24,7 @@ struct ModelWeightsOptions {
   // Dummy weights quantized as a checkpoint loaded with this quantization would be (the
   // source's own weights arrive quantized through Fp8WeightSource).
   WeightQuantization quantization = WeightQuantization::kNone;
+  ProgressReporter* progress = nullptr;  // advanced by the bytes of each tensor loaded
 };
 
 class ModelWeights {
@@ -78,6 +80,8 @@ class ModelWeights {
   Tensor concat_dummy_device(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
   Tensor host_tensor(const std::string& name, const Shape& shape) const;
   // Expert e of expert_columns into out (bf16 [|columns|, in]).
+  // Counts a tensor loaded: its parameters and bytes, and the progress shown.
+  void count_loaded(int64_t numel, int64_t bytes) const;
   void expert_rows(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns, int64_t e,
                    uint16_t* out) const;
 
@@ -87,6 +91,7 @@ class ModelWeights {
   uint64_t seed_;
   bool shapes_only_;
   WeightQuantization quantization_;
+  ProgressReporter* progress_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
 };
