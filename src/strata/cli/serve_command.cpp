@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -148,6 +149,35 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
      })->group("");
 }
 
+// --help lists the flags under vLLM's headings. A visible flag missing here fails the
+// check, so a new flag has to pick its heading.
+void group_serve_flags(CLI::App& cmd) {
+  static const std::map<std::string, std::string> kGroups = {
+      {"MODEL", "Model"}, {"--model", "Model"}, {"--revision", "Model"}, {"--quantization", "Model"},
+      {"--max-model-len", "Model"}, {"--served-model-name", "Model"},
+      {"--load-format", "Load"},
+      {"--device", "Device"}, {"--threads", "Device"},
+      {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
+      {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
+      {"--max-num-batched-tokens", "Scheduler"}, {"--max-num-seqs", "Scheduler"},
+      {"--enable-chunked-prefill", "Scheduler"}, {"--async-scheduling", "Scheduler"},
+      {"--speculative-config", "Speculative"},
+      {"--lora-modules", "LoRA"},
+      {"--host", "Frontend"}, {"--port", "Frontend"}, {"--api-key", "Frontend"}, {"--allowed-origins", "Frontend"},
+      {"--no-ui", "Frontend"}, {"--ignore-unknown-fields", "Frontend"}, {"--reasoning-parser", "Frontend"},
+      {"--max-body-bytes", "HTTP limits"}, {"--max-header-bytes", "HTTP limits"},
+      {"--header-timeout", "HTTP limits"}, {"--body-timeout", "HTTP limits"},
+      {"--keep-alive-timeout", "HTTP limits"}, {"--send-timeout", "HTTP limits"},
+      {"--max-connections", "HTTP limits"}, {"--max-connections-per-client", "HTTP limits"},
+  };
+  for (CLI::Option* option : cmd.get_options()) {
+    if (option->get_group().empty() || option == cmd.get_help_ptr()) continue;
+    const auto it = kGroups.find(option->get_name());
+    STRATA_CHECK_MSG(it != kGroups.end(), "serve flag without a --help group");
+    option->group(it->second);
+  }
+}
+
 // The model's tokenizer, or (for a folder without tokenizer.json) an id-only stand-in.
 std::unique_ptr<text::Tokenizer> load_serving_tokenizer(const std::string& path, int64_t vocab_size, bool& real) {
   namespace fs = std::filesystem;
@@ -277,6 +307,7 @@ void add_serve_command(CLI::App& app) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
   add_serve_flags(*cmd, *flags);
+  group_serve_flags(*cmd);
   flags->model.num_kv_blocks = 0;
   cmd->callback([flags] {
     flags->engine.num_kv_blocks = flags->model.num_kv_blocks;
