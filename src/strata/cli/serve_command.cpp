@@ -19,6 +19,7 @@
 #include "strata/engine/engine.h"
 #include "strata/hub/model_reference.h"
 #include "strata/engine/speculative_config.h"
+#include "strata/engine/startup_summary.h"
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
@@ -251,6 +252,7 @@ void run_serve(ServeFlags flags) {
   const std::string& path = flags.model.model;
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
   fmt::print("strata serve: loading {}\n", path);
+  std::fflush(stdout);  // before the progress on stderr
   const std::vector<std::string> files = server::weight_files(path);
   if (!files.empty()) {
     ProgressReporter reading = ProgressReporter::to_stderr("reading weight files");
@@ -287,6 +289,10 @@ void run_serve(ServeFlags flags) {
                                   .created_unix = static_cast<int64_t>(std::time(nullptr))};
   server::HttpServer http(model, flags.server);
   const int port = http.bind();
+  const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),
+                           .model_context_tokens = open.loaded.config.max_position_embeddings,
+                           .max_model_len = engine.max_model_len()};
+  for (const std::string& line : startup_summary(facts)) fmt::print("{}\n", line);
   fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
              flags.server.host, port);
   if (flags.server.ui) fmt::print("chat page: http://{}:{}/\n", flags.server.host, port);

@@ -19,7 +19,9 @@ ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, const M
       shapes_only_(options.shapes_only), quantization_(options.quantization),
       progress_(options.progress) {}
 
-void ModelWeights::count_loaded(int64_t numel, int64_t bytes) const {
+void ModelWeights::count_loaded(int64_t numel, DType dtype) const {
+  const int64_t bytes = dtype_bytes(dtype, numel);
+  dtypes_.insert(dtype);
   num_parameters_ += numel;
   num_bytes_ += bytes;
   if (progress_ != nullptr) progress_->advance(bytes);
@@ -135,7 +137,7 @@ Tensor ModelWeights::concat_dummy_device(const std::vector<std::string>& names,
     fill_dummy_device(names[i], shapes[i], dst);
     dst += dtype_bytes(DType::kBF16, shapes[i].numel());
   }
-  count_loaded(shape.numel(), dtype_bytes(DType::kBF16, shape.numel()));
+  count_loaded(shape.numel(), DType::kBF16);
   return device;
 }
 
@@ -168,7 +170,7 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
   const Tensor src = host_tensor(name, shape);
   Tensor host = Tensor::host(DType::kF32, shape);
   cpu::widen_to_f32(src.data(), src.dtype(), src.numel(), host.data_as<float>());
-  count_loaded(src.numel(), src.nbytes());
+  count_loaded(src.numel(), src.dtype());
   return backend_.device().is_cpu() ? host : backend_.from_host(host);
 }
 
@@ -189,7 +191,7 @@ bool stays_quantized_on_gpu(const WeightInfo& info) {
 
 Tensor ModelWeights::load(const WeightInfo& info, bool keep_fp8) const {
   const int64_t numel = info.shape.numel();
-  count_loaded(numel, dtype_bytes(info.dtype, numel));
+  count_loaded(numel, info.dtype);
   if (shapes_only_) return Tensor::view(nullptr, info.dtype, info.shape);
   if (backend_.device().is_cpu())
     return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
@@ -221,7 +223,7 @@ Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) con
   // GPU weights are bf16 and filled on the device: no 16 GB detour through host memory.
   Tensor device = backend_.empty(DType::kBF16, shape);
   fill_dummy_device(name, shape, device.data());
-  count_loaded(shape.numel(), dtype_bytes(DType::kBF16, shape.numel()));
+  count_loaded(shape.numel(), DType::kBF16);
   return dummy_fp8(name, shape) ? quantized_on_device(device) : device;
 }
 

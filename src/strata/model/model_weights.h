@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "strata/backend/backend.h"
@@ -62,6 +63,8 @@ class ModelWeights {
   std::string description() const;
   int64_t num_parameters() const { return num_parameters_; }
   int64_t num_bytes() const { return num_bytes_; }
+  // The dtypes the loaded tensors were stored in (before any widening for the GPU).
+  const std::set<DType>& dtypes() const { return dtypes_; }
   Backend& backend() const { return backend_; }
 
  private:
@@ -81,7 +84,7 @@ class ModelWeights {
   Tensor host_tensor(const std::string& name, const Shape& shape) const;
   // Expert e of expert_columns into out (bf16 [|columns|, in]).
   // Counts a tensor loaded: its parameters and bytes, and the progress shown.
-  void count_loaded(int64_t numel, int64_t bytes) const;
+  void count_loaded(int64_t numel, DType dtype) const;
   void expert_rows(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns, int64_t e,
                    uint16_t* out) const;
 
@@ -94,6 +97,7 @@ class ModelWeights {
   ProgressReporter* progress_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
+  mutable std::set<DType> dtypes_;
 };
 
 // A name prefix over ModelWeights: scope("model.layers.3").get("mlp.up_proj.weight", ...).
