@@ -11,7 +11,7 @@ namespace strata {
 
 namespace {
 
-constexpr double kRedrawInterval_s = 0.1;
+constexpr double kMinRedrawSeconds = 0.1;
 
 std::string format_rate(double bytes_per_s) {
   return format_bytes(static_cast<int64_t>(bytes_per_s)) + "/s";
@@ -62,7 +62,7 @@ void ProgressReporter::update(int64_t done_bytes) {
   done_bytes_ = done_bytes;
   const double now = options_.clock_s();
   if (options_.terminal) {
-    if (last_draw_s_ >= 0 && now - last_draw_s_ < kRedrawInterval_s) return;
+    if (last_draw_s_ >= 0 && now - last_draw_s_ < kMinRedrawSeconds) return;
     last_draw_s_ = now;
     options_.write("\r" + status_line() + "\x1b[K");  // clears what a longer line left
     return;
