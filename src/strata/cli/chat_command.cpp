@@ -46,6 +46,7 @@ std::string reply(LocalEngine& engine, const text::Tokenizer& tokenizer,
 void run_chat(ChatFlags flags) {
   if (flags.model.model.empty()) flags.model.model = default_model_path();
   resolve_model_name(flags.model);
+  flags.model.load_progress = true;
   OpenModel open = open_model(flags.model);
   auto tokenizer = text::load_tokenizer(flags.model.model);
   // One engine for the whole conversation: each turn's prompt extends the last one, so the

@@ -28,7 +28,9 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 void run_generate(const GenerateFlags& flags) {
   const SamplingParams sampling = to_sampling_params(flags.sampling);
-  OpenModel open = open_model(flags.model);
+  ModelFlags model = flags.model;
+  model.load_progress = true;
+  OpenModel open = open_model(model);
   GenerationRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
                             .sampling = sampling,
                             .max_tokens = flags.sampling.max_tokens,

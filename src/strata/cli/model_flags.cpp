@@ -55,9 +55,12 @@ OpenModel open_model(const ModelFlags& given) {
                                                         : "this build has no CUDA backend");
     open.backend = make_cpu_backend(threads);
   }
+  std::optional<ProgressReporter> progress;
+  if (flags.load_progress) progress.emplace(ProgressReporter::to_stderr("loading weights"));
   open.loaded = load_model({.model_path = flags.model,
                             .load_format = parse_load_format(flags.load_format),
-                            .quantization = parse_weight_quantization(flags.quantization)},
+                            .quantization = parse_weight_quantization(flags.quantization),
+                            .progress = progress ? &*progress : nullptr},
                            *open.backend);
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
                                               RunnerOptions{.num_kv_blocks = flags.num_kv_blocks,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "strata/engine/engine.h"
 #include "strata/hub/model_reference.h"
 #include "strata/engine/speculative_config.h"
+#include "strata/engine/startup_summary.h"
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
@@ -148,27 +150,34 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
      })->group("");
 }
 
-// "loading weights 42%": a bar redrawn in place on a terminal, a line per 10% otherwise.
-class LoadProgress {
- public:
-  LoadProgress() : tty_(isatty(fileno(stdout)) != 0) {}
-  void operator()(int64_t done, int64_t total) {
-    const int percent = total > 0 ? static_cast<int>(100 * done / total) : 100;
-    if (tty_) {
-      const int filled = percent * 30 / 100;
-      fmt::print("\rloading weights [{:<30}] {:3d}%", std::string(static_cast<size_t>(filled), '#'), percent);
-      if (percent == 100) fmt::print("\n");
-    } else if (percent >= next_line_percent_) {
-      fmt::print("loading weights {}%\n", percent);
-      next_line_percent_ = percent / 10 * 10 + 10;
-    }
-    std::fflush(stdout);
+// --help lists the flags under vLLM's headings. A visible flag missing here fails the
+// check, so a new flag has to pick its heading.
+void group_serve_flags(CLI::App& cmd) {
+  static const std::map<std::string, std::string> kGroups = {
+      {"MODEL", "Model"}, {"--model", "Model"}, {"--revision", "Model"}, {"--quantization", "Model"},
+      {"--max-model-len", "Model"}, {"--served-model-name", "Model"},
+      {"--load-format", "Load"},
+      {"--device", "Device"}, {"--threads", "Device"},
+      {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
+      {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
+      {"--max-num-batched-tokens", "Scheduler"}, {"--max-num-seqs", "Scheduler"},
+      {"--enable-chunked-prefill", "Scheduler"}, {"--async-scheduling", "Scheduler"},
+      {"--speculative-config", "Speculative"},
+      {"--lora-modules", "LoRA"},
+      {"--host", "Frontend"}, {"--port", "Frontend"}, {"--api-key", "Frontend"}, {"--allowed-origins", "Frontend"},
+      {"--no-ui", "Frontend"}, {"--ignore-unknown-fields", "Frontend"}, {"--reasoning-parser", "Frontend"},
+      {"--max-body-bytes", "HTTP limits"}, {"--max-header-bytes", "HTTP limits"},
+      {"--header-timeout", "HTTP limits"}, {"--body-timeout", "HTTP limits"},
+      {"--keep-alive-timeout", "HTTP limits"}, {"--send-timeout", "HTTP limits"},
+      {"--max-connections", "HTTP limits"}, {"--max-connections-per-client", "HTTP limits"},
+  };
+  for (CLI::Option* option : cmd.get_options()) {
+    if (option->get_group().empty() || option == cmd.get_help_ptr()) continue;
+    const auto it = kGroups.find(option->get_name());
+    STRATA_CHECK_MSG(it != kGroups.end(), "serve flag without a --help group");
+    option->group(it->second);
   }
-
- private:
-  bool tty_;
-  int next_line_percent_ = 0;
-};
+}
 
 // The model's tokenizer, or (for a folder without tokenizer.json) an id-only stand-in.
 std::unique_ptr<text::Tokenizer> load_serving_tokenizer(const std::string& path, int64_t vocab_size, bool& real) {
@@ -243,10 +252,15 @@ void run_serve(ServeFlags flags) {
   const std::string& path = flags.model.model;
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
   fmt::print("strata serve: loading {}\n", path);
-  LoadProgress progress;
-  server::prefetch_files(server::weight_files(path), std::ref(progress));
+  std::fflush(stdout);  // before the progress on stderr
+  const std::vector<std::string> files = server::weight_files(path);
+  if (!files.empty()) {
+    ProgressReporter reading = ProgressReporter::to_stderr("reading weight files");
+    server::prefetch_files(files, reading);
+  }
   // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
   flags.model.num_ssm_slots = 2 * flags.engine.max_num_seqs + flags.engine.ssm_cache_slots;
+  flags.model.load_progress = true;
   OpenModel open = open_model(flags.model);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
   open.runner->set_lora(lora.set.get());
@@ -275,6 +289,10 @@ void run_serve(ServeFlags flags) {
                                   .created_unix = static_cast<int64_t>(std::time(nullptr))};
   server::HttpServer http(model, flags.server);
   const int port = http.bind();
+  const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),
+                           .model_context_tokens = open.loaded.config.max_position_embeddings,
+                           .max_model_len = engine.max_model_len()};
+  for (const std::string& line : startup_summary(facts)) fmt::print("{}\n", line);
   fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
              flags.server.host, port);
   if (flags.server.ui) fmt::print("chat page: http://{}:{}/\n", flags.server.host, port);
@@ -295,6 +313,7 @@ void add_serve_command(CLI::App& app) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
   add_serve_flags(*cmd, *flags);
+  group_serve_flags(*cmd);
   flags->model.num_kv_blocks = 0;
   cmd->callback([flags] {
     flags->engine.num_kv_blocks = flags->model.num_kv_blocks;

@@ -136,6 +136,12 @@ void ModelRunner::fill_pending(const StepBatch& step, const Tensor& pending_ids)
   ops::fill_pending_tokens(pending_ids, step.device().pending_tokens, step.device().token_ids);
 }
 
+std::vector<int64_t> ModelRunner::captured_batch_sizes() const {
+  std::vector<int64_t> sizes;
+  for (const auto& [batch_size, graph] : graphs_) sizes.push_back(batch_size);
+  return sizes;
+}
+
 int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
   backend_.make_current();
   for (int64_t bucket : kGraphBuckets) {

@@ -62,6 +62,7 @@ class ModelRunner {
   int64_t block_size() const { return options_.block_size; }
   int64_t num_kv_blocks() const { return options_.num_kv_blocks; }
   int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
+  std::vector<int64_t> captured_batch_sizes() const;  // ascending; empty where steps run eagerly
   // LoRA adapters rows may name by StepRow::lora_slot (kept alive by the caller); set before
   // graphs are captured, since captured steps read them.
   void set_lora(const LoraSet* lora) { lora_ = lora; graphs_.clear(); }

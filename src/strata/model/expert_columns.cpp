@@ -66,8 +66,7 @@ Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored
     if (!cpu)
       backend_.copy(result.slice_rows(e, e + 1), Tensor::view(staging.data(), DType::kBF16, {1, rows, in}));
   }
-  num_parameters_ += out_shape.numel();
-  num_bytes_ += dtype_bytes(DType::kBF16, out_shape.numel());
+  count_loaded(out_shape.numel(), DType::kBF16);
   return result;
 }
 
@@ -84,8 +83,7 @@ Tensor ModelWeights::columns_f32(const std::string& name, const Shape& shape, co
       cpu::widen_to_f32(static_cast<const char*>(src.data()) + (r * shape[1] + columns[j]) * elem, src.dtype(), 1,
                         host.data_as<float>() + r * n + j);
     }
-  num_parameters_ += shape.numel();
-  num_bytes_ += src.nbytes();
+  count_loaded(shape.numel(), src.dtype());
   return backend_.device().is_cpu() ? host : backend_.from_host(host);
 }
 

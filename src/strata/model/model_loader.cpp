@@ -41,6 +41,22 @@ void open_folder(const std::filesystem::path& path, LoadFormat format, LoadedMod
   loaded.source = SafetensorsSource::open(path.string());
 }
 
+// Bytes the load will count: the source's tensors, or (dummy weights) a shapes-only build's.
+int64_t expected_weight_bytes(const LoadedModel& loaded) {
+  int64_t total = 0;
+  if (loaded.source) {
+    for (const std::string& name : loaded.source->names()) {
+      const WeightInfo* info = loaded.source->find(name);
+      if (info != nullptr) total += dtype_bytes(info->dtype, info->shape.numel());
+    }
+    return total;
+  }
+  auto cpu = make_cpu_backend(1);
+  ModelWeights shapes(nullptr, *cpu, {.dummy_dtype = loaded.config.dtype, .shapes_only = true});
+  build_model(loaded.config, shapes);
+  return shapes.num_bytes();
+}
+
 }  // namespace
 
 LoadedModel load_model(const LoadOptions& options, Backend& backend) {
@@ -60,11 +76,14 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
     }
     if (fp8) loaded.source = std::make_unique<Fp8WeightSource>(std::move(loaded.source), *fp8);
   }
+  if (options.progress != nullptr) options.progress->start(expected_weight_bytes(loaded));
   loaded.weights = std::make_unique<ModelWeights>(
       loaded.source.get(), backend,
       ModelWeightsOptions{.dummy_dtype = loaded.config.dtype, .seed = options.dummy_seed,
-                          .shapes_only = options.shapes_only, .quantization = options.quantization});
+                          .shapes_only = options.shapes_only, .quantization = options.quantization,
+                          .progress = options.progress});
   loaded.model = build_model(loaded.config, *loaded.weights);
+  if (options.progress != nullptr) options.progress->finish();
   return loaded;
 }
 

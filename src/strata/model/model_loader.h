@@ -21,6 +21,8 @@ struct LoadOptions {
   // --quantization: kFp8 quantizes the linears of a float checkpoint (or dummy weights) to FP8
   // at load. FP8 checkpoints load as FP8 without it.
   WeightQuantization quantization = WeightQuantization::kNone;
+  // Shown while weights load: started with the bytes expected, finished when the model is built.
+  ProgressReporter* progress = nullptr;
 };
 
 struct LoadedModel {

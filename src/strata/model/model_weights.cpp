@@ -16,7 +16,16 @@ namespace strata {
 
 ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, const ModelWeightsOptions& options)
     : source_(source), backend_(backend), dummy_dtype_(options.dummy_dtype), seed_(options.seed),
-      shapes_only_(options.shapes_only), quantization_(options.quantization) {}
+      shapes_only_(options.shapes_only), quantization_(options.quantization),
+      progress_(options.progress) {}
+
+void ModelWeights::count_loaded(int64_t numel, DType dtype) const {
+  const int64_t bytes = dtype_bytes(dtype, numel);
+  dtypes_.insert(dtype);
+  num_parameters_ += numel;
+  num_bytes_ += bytes;
+  if (progress_ != nullptr) progress_->advance(bytes);
+}
 
 std::string ModelWeights::description() const {
   return source_ != nullptr ? source_->description() : "dummy weights";
@@ -128,8 +137,7 @@ Tensor ModelWeights::concat_dummy_device(const std::vector<std::string>& names,
     fill_dummy_device(names[i], shapes[i], dst);
     dst += dtype_bytes(DType::kBF16, shapes[i].numel());
   }
-  num_parameters_ += shape.numel();
-  num_bytes_ += dtype_bytes(DType::kBF16, shape.numel());
+  count_loaded(shape.numel(), DType::kBF16);
   return device;
 }
 
@@ -162,8 +170,7 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
   const Tensor src = host_tensor(name, shape);
   Tensor host = Tensor::host(DType::kF32, shape);
   cpu::widen_to_f32(src.data(), src.dtype(), src.numel(), host.data_as<float>());
-  num_parameters_ += src.numel();
-  num_bytes_ += src.nbytes();
+  count_loaded(src.numel(), src.dtype());
   return backend_.device().is_cpu() ? host : backend_.from_host(host);
 }
 
@@ -184,8 +191,7 @@ bool stays_quantized_on_gpu(const WeightInfo& info) {
 
 Tensor ModelWeights::load(const WeightInfo& info, bool keep_fp8) const {
   const int64_t numel = info.shape.numel();
-  num_parameters_ += numel;
-  num_bytes_ += dtype_bytes(info.dtype, numel);
+  count_loaded(numel, info.dtype);
   if (shapes_only_) return Tensor::view(nullptr, info.dtype, info.shape);
   if (backend_.device().is_cpu())
     return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
@@ -217,8 +223,7 @@ Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) con
   // GPU weights are bf16 and filled on the device: no 16 GB detour through host memory.
   Tensor device = backend_.empty(DType::kBF16, shape);
   fill_dummy_device(name, shape, device.data());
-  num_parameters_ += shape.numel();
-  num_bytes_ += dtype_bytes(DType::kBF16, shape.numel());
+  count_loaded(shape.numel(), DType::kBF16);
   return dummy_fp8(name, shape) ? quantized_on_device(device) : device;
 }
 

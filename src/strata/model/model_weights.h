@@ -8,9 +8,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "strata/backend/backend.h"
+#include "strata/core/progress.h"
 #include "strata/weights/fp8.h"
 #include "strata/weights/weight_source.h"
 
@@ -23,6 +25,7 @@ struct ModelWeightsOptions {
   // Dummy weights quantized as a checkpoint loaded with this quantization would be (the
   // source's own weights arrive quantized through Fp8WeightSource).
   WeightQuantization quantization = WeightQuantization::kNone;
+  ProgressReporter* progress = nullptr;  // advanced by the bytes of each tensor loaded
 };
 
 class ModelWeights {
@@ -60,6 +63,8 @@ class ModelWeights {
   std::string description() const;
   int64_t num_parameters() const { return num_parameters_; }
   int64_t num_bytes() const { return num_bytes_; }
+  // The dtypes the loaded tensors were stored in (before any widening for the GPU).
+  const std::set<DType>& dtypes() const { return dtypes_; }
   Backend& backend() const { return backend_; }
 
  private:
@@ -78,6 +83,8 @@ class ModelWeights {
   Tensor concat_dummy_device(const std::vector<std::string>& names, const std::vector<Shape>& shapes) const;
   Tensor host_tensor(const std::string& name, const Shape& shape) const;
   // Expert e of expert_columns into out (bf16 [|columns|, in]).
+  // Counts a tensor loaded: its parameters and bytes, and the progress shown.
+  void count_loaded(int64_t numel, DType dtype) const;
   void expert_rows(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns, int64_t e,
                    uint16_t* out) const;
 
@@ -87,8 +94,10 @@ class ModelWeights {
   uint64_t seed_;
   bool shapes_only_;
   WeightQuantization quantization_;
+  ProgressReporter* progress_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
+  mutable std::set<DType> dtypes_;
 };
 
 // A name prefix over ModelWeights: scope("model.layers.3").get("mlp.up_proj.weight", ...).

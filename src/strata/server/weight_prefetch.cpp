@@ -22,13 +22,12 @@ std::vector<std::string> weight_files(const std::string& model_path) {
   return files;
 }
 
-void prefetch_files(const std::vector<std::string>& files,
-                    const std::function<void(int64_t, int64_t)>& on_progress) {
+void prefetch_files(const std::vector<std::string>& files, ProgressReporter& progress) {
   int64_t total = 0;
   std::error_code ec;
   for (const std::string& f : files) total += static_cast<int64_t>(std::filesystem::file_size(f, ec));
   int64_t done = 0;
-  on_progress(0, total);
+  progress.start(total);
   std::vector<char> buffer(8 << 20);
   for (const std::string& f : files) {
     std::FILE* file = std::fopen(f.c_str(), "rb");
@@ -36,11 +35,11 @@ void prefetch_files(const std::vector<std::string>& files,
     size_t n = 0;
     while ((n = std::fread(buffer.data(), 1, buffer.size(), file)) > 0) {
       done += static_cast<int64_t>(n);
-      on_progress(std::min(done, total), total);
+      progress.update(std::min(done, total));
     }
     std::fclose(file);
   }
-  on_progress(total, total);
+  progress.finish();
 }
 
 }  // namespace strata::server

@@ -1,0 +1,55 @@
+#include "strata/engine/startup_summary.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/cache/block_pool.h"
+#include "strata/cache/ssm_state_pool.h"
+#include "strata/core/progress.h"
+
+namespace strata {
+
+namespace {
+
+std::string weights_line(const ModelWeights& weights) {
+  std::vector<std::string_view> dtypes;
+  for (DType dtype : weights.dtypes()) dtypes.push_back(dtype_name(dtype));
+  return fmt::format("weights: {} parameters, {} stored as {} ({})", weights.num_parameters(),
+                     format_bytes(weights.num_bytes()), fmt::join(dtypes, ", "), weights.description());
+}
+
+// How many sequences of `num_tokens` tokens the pool holds at once, none sharing a block.
+int64_t sequences_that_fit(int64_t num_blocks, int64_t block_size, int64_t num_tokens) {
+  const int64_t blocks_per_sequence = (num_tokens + block_size - 1) / block_size;
+  return blocks_per_sequence > 0 ? num_blocks / blocks_per_sequence : 0;
+}
+
+std::string kv_line(ModelRunner& runner, const StartupFacts& facts) {
+  const int64_t num_blocks = runner.block_pool().num_blocks(), block_size = runner.block_size();
+  std::string line = fmt::format("KV cache: {} blocks of {} tokens ({} tokens); {} sequences fit at the model's "
+                                 "full context ({} tokens)",
+                                 num_blocks, block_size, num_blocks * block_size,
+                                 sequences_that_fit(num_blocks, block_size, facts.model_context_tokens),
+                                 facts.model_context_tokens);
+  if (facts.max_model_len != facts.model_context_tokens)
+    line += fmt::format(", {} at max_model_len {}",
+                        sequences_that_fit(num_blocks, block_size, facts.max_model_len), facts.max_model_len);
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> startup_summary(const StartupFacts& facts) {
+  ModelRunner& runner = *facts.runner;
+  std::vector<std::string> lines = {weights_line(*facts.weights), kv_line(runner, facts)};
+  if (const SsmStatePool* ssm = runner.ssm_pool())
+    lines.push_back(fmt::format("SSM state: {} slots of {}", ssm->capacity(), format_bytes(ssm->slot_bytes())));
+  if (!runner.backend().device().is_cpu()) {
+    const std::vector<int64_t> sizes = runner.captured_batch_sizes();
+    lines.push_back(sizes.empty() ? std::string("CUDA graphs: none (decode runs eagerly)")
+                                  : fmt::format("CUDA graphs: batch sizes {}", fmt::join(sizes, ", ")));
+  }
+  return lines;
+}
+
+}  // namespace strata

@@ -1,0 +1,43 @@
+#include <gtest/gtest.h>
+
+#include "engine_test_support.h"
+#include "strata/engine/startup_summary.h"
+
+namespace strata {
+namespace {
+
+using test::fixture_path;
+
+TEST(StartupSummary, FiguresComeFromTheWeightsPoolAndEngine) {
+  test::EngineFixture f;
+  ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 40});
+  test::CheckedEngine engine(runner, *f.tokenizer, {}, {.max_model_len = 100});
+  const std::vector<std::string> lines = startup_summary({.weights = f.loaded.weights.get(),
+                                                          .runner = &runner,
+                                                          .model_context_tokens = f.loaded.config.max_position_embeddings,
+                                                          .max_model_len = engine.max_model_len()});
+  ASSERT_EQ(lines.size(), 2u);  // no SSM line (no recurrent layers), no graph line (CPU)
+  EXPECT_EQ(lines[0], "weights: 508992 parameters, 1.02 MB stored as bf16 (" + f.loaded.weights->description() + ")");
+  EXPECT_EQ(f.loaded.weights->num_parameters(), 508992);
+  // 100 tokens take 7 blocks: 40 / 7 = 5 sequences; 4096 take 256, more than the pool.
+  EXPECT_EQ(lines[1], "KV cache: 40 blocks of 16 tokens (640 tokens); 0 sequences fit at the model's full context "
+                      "(4096 tokens), 5 at max_model_len 100");
+}
+
+TEST(StartupSummary, HybridModelsListTheirSsmSlots) {
+  auto backend = make_cpu_backend(2);
+  LoadedModel loaded = load_model({.model_path = fixture_path("hf/qwen3_next")}, *backend);
+  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 16, .num_ssm_slots = 6});
+  const std::vector<std::string> lines = startup_summary({.weights = loaded.weights.get(),
+                                                          .runner = &runner,
+                                                          .model_context_tokens = loaded.config.max_position_embeddings,
+                                                          .max_model_len = 32});
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "KV cache: 16 blocks of 16 tokens (256 tokens); 0 sequences fit at the model's full context "
+                      "(4096 tokens), 8 at max_model_len 32");
+  EXPECT_EQ(runner.ssm_pool()->slot_bytes(), 58368);
+  EXPECT_EQ(lines[2], "SSM state: 6 slots of 58.4 kB");
+}
+
+}  // namespace
+}  // namespace strata
