@@ -17,7 +17,7 @@ TEST(StartupSummary, FiguresComeFromTheWeightsPoolAndEngine) {
                                                           .model_context_tokens = f.loaded.config.max_position_embeddings,
                                                           .max_model_len = engine.max_model_len()});
   ASSERT_EQ(lines.size(), 2u);  // no SSM line (no recurrent layers), no graph line (CPU)
-  EXPECT_EQ(lines[0], "weights: 508992 parameters, 1.02 MB stored as bf16 (" + f.loaded.weights->description() + ")");
+  EXPECT_EQ(lines[0], "weights: 508992 parameters, 1.02 MB in memory, stored as bf16 (" + f.loaded.weights->description() + ")");
   EXPECT_EQ(f.loaded.weights->num_parameters(), 508992);
   // 100 tokens take 7 blocks: 40 / 7 = 5 sequences; 4096 take 256, more than the pool.
   EXPECT_EQ(lines[1], "KV cache: 40 blocks of 16 tokens (640 tokens); 0 sequences fit at the model's full context "

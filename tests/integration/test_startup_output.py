@@ -26,7 +26,7 @@ def test_progress_lines_end_with_the_total(smol):
 def test_summary_precedes_the_ready_line(smol):
     lines = startup_lines(smol)
     summary = lines[-3:]
-    assert summary[0] == ("weights: 134515008 parameters, 96.6 MB stored as f32, q4_1, q8_0 "
+    assert summary[0] == ("weights: 134515008 parameters, 96.6 MB in memory, stored as f32, q4_1, q8_0 "
                           "(smollm2-135m-instruct-q4_1.gguf (GGUF v3, llama, 272 tensors))")
     # --num-kv-blocks 2048: 8192 tokens take 512 blocks, 1024 take 64.
     assert summary[1] == ("KV cache: 2048 blocks of 16 tokens (32768 tokens); 4 sequences fit at the model's "

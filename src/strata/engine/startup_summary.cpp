@@ -14,7 +14,7 @@ namespace {
 std::string weights_line(const ModelWeights& weights) {
   std::vector<std::string_view> dtypes;
   for (DType dtype : weights.dtypes()) dtypes.push_back(dtype_name(dtype));
-  return fmt::format("weights: {} parameters, {} stored as {} ({})", weights.num_parameters(),
+  return fmt::format("weights: {} parameters, {} in memory, stored as {} ({})", weights.num_parameters(),
                      format_bytes(weights.num_bytes()), fmt::join(dtypes, ", "), weights.description());
 }
 

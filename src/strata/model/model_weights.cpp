@@ -198,6 +198,7 @@ Tensor ModelWeights::load(const WeightInfo& info, bool keep_fp8) const {
   if (keep_fp8 && stays_quantized_on_gpu(info))
     return backend_.from_host(Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape));
   // GPU weights are bf16: widen on the host in row chunks, narrow, copy.
+  num_bytes_ += dtype_bytes(DType::kBF16, numel) - dtype_bytes(info.dtype, numel);  // held as bf16
   Tensor host = Tensor::host(DType::kBF16, info.shape);
   const int64_t cols = info.shape[info.shape.rank - 1];
   const int64_t rows = numel / cols;

@@ -62,6 +62,7 @@ class ModelWeights {
   bool is_dummy() const { return source_ == nullptr; }
   std::string description() const;
   int64_t num_parameters() const { return num_parameters_; }
+  // Bytes the loaded weights take on the model's device (a GPU holds most formats as bf16).
   int64_t num_bytes() const { return num_bytes_; }
   // The dtypes the loaded tensors were stored in (before any widening for the GPU).
   const std::set<DType>& dtypes() const { return dtypes_; }
