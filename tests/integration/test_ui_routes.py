@@ -57,16 +57,16 @@ def test_page_references_only_embedded_assets(tiny):
 
 
 def test_every_module_the_scripts_import_is_served(tiny):
-    seen, todo = set(), ["chat.js"]
-    while todo:
-        name = todo.pop()
+    seen, pending = set(), ["chat.js"]
+    while pending:
+        name = pending.pop()
         if name in seen:
             continue
         seen.add(name)
         status, headers, body = fetch(tiny.url, "/ui/" + name)
         assert (status, headers["content-type"]) == (200, "text/javascript; charset=utf-8"), name
         assert b"http://" not in body and b"https://" not in body, name  # nothing fetched from elsewhere
-        todo += module_imports(body.decode())
+        pending += module_imports(body.decode())
     assert sorted(seen) == sorted(MODULES)
 
 

@@ -45,6 +45,11 @@ Tensor ModelWeights::get(const std::string& name, const Shape& shape) const {
   return load(checked_info(name, shape));
 }
 
+Tensor ModelWeights::get_widened(const std::string& name, const Shape& shape) const {
+  if (source_ == nullptr) return make_dummy(name, shape);
+  return load(checked_info(name, shape), false);
+}
+
 std::optional<Tensor> ModelWeights::find(const std::string& name, const Shape& shape,
                                          bool dummy_absent) const {
   if (source_ == nullptr) {
@@ -87,7 +92,7 @@ Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
 }
 
 Tensor ModelWeights::concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes,
-                                    bool keep_fp8) const {
+                                    bool keep_quantized) const {
   if (shapes_only_) {
     Shape shape = shapes[0];
     shape[0] = 0;
@@ -99,7 +104,7 @@ Tensor ModelWeights::concat_rows_as(const std::vector<std::string>& names, const
   }
   if (source_ == nullptr && !backend_.device().is_cpu()) {
     Tensor device = concat_dummy_device(names, shapes);
-    return keep_fp8 && dummy_fp8(names[0], device.shape()) ? quantized_on_device(device) : device;
+    return keep_quantized && dummy_fp8(names[0], device.shape()) ? quantized_on_device(device) : device;
   }
   std::vector<Tensor> parts;
   int64_t rows = 0;
@@ -117,13 +122,13 @@ Tensor ModelWeights::concat_rows_as(const std::vector<std::string>& names, const
     dst += p.nbytes();
   }
   const bool cpu = backend_.device().is_cpu();  // the CPU's kernels read FP8 rows as they are
-  if (!cpu && !keep_fp8 && host.dtype() == DType::kF8_E4M3_B128) host = widened_to_bf16(host);
+  if (!cpu && !keep_quantized && host.dtype() == DType::kF8_E4M3_B128) host = widened_to_bf16(host);
   WeightInfo info{.name = names[0], .dtype = host.dtype(), .shape = shape, .data = host.data()};
   if (cpu) {
     load(info);  // counts the parameters
     return host;
   }
-  return load(info, keep_fp8);
+  return load(info, keep_quantized);
 }
 
 Tensor ModelWeights::concat_dummy_device(const std::vector<std::string>& names,
@@ -176,26 +181,20 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
 
 namespace {
 
-// 2-D FP8 and Q8_0 weights stay quantized on the GPU (the CUDA linear reads them), except
-// embedding tables, which the embedding lookup reads as bf16.
+// 2-D FP8 and Q8_0 weights stay quantized on the GPU: the CUDA linear reads them.
 bool stays_quantized_on_gpu(const WeightInfo& info) {
-  if (info.shape.rank != 2) return false;
-  if (info.dtype == DType::kF8_E4M3_B128) return true;
-  const std::string_view name = info.name;
-  const bool embedding = name.find("embed_tokens") != std::string_view::npos ||
-                         name.find("embeddings") != std::string_view::npos || name.find("wte") != std::string_view::npos;
-  return info.dtype == DType::kQ8_0 && !embedding;
+  return info.shape.rank == 2 && (info.dtype == DType::kF8_E4M3_B128 || info.dtype == DType::kQ8_0);
 }
 
 }  // namespace
 
-Tensor ModelWeights::load(const WeightInfo& info, bool keep_fp8) const {
+Tensor ModelWeights::load(const WeightInfo& info, bool keep_quantized) const {
   const int64_t numel = info.shape.numel();
   count_loaded(numel, info.dtype);
   if (shapes_only_) return Tensor::view(nullptr, info.dtype, info.shape);
   if (backend_.device().is_cpu())
     return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
-  if (keep_fp8 && stays_quantized_on_gpu(info))
+  if (keep_quantized && stays_quantized_on_gpu(info))
     return backend_.from_host(Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape));
   // GPU weights are bf16: widen on the host in row chunks, narrow, copy.
   num_bytes_ += dtype_bytes(DType::kBF16, numel) - dtype_bytes(info.dtype, numel);  // held as bf16

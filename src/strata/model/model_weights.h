@@ -35,6 +35,8 @@ class ModelWeights {
 
   // The tensor `name` with exactly `shape`; throws an Error naming tensor and shapes.
   Tensor get(const std::string& name, const Shape& shape) const;
+  // As get, but a GPU widens even FP8 / Q8_0 to bf16: for tables read by lookup, not by linear.
+  Tensor get_widened(const std::string& name, const Shape& shape) const;
   // nullopt when the source has no such tensor (never for dummy weights unless `dummy_absent`).
   std::optional<Tensor> find(const std::string& name, const Shape& shape, bool dummy_absent = false) const;
   // Tensors `names[i]` (each `part_shape`) stacked along a new leading dimension.
@@ -69,9 +71,9 @@ class ModelWeights {
   Backend& backend() const { return backend_; }
 
  private:
-  // keep_fp8: a 2-D FP8 or Q8_0 linear weight stays quantized on a GPU; else it is widened to bf16.
-  Tensor load(const WeightInfo& info, bool keep_fp8 = true) const;
-  Tensor concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes, bool keep_fp8) const;
+  // keep_quantized: a 2-D FP8 or Q8_0 linear weight stays quantized on a GPU; else it is widened to bf16.
+  Tensor load(const WeightInfo& info, bool keep_quantized = true) const;
+  Tensor concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes, bool keep_quantized) const;
   bool dummy_fp8(const std::string& name, const Shape& shape) const;
   static Tensor widened_to_bf16(const Tensor& fp8);
   // bf16 device values into FP8 device blocks (dummy weights under --quantization fp8).

@@ -19,7 +19,8 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
                            const DecoderPartsOptions& options) {
   const WeightScope root(weights, "");
   Model::Parts parts;
-  parts.embed_tokens = root.get(options.embed_tokens, {config.vocab_size, config.hidden_size});
+  // The lookup reads bf16 rows on a GPU, whatever format the table is stored in.
+  parts.embed_tokens = weights.get_widened(options.embed_tokens, {config.vocab_size, config.hidden_size});
   parts.final_norm = rms_norm_weight(root, options.final_norm, config, options.norm_unit_offset,
                                      options.norm_eps);
   std::optional<Tensor> lm_head;
