@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "strata/weights/dequantize.h"
 #include "strata/weights/device_layout.h"
 #include "strata/weights/quant_blocks.h"
 
@@ -52,6 +54,84 @@ TEST(DeviceLayout, Q8_0PutsCodesThenF16ScalesAndComesBack) {
     }
   from_device_layout(DType::kQ8_0, device.data(), rows, k, back.data());
   EXPECT_EQ(std::memcmp(back.data(), host.data(), back.size()), 0);
+}
+
+// Random k-quant blocks (any bytes are valid codes and scales; f16 scales kept small and finite).
+template <typename Block>
+std::vector<Block> random_k_blocks(int64_t count, uint64_t seed) {
+  std::vector<Block> blocks(static_cast<size_t>(count));
+  auto* bytes = reinterpret_cast<uint8_t*>(blocks.data());
+  for (size_t i = 0; i < blocks.size() * sizeof(Block); ++i) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    bytes[i] = static_cast<uint8_t>(seed >> 56);
+  }
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if constexpr (std::is_same_v<Block, BlockQ4_K>) {
+      blocks[i].d = static_cast<uint16_t>(0x1c00 + i % 64);
+      blocks[i].dmin = static_cast<uint16_t>(0x1800 + i % 32);
+    } else {
+      blocks[i].d = static_cast<uint16_t>(0x1c00 + i % 64);
+    }
+  }
+  return blocks;
+}
+
+// Value c of a device-layout row, read as device_layout.cpp documents it (and the kernels do).
+float q4k_device_value(const uint8_t* row, int64_t k, int64_t c) {
+  const int64_t u = c / 128;
+  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
+  const int q = (row[64 * u + 16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
+  const uint8_t* header = row + k / 2 + 16 * (u / 2);
+  uint8_t sc = 0, m = 0;
+  unpack_scale_min_k4(4 * static_cast<int>(u % 2) + step / 2, header + 4, &sc, &m);
+  uint16_t d = 0, dmin = 0;
+  std::memcpy(&d, header, 2);
+  std::memcpy(&dmin, header + 2, 2);
+  return f16_to_f32(d) * sc * static_cast<float>(q) - f16_to_f32(dmin) * m;
+}
+
+float q6k_device_value(const uint8_t* row, int64_t k, int64_t c) {
+  const int64_t u = c / 128;
+  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
+  const uint8_t* unit = row + 96 * u;
+  const int low = (unit[16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
+  const int high = (unit[64 + 8 * lane + 4 * (step / 4) + v % 4] >> (2 * (step % 4))) & 3;
+  const uint8_t* scales = row + k * 3 / 4;
+  uint16_t d = 0;
+  std::memcpy(&d, scales + k / 16 + 2 * (u / 2), 2);
+  return f16_to_f32(d) * static_cast<int8_t>(scales[8 * u + step]) * static_cast<float>((low | (high << 4)) - 32);
+}
+
+template <typename Block>
+void expect_k_layout_round_trip(DType dtype, float (*device_value)(const uint8_t*, int64_t, int64_t)) {
+  const int64_t rows = 3, k = 512, row_bytes = k / kQkK * static_cast<int64_t>(sizeof(Block));
+  const std::vector<Block> host = random_k_blocks<Block>(rows * k / kQkK, 77);
+  std::vector<uint8_t> device(static_cast<size_t>(rows * row_bytes), 0xee), back(device.size(), 0xdd);
+  to_device_layout(dtype, host.data(), rows, k, device.data());
+  std::vector<float> expected(static_cast<size_t>(k));
+  for (int64_t r = 0; r < rows; ++r) {
+    dequantize_row(dtype, reinterpret_cast<const char*>(host.data()) + r * row_bytes, expected.data(), k);
+    for (int64_t c = 0; c < k; ++c)
+      ASSERT_EQ(device_value(device.data() + r * row_bytes, k, c), expected[static_cast<size_t>(c)]) << r << " " << c;
+  }
+  from_device_layout(dtype, device.data(), rows, k, back.data());
+  EXPECT_EQ(std::memcmp(back.data(), host.data(), back.size()), 0);
+}
+
+TEST(DeviceLayout, Q4_KValuesReadWhereTheKernelLooksAndComeBack) {
+  expect_k_layout_round_trip<BlockQ4_K>(DType::kQ4_K, q4k_device_value);
+}
+
+TEST(DeviceLayout, Q6_KValuesReadWhereTheKernelLooksAndComeBack) {
+  expect_k_layout_round_trip<BlockQ6_K>(DType::kQ6_K, q6k_device_value);
+}
+
+TEST(DeviceLayout, Q6_KStaysQuantizedOnlyWithSixteenByteRows) {
+  EXPECT_TRUE(keeps_device_layout(DType::kQ6_K, 4096));
+  EXPECT_TRUE(keeps_device_layout(DType::kQ6_K, 14336));
+  EXPECT_FALSE(keeps_device_layout(DType::kQ6_K, 768));
+  EXPECT_TRUE(keeps_device_layout(DType::kQ4_K, 768));
+  EXPECT_FALSE(keeps_device_layout(DType::kQ4_0, 4096));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "strata/ops/cpu/convert.h"
 #if defined(STRATA_WITH_CUDA)
 #include "strata/ops/cuda/fp8_convert.h"
+#include "strata/weights/device_layout.h"
 #endif
 
 namespace strata {
@@ -181,9 +182,9 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
 
 namespace {
 
-// 2-D FP8 and Q8_0 weights stay quantized on the GPU: the CUDA linear reads them.
+// 2-D FP8, Q8_0, Q4_K and Q6_K weights stay quantized on the GPU: the CUDA linear reads them.
 bool stays_quantized_on_gpu(const WeightInfo& info) {
-  return info.shape.rank == 2 && (info.dtype == DType::kF8_E4M3_B128 || info.dtype == DType::kQ8_0);
+  return info.shape.rank == 2 && keeps_device_layout(info.dtype, info.shape[1]);
 }
 
 }  // namespace

@@ -71,7 +71,8 @@ class ModelWeights {
   Backend& backend() const { return backend_; }
 
  private:
-  // keep_quantized: a 2-D FP8 or Q8_0 linear weight stays quantized on a GPU; else it is widened to bf16.
+  // keep_quantized: a 2-D FP8, Q8_0, Q4_K or Q6_K linear weight stays quantized on a GPU (where
+  // keeps_device_layout); else it is widened to bf16.
   Tensor load(const WeightInfo& info, bool keep_quantized = true) const;
   Tensor concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes, bool keep_quantized) const;
   bool dummy_fp8(const std::string& name, const Shape& shape) const;

@@ -1,15 +1,16 @@
 #include "strata/ops/expert_linear.h"
 
 #include "strata/ops/dispatch.h"
+#include "strata/weights/device_layout.h"
 
 namespace strata::ops {
 
 namespace {
 // Up to 8 tokens: at batch 8 on Qwen3-30B-A3B 800 tok/s against 637 grouped (docs/perf.md).
 constexpr int64_t kCudaExpertLinearMaxTokens = 8;
-// FP8 experts grouped are widened whole every step (~3x the layer's FP8 bytes), pairs read
-// one expert each: pair order pays up to ~80 tokens on Qwen3-30B-A3B's shapes.
-constexpr int64_t kCudaFp8ExpertLinearMaxTokens = 64;
+// Quantized experts grouped are widened whole every step (~3x the layer's FP8 bytes), pairs
+// read one expert each: pair order pays up to ~80 tokens on Qwen3-30B-A3B's FP8 shapes.
+constexpr int64_t kCudaQuantizedExpertLinearMaxTokens = 64;
 }
 
 void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_ids, const Tensor& out,
@@ -27,12 +28,15 @@ void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_id
 
 bool expert_linear_preferred(Device device, DType weights, int64_t tokens) {
   if (device.is_cpu()) return false;
-  return tokens <= (weights == DType::kF8_E4M3_B128 ? kCudaFp8ExpertLinearMaxTokens : kCudaExpertLinearMaxTokens);
+  return tokens <= (weights == DType::kBF16 ? kCudaExpertLinearMaxTokens : kCudaQuantizedExpertLinearMaxTokens);
 }
 
 bool expert_linear_supports(Device device, const Tensor& weights) {
   if (weights.dtype() == DType::kBF16 || device.is_cpu()) return true;
-  return weights.dtype() == DType::kF8_E4M3_B128 && weights.dim(2) % 256 == 0;
+  const DType dtype = weights.dtype();
+  const int64_t in = weights.dim(2);
+  if (dtype == DType::kF8_E4M3_B128) return in % 256 == 0;
+  return (dtype == DType::kQ8_0 && in % 128 == 0) || ((dtype == DType::kQ4_K || dtype == DType::kQ6_K) && keeps_device_layout(dtype, in));
 }
 
 }  // namespace strata::ops

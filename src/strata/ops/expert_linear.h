@@ -25,8 +25,9 @@ void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_id
 // step of `tokens` tokens.
 bool expert_linear_preferred(Device device, DType weights, int64_t tokens);
 
-// Whether expert_linear on `device` takes these expert weights [E, out, in]: bf16, or FP8
-// with `in` a multiple of 256 on CUDA (the tensor-core kernel's aligned rows); any on the CPU.
+// Whether expert_linear on `device` takes these expert weights [E, out, in]: bf16, FP8 with
+// `in` a multiple of 256, Q8_0 with `in` a multiple of 128, Q4_K and Q6_K where the GPU keeps
+// them (the tensor-core kernels' aligned rows) on CUDA; any on the CPU.
 bool expert_linear_supports(Device device, const Tensor& weights);
 
 }  // namespace strata::ops

@@ -1,6 +1,7 @@
 #include "strata/weights/device_layout.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "strata/core/error.h"
 #include "strata/core/parallel.h"
@@ -33,11 +34,117 @@ void convert_rows(const void* src, int64_t rows, int64_t k, void* dst) {
   });
 }
 
+// k-quant rows on the device: each 128-value unit's codes lane by lane (lane t of the GEMV's
+// quad owns values 4t..4t+3 of each 16-value step: 16 bytes of low nibbles, word w holding steps
+// 2w and 2w + 1), then the row's scales. Codes move one value at a time through these accessors.
+
+// Where unit-local value v (0..127) keeps its low nibble in the unit's first 64 bytes.
+struct NibbleAt {
+  int byte, shift;
+};
+NibbleAt device_nibble(int v) {
+  const int step = v / 16, lane = (v % 16) / 4;
+  return {16 * lane + 4 * (step / 2) + v % 4, 4 * (step % 2)};
+}
+
+uint8_t get_bits(const uint8_t* bytes, int at, int shift, int mask) { return (bytes[at] >> shift) & mask; }
+void set_bits(uint8_t* bytes, int at, int shift, int mask, uint8_t value) {
+  bytes[at] = static_cast<uint8_t>((bytes[at] & ~(mask << shift)) | ((value & mask) << shift));
+}
+
+// Q4_K: value e of a block sits in qs[32 (e / 64) + e % 32], the high nibble for e % 64 >= 32.
+// Device row: k / 2 code bytes (64 a unit), then each block's 16-byte header (d, dmin, scales).
+constexpr int64_t kQ4kHeader = 16;
+
+uint8_t q4k_host_code(const BlockQ4_K& block, int e) { return get_bits(block.qs, 32 * (e / 64) + e % 32, e % 64 >= 32 ? 4 : 0, 15); }
+void set_q4k_host_code(BlockQ4_K& block, int e, uint8_t code) { set_bits(block.qs, 32 * (e / 64) + e % 32, e % 64 >= 32 ? 4 : 0, 15, code); }
+
+template <bool kToDevice>
+void convert_q4k_row(const uint8_t* src, int64_t k, uint8_t* dst) {
+  auto* host = reinterpret_cast<BlockQ4_K*>(const_cast<uint8_t*>(kToDevice ? src : dst));
+  uint8_t* device = const_cast<uint8_t*>(kToDevice ? dst : src);
+  for (int64_t b = 0; b < k / kQkK; ++b) {
+    uint8_t* header = device + k / 2 + kQ4kHeader * b;
+    if constexpr (kToDevice) std::memcpy(header, &host[b], kQ4kHeader);
+    else std::memcpy(&host[b], header, kQ4kHeader);
+    for (int e = 0; e < kQkK; ++e) {
+      uint8_t* unit = device + 64 * (2 * b + e / 128);
+      const NibbleAt at = device_nibble(e % 128);
+      if constexpr (kToDevice) set_bits(unit, at.byte, at.shift, 15, q4k_host_code(host[b], e));
+      else set_q4k_host_code(host[b], e, get_bits(unit, at.byte, at.shift, 15));
+    }
+  }
+}
+
+// Q6_K: value e of a block (n = e / 128, r = e % 128, i = r / 32, l = r % 32) has its low four
+// bits at bit 4 (i / 2) of ql[64n + l + 32 (i % 2)] and its high two at bit 2i of qh[32n + l].
+// Device row: 96 code bytes a unit (64 of low nibbles, then 32 of high bits: lane t's 8 bytes,
+// word w holding steps 4w..4w + 3 at bits 2 (step % 4)), then all int8 scales, then the f16 ds.
+uint8_t q6k_host_code(const BlockQ6_K& block, int e) {
+  const int r = e % 128, i = r / 32, l = r % 32, n = e / 128;
+  return static_cast<uint8_t>(get_bits(block.ql, 64 * n + l + 32 * (i % 2), 4 * (i / 2), 15) |
+                              (get_bits(block.qh, 32 * n + l, 2 * i, 3) << 4));
+}
+void set_q6k_host_code(BlockQ6_K& block, int e, uint8_t code) {
+  const int r = e % 128, i = r / 32, l = r % 32, n = e / 128;
+  set_bits(block.ql, 64 * n + l + 32 * (i % 2), 4 * (i / 2), 15, code & 15);
+  set_bits(block.qh, 32 * n + l, 2 * i, 3, code >> 4);
+}
+NibbleAt q6k_device_high_bits(int v) {
+  const int step = v / 16, lane = (v % 16) / 4;
+  return {64 + 8 * lane + 4 * (step / 4) + v % 4, 2 * (step % 4)};
+}
+
+template <bool kToDevice>
+void convert_q6k_row(const uint8_t* src, int64_t k, uint8_t* dst) {
+  auto* host = reinterpret_cast<BlockQ6_K*>(const_cast<uint8_t*>(kToDevice ? src : dst));
+  uint8_t* device = const_cast<uint8_t*>(kToDevice ? dst : src);
+  const int64_t blocks = k / kQkK;
+  uint8_t* scales = device + k * 3 / 4;  // [blocks][16] int8
+  uint8_t* ds = scales + 16 * blocks;    // [blocks] f16
+  for (int64_t b = 0; b < blocks; ++b) {
+    if constexpr (kToDevice) {
+      std::memcpy(scales + 16 * b, host[b].scales, 16);
+      std::memcpy(ds + 2 * b, &host[b].d, 2);
+    } else {
+      std::memcpy(host[b].scales, scales + 16 * b, 16);
+      std::memcpy(&host[b].d, ds + 2 * b, 2);
+    }
+    for (int e = 0; e < kQkK; ++e) {
+      uint8_t* unit = device + 96 * (2 * b + e / 128);
+      const NibbleAt low = device_nibble(e % 128), high = q6k_device_high_bits(e % 128);
+      if constexpr (kToDevice) {
+        const uint8_t code = q6k_host_code(host[b], e);
+        set_bits(unit, low.byte, low.shift, 15, code & 15);
+        set_bits(unit, high.byte, high.shift, 3, code >> 4);
+      } else {
+        set_q6k_host_code(host[b], e, static_cast<uint8_t>(get_bits(unit, low.byte, low.shift, 15) |
+                                                           (get_bits(unit, high.byte, high.shift, 3) << 4)));
+      }
+    }
+  }
+}
+
+template <typename Block, bool kToDevice>
+void convert_k_rows(const void* src, int64_t rows, int64_t k, void* dst) {
+  const int64_t row_bytes = k / kQkK * static_cast<int64_t>(sizeof(Block));
+  parallel_for(rows, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const auto* in = static_cast<const uint8_t*>(src) + r * row_bytes;
+      auto* out = static_cast<uint8_t*>(dst) + r * row_bytes;
+      if constexpr (std::is_same_v<Block, BlockQ4_K>) convert_q4k_row<kToDevice>(in, k, out);
+      else convert_q6k_row<kToDevice>(in, k, out);
+    }
+  });
+}
+
 template <bool kToDevice>
 void convert(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
   switch (dtype) {
     case DType::kF8_E4M3_B128: return convert_rows<BlockF8B128, kFp8Block, kToDevice>(src, rows, k, dst);
     case DType::kQ8_0: return convert_rows<BlockQ8_0, kQk, kToDevice>(src, rows, k, dst);
+    case DType::kQ4_K: return convert_k_rows<BlockQ4_K, kToDevice>(src, rows, k, dst);
+    case DType::kQ6_K: return convert_k_rows<BlockQ6_K, kToDevice>(src, rows, k, dst);
     default: break;
   }
   STRATA_CHECK_MSG(false, "no device layout for {}", dtype_name(dtype));
@@ -45,7 +152,15 @@ void convert(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
 
 }  // namespace
 
-bool has_device_layout(DType dtype) { return dtype == DType::kF8_E4M3_B128 || dtype == DType::kQ8_0; }
+bool has_device_layout(DType dtype) {
+  return dtype == DType::kF8_E4M3_B128 || dtype == DType::kQ8_0 || dtype == DType::kQ4_K || dtype == DType::kQ6_K;
+}
+
+bool keeps_device_layout(DType dtype, int64_t k) {
+  if (dtype == DType::kQ4_K) return k % kQkK == 0;
+  if (dtype == DType::kQ6_K) return k % (8 * kQkK) == 0;
+  return has_device_layout(dtype);
+}
 
 void to_device_layout(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
   convert<true>(dtype, src, rows, k, dst);

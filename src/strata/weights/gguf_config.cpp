@@ -27,6 +27,7 @@ int64_t positive(const GgufFile& file, const std::string& key, int64_t value) {
 std::string hf_architecture(std::string_view arch) {
   if (arch == "llama") return "LlamaForCausalLM";
   if (arch == "qwen2") return "Qwen2ForCausalLM";
+  if (arch == "qwen3moe") return "Qwen3MoeForCausalLM";
   return "Qwen3ForCausalLM";
 }
 
@@ -53,16 +54,28 @@ void add_rope_scaling(const GgufFile& file, const std::string& arch, nlohmann::j
   config["rope_scaling"] = scaling;
 }
 
+// Qwen3-MoE: every layer sparse, top-k probabilities renormalised (as llama.cpp runs it).
+void add_experts(const GgufFile& file, const std::string& arch, nlohmann::json& config) {
+  const std::string count = arch + ".expert_count", used = arch + ".expert_used_count",
+                    ffn = arch + ".expert_feed_forward_length";
+  config["num_experts"] = positive(file, count, file.get_int(count));
+  config["num_experts_per_tok"] = positive(file, used, file.get_int(used));
+  config["moe_intermediate_size"] = positive(file, ffn, file.get_int(ffn));
+  config["norm_topk_prob"] = true;
+  config["decoder_sparse_step"] = 1;
+  config["mlp_only_layers"] = nlohmann::json::array();
+}
+
 }  // namespace
 
 bool gguf_architecture_supported(std::string_view arch) {
-  return arch == "llama" || arch == "qwen2" || arch == "qwen3";
+  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe";
 }
 
 nlohmann::json gguf_to_hf_config(const GgufFile& file) {
   const std::string arch = file.get_string("general.architecture");
   if (!gguf_architecture_supported(arch)) {
-    fail("{}: GGUF architecture '{}' is not supported (llama, qwen2, qwen3)", file.path(), arch);
+    fail("{}: GGUF architecture '{}' is not supported (llama, qwen2, qwen3, qwen3moe)", file.path(), arch);
   }
   auto key = [&](const char* name) { return arch + "." + name; };
   const int64_t hidden = positive(file, key("embedding_length"), file.get_int(key("embedding_length")));
@@ -73,7 +86,7 @@ nlohmann::json gguf_to_hf_config(const GgufFile& file) {
          key("attention.head_count_kv"), kv_heads);
   }
   nlohmann::json config = {
-      {"model_type", arch},
+      {"model_type", arch == "qwen3moe" ? "qwen3_moe" : arch},
       {"architectures", {hf_architecture(arch)}},
       {"hidden_size", hidden},
       {"intermediate_size", positive(file, key("feed_forward_length"), file.get_int(key("feed_forward_length")))},
@@ -92,6 +105,7 @@ nlohmann::json gguf_to_hf_config(const GgufFile& file) {
   if (file.has("tokenizer.ggml.bos_token_id")) config["bos_token_id"] = file.get_int("tokenizer.ggml.bos_token_id");
   if (file.has("tokenizer.ggml.eos_token_id")) config["eos_token_id"] = file.get_int("tokenizer.ggml.eos_token_id");
   add_rope_scaling(file, arch, config);
+  if (arch == "qwen3moe") add_experts(file, arch, config);
   return config;
 }
 

@@ -22,8 +22,12 @@ constexpr NamePair kLayerNames[] = {
     {"attn_q_norm", "self_attn.q_norm"},  {"attn_k_norm", "self_attn.k_norm"},
     {"ffn_gate", "mlp.gate_proj"},        {"ffn_up", "mlp.up_proj"},
     {"ffn_down", "mlp.down_proj"},        {"attn_norm", "input_layernorm"},
-    {"ffn_norm", "post_attention_layernorm"},
+    {"ffn_norm", "post_attention_layernorm"}, {"ffn_gate_inp", "mlp.gate"},
 };
+
+// MoE experts stored stacked [E, rows, cols] (qwen3moe) -> HF's per-expert names.
+constexpr NamePair kExpertNames[] = {
+    {"ffn_gate_exps", "gate_proj"}, {"ffn_up_exps", "up_proj"}, {"ffn_down_exps", "down_proj"}};
 
 constexpr NamePair kModelNames[] = {
     {"token_embd", "model.embed_tokens"},
@@ -41,6 +45,20 @@ bool split_suffix(std::string_view name, std::string_view* base, std::string_vie
     }
   }
   return false;
+}
+
+// For "blk.N.ffn_*_exps.weight": the layer N and the HF projection name.
+std::optional<std::pair<std::string, std::string_view>> gguf_expert_name(std::string_view name) {
+  for (const NamePair& p : kExpertNames) {
+    const std::string suffix = fmt::format(".{}.weight", p.gguf);
+    if (name.substr(0, 4) != "blk." || name.size() <= suffix.size() + 4 ||
+        name.substr(name.size() - suffix.size()) != suffix)
+      continue;
+    const std::string_view layer = name.substr(4, name.size() - suffix.size() - 4);
+    if (layer.empty() || layer.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    return std::make_pair(std::string(layer), p.hf);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -71,9 +89,13 @@ GgufSource::GgufSource(const std::string& path) : GgufSource(std::make_shared<co
 GgufSource::GgufSource(std::shared_ptr<const GgufFile> file) : file_(std::move(file)) {
   architecture_ = file_->get_string("general.architecture");
   if (!gguf_architecture_supported(architecture_)) {
-    fail("{}: GGUF architecture '{}' is not supported (llama, qwen2, qwen3)", file_->path(), architecture_);
+    fail("{}: GGUF architecture '{}' is not supported (llama, qwen2, qwen3, qwen3moe)", file_->path(), architecture_);
   }
   for (const GgufTensorInfo& t : file_->tensors()) {
+    if (const auto expert = gguf_expert_name(t.name); expert && t.shape.rank == 3) {
+      add_experts(t, expert->first, expert->second);
+      continue;
+    }
     const std::optional<std::string> hf = gguf_to_hf_name(t.name);
     if (!hf) {
       unmapped_.push_back(t.name);
@@ -98,6 +120,17 @@ void GgufSource::add_tensor(const GgufTensorInfo& t, const std::string& hf_name)
     }
   }
   weights_.emplace(hf_name, std::move(info));
+}
+
+// Expert e of a stacked [E, rows, cols] tensor is its e-th slab of rows, exposed under HF's name.
+void GgufSource::add_experts(const GgufTensorInfo& t, const std::string& layer, std::string_view projection) {
+  const int64_t experts = t.shape[0], slab_bytes = t.nbytes / experts;
+  for (int64_t e = 0; e < experts; ++e) {
+    const std::string name = fmt::format("model.layers.{}.mlp.experts.{}.{}.weight", layer, e, projection);
+    weights_.emplace(name, WeightInfo{.name = name, .dtype = t.dtype, .shape = Shape{t.shape[1], t.shape[2]},
+                                      .data = static_cast<const uint8_t*>(t.data) + e * slab_bytes,
+                                      .file = file_->path()});
+  }
 }
 
 // GGUF row h*head_dim + 2*i + half holds HF row h*head_dim + half*head_dim/2 + i.

@@ -38,6 +38,7 @@ class GgufSource : public WeightSource {
 
  private:
   void add_tensor(const GgufTensorInfo& tensor, const std::string& hf_name);
+  void add_experts(const GgufTensorInfo& tensor, const std::string& layer, std::string_view projection);
   const void* unpermute_rows(const GgufTensorInfo& tensor, int64_t num_heads);
 
   std::shared_ptr<const GgufFile> file_;

@@ -1,10 +1,12 @@
 // CUDA expert_linear: the register-streaming GEMV with one block row per pair, which reads
-// its expert id on the device (warp_gemv.h), so the step needs no grouping kernels. FP8
-// experts: the tensor-core FP8 GEMV with one block row per pair (fp8_mma_gemv.h).
+// its expert id on the device (warp_gemv.h), so the step needs no grouping kernels. Quantized
+// experts (FP8, Q8_0, Q4_K, Q6_K): the tensor-core GEMVs with one block row per pair (mma_gemv.cuh).
 #include "strata/ops/activation.h"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
+#include "strata/ops/cuda/k_quant_mma_gemv.h"
+#include "strata/ops/cuda/q8_0_mma_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #include "strata/ops/expert_linear.h"
 
@@ -12,7 +14,7 @@ namespace strata::cuda {
 namespace {
 
 // A gated input runs its activation first, into scratch that only grows (graphs keep its pointer).
-void fp8_expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_ids, const Tensor& out,
+void quantized_expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_ids, const Tensor& out,
                        const ops::ExpertLinearOptions& options) {
   Tensor product_x = x;  // [rows, in]
   if (options.gated_input) {
@@ -21,21 +23,24 @@ void fp8_expert_linear(const Tensor& x, const Tensor& weights, const Tensor& top
     product_x = Tensor::view(scratch.get(dtype_bytes(DType::kBF16, shape.numel())), DType::kBF16, shape, x.device());
     cuda::gated_activation_halves(x, product_x, *options.gated_input);
   }
-  const Fp8MmaExpertArgs args{.x = product_x.data(), .weights = weights.data(),
+  const QuantExpertArgs args{.x = product_x.data(), .weights = weights.data(),
                               .expert_ids = topk_ids.data_as<int32_t>(), .out = out.data(),
                               .out_dtype = out.dtype(), .num_pairs = topk_ids.numel(), .n = weights.dim(1),
                               .k = weights.dim(2), .pairs_per_x = topk_ids.numel() / x.dim(0)};
-  STRATA_CHECK_MSG(fp8_mma_gemv_experts_supported(args), "expert_linear: FP8 weights {} x {}",
-                   weights.shape().str(), x.shape().str());
-  fp8_mma_gemv_experts(args, current_stream());
+  const DType dtype = weights.dtype();
+  if (dtype == DType::kF8_E4M3_B128 && fp8_mma_gemv_experts_supported(args)) return fp8_mma_gemv_experts(args, current_stream());
+  if (dtype == DType::kQ8_0 && q8_0_mma_gemv_experts_supported(args)) return q8_0_mma_gemv_experts(args, current_stream());
+  STRATA_CHECK_MSG(k_quant_mma_gemv_experts_supported(dtype, args), "expert_linear: {} weights {} x {}",
+                   dtype_name(dtype), weights.shape().str(), x.shape().str());
+  k_quant_mma_gemv_experts(dtype, args, current_stream());
 }
 
 }  // namespace
 
 void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_ids, const Tensor& out,
                    const ops::ExpertLinearOptions& options) {
-  if (x.dtype() == DType::kBF16 && weights.dtype() == DType::kF8_E4M3_B128)
-    return fp8_expert_linear(x, weights, topk_ids, out, options);
+  if (x.dtype() == DType::kBF16 && weights.dtype() != DType::kBF16)
+    return quantized_expert_linear(x, weights, topk_ids, out, options);
   if (x.dtype() != DType::kBF16 || weights.dtype() != DType::kBF16) unsupported_dtype("expert_linear", weights.dtype());
   const WarpGemvExpertArgs args{.x = x.data(), .weights = weights.data(), .expert_ids = topk_ids.data_as<int32_t>(),
                                 .out = out.data(), .out_dtype = out.dtype(), .num_pairs = topk_ids.numel(),

@@ -28,6 +28,16 @@ struct QuantGemvArgs {
   bool accumulate = false;                     // out += the product
 };
 
+// MoE experts in pair order: out[p] = x[p / pairs_per_x] @ dequant(weights[expert_ids[p]])^T.
+struct QuantExpertArgs {
+  const void* x = nullptr;              // [pairs / pairs_per_x, K] bf16
+  const void* weights = nullptr;        // [E, N, K] block-quantized (device layout)
+  const int32_t* expert_ids = nullptr;  // [pairs]
+  void* out = nullptr;                  // [pairs, N] bf16 or f32
+  DType out_dtype = DType::kBF16;
+  int64_t num_pairs = 0, n = 0, k = 0, pairs_per_x = 1;
+};
+
 // M <= 8, K a multiple of 128 (x staged in K tiles of up to 96 KB), 16-byte aligned x,
 // 4-byte aligned weight, bf16 or f32 out.
 bool fp8_gemv_supported(const QuantGemvArgs& args);

@@ -104,28 +104,21 @@ bool fp8_mma_gemv_supported(const QuantGemvArgs& args) {
 void fp8_mma_gemv(const QuantGemvArgs& args, cudaStream_t stream, Fp8MmaGemvVariant variant) {
   if (args.n == 0) return;
   STRATA_CHECK(fp8_mma_gemv_supported(args));
-  const Params params{.x = static_cast<const mma_gemv::bf16*>(args.x),
-                      .weight = static_cast<const uint8_t*>(args.weight),
-                      .bias = static_cast<const mma_gemv::bf16*>(args.bias), .out = args.out, .n = args.n,
-                      .k = args.k, .units = args.k / kFp8Block, .rows = static_cast<int>(args.m),
-                      .accumulate = args.accumulate};
+  const Params params = mma_gemv::params_for(args);
   const int warps = variant_warps(variant, args.m, params.units);
   if (args.out_dtype == DType::kF32) return mma_gemv::launch<Fp8Format, float>(params, 1, warps, stream);
   mma_gemv::launch<Fp8Format, mma_gemv::bf16>(params, 1, warps, stream);
 }
 
-bool fp8_mma_gemv_experts_supported(const Fp8MmaExpertArgs& args) {
+bool fp8_mma_gemv_experts_supported(const QuantExpertArgs& args) {
   return weight_aligned(args.weights, args.k) && mma_gemv::aligned(args.x, 16) && args.pairs_per_x >= 1 &&
          args.num_pairs <= 65535 && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
-void fp8_mma_gemv_experts(const Fp8MmaExpertArgs& args, cudaStream_t stream) {
+void fp8_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream) {
   if (args.num_pairs == 0 || args.n == 0) return;
   STRATA_CHECK(fp8_mma_gemv_experts_supported(args));
-  const Params params{.x = static_cast<const mma_gemv::bf16*>(args.x),
-                      .weight = static_cast<const uint8_t*>(args.weights), .bias = nullptr, .out = args.out,
-                      .n = args.n, .k = args.k, .units = args.k / kFp8Block, .rows = 1, .accumulate = false,
-                      .expert_ids = args.expert_ids, .pairs_per_x = args.pairs_per_x};
+  const Params params = mma_gemv::params_for(args);
   const auto pairs = static_cast<unsigned>(args.num_pairs);
   if (args.out_dtype == DType::kF32) return mma_gemv::launch<Fp8Format, float>(params, pairs, 8, stream);
   mma_gemv::launch<Fp8Format, mma_gemv::bf16>(params, pairs, 8, stream);

@@ -22,17 +22,8 @@ bool fp8_mma_gemv_supported(const QuantGemvArgs& args);
 void fp8_mma_gemv(const QuantGemvArgs& args, cudaStream_t stream,
                   Fp8MmaGemvVariant variant = Fp8MmaGemvVariant::kAuto);
 
-// MoE experts in pair order: out[p] = x[p / pairs_per_x] @ dequant(weights[expert_ids[p]])^T.
-struct Fp8MmaExpertArgs {
-  const void* x = nullptr;              // [pairs / pairs_per_x, K] bf16
-  const void* weights = nullptr;        // [E, N, K] fp8_b128 (device layout)
-  const int32_t* expert_ids = nullptr;  // [pairs]
-  void* out = nullptr;                  // [pairs, N] bf16 or f32
-  DType out_dtype = DType::kBF16;
-  int64_t num_pairs = 0, n = 0, k = 0, pairs_per_x = 1;
-};
-
-bool fp8_mma_gemv_experts_supported(const Fp8MmaExpertArgs& args);
-void fp8_mma_gemv_experts(const Fp8MmaExpertArgs& args, cudaStream_t stream);
+// MoE experts in pair order (QuantExpertArgs, fp8_gemv.h).
+bool fp8_mma_gemv_experts_supported(const QuantExpertArgs& args);
+void fp8_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream);
 
 }  // namespace strata::cuda

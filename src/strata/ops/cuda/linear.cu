@@ -1,20 +1,22 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 and Q8_0 weights: 1-32 rows on the
-// tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h; FP8 with K not a multiple of 256: up to 8 rows on
-// the CUDA cores, fp8_gemv.h), more through a bf16 widening.
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8, Q8_0, Q4_K and Q6_K weights: 1-32 rows
+// on the tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h, k_quant_mma_gemv.h; FP8 with K not a
+// multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), more through a bf16 widening.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
 #include "strata/ops/cuda/device_scratch.h"
-#include "strata/ops/cuda/fp8_convert.h"
 #include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
+#include "strata/ops/cuda/k_quant_mma_gemv.h"
 #include "strata/ops/cuda/q8_0_mma_gemv.h"
+#include "strata/ops/cuda/quant_widen.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #include "strata/ops/activation.h"
 #include "strata/ops/linear.h"
+#include "strata/weights/device_layout.h"
 
 namespace strata::cuda {
 
@@ -27,7 +29,7 @@ namespace {
 
 void check_dtypes(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
   if (x.dtype() != DType::kBF16) unsupported_dtype("linear x", x.dtype());
-  if (weight.dtype() != DType::kBF16 && weight.dtype() != DType::kF8_E4M3_B128 && weight.dtype() != DType::kQ8_0)
+  if (weight.dtype() != DType::kBF16 && !keeps_device_layout(weight.dtype(), weight.dim(1)))
     unsupported_dtype("linear weight", weight.dtype());
   if (bias.defined() && bias.dtype() != DType::kBF16) unsupported_dtype("linear bias", bias.dtype());
   if (out.dtype() != DType::kBF16 && out.dtype() != DType::kF32) unsupported_dtype("linear out", out.dtype());
@@ -47,9 +49,17 @@ void dense_product(const Tensor& x, const Tensor& weight, const Tensor& bias, co
             current_stream());
 }
 
-// Block-quantized weight [N, K] (FP8, Q8_0): up to 32 rows stream it; more rows multiply its
-// bf16 widening, made in scratch that only grows (captured graphs keep its pointer; the runner
-// warms shapes first).
+// The tensor-core GEMV for this weight type and shape, if one takes it.
+bool quantized_gemv(DType dtype, const QuantGemvArgs& args) {
+  if (dtype == DType::kF8_E4M3_B128 && fp8_mma_gemv_supported(args)) return fp8_mma_gemv(args, current_stream()), true;
+  if (dtype == DType::kQ8_0 && q8_0_mma_gemv_supported(args)) return q8_0_mma_gemv(args, current_stream()), true;
+  if (k_quant_mma_gemv_supported(dtype, args)) return k_quant_mma_gemv(dtype, args, current_stream()), true;
+  return false;
+}
+
+// Block-quantized weight [N, K] (FP8, Q8_0, Q4_K, Q6_K): up to 32 rows stream it; more rows
+// multiply its bf16 widening, made in scratch that only grows (captured graphs keep its pointer;
+// the runner warms shapes first).
 void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                        const ops::LinearOptions& options) {
   const bool fp8 = weight.dtype() == DType::kF8_E4M3_B128;
@@ -64,15 +74,10 @@ void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias
     args.x = product_x.data();
     args.gated_input.reset();
   }
-  if (fp8 && fp8_mma_gemv_supported(args)) return fp8_mma_gemv(args, current_stream());
-  if (!fp8 && q8_0_mma_gemv_supported(args)) return q8_0_mma_gemv(args, current_stream());
+  if (quantized_gemv(weight.dtype(), args)) return;
   static DeviceScratch scratch;
   void* widened = scratch.get(weight.numel() * 2);
-  if (fp8) {
-    dequantize_fp8_b128_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);
-  } else {
-    dequantize_q8_0_to_bf16(weight.data(), weight.dim(0), weight.dim(1), widened);
-  }
+  widen_to_bf16(weight.dtype(), weight.data(), weight.dim(0), weight.dim(1), widened);
   const Tensor bf16_weight = Tensor::view(widened, DType::kBF16, weight.shape(), weight.device());
   dense_product(product_x, bf16_weight, bias, out, options.accumulate);
 }

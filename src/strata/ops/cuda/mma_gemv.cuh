@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/pdl.cuh"
 
 namespace strata::cuda::mma_gemv {
@@ -31,6 +32,20 @@ struct Params {
   const int32_t* expert_ids = nullptr;  // [pairs]: block row y multiplies pair y by its expert
   int64_t pairs_per_x = 1;
 };
+
+// The skeleton's parameters for a linear's arguments (no experts); units of 128 columns.
+inline Params params_for(const QuantGemvArgs& args) {
+  return {.x = static_cast<const bf16*>(args.x), .weight = static_cast<const uint8_t*>(args.weight),
+          .bias = static_cast<const bf16*>(args.bias), .out = args.out, .n = args.n, .k = args.k,
+          .units = args.k / kUnitCols, .rows = static_cast<int>(args.m), .accumulate = args.accumulate};
+}
+
+// And for experts in pair order: one x row per pair (or per pairs_per_x pairs).
+inline Params params_for(const QuantExpertArgs& args) {
+  return {.x = static_cast<const bf16*>(args.x), .weight = static_cast<const uint8_t*>(args.weights), .bias = nullptr,
+          .out = args.out, .n = args.n, .k = args.k, .units = args.k / kUnitCols, .rows = 1, .accumulate = false,
+          .expert_ids = args.expert_ids, .pairs_per_x = args.pairs_per_x};
+}
 
 // f16x2 bits of normal values or zeros as bf16x2 of the values times 2^-112: f16's bits shifted
 // into bf16's fields keep sign and mantissa (exponent bias 15 read as 127). Exact when the f16
@@ -63,6 +78,11 @@ __device__ __forceinline__ uint32_t word(const uint4& v, int i) {
 // x row `token` (zeros past M), 8 bf16 from column `col`.
 __device__ __forceinline__ uint4 load_x(const Params& p, int token, int64_t col) {
   return token < p.rows ? __ldg(reinterpret_cast<const uint4*>(p.x + token * p.k + col)) : uint4{};
+}
+
+// x row `token` (zeros past M), 4 bf16 from column `col`.
+__device__ __forceinline__ uint2 load_x4(const Params& p, int token, int64_t col) {
+  return token < p.rows ? __ldg(reinterpret_cast<const uint2*>(p.x + token * p.k + col)) : uint2{};
 }
 
 // The warps' sums [W][16][8 * NT] into out rows < M.

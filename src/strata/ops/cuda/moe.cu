@@ -5,7 +5,7 @@
 
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/device_scratch.h"
-#include "strata/ops/cuda/fp8_convert.h"
+#include "strata/ops/cuda/quant_widen.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/moe.h"
 
@@ -214,18 +214,17 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
-// FP8 experts are widened to bf16 whole, into scratch that only grows, for the bf16 kernels.
+// Quantized experts are widened to bf16 whole, into scratch that only grows, for the bf16 kernels.
 Tensor widened_experts(const Tensor& weights) {
   static DeviceScratch scratch;
   void* widened = scratch.get(dtype_bytes(DType::kBF16, weights.numel()));
-  dequantize_fp8_b128_to_bf16(weights.data(), weights.numel() / weights.dim(2), weights.dim(2), widened);
+  widen_to_bf16(weights.dtype(), weights.data(), weights.numel() / weights.dim(2), weights.dim(2), widened);
   return Tensor::view(widened, DType::kBF16, weights.shape(), weights.device());
 }
 
-void grouped_linear(const Tensor& x, const Tensor& fp8_or_bf16_weights, const Tensor& expert_offsets,
+void grouped_linear(const Tensor& x, const Tensor& stored_weights, const Tensor& expert_offsets,
                     const Tensor& out) {
-  const Tensor weights = fp8_or_bf16_weights.dtype() == DType::kF8_E4M3_B128 ? widened_experts(fp8_or_bf16_weights)
-                                                                              : fp8_or_bf16_weights;
+  const Tensor weights = stored_weights.dtype() == DType::kBF16 ? stored_weights : widened_experts(stored_weights);
   if (x.dtype() != DType::kBF16 || weights.dtype() != DType::kBF16) unsupported_dtype("grouped_linear", x.dtype());
   if (out.dtype() != DType::kBF16 && out.dtype() != DType::kF32) unsupported_dtype("grouped_linear out", out.dtype());
   const GroupedGemmArgs args{.x = x.data(), .weight = weights.data(), .offsets = expert_offsets.data_as<int32_t>(),

@@ -117,14 +117,25 @@ bool q8_0_mma_gemv_supported(const QuantGemvArgs& args) {
 void q8_0_mma_gemv(const QuantGemvArgs& args, cudaStream_t stream) {
   if (args.n == 0) return;
   STRATA_CHECK(q8_0_mma_gemv_supported(args));
-  const Params params{.x = static_cast<const mma_gemv::bf16*>(args.x),
-                      .weight = static_cast<const uint8_t*>(args.weight),
-                      .bias = static_cast<const mma_gemv::bf16*>(args.bias), .out = args.out, .n = args.n,
-                      .k = args.k, .units = args.k / mma_gemv::kUnitCols, .rows = static_cast<int>(args.m),
-                      .accumulate = args.accumulate};
+  const Params params = mma_gemv::params_for(args);
   const int warps = mma_gemv::auto_warps(args.m, params.units);
   if (args.out_dtype == DType::kF32) return mma_gemv::launch<Q8Format, float>(params, 1, warps, stream);
   mma_gemv::launch<Q8Format, mma_gemv::bf16>(params, 1, warps, stream);
+}
+
+bool q8_0_mma_gemv_experts_supported(const QuantExpertArgs& args) {
+  return args.k > 0 && args.k % mma_gemv::kUnitCols == 0 && mma_gemv::aligned(args.x, 16) &&
+         mma_gemv::aligned(args.weights, 8) && args.pairs_per_x >= 1 && args.num_pairs <= 65535 &&
+         (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+void q8_0_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream) {
+  if (args.num_pairs == 0 || args.n == 0) return;
+  STRATA_CHECK(q8_0_mma_gemv_experts_supported(args));
+  const Params params = mma_gemv::params_for(args);
+  const auto pairs = static_cast<unsigned>(args.num_pairs);
+  if (args.out_dtype == DType::kF32) return mma_gemv::launch<Q8Format, float>(params, pairs, 8, stream);
+  mma_gemv::launch<Q8Format, mma_gemv::bf16>(params, pairs, 8, stream);
 }
 
 void dequantize_q8_0_to_bf16(const void* src, int64_t rows, int64_t k, void* dst) {

@@ -15,6 +15,10 @@ constexpr int64_t kQ8_0MmaGemvMaxRows = 32;
 bool q8_0_mma_gemv_supported(const QuantGemvArgs& args);
 void q8_0_mma_gemv(const QuantGemvArgs& args, cudaStream_t stream);
 
+// MoE experts in pair order: K a multiple of 128, 16-byte aligned x, 8-byte aligned weights.
+bool q8_0_mma_gemv_experts_supported(const QuantExpertArgs& args);
+void q8_0_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream);
+
 // The device-layout Q8_0 rows [rows, k] as bf16 (exact: int8 times an f16 scale rounded once).
 void dequantize_q8_0_to_bf16(const void* src, int64_t rows, int64_t k, void* dst);
 

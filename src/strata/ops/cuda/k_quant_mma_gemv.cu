@@ -1,0 +1,251 @@
+// GGUF Q4_K and Q6_K on the tensor-core GEMV skeleton (mma_gemv.cuh). Each mma step is 16
+// values of one sub-block: lane (g, t) holds values 4t..4t+3 of rows g and g + 8 (the device
+// layout puts them in one 16-byte load a unit) and the same x columns. Codes widen to bf16 as
+// 128 + q, one byte permute a pair; a second mma against ones sums x over the step, which takes
+// the 128 off and applies Q4_K's mins, so the scales multiply exact f32 partial sums.
+#include "strata/ops/cuda/k_quant_mma_gemv.h"
+
+#include "strata/ops/cuda/mma_gemv.cuh"
+#include "strata/weights/device_layout.h"
+#include "strata/weights/quant_blocks.h"
+
+namespace strata::cuda {
+namespace {
+
+using mma_gemv::Params;
+constexpr uint32_t kOnes = 0x3f803f80u;  // bf16x2 {1, 1}
+
+// Codes 0-1 (kPair 0) or 2-3 of four byte codes below 128 as bf16x2 of 128 + code: 0x43XX.
+template <int kPair>
+__device__ __forceinline__ uint32_t codes_plus_128(uint32_t codes) {
+  return __byte_perm(codes, 0x43434343u, kPair == 0 ? 0x4140 : 0x4342);
+}
+
+// One step's A fragment from four codes of row g (lo) and of row g + 8 (hi).
+__device__ __forceinline__ void step_fragment(uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
+  a[0] = codes_plus_128<0>(lo), a[1] = codes_plus_128<0>(hi);
+  a[2] = codes_plus_128<1>(lo), a[3] = codes_plus_128<1>(hi);
+}
+
+// part += A x, sum += ones x for the step at column `col` of the unit, every x tile.
+template <int NT>
+__device__ __forceinline__ void step_products(const Params& p, const uint32_t (&a)[4], int64_t col, int g,
+                                              float (&part)[NT][4], float (&sum)[NT][4]) {
+  const uint32_t ones[4] = {kOnes, kOnes, kOnes, kOnes};
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    const uint2 x = mma_gemv::load_x4(p, nt * 8 + g, col);
+    mma_gemv::mma_bf16(part[nt], a, x);
+    mma_gemv::mma_bf16(sum[nt], ones, x);
+  }
+}
+
+// acc += part * scale - sum * bias, rows g (scale[0]) and g + 8 (scale[1]); sum is the same
+// in every row of a tile.
+template <int NT>
+__device__ __forceinline__ void scale_into(const float (&part)[NT][4], const float (&sum)[NT][4],
+                                           const float (&scale)[2], const float (&bias)[2], float (&acc)[NT][4]) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    acc[nt][0] += part[nt][0] * scale[0] - sum[nt][0] * bias[0];
+    acc[nt][1] += part[nt][1] * scale[0] - sum[nt][1] * bias[0];
+    acc[nt][2] += part[nt][2] * scale[1] - sum[nt][0] * bias[1];
+    acc[nt][3] += part[nt][3] * scale[1] - sum[nt][1] * bias[1];
+  }
+}
+
+__host__ __device__ int64_t q4k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ4_K)); }
+__host__ __device__ int64_t q6k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ6_K)); }
+
+// Q4_K: value = d sc q - dmin m per 32-value sub-block; a unit is half a super-block.
+struct Q4kFormat {
+  struct Load {
+    uint4 codes[2];   // rows g, g + 8: word w = steps 2w (low nibbles) and 2w + 1 (high)
+    uint4 header[2];  // the super-block's d, dmin and packed 6-bit scales and mins
+  };
+
+  __host__ __device__ static int64_t row_bytes(int64_t k) { return q4k_row_bytes(k); }
+
+  template <bool kWide>
+  __device__ static void load(const Params& p, int64_t row, int64_t u, int t, Load& l) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const bool valid = row + 8 * r < p.n;
+      const uint8_t* base = p.weight + (row + 8 * r) * q4k_row_bytes(p.k);
+      l.codes[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 64 * u + 16 * t)) : uint4{};
+      l.header[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + p.k / 2 + 16 * (u / 2))) : uint4{};
+    }
+  }
+
+  // Scales d sc and biases 128 d sc + dmin m of the unit's four sub-blocks (u odd: the last four).
+  __device__ static void decode(const uint4& h, bool odd, float (&scale)[4], float (&bias)[4]) {
+    const __half2 dd = *reinterpret_cast<const __half2*>(&h.x);
+    const float d = __low2float(dd), dmin = __high2float(dd);
+    const uint32_t sc = odd ? (h.w & 0x0f0f0f0fu) | ((h.y >> 2) & 0x30303030u) : h.y & 0x3f3f3f3fu;
+    const uint32_t m = odd ? ((h.w >> 4) & 0x0f0f0f0fu) | ((h.z >> 2) & 0x30303030u) : h.z & 0x3f3f3f3fu;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      scale[i] = d * static_cast<float>((sc >> (8 * i)) & 0xff);
+      bias[i] = 128.f * scale[i] + dmin * static_cast<float>((m >> (8 * i)) & 0xff);
+    }
+  }
+
+  template <int NT>
+  __device__ static void product(const Params& p, const Load& l, int64_t u, int g, int t, float (&acc)[NT][4]) {
+    float scale[2][4], bias[2][4];
+    decode(l.header[0], u % 2 == 1, scale[0], bias[0]);
+    decode(l.header[1], u % 2 == 1, scale[1], bias[1]);
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {  // sub-block s: steps 2s and 2s + 1
+      float part[NT][4] = {}, sum[NT][4] = {};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        uint32_t a[4];
+        step_fragment((mma_gemv::word(l.codes[0], s) >> (4 * h)) & 0x0f0f0f0fu,
+                      (mma_gemv::word(l.codes[1], s) >> (4 * h)) & 0x0f0f0f0fu, a);
+        step_products<NT>(p, a, u * mma_gemv::kUnitCols + 16 * (2 * s + h) + 4 * t, g, part, sum);
+      }
+      scale_into<NT>(part, sum, {scale[0][s], scale[1][s]}, {bias[0][s], bias[1][s]}, acc);
+    }
+  }
+};
+
+// Q6_K: value = d sc (q - 32) per 16-value sub-block, q six bits; a unit is half a super-block.
+struct Q6kFormat {
+  struct Load {
+    uint4 low[2];     // rows g, g + 8: low nibbles, word w = steps 2w and 2w + 1
+    uint2 high[2];    // high two bits, word w = steps 4w..4w + 3
+    uint2 scales[2];  // the unit's eight int8 sub-block scales
+    uint32_t d[2];    // f16 bits
+  };
+
+  __host__ __device__ static int64_t row_bytes(int64_t k) { return q6k_row_bytes(k); }
+
+  template <bool kWide>
+  __device__ static void load(const Params& p, int64_t row, int64_t u, int t, Load& l) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const bool valid = row + 8 * r < p.n;
+      const uint8_t* base = p.weight + (row + 8 * r) * q6k_row_bytes(p.k);
+      const uint8_t* scales = base + p.k * 3 / 4;
+      l.low[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 96 * u + 16 * t)) : uint4{};
+      l.high[r] = valid ? __ldcs(reinterpret_cast<const uint2*>(base + 96 * u + 64 + 8 * t)) : uint2{};
+      l.scales[r] = valid ? __ldcs(reinterpret_cast<const uint2*>(scales + 8 * u)) : uint2{};
+      l.d[r] = valid ? __ldcs(reinterpret_cast<const unsigned short*>(scales + p.k / 16 + 2 * (u / 2))) : 0u;
+    }
+  }
+
+  __device__ static uint32_t codes(const Load& l, int r, int step) {
+    const uint32_t low = (mma_gemv::word(l.low[r], step / 2) >> (4 * (step % 2))) & 0x0f0f0f0fu;
+    const uint32_t high = ((step < 4 ? l.high[r].x : l.high[r].y) >> (2 * (step % 4))) & 0x03030303u;
+    return low | (high << 4);
+  }
+
+  __device__ static float scale(const Load& l, int r, int step) {
+    const uint32_t word = step < 4 ? l.scales[r].x : l.scales[r].y;
+    const unsigned short d = static_cast<unsigned short>(l.d[r]);
+    return __half2float(*reinterpret_cast<const __half*>(&d)) *
+           static_cast<float>(static_cast<int8_t>((word >> (8 * (step % 4))) & 0xff));
+  }
+
+  template <int NT>
+  __device__ static void product(const Params& p, const Load& l, int64_t u, int g, int t, float (&acc)[NT][4]) {
+#pragma unroll
+    for (int step = 0; step < 8; ++step) {
+      uint32_t a[4];
+      step_fragment(codes(l, 0, step), codes(l, 1, step), a);
+      float part[NT][4] = {}, sum[NT][4] = {};
+      step_products<NT>(p, a, u * mma_gemv::kUnitCols + 16 * step + 4 * t, g, part, sum);
+      const float s_lo = scale(l, 0, step), s_hi = scale(l, 1, step);
+      scale_into<NT>(part, sum, {s_lo, s_hi}, {160.f * s_lo, 160.f * s_hi}, acc);
+    }
+  }
+};
+
+// Value (r, c) of device-layout rows, as the GEMV reads it (weights/device_layout.cpp).
+__device__ float q4k_value(const uint8_t* row, int64_t k, int64_t c) {
+  const int64_t u = c / 128;
+  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
+  const int q = (row[64 * u + 16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
+  const uint8_t* h = row + k / 2 + 16 * (u / 2);
+  const int j = 4 * static_cast<int>(u % 2) + step / 2;
+  const uint8_t* s = h + 4;
+  const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+  const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  const float d = __half2float(*reinterpret_cast<const __half*>(h));
+  const float dmin = __half2float(*reinterpret_cast<const __half*>(h + 2));
+  return d * static_cast<float>(sc) * static_cast<float>(q) - dmin * static_cast<float>(m);
+}
+
+__device__ float q6k_value(const uint8_t* row, int64_t k, int64_t c) {
+  const int64_t u = c / 128;
+  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
+  const uint8_t* unit = row + 96 * u;
+  const int low = (unit[16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
+  const int high = (unit[64 + 8 * lane + 4 * (step / 4) + v % 4] >> (2 * (step % 4))) & 3;
+  const uint8_t* scales = row + k * 3 / 4;
+  const float d = __half2float(*reinterpret_cast<const __half*>(scales + k / 16 + 2 * (u / 2)));
+  return d * static_cast<float>(static_cast<int8_t>(scales[8 * u + step])) * static_cast<float>((low | (high << 4)) - 32);
+}
+
+template <bool kQ4k>
+__global__ void dequantize_kernel(const uint8_t* src, int64_t rows, int64_t k, __nv_bfloat16* dst) {
+  const int64_t total = rows * k, rb = kQ4k ? q4k_row_bytes(k) : q6k_row_bytes(k);
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const uint8_t* row = src + i / k * rb;
+    dst[i] = __float2bfloat16(kQ4k ? q4k_value(row, k, i % k) : q6k_value(row, k, i % k));
+  }
+}
+
+void launch_format(DType dtype, const Params& params, bool f32, unsigned pairs, int warps, cudaStream_t stream) {
+  if (dtype == DType::kQ4_K) {
+    if (f32) return mma_gemv::launch<Q4kFormat, float>(params, pairs, warps, stream);
+    return mma_gemv::launch<Q4kFormat, mma_gemv::bf16>(params, pairs, warps, stream);
+  }
+  if (f32) return mma_gemv::launch<Q6kFormat, float>(params, pairs, warps, stream);
+  mma_gemv::launch<Q6kFormat, mma_gemv::bf16>(params, pairs, warps, stream);
+}
+
+}  // namespace
+
+bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args) {
+  return (dtype == DType::kQ4_K || dtype == DType::kQ6_K) && keeps_device_layout(dtype, args.k) && args.m >= 1 &&
+         args.m <= kKQuantMmaGemvMaxRows && !args.gated_input && mma_gemv::aligned(args.x, 8) &&
+         mma_gemv::aligned(args.weight, 16) && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream) {
+  if (args.n == 0) return;
+  STRATA_CHECK(k_quant_mma_gemv_supported(dtype, args));
+  const Params params = mma_gemv::params_for(args);
+  launch_format(dtype, params, args.out_dtype == DType::kF32, 1, mma_gemv::auto_warps(args.m, params.units), stream);
+}
+
+bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args) {
+  return (dtype == DType::kQ4_K || dtype == DType::kQ6_K) && keeps_device_layout(dtype, args.k) &&
+         mma_gemv::aligned(args.x, 8) && mma_gemv::aligned(args.weights, 16) && args.pairs_per_x >= 1 &&
+         args.num_pairs <= 65535 && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+}
+
+void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStream_t stream) {
+  if (args.num_pairs == 0 || args.n == 0) return;
+  STRATA_CHECK(k_quant_mma_gemv_experts_supported(dtype, args));
+  launch_format(dtype, mma_gemv::params_for(args), args.out_dtype == DType::kF32,
+                static_cast<unsigned>(args.num_pairs), 8, stream);
+}
+
+void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
+  STRATA_CHECK(k % kQkK == 0 && (dtype == DType::kQ4_K || dtype == DType::kQ6_K));
+  if (rows * k == 0) return;
+  const auto* in = static_cast<const uint8_t*>(src);
+  auto* out = static_cast<__nv_bfloat16*>(dst);
+  if (dtype == DType::kQ4_K) {
+    dequantize_kernel<true><<<grid_for(rows * k, 256), 256, 0, current_stream()>>>(in, rows, k, out);
+  } else {
+    dequantize_kernel<false><<<grid_for(rows * k, 256), 256, 0, current_stream()>>>(in, rows, k, out);
+  }
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace strata::cuda

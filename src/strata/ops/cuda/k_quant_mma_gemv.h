@@ -1,0 +1,27 @@
+// GGUF k-quant weights (Q4_K, Q6_K: 256-value super-blocks of sub-block scales) against 1-32
+// decode rows on the tensor cores, in the device layout (weights/device_layout.h):
+// out[M, N] = x[M, K] @ W^T.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "strata/core/dtype.h"
+#include "strata/ops/cuda/fp8_gemv.h"
+
+namespace strata::cuda {
+
+constexpr int64_t kKQuantMmaGemvMaxRows = 32;
+
+// dtype Q4_K or Q6_K in a layout the GPU keeps (keeps_device_layout), M <= 32, no gated input,
+// 8-byte aligned x, 16-byte aligned weight, bf16 or f32 out.
+bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args);
+void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream);
+
+// MoE experts [E, N, K] in pair order, the same conditions on K and alignment.
+bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args);
+void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStream_t stream);
+
+// The device-layout rows [rows, k] as bf16 (each value computed in f32 as ggml does, rounded once).
+void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst);
+
+}  // namespace strata::cuda
