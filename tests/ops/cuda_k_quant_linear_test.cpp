@@ -1,14 +1,17 @@
 // GGUF Q4_K and Q6_K weights on the GPU against the CPU on the same random inputs: the CUDA
 // linear (the tensor-core GEMV at 1-32 rows, the bf16 widening beyond) with bias, gated input
-// and accumulation, against f32 math on the exactly dequantised weights; outputs poisoned first.
+// and accumulation, and MoE experts (with Q8_0 too), against f32 math on the exactly
+// dequantised weights; outputs poisoned first.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "ops/cuda_op_support.h"
+#include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/moe.h"
 #include "strata/weights/dequantize.h"
 #include "strata/weights/quant_blocks.h"
 
@@ -16,11 +19,10 @@ namespace strata::test {
 namespace {
 
 
-// [n, k] blocks of random bytes (every byte pattern is a valid code or packed scale) with f16
-// super-block scales in [2^-12, 2^-8): values of a few hundredths, like real weights.
-template <typename Block>
-Tensor random_k_quant(DType dtype, int64_t n, int64_t k, uint64_t seed) {
-  Tensor q = Tensor::host(dtype, {n, k});
+// Blocks of random bytes (every byte pattern is a valid code or packed scale) with f16 scales
+// small enough for values of a few hundredths, like real weights. Q8_0, Q4_K or Q6_K.
+Tensor random_blocks(DType dtype, Shape shape, uint64_t seed) {
+  Tensor q = Tensor::host(dtype, shape);
   auto* bytes = static_cast<uint8_t*>(q.data());
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   auto next = [&] {
@@ -28,13 +30,15 @@ Tensor random_k_quant(DType dtype, int64_t n, int64_t k, uint64_t seed) {
     return state;
   };
   for (int64_t i = 0; i < q.nbytes(); ++i) bytes[i] = static_cast<uint8_t>(next());
-  auto* blocks = static_cast<Block*>(q.data());
-  for (int64_t b = 0; b < n * k / kQkK; ++b) {
-    if constexpr (std::is_same_v<Block, BlockQ4_K>) {
-      blocks[b].d = static_cast<uint16_t>(0x0c00 + next() % 0x1000);     // 2^-12 .. 2^-9
-      blocks[b].dmin = static_cast<uint16_t>(0x0c00 + next() % 0x1000);
+  const auto scale = [&](uint16_t lowest) { return static_cast<uint16_t>(lowest + next() % 0x1000); };
+  for (int64_t b = 0; b < q.numel() / dtype_block_elems(dtype); ++b) {
+    if (dtype == DType::kQ4_K) {
+      auto& block = static_cast<BlockQ4_K*>(q.data())[b];
+      block.d = scale(0x0c00), block.dmin = scale(0x0c00);  // 2^-12 .. 2^-9
+    } else if (dtype == DType::kQ6_K) {
+      static_cast<BlockQ6_K*>(q.data())[b].d = scale(0x0400);  // 2^-14 .. 2^-11 (int8 scales)
     } else {
-      blocks[b].d = static_cast<uint16_t>(0x0400 + next() % 0x1000);     // 2^-14 .. 2^-11 (int8 scales)
+      static_cast<BlockQ8_0*>(q.data())[b].d = scale(0x1000);  // 2^-11 .. 2^-8
     }
   }
   return q;
@@ -42,17 +46,16 @@ Tensor random_k_quant(DType dtype, int64_t n, int64_t k, uint64_t seed) {
 
 Tensor dequantised(const Tensor& q) {
   Tensor w = Tensor::host(DType::kF32, q.shape());
-  for (int64_t r = 0; r < q.dim(0); ++r)
-    dequantize_row(q.dtype(), static_cast<const char*>(q.data()) + r * q.row_bytes(),
-                   w.data_as<float>() + r * q.dim(1), q.dim(1));
+  const int64_t k = q.dim(q.rank() - 1), rows = q.numel() / k, row_bytes = dtype_bytes(q.dtype(), k);
+  for (int64_t r = 0; r < rows; ++r)
+    dequantize_row(q.dtype(), static_cast<const char*>(q.data()) + r * row_bytes, w.data_as<float>() + r * k, k);
   return w;
 }
 
 class CudaKQuantLinear : public CudaOpTest {
  protected:
-  template <typename Block>
   void expect_linear_matches(DType dtype, int64_t n, int64_t k) {
-    const Tensor q = random_k_quant<Block>(dtype, n, k, 900 + k), w = dequantised(q), gq = gpu_copy(q);
+    const Tensor q = random_blocks(dtype, {n, k}, 900 + k), w = dequantised(q), gq = gpu_copy(q);
     const Tensor b = random_rounded({n}, 901), gb = gpu_bf16(b), b_bf16 = to_bf16_host(b);
     for (const int64_t m : {1, 2, 5, 8, 9, 16, 17, 32, 40}) {
       const Tensor x = random_rounded({m, k}, 902 + m, -2.f, 2.f), gx = gpu_bf16(x);
@@ -71,22 +74,63 @@ class CudaKQuantLinear : public CudaOpTest {
 #if defined(STRATA_WITH_CUDA)
 TEST_F(CudaKQuantLinear, Q4_KLinearMatchesCpuFromOneRowToPrefill) {
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {1024, 768}, {40, 256}})
-    expect_linear_matches<BlockQ4_K>(DType::kQ4_K, n, k);
+    expect_linear_matches(DType::kQ4_K, n, k);
 }
 
 TEST_F(CudaKQuantLinear, Q6_KLinearMatchesCpuFromOneRowToPrefill) {
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {300, 2048}})
-    expect_linear_matches<BlockQ6_K>(DType::kQ6_K, n, k);
+    expect_linear_matches(DType::kQ6_K, n, k);
 }
 
 // The down projection reading act(gate) * up and adding into the residual.
 TEST_F(CudaKQuantLinear, GatedInputAndAccumulateMatchCpu) {
-  const Tensor q4 = random_k_quant<BlockQ4_K>(DType::kQ4_K, 512, 2048, 910);
-  const Tensor q6 = random_k_quant<BlockQ6_K>(DType::kQ6_K, 512, 2048, 911);
+  const Tensor q4 = random_blocks(DType::kQ4_K, {512, 2048}, 910);
+  const Tensor q6 = random_blocks(DType::kQ6_K, {512, 2048}, 911);
   for (const Tensor& q : {q4, q6}) {
     const Tensor w = dequantised(q), gq = gpu_copy(q);
     for (const int64_t m : {1, 7, 33}) expect_gated_accumulate_matches(w, gq, m, 912 + m);
   }
+}
+
+// MoE experts in pair order (Q4_K gate | up with Q4_K down; Q6_K with a Q8_0 down, whose K of
+// 768 Q6_K rows cannot keep) and grouped (widened), against the CPU on the dequantised experts.
+TEST_F(CudaKQuantLinear, ExpertLinearMatchesCpu) {
+  const int64_t experts = 12, k = 8, hidden = 2048, inter = 768;
+  for (const auto& [gate_up_dtype, down_dtype] :
+       std::vector<std::pair<DType, DType>>{{DType::kQ4_K, DType::kQ4_K}, {DType::kQ6_K, DType::kQ8_0}}) {
+    const Tensor gate_up = random_blocks(gate_up_dtype, {experts, 2 * inter, hidden}, 920);
+    const Tensor down = random_blocks(down_dtype, {experts, hidden, inter}, 921);
+    const Tensor wgu = dequantised(gate_up), wd = dequantised(down), ggate_up = gpu_copy(gate_up), gdown = gpu_copy(down);
+    const std::string what = std::string(dtype_name(gate_up_dtype)) + "/" + std::string(dtype_name(down_dtype));
+    for (const int64_t tokens : {1, 3, 8}) {
+      const int64_t pairs = tokens * k;
+      Tensor ids = Tensor::host(DType::kI32, {tokens, k});
+      for (int64_t i = 0; i < pairs; ++i) ids.data_as<int32_t>()[i] = static_cast<int32_t>((i * 7 + i / k) % experts);
+      const Tensor x = random_rounded({tokens, hidden}, 922 + tokens, -2.f, 2.f), gids = gpu_copy(ids);
+      Tensor gu = Tensor::host(DType::kF32, {pairs, 2 * inter}), ys = Tensor::host(DType::kF32, {pairs, hidden});
+      ops::expert_linear(x, wgu, ids, gu);
+      ops::expert_linear(gu, wd, ids, ys, {.gated_input = ops::Activation::kSilu});
+      Tensor ggu = poisoned(DType::kBF16, {pairs, 2 * inter}), gys = poisoned(DType::kBF16, {pairs, hidden});
+      ops::expert_linear(gpu_bf16(x), ggate_up, gids, ggu);
+      expect_close(*gpu_, ggu, gu, kBf16Tolerance, what + " gate_up tokens=" + std::to_string(tokens));
+      ops::expert_linear(gpu_bf16(gu), gdown, gids, gys, {.gated_input = ops::Activation::kSilu});
+      expect_close(*gpu_, gys, ys, kBf16Tolerance, what + " down tokens=" + std::to_string(tokens));
+    }
+  }
+}
+
+TEST_F(CudaKQuantLinear, GroupedLinearWidensAndMatchesCpu) {
+  const int64_t experts = 6, n = 640, k = 1024;
+  const Tensor w = random_blocks(DType::kQ4_K, {experts, n, k}, 930), gw = gpu_copy(w);
+  const std::vector<int32_t> offsets{0, 5, 5, 12, 60, 61, 70};
+  Tensor off = Tensor::host(DType::kI32, {experts + 1});
+  std::memcpy(off.data(), offsets.data(), offsets.size() * sizeof(int32_t));
+  const Tensor x = random_rounded({offsets.back(), k}, 931, -2.f, 2.f);
+  Tensor ref = Tensor::host(DType::kF32, {offsets.back(), n});
+  ops::grouped_linear(x, dequantised(w), off, ref);
+  Tensor out = poisoned(DType::kBF16, {offsets.back(), n});
+  ops::grouped_linear(gpu_bf16(x), gw, gpu_copy(off), out);
+  expect_close(*gpu_, out, ref, kBf16Tolerance, "q4_k grouped_linear");
 }
 #endif
 

@@ -1,6 +1,6 @@
 // GGUF Q4_K and Q6_K on the tensor-core GEMV skeleton (mma_gemv.cuh). Each mma step is 16
 // values of one sub-block: lane (g, t) holds values 4t..4t+3 of rows g and g + 8 (the device
-// layout puts them in one 16-byte load a unit) and the same x columns. Codes widen to bf16 as
+// layout puts them in one 16-byte load per 128 columns) and the same x columns. Codes widen to bf16 as
 // 128 + q, one byte permute a pair; a second mma against ones sums x over the step, which takes
 // the 128 off and applies Q4_K's mins, so the scales multiply exact f32 partial sums.
 #include "strata/ops/cuda/k_quant_mma_gemv.h"
@@ -57,32 +57,39 @@ __device__ __forceinline__ void scale_into(const float (&part)[NT][4], const flo
 __host__ __device__ int64_t q4k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ4_K)); }
 __host__ __device__ int64_t q6k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ6_K)); }
 
-// Q4_K: value = d sc q - dmin m per 32-value sub-block; a unit is half a super-block.
+// The skeleton's unit for k-quants is a whole super-block (256 columns, both 128-value halves
+// of the device layout): twice the bytes in flight a warp of the 128-column unit, which the
+// GEMV needs at 4.5-6.6 bits a value to keep HBM busy.
+constexpr int64_t kSuperCols = 2 * mma_gemv::kUnitCols;
+
+// Q4_K: value = d sc q - dmin m per 32-value sub-block.
 struct Q4kFormat {
   struct Load {
-    uint4 codes[2];   // rows g, g + 8: word w = steps 2w (low nibbles) and 2w + 1 (high)
-    uint4 header[2];  // the super-block's d, dmin and packed 6-bit scales and mins
+    uint4 codes[2][2];  // [row g, g + 8][half]: word w = steps 2w (low nibbles) and 2w + 1 (high)
+    uint4 header[2];    // the super-block's d, dmin and packed 6-bit scales and mins
   };
 
   __host__ __device__ static int64_t row_bytes(int64_t k) { return q4k_row_bytes(k); }
 
   template <bool kWide>
-  __device__ static void load(const Params& p, int64_t row, int64_t u, int t, Load& l) {
+  __device__ static void load(const Params& p, int64_t row, int64_t b, int t, Load& l) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const bool valid = row + 8 * r < p.n;
       const uint8_t* base = p.weight + (row + 8 * r) * q4k_row_bytes(p.k);
-      l.codes[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 64 * u + 16 * t)) : uint4{};
-      l.header[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + p.k / 2 + 16 * (u / 2))) : uint4{};
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        l.codes[r][h] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 128 * b + 64 * h + 16 * t)) : uint4{};
+      l.header[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + p.k / 2 + 16 * b)) : uint4{};
     }
   }
 
-  // Scales d sc and biases 128 d sc + dmin m of the unit's four sub-blocks (u odd: the last four).
-  __device__ static void decode(const uint4& h, bool odd, float (&scale)[4], float (&bias)[4]) {
+  // Scales d sc and biases 128 d sc + dmin m of four sub-blocks (the first four, or the last).
+  __device__ static void decode(const uint4& h, bool last, float (&scale)[4], float (&bias)[4]) {
     const __half2 dd = *reinterpret_cast<const __half2*>(&h.x);
     const float d = __low2float(dd), dmin = __high2float(dd);
-    const uint32_t sc = odd ? (h.w & 0x0f0f0f0fu) | ((h.y >> 2) & 0x30303030u) : h.y & 0x3f3f3f3fu;
-    const uint32_t m = odd ? ((h.w >> 4) & 0x0f0f0f0fu) | ((h.z >> 2) & 0x30303030u) : h.z & 0x3f3f3f3fu;
+    const uint32_t sc = last ? (h.w & 0x0f0f0f0fu) | ((h.y >> 2) & 0x30303030u) : h.y & 0x3f3f3f3fu;
+    const uint32_t m = last ? ((h.w >> 4) & 0x0f0f0f0fu) | ((h.z >> 2) & 0x30303030u) : h.z & 0x3f3f3f3fu;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       scale[i] = d * static_cast<float>((sc >> (8 * i)) & 0xff);
@@ -91,73 +98,85 @@ struct Q4kFormat {
   }
 
   template <int NT>
-  __device__ static void product(const Params& p, const Load& l, int64_t u, int g, int t, float (&acc)[NT][4]) {
-    float scale[2][4], bias[2][4];
-    decode(l.header[0], u % 2 == 1, scale[0], bias[0]);
-    decode(l.header[1], u % 2 == 1, scale[1], bias[1]);
+  __device__ static void product(const Params& p, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {  // sub-block s: steps 2s and 2s + 1
-      float part[NT][4] = {}, sum[NT][4] = {};
+    for (int half = 0; half < 2; ++half) {
+      float scale[2][4], bias[2][4];
+      decode(l.header[0], half == 1, scale[0], bias[0]);
+      decode(l.header[1], half == 1, scale[1], bias[1]);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint32_t a[4];
-        step_fragment((mma_gemv::word(l.codes[0], s) >> (4 * h)) & 0x0f0f0f0fu,
-                      (mma_gemv::word(l.codes[1], s) >> (4 * h)) & 0x0f0f0f0fu, a);
-        step_products<NT>(p, a, u * mma_gemv::kUnitCols + 16 * (2 * s + h) + 4 * t, g, part, sum);
+      for (int s = 0; s < 4; ++s) {  // sub-block s of the half: steps 2s and 2s + 1
+        float part[NT][4] = {}, sum[NT][4] = {};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint32_t a[4];
+          step_fragment((mma_gemv::word(l.codes[0][half], s) >> (4 * h)) & 0x0f0f0f0fu,
+                        (mma_gemv::word(l.codes[1][half], s) >> (4 * h)) & 0x0f0f0f0fu, a);
+          step_products<NT>(p, a, b * kSuperCols + 128 * half + 16 * (2 * s + h) + 4 * t, g, part, sum);
+        }
+        scale_into<NT>(part, sum, {scale[0][s], scale[1][s]}, {bias[0][s], bias[1][s]}, acc);
       }
-      scale_into<NT>(part, sum, {scale[0][s], scale[1][s]}, {bias[0][s], bias[1][s]}, acc);
     }
   }
 };
 
-// Q6_K: value = d sc (q - 32) per 16-value sub-block, q six bits; a unit is half a super-block.
+// Q6_K: value = d sc (q - 32) per 16-value sub-block, q six bits.
 struct Q6kFormat {
   struct Load {
-    uint4 low[2];     // rows g, g + 8: low nibbles, word w = steps 2w and 2w + 1
-    uint2 high[2];    // high two bits, word w = steps 4w..4w + 3
-    uint2 scales[2];  // the unit's eight int8 sub-block scales
-    uint32_t d[2];    // f16 bits
+    uint4 low[2][2];   // [row g, g + 8][half]: low nibbles, word w = steps 2w and 2w + 1
+    uint2 high[2][2];  // high two bits, word w = steps 4w..4w + 3
+    uint4 scales[2];   // the super-block's sixteen int8 sub-block scales
+    uint32_t d[2];     // f16 bits
   };
 
   __host__ __device__ static int64_t row_bytes(int64_t k) { return q6k_row_bytes(k); }
 
   template <bool kWide>
-  __device__ static void load(const Params& p, int64_t row, int64_t u, int t, Load& l) {
+  __device__ static void load(const Params& p, int64_t row, int64_t b, int t, Load& l) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const bool valid = row + 8 * r < p.n;
       const uint8_t* base = p.weight + (row + 8 * r) * q6k_row_bytes(p.k);
       const uint8_t* scales = base + p.k * 3 / 4;
-      l.low[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 96 * u + 16 * t)) : uint4{};
-      l.high[r] = valid ? __ldcs(reinterpret_cast<const uint2*>(base + 96 * u + 64 + 8 * t)) : uint2{};
-      l.scales[r] = valid ? __ldcs(reinterpret_cast<const uint2*>(scales + 8 * u)) : uint2{};
-      l.d[r] = valid ? __ldcs(reinterpret_cast<const unsigned short*>(scales + p.k / 16 + 2 * (u / 2))) : 0u;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* unit = base + 192 * b + 96 * h;
+        l.low[r][h] = valid ? __ldcs(reinterpret_cast<const uint4*>(unit + 16 * t)) : uint4{};
+        l.high[r][h] = valid ? __ldcs(reinterpret_cast<const uint2*>(unit + 64 + 8 * t)) : uint2{};
+      }
+      l.scales[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(scales + 16 * b)) : uint4{};
+      l.d[r] = valid ? __ldcs(reinterpret_cast<const unsigned short*>(scales + p.k / 16 + 2 * b)) : 0u;
     }
   }
 
-  __device__ static uint32_t codes(const Load& l, int r, int step) {
-    const uint32_t low = (mma_gemv::word(l.low[r], step / 2) >> (4 * (step % 2))) & 0x0f0f0f0fu;
-    const uint32_t high = ((step < 4 ? l.high[r].x : l.high[r].y) >> (2 * (step % 4))) & 0x03030303u;
+  __device__ static uint32_t codes(const Load& l, int r, int half, int step) {
+    const uint32_t low = (mma_gemv::word(l.low[r][half], step / 2) >> (4 * (step % 2))) & 0x0f0f0f0fu;
+    const uint2& high_bits = l.high[r][half];
+    const uint32_t high = ((step < 4 ? high_bits.x : high_bits.y) >> (2 * (step % 4))) & 0x03030303u;
     return low | (high << 4);
   }
 
-  __device__ static float scale(const Load& l, int r, int step) {
-    const uint32_t word = step < 4 ? l.scales[r].x : l.scales[r].y;
+  // d times the int8 scale of sub-block j (0..15) of row r.
+  __device__ static float scale(const Load& l, int r, int j) {
+    const uint32_t word = mma_gemv::word(l.scales[r], j / 4);
     const unsigned short d = static_cast<unsigned short>(l.d[r]);
     return __half2float(*reinterpret_cast<const __half*>(&d)) *
-           static_cast<float>(static_cast<int8_t>((word >> (8 * (step % 4))) & 0xff));
+           static_cast<float>(static_cast<int8_t>((word >> (8 * (j % 4))) & 0xff));
   }
 
   template <int NT>
-  __device__ static void product(const Params& p, const Load& l, int64_t u, int g, int t, float (&acc)[NT][4]) {
+  __device__ static void product(const Params& p, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
 #pragma unroll
-    for (int step = 0; step < 8; ++step) {
-      uint32_t a[4];
-      step_fragment(codes(l, 0, step), codes(l, 1, step), a);
-      float part[NT][4] = {}, sum[NT][4] = {};
-      step_products<NT>(p, a, u * mma_gemv::kUnitCols + 16 * step + 4 * t, g, part, sum);
-      const float s_lo = scale(l, 0, step), s_hi = scale(l, 1, step);
-      scale_into<NT>(part, sum, {s_lo, s_hi}, {160.f * s_lo, 160.f * s_hi}, acc);
+    for (int half = 0; half < 2; ++half) {
+#pragma unroll
+      for (int step = 0; step < 8; ++step) {
+        uint32_t a[4];
+        step_fragment(codes(l, 0, half, step), codes(l, 1, half, step), a);
+        float part[NT][4] = {}, sum[NT][4] = {};
+        step_products<NT>(p, a, b * kSuperCols + 128 * half + 16 * step + 4 * t, g, part, sum);
+        const float s_lo = scale(l, 0, 8 * half + step), s_hi = scale(l, 1, 8 * half + step);
+        scale_into<NT>(part, sum, {s_lo, s_hi}, {160.f * s_lo, 160.f * s_hi}, acc);
+      }
     }
   }
 };
@@ -218,7 +237,8 @@ bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args) {
 void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream) {
   if (args.n == 0) return;
   STRATA_CHECK(k_quant_mma_gemv_supported(dtype, args));
-  const Params params = mma_gemv::params_for(args);
+  Params params = mma_gemv::params_for(args);
+  params.units = args.k / kSuperCols;
   launch_format(dtype, params, args.out_dtype == DType::kF32, 1, mma_gemv::auto_warps(args.m, params.units), stream);
 }
 
@@ -231,8 +251,9 @@ bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args
 void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStream_t stream) {
   if (args.num_pairs == 0 || args.n == 0) return;
   STRATA_CHECK(k_quant_mma_gemv_experts_supported(dtype, args));
-  launch_format(dtype, mma_gemv::params_for(args), args.out_dtype == DType::kF32,
-                static_cast<unsigned>(args.num_pairs), 8, stream);
+  Params params = mma_gemv::params_for(args);
+  params.units = args.k / kSuperCols;
+  launch_format(dtype, params, args.out_dtype == DType::kF32, static_cast<unsigned>(args.num_pairs), 8, stream);
 }
 
 void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
