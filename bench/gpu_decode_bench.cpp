@@ -23,6 +23,7 @@
 #include "strata/core/error.h"
 #include "strata/engine/model_runner.h"
 #include "strata/model/model_loader.h"
+#include "strata/weights/device_layout.h"
 
 namespace strata {
 namespace {
@@ -103,6 +104,16 @@ struct ModelCost {
   double ssm_bytes_per_seq = 0;   // recurrent state (h + conv, f32) read and written per decode step
 };
 
+// Bytes a routed expert value takes in device memory: its stored dtype where the GPU keeps it
+// (FP8, GGUF Q8_0 / Q4_K / Q6_K), else bf16.
+double expert_bytes_per_value(const LoadedModel& m, bool fp8) {
+  const WeightInfo* first = m.source ? m.source->find("model.layers.0.mlp.experts.0.gate_proj.weight") : nullptr;
+  if (first == nullptr || first->shape.rank != 2) return fp8 ? 132.0 / 128.0 : 2.0;
+  const int64_t k = first->shape[1];
+  const DType dtype = keeps_device_layout(first->dtype, k) ? first->dtype : DType::kBF16;
+  return static_cast<double>(dtype_bytes(dtype, k)) / static_cast<double>(k);
+}
+
 ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers, bool fp8) {
   const ModelConfig& c = m.config;
   const double embed = static_cast<double>(c.vocab_size) * c.hidden_size;
@@ -113,7 +124,7 @@ ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers, bool fp8) {
   const double expert_params =
       cost.num_experts * 3.0 * c.hidden_size * static_cast<double>(c.raw.value("moe_intermediate_size", 0)) *
       c.num_hidden_layers;
-  cost.expert_bytes = (fp8 ? 132.0 / 128.0 : 2.0) * expert_params;
+  cost.expert_bytes = expert_bytes_per_value(m, fp8) * expert_params;
   // Bytes as stored (FP8 linears: 132 bytes per 128 values); the embedding table is not read.
   cost.weight_bytes = static_cast<double>(m.weights->num_bytes()) - (c.tie_word_embeddings ? 0 : 2 * embed) -
                       cost.expert_bytes;
