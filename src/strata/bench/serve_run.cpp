@@ -1,0 +1,35 @@
+#include "strata/bench/serve_run.h"
+
+#include <semaphore>
+#include <thread>
+
+#include "strata/core/error.h"
+
+namespace strata::bench {
+
+ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequest>& requests,
+                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency) {
+  STRATA_CHECK(arrival_offsets_s.size() == requests.size());
+  using Clock = std::chrono::steady_clock;
+  ServeRun run;
+  run.outputs.resize(requests.size());
+  const auto slots = static_cast<std::ptrdiff_t>(max_concurrency.value_or(std::max<int64_t>(1, std::ssize(requests))));
+  std::counting_semaphore<> free_slots(slots);
+  std::vector<std::thread> threads;
+  threads.reserve(requests.size());
+  const Clock::time_point start = Clock::now();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(arrival_offsets_s[i])));
+    free_slots.acquire();
+    threads.emplace_back([&, i] {
+      run.outputs[i] = send_request(endpoint, requests[i], start);
+      free_slots.release();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  run.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return run;
+}
+
+}  // namespace strata::bench

@@ -1,0 +1,23 @@
+// Sends a serving benchmark's requests at their arrival times, at most max_concurrency in
+// flight (a request due while all slots are busy waits for one, as vLLM's semaphore does),
+// one thread per request in flight, and collects what each saw.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "strata/bench/bench_dataset.h"
+#include "strata/bench/serve_request.h"
+
+namespace strata::bench {
+
+struct ServeRun {
+  std::vector<RequestOutput> outputs;  // in request order
+  double duration_s = 0;               // from the first send to the last answer
+};
+
+ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequest>& requests,
+                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency);
+
+}  // namespace strata::bench
