@@ -54,6 +54,20 @@ def test_bench_serve_sharegpt_chat_paced(smol, tmp_path):
     assert all(0 < n <= 4 for n in result["output_lens"])
 
 
+def test_bench_serve_token_id_prompts_without_a_tokenizer(tiny, tmp_path):
+    """The tiny fixture has no tokenizer.json (as dummy-weight configs): prompts go as token ids."""
+    r = run(["serve", "--base-url", tiny.url, "--num-prompts", "4", "--random-input-len", "16",
+             "--random-output-len", "4", "--ignore-eos", "--save-result", "--result-filename",
+             str(tmp_path / "tiny.json")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "sending token-id prompts" in r.stdout
+    result = json.loads((tmp_path / "tiny.json").read_text())
+    assert result["completed"] == 4 and result["total_input_tokens"] == 4 * 16
+    assert result["total_output_tokens"] == 4 * 4
+    chat = run(["serve", "--base-url", tiny.url, "--num-prompts", "1", "--endpoint", "/v1/chat/completions"])
+    assert chat.returncode != 0 and "--tokenizer" in chat.stderr
+
+
 def test_bench_serve_without_a_server_says_so():
     r = run(["serve", "--port", "1", "--num-prompts", "1", "--tokenizer", str(TINY)], timeout=30)
     assert r.returncode != 0

@@ -19,6 +19,7 @@
 #include "strata/bench/server_info.h"
 #include "strata/cli/bench_flags.h"
 #include "strata/core/error.h"
+#include "strata/core/model_config.h"
 #include "strata/text/load_tokenizer.h"
 
 namespace strata::cli {
@@ -51,11 +52,26 @@ double parse_request_rate(const std::string& text) {
   return rate;
 }
 
+struct PromptTokens {
+  std::unique_ptr<text::Tokenizer> tokenizer;  // null: token-id prompts from [0, vocab_size)
+  int64_t vocab_size = 0;
+};
+
 // The tokenizer makes the prompts and counts their tokens: --tokenizer, else --model when it
 // is a local path, else the files the server says it serves (it usually runs on this machine).
-std::unique_ptr<text::Tokenizer> find_tokenizer(const BenchServeFlags& flags, const std::string& served_root) {
-  for (const std::string& path : {flags.tokenizer, flags.model, served_root})
-    if (!path.empty() && (path == flags.tokenizer || std::filesystem::exists(path))) return text::load_tokenizer(path);
+// A model folder without tokenizer.json (dummy-weight configs) gets token-id prompts.
+PromptTokens find_tokenizer(const BenchServeFlags& flags, const std::string& served_root) {
+  namespace fs = std::filesystem;
+  for (const std::string& path : {flags.tokenizer, flags.model, served_root}) {
+    if (path.empty() || (path != flags.tokenizer && !fs::exists(path))) continue;
+    const fs::path folder = path;
+    if (fs::is_directory(folder) && !fs::exists(folder / "tokenizer.json") && fs::exists(folder / "config.json")) {
+      const int64_t vocab_size = ModelConfig::from_file((folder / "config.json").string()).vocab_size;
+      fmt::print("note: {} has no tokenizer.json; sending token-id prompts (vocabulary of {})\n", path, vocab_size);
+      return {.vocab_size = vocab_size};
+    }
+    return {.tokenizer = text::load_tokenizer(path)};
+  }
   fail("bench serve needs the model's tokenizer to build prompts: pass --tokenizer (a tokenizer.json, a model "
        "folder holding one, or a .gguf)");
 }
@@ -114,8 +130,11 @@ void run_bench_serve(const BenchServeFlags& flags) {
     fail("cannot list the models at {}/v1/models: start the server, check --base-url/--host/--port, or pass --model",
          base_url);
   const std::string model_id = flags.model.empty() ? card->id : flags.model;
-  const std::unique_ptr<text::Tokenizer> tokenizer = find_tokenizer(flags, card ? card->root : "");
-  const std::vector<bench::BenchRequest> requests = sample_dataset(flags.dataset, tokenizer.get(), 0);
+  const PromptTokens tokens = find_tokenizer(flags, card ? card->root : "");
+  if (!tokens.tokenizer && bench::is_chat_endpoint(flags.endpoint))
+    fail("--endpoint {} sends text, and there is no tokenizer to make it: pass --tokenizer, or use /v1/completions",
+         flags.endpoint);
+  const std::vector<bench::BenchRequest> requests = sample_dataset(flags.dataset, tokens.tokenizer.get(), tokens.vocab_size);
   const bench::ServeEndpoint endpoint{.base_url = base_url,
                                       .endpoint = flags.endpoint,
                                       .model = flags.served_model_name.empty() ? model_id : flags.served_model_name,
@@ -132,7 +151,7 @@ void run_bench_serve(const BenchServeFlags& flags) {
   const std::vector<double> arrivals = bench::arrival_offsets_s(
       {.num_requests = std::ssize(requests), .request_rate = rate, .burstiness = flags.burstiness, .seed = flags.dataset.seed});
   const bench::ServeRun run = bench::run_requests(endpoint, requests, arrivals, flags.max_concurrency);
-  const bench::ServeMetrics metrics = bench::calculate_metrics(run.outputs, run.duration_s, percentiles, tokenizer.get());
+  const bench::ServeMetrics metrics = bench::calculate_metrics(run.outputs, run.duration_s, percentiles, tokens.tokenizer.get());
   fmt::print("{}", bench::format_serve_result(metrics, run.duration_s, report));
   std::fflush(stdout);
   if (flags.save_result || flags.save_detailed)
