@@ -41,15 +41,15 @@ def test_bench_serve_sharegpt_chat_paced(smol, tmp_path):
     data = [{"conversations": [{"from": "human", "value": f"{turn} ({i})"}, {"from": "gpt", "value": turn}]}
             for i in range(3)]
     (tmp_path / "sharegpt.json").write_text(json.dumps(data))
-    r = run(["serve", "--base-url", smol.url, "--endpoint", "/v1/chat/completions", "--dataset-name", "sharegpt",
+    r = run(["serve", "--base-url", smol.url, "--backend", "openai-chat", "--dataset-name", "sharegpt",
              "--dataset-path", str(tmp_path / "sharegpt.json"), "--sharegpt-output-len", "4", "--num-prompts", "3",
              "--request-rate", "20", "--burstiness", "2", "--save-detailed", "--result-dir", str(tmp_path),
-             "--result-filename", "chat.json"])
+             "--result-filename", "chat.json", "--metadata", "machine=ci", "--disable-tqdm"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Request rate configured (RPS):           20.00" in r.stdout
     result = json.loads((tmp_path / "chat.json").read_text())
     assert result["completed"] == 3 and result["endpoint_type"] == "openai-chat"
-    assert result["burstiness"] == 2.0 and result["request_rate"] == 20.0
+    assert result["burstiness"] == 2.0 and result["request_rate"] == 20.0 and result["machine"] == "ci"
     assert len(result["ttfts"]) == 3 and all(t > 0 for t in result["ttfts"])
     assert all(0 < n <= 4 for n in result["output_lens"])
 

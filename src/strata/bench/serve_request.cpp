@@ -38,7 +38,7 @@ std::string chunk_text(const Json& choice) {
 bool is_chat_endpoint(const std::string& endpoint) { return endpoint.ends_with("/chat/completions"); }
 
 std::string request_body(const ServeEndpoint& endpoint, const BenchRequest& request) {
-  Json body{{"model", endpoint.model}, {"temperature", 0.0}, {"stream", true},
+  Json body{{"model", endpoint.model}, {"temperature", endpoint.temperature}, {"stream", true},
             {"stream_options", {{"include_usage", true}}}};
   const Json prompt = request.prompt.empty() ? Json(request.prompt_ids) : Json(request.prompt);
   if (is_chat_endpoint(endpoint.endpoint)) {

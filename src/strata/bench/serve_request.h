@@ -19,6 +19,7 @@ struct ServeEndpoint {
   std::string endpoint;  // /v1/completions or /v1/chat/completions
   std::string model;     // the request's "model"
   bool ignore_eos = false;
+  double temperature = 0.0;
 };
 
 bool is_chat_endpoint(const std::string& endpoint);

@@ -28,7 +28,8 @@ namespace {
 struct BenchServeFlags {
   std::string base_url, host = "127.0.0.1";
   int port = 8000;
-  std::string endpoint = "/v1/completions";
+  std::string backend = "vllm";  // vllm and openai: /v1/completions; openai-chat: /v1/chat/completions
+  std::string endpoint;         // default: the backend's
   std::string model, served_model_name, tokenizer;
   DatasetFlags dataset;
   std::string request_rate = "inf";
@@ -38,7 +39,15 @@ struct BenchServeFlags {
   std::string percentile_metrics = "ttft,tpot,itl", metric_percentiles = "99";
   bool save_result = false, save_detailed = false;
   std::string result_dir, result_filename, label;
+  std::vector<std::string> metadata;  // KEY=VALUE pairs saved with the result
+  double temperature = 0.0;
+  bool disable_tqdm = false;  // accepted for vLLM's command lines; there is no progress bar
 };
+
+std::string endpoint_of(const BenchServeFlags& flags) {
+  if (!flags.endpoint.empty()) return flags.endpoint;
+  return flags.backend == "openai-chat" ? "/v1/chat/completions" : "/v1/completions";
+}
 
 double parse_request_rate(const std::string& text) {
   if (text == "inf") return INFINITY;
@@ -95,7 +104,7 @@ void save_result(const BenchServeFlags& flags, nlohmann::json result, const std:
   const std::string date = now_stamp();
   result["date"] = date;
   result["backend"] = "strata";
-  result["endpoint_type"] = bench::is_chat_endpoint(flags.endpoint) ? "openai-chat" : "openai";
+  result["endpoint_type"] = bench::is_chat_endpoint(endpoint_of(flags)) ? "openai-chat" : flags.backend;
   result["label"] = flags.label.empty() ? "strata" : flags.label;
   result["model_id"] = model_id;
   result["tokenizer_id"] = flags.tokenizer.empty() ? model_id : flags.tokenizer;
@@ -103,6 +112,11 @@ void save_result(const BenchServeFlags& flags, nlohmann::json result, const std:
   result["request_rate"] = std::isinf(rate) ? nlohmann::json("inf") : nlohmann::json(rate);
   result["burstiness"] = flags.burstiness;
   result["max_concurrency"] = flags.max_concurrency ? nlohmann::json(*flags.max_concurrency) : nlohmann::json(nullptr);
+  for (const std::string& pair : flags.metadata) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) fail("--metadata takes KEY=VALUE pairs, got '{}'", pair);
+    result[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
   const std::string base_model = std::filesystem::path(model_id).filename().string();
   const std::string concurrency = flags.max_concurrency ? fmt::format("-concurrency{}", *flags.max_concurrency) : "";
   std::string name = flags.result_filename.empty()
@@ -131,14 +145,15 @@ void run_bench_serve(const BenchServeFlags& flags) {
          base_url);
   const std::string model_id = flags.model.empty() ? card->id : flags.model;
   const PromptTokens tokens = find_tokenizer(flags, card ? card->root : "");
-  if (!tokens.tokenizer && bench::is_chat_endpoint(flags.endpoint))
+  if (!tokens.tokenizer && bench::is_chat_endpoint(endpoint_of(flags)))
     fail("--endpoint {} sends text, and there is no tokenizer to make it: pass --tokenizer, or use /v1/completions",
-         flags.endpoint);
+         endpoint_of(flags));
   const std::vector<bench::BenchRequest> requests = sample_dataset(flags.dataset, tokens.tokenizer.get(), tokens.vocab_size);
   const bench::ServeEndpoint endpoint{.base_url = base_url,
-                                      .endpoint = flags.endpoint,
+                                      .endpoint = endpoint_of(flags),
                                       .model = flags.served_model_name.empty() ? model_id : flags.served_model_name,
-                                      .ignore_eos = flags.ignore_eos};
+                                      .ignore_eos = flags.ignore_eos,
+                                      .temperature = flags.temperature};
   fmt::print("Starting initial single prompt test run...\n");
   const bench::RequestOutput probe = bench::send_request(endpoint, requests.front(), std::chrono::steady_clock::now());
   if (!probe.success)
@@ -162,7 +177,9 @@ void add_bench_serve_flags(CLI::App& cmd, BenchServeFlags& f) {
   cmd.add_option("--base-url", f.base_url, "the server, e.g. http://127.0.0.1:8000 (default: from --host and --port)");
   cmd.add_option("--host", f.host, "the server's host when --base-url is not given");
   cmd.add_option("--port", f.port, "the server's port when --base-url is not given")->check(CLI::Range(1, 65535));
-  cmd.add_option("--endpoint", f.endpoint, "the API route: /v1/completions or /v1/chat/completions");
+  cmd.add_option("--backend", f.backend, "vllm or openai (/v1/completions), openai-chat (/v1/chat/completions)")
+      ->check(CLI::IsMember({"vllm", "openai", "openai-chat"}));
+  cmd.add_option("--endpoint", f.endpoint, "the API route: /v1/completions or /v1/chat/completions (default: the backend's)");
   cmd.add_option("--model", f.model, "the model id to send (default: the first one /v1/models lists)");
   cmd.add_option("--served-model-name", f.served_model_name, "the model id requests carry, when it differs from --model");
   cmd.add_option("--tokenizer", f.tokenizer,
@@ -173,6 +190,8 @@ void add_bench_serve_flags(CLI::App& cmd, BenchServeFlags& f) {
       ->check(CLI::PositiveNumber);
   cmd.add_option("--max-concurrency", f.max_concurrency, "requests in flight at most (default: no cap)")
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--temperature", f.temperature, "sampling temperature of every request (default 0: greedy)")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_flag("--ignore-eos", f.ignore_eos, "ask the server to ignore eos, so every answer has its full length");
   cmd.add_option("--percentile-metrics", f.percentile_metrics, "metrics to report percentiles of: ttft,tpot,itl,e2el");
   cmd.add_option("--metric-percentiles", f.metric_percentiles, "the percentiles to report, e.g. 25,50,99");
@@ -182,6 +201,8 @@ void add_bench_serve_flags(CLI::App& cmd, BenchServeFlags& f) {
   cmd.add_option("--result-filename", f.result_filename,
                  "result file name (default: strata-{rate}qps[-concurrency{n}]-{model}-{date}.json)");
   cmd.add_option("--label", f.label, "the result's label (default: strata)");
+  cmd.add_option("--metadata", f.metadata, "KEY=VALUE pairs saved in the result JSON (the run's setup, say)");
+  cmd.add_flag("--disable-tqdm", f.disable_tqdm, "accepted for vLLM command lines (no progress bar is drawn)");
 }
 
 }  // namespace
