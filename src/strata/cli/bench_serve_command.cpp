@@ -100,7 +100,26 @@ std::string now_stamp() {
   return text;
 }
 
-void save_result(const BenchServeFlags& flags, nlohmann::json result, const std::string& model_id, double rate) {
+// --metadata KEY=VALUE ... as a JSON object, checked before the run rather than after it.
+nlohmann::json parse_metadata(const std::vector<std::string>& pairs) {
+  nlohmann::json metadata = nlohmann::json::object();
+  for (const std::string& pair : pairs) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) fail("--metadata takes KEY=VALUE pairs, got '{}'", pair);
+    metadata[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+  return metadata;
+}
+
+struct ResultFacts {
+  std::string model_id;
+  double request_rate = 0;
+  nlohmann::json metadata;
+};
+
+void save_result(const BenchServeFlags& flags, nlohmann::json result, const ResultFacts& facts) {
+  const std::string& model_id = facts.model_id;
+  const double rate = facts.request_rate;
   const std::string date = now_stamp();
   result["date"] = date;
   result["backend"] = "strata";
@@ -112,11 +131,7 @@ void save_result(const BenchServeFlags& flags, nlohmann::json result, const std:
   result["request_rate"] = std::isinf(rate) ? nlohmann::json("inf") : nlohmann::json(rate);
   result["burstiness"] = flags.burstiness;
   result["max_concurrency"] = flags.max_concurrency ? nlohmann::json(*flags.max_concurrency) : nlohmann::json(nullptr);
-  for (const std::string& pair : flags.metadata) {
-    const size_t eq = pair.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--metadata takes KEY=VALUE pairs, got '{}'", pair);
-    result[pair.substr(0, eq)] = pair.substr(eq + 1);
-  }
+  result.update(facts.metadata);
   const std::string base_model = std::filesystem::path(model_id).filename().string();
   const std::string concurrency = flags.max_concurrency ? fmt::format("-concurrency{}", *flags.max_concurrency) : "";
   std::string name = flags.result_filename.empty()
@@ -139,6 +154,7 @@ void run_bench_serve(const BenchServeFlags& flags) {
                                          .percentile_metrics = bench::parse_percentile_metrics(flags.percentile_metrics),
                                          .detailed = flags.save_detailed};
   const std::vector<double> percentiles = bench::parse_metric_percentiles(flags.metric_percentiles);
+  const nlohmann::json metadata = parse_metadata(flags.metadata);
   const std::optional<bench::ServedModelCard> card = bench::first_served_model(base_url);
   if (!card && flags.model.empty())
     fail("cannot list the models at {}/v1/models: start the server, check --base-url/--host/--port, or pass --model",
@@ -170,7 +186,8 @@ void run_bench_serve(const BenchServeFlags& flags) {
   fmt::print("{}", bench::format_serve_result(metrics, run.duration_s, report));
   std::fflush(stdout);
   if (flags.save_result || flags.save_detailed)
-    save_result(flags, bench::serve_result_json(metrics, run.outputs, run.duration_s, report), model_id, rate);
+    save_result(flags, bench::serve_result_json(metrics, run.outputs, run.duration_s, report),
+                {.model_id = model_id, .request_rate = rate, .metadata = metadata});
 }
 
 void add_bench_serve_flags(CLI::App& cmd, BenchServeFlags& f) {
