@@ -21,10 +21,10 @@ std::vector<RequestOutput> outputs() {
   };
 }
 
-const std::vector<double> kP99 = {99};
+const MetricOptions kP99{.percentiles = {99}};
 
 TEST(ServeMetrics, ComputedAsVllmComputesThem) {
-  const ServeMetrics m = calculate_metrics(outputs(), 2.0, kP99, nullptr);
+  const ServeMetrics m = calculate_metrics(outputs(), 2.0, kP99);
   EXPECT_EQ(m.completed, 2);
   EXPECT_EQ(m.failed, 1);
   EXPECT_EQ(m.total_input, 30);
@@ -43,8 +43,22 @@ TEST(ServeMetrics, ComputedAsVllmComputesThem) {
   EXPECT_EQ(m.max_concurrent_requests, 2);
 }
 
+TEST(ServeMetrics, GoodputCountsRequestsWithinEveryObjective) {
+  EXPECT_FALSE(calculate_metrics(outputs(), 2.0, kP99).request_goodput);
+  // The first answer: TTFT 125 ms, TPOT 125 ms, E2E 625 ms; the second: 250, 500, 750.
+  const auto goodput = [](std::vector<std::string> pairs) {
+    return *calculate_metrics(outputs(), 2.0, {.goodput = parse_goodput(pairs)}).request_goodput;
+  };
+  EXPECT_DOUBLE_EQ(goodput({"ttft:250"}), 1.0);  // both, over 2 s
+  EXPECT_DOUBLE_EQ(goodput({"ttft:250", "tpot:200"}), 0.5);
+  EXPECT_DOUBLE_EQ(goodput({"e2el:600"}), 0.0);
+  EXPECT_THROW(goodput({"ttft"}), Error);
+  EXPECT_THROW(goodput({"itl:5"}), Error);
+  EXPECT_THROW(goodput({"ttft:5ms"}), Error);
+}
+
 TEST(ServeReport, PrintsVllmsLayout) {
-  const ServeMetrics m = calculate_metrics(outputs(), 2.0, kP99, nullptr);
+  const ServeMetrics m = calculate_metrics(outputs(), 2.0, kP99);
   const std::string text =
       format_serve_result(m, 2.0, {.max_concurrency = 4, .request_rate = INFINITY, .percentile_metrics = {"ttft", "tpot"}});
   EXPECT_TRUE(text.starts_with("============ Serving Benchmark Result ============\n")) << text;
@@ -59,6 +73,10 @@ TEST(ServeReport, PrintsVllmsLayout) {
   EXPECT_TRUE(text.ends_with(std::string(50, '=') + "\n"));
   const std::string paced = format_serve_result(m, 2.0, {.request_rate = 2.5});
   EXPECT_NE(paced.find("Request rate configured (RPS):           2.50      \n"), std::string::npos) << paced;
+  EXPECT_EQ(paced.find("Request goodput"), std::string::npos);
+  const ServeMetrics good = calculate_metrics(outputs(), 2.0, {.goodput = {.ttft_ms = 200}});
+  EXPECT_NE(format_serve_result(good, 2.0, {.request_rate = 1}).find("Request goodput (req/s):                 0.50      \n"),
+            std::string::npos);
   EXPECT_EQ(paced.find("Maximum request concurrency"), std::string::npos);
 }
 
@@ -70,7 +88,7 @@ std::set<std::string> keys(const nlohmann::json& j) {
 
 TEST(ServeReport, ResultJsonHasVllmsKeys) {
   const std::vector<RequestOutput> out = outputs();
-  const ServeMetrics m = calculate_metrics(out, 2.0, kP99, nullptr);
+  const ServeMetrics m = calculate_metrics(out, 2.0, kP99);
   const ServeReportOptions options{.request_rate = INFINITY, .percentile_metrics = {"ttft", "itl"}};
   const nlohmann::json r = serve_result_json(m, out, 2.0, options);
   const std::set<std::string> expected = {

@@ -20,7 +20,7 @@ def run(args, timeout=180):
 def test_bench_serve_random_completions(smol, tmp_path):
     r = run(["serve", "--base-url", smol.url, "--num-prompts", "4", "--random-input-len", "32",
              "--random-output-len", "8", "--ignore-eos", "--max-concurrency", "2", "--seed", "1",
-             "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99",
+             "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99", "--goodput", "e2el:600000",
              "--save-result", "--result-dir", str(tmp_path), "--result-filename", "serve.json"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "============ Serving Benchmark Result ============" in r.stdout
@@ -34,6 +34,7 @@ def test_bench_serve_random_completions(smol, tmp_path):
                 "request_throughput", "output_throughput", "total_token_throughput"):
         assert result[key] > 0, key
     assert result["model_id"] == smol.model
+    assert result["request_goodput"] == pytest.approx(result["request_throughput"])  # a 10-minute objective
 
 
 def test_bench_serve_sharegpt_chat_paced(smol, tmp_path):

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "strata/core/error.h"
 
 namespace strata::bench {
 namespace {
@@ -43,10 +46,39 @@ void set_peaks(std::span<const RequestOutput> outputs, ServeMetrics& m) {
   m.max_concurrent_requests = *std::max_element(active.begin(), active.end());
 }
 
+// TPOT of a one-token answer counts as 0 here, as vLLM's goodput takes it.
+bool meets(const GoodputSlo& slo, const RequestOutput& o, int64_t len) {
+  const double tpot_s = len > 1 ? (o.latency_s - o.ttft_s) / static_cast<double>(len - 1) : 0.0;
+  return (!slo.ttft_ms || o.ttft_s * 1e3 <= *slo.ttft_ms) && (!slo.tpot_ms || tpot_s * 1e3 <= *slo.tpot_ms) &&
+         (!slo.e2el_ms || o.latency_s * 1e3 <= *slo.e2el_ms);
+}
+
 }  // namespace
 
-ServeMetrics calculate_metrics(std::span<const RequestOutput> outputs, double duration_s,
-                               std::span<const double> percentiles, const text::Tokenizer* tokenizer) {
+GoodputSlo parse_goodput(std::span<const std::string> pairs) {
+  GoodputSlo slo;
+  for (const std::string& pair : pairs) {
+    const size_t colon = pair.find(':');
+    const std::string name = pair.substr(0, colon);
+    size_t used = 0;
+    double ms = -1;
+    try {
+      if (colon != std::string::npos) ms = std::stod(pair.substr(colon + 1), &used);
+    } catch (const std::exception&) {
+    }
+    std::optional<double>* target = name == "ttft" ? &slo.ttft_ms : name == "tpot" ? &slo.tpot_ms
+                                  : name == "e2el" ? &slo.e2el_ms : nullptr;
+    if (target == nullptr || used == 0 || used != pair.size() - colon - 1 || !(ms >= 0))
+      fail("--goodput: '{}' is not an objective; give ttft:MS, tpot:MS or e2el:MS (milliseconds, >= 0)", pair);
+    *target = ms;
+  }
+  return slo;
+}
+
+ServeMetrics calculate_metrics(std::span<const RequestOutput> outputs, double duration_s, const MetricOptions& options) {
+  const text::Tokenizer* tokenizer = options.tokenizer;
+  const std::span<const double> percentiles = options.percentiles;
+  int64_t num_good = 0;
   ServeMetrics m;
   std::vector<double> ttfts, tpots, itls, e2els;
   for (const RequestOutput& o : outputs) {
@@ -64,7 +96,9 @@ ServeMetrics calculate_metrics(std::span<const RequestOutput> outputs, double du
     ttfts.push_back(o.ttft_s);
     e2els.push_back(o.latency_s);
     ++m.completed;
+    if (options.goodput.any() && meets(options.goodput, o, len)) ++num_good;
   }
+  if (options.goodput.any()) m.request_goodput = duration_s > 0 ? static_cast<double>(num_good) / duration_s : 0.0;
   if (duration_s > 0) {
     m.request_throughput = static_cast<double>(m.completed) / duration_s;
     m.output_throughput = static_cast<double>(m.total_output) / duration_s;

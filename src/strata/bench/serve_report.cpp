@@ -79,6 +79,7 @@ std::string format_serve_result(const ServeMetrics& m, double duration_s, const 
   line("Total input tokens:", std::to_string(m.total_input));
   line("Total generated tokens:", std::to_string(m.total_output));
   line("Request throughput (req/s):", real(m.request_throughput));
+  if (m.request_goodput) line("Request goodput (req/s):", real(*m.request_goodput));
   line("Output token throughput (tok/s):", real(m.output_throughput));
   line("Peak output token throughput (tok/s):", real(m.max_output_tokens_per_s));
   line("Peak concurrent requests:", real(m.max_concurrent_requests));
@@ -104,7 +105,7 @@ nlohmann::json serve_result_json(const ServeMetrics& m, std::span<const RequestO
                    {"total_input_tokens", m.total_input},
                    {"total_output_tokens", m.total_output},
                    {"request_throughput", m.request_throughput},
-                   {"request_goodput", nullptr},
+                   {"request_goodput", m.request_goodput ? nlohmann::json(*m.request_goodput) : nlohmann::json(nullptr)},
                    {"output_throughput", m.output_throughput},
                    {"total_token_throughput", m.total_token_throughput},
                    {"max_output_tokens_per_s", m.max_output_tokens_per_s},

@@ -40,6 +40,7 @@ struct BenchServeFlags {
   bool save_result = false, save_detailed = false;
   std::string result_dir, result_filename, label;
   std::vector<std::string> metadata;  // KEY=VALUE pairs saved with the result
+  std::vector<std::string> goodput;   // ttft:MS tpot:MS e2el:MS
   double temperature = 0.0;
   bool disable_tqdm = false;  // accepted for vLLM's command lines; there is no progress bar
 };
@@ -155,6 +156,7 @@ void run_bench_serve(const BenchServeFlags& flags) {
                                          .detailed = flags.save_detailed};
   const std::vector<double> percentiles = bench::parse_metric_percentiles(flags.metric_percentiles);
   const nlohmann::json metadata = parse_metadata(flags.metadata);
+  const bench::GoodputSlo goodput = bench::parse_goodput(flags.goodput);
   const std::optional<bench::ServedModelCard> card = bench::first_served_model(base_url);
   if (!card && flags.model.empty())
     fail("cannot list the models at {}/v1/models: start the server, check --base-url/--host/--port, or pass --model",
@@ -182,7 +184,8 @@ void run_bench_serve(const BenchServeFlags& flags) {
   const std::vector<double> arrivals = bench::arrival_offsets_s(
       {.num_requests = std::ssize(requests), .request_rate = rate, .burstiness = flags.burstiness, .seed = flags.dataset.seed});
   const bench::ServeRun run = bench::run_requests(endpoint, requests, arrivals, flags.max_concurrency);
-  const bench::ServeMetrics metrics = bench::calculate_metrics(run.outputs, run.duration_s, percentiles, tokens.tokenizer.get());
+  const bench::ServeMetrics metrics = bench::calculate_metrics(
+      run.outputs, run.duration_s, {.percentiles = percentiles, .tokenizer = tokens.tokenizer.get(), .goodput = goodput});
   fmt::print("{}", bench::format_serve_result(metrics, run.duration_s, report));
   std::fflush(stdout);
   if (flags.save_result || flags.save_detailed)
@@ -212,6 +215,8 @@ void add_bench_serve_flags(CLI::App& cmd, BenchServeFlags& f) {
   cmd.add_flag("--ignore-eos", f.ignore_eos, "ask the server to ignore eos, so every answer has its full length");
   cmd.add_option("--percentile-metrics", f.percentile_metrics, "metrics to report percentiles of: ttft,tpot,itl,e2el");
   cmd.add_option("--metric-percentiles", f.metric_percentiles, "the percentiles to report, e.g. 25,50,99");
+  cmd.add_option("--goodput", f.goodput,
+                 "service-level objectives (ms) for goodput, e.g. ttft:500 tpot:50 e2el:5000: requests/s meeting all");
   cmd.add_flag("--save-result", f.save_result, "write the result JSON (vLLM's keys)");
   cmd.add_flag("--save-detailed", f.save_detailed, "also save per-request lengths, TTFTs, ITLs, texts and errors");
   cmd.add_option("--result-dir", f.result_dir, "folder of the result file (default: the current one)");
