@@ -1,5 +1,6 @@
 #include "strata/bench/serve_run.h"
 
+#include <mutex>
 #include <semaphore>
 #include <thread>
 
@@ -8,13 +9,16 @@
 namespace strata::bench {
 
 ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequest>& requests,
-                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency) {
+                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency,
+                      const std::function<void(int64_t)>& on_done) {
   STRATA_CHECK(arrival_offsets_s.size() == requests.size());
   using Clock = std::chrono::steady_clock;
   ServeRun run;
   run.outputs.resize(requests.size());
   const auto slots = static_cast<std::ptrdiff_t>(max_concurrency.value_or(std::max<int64_t>(1, std::ssize(requests))));
   std::counting_semaphore<> free_slots(slots);
+  std::mutex done_mutex;
+  int64_t num_done = 0;
   std::vector<std::thread> threads;
   threads.reserve(requests.size());
   const Clock::time_point start = Clock::now();
@@ -25,6 +29,9 @@ ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequ
     threads.emplace_back([&, i] {
       run.outputs[i] = send_request(endpoint, requests[i], start);
       free_slots.release();
+      const std::lock_guard lock(done_mutex);
+      ++num_done;
+      if (on_done) on_done(num_done);
     });
   }
   for (std::thread& t : threads) t.join();

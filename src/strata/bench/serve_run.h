@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -17,7 +18,9 @@ struct ServeRun {
   double duration_s = 0;               // from the first send to the last answer
 };
 
+// on_done(num_done) runs after each answer, one call at a time (from the request threads).
 ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequest>& requests,
-                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency);
+                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency,
+                      const std::function<void(int64_t)>& on_done = {});
 
 }  // namespace strata::bench

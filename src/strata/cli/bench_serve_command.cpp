@@ -42,7 +42,7 @@ struct BenchServeFlags {
   std::vector<std::string> metadata;  // KEY=VALUE pairs saved with the result
   std::vector<std::string> goodput;   // ttft:MS tpot:MS e2el:MS
   double temperature = 0.0;
-  bool disable_tqdm = false;  // accepted for vLLM's command lines; there is no progress bar
+  bool disable_tqdm = false;  // no progress lines on stderr
 };
 
 std::string endpoint_of(const BenchServeFlags& flags) {
@@ -183,7 +183,12 @@ void run_bench_serve(const BenchServeFlags& flags) {
   std::fflush(stdout);
   const std::vector<double> arrivals = bench::arrival_offsets_s(
       {.num_requests = std::ssize(requests), .request_rate = rate, .burstiness = flags.burstiness, .seed = flags.dataset.seed});
-  const bench::ServeRun run = bench::run_requests(endpoint, requests, arrivals, flags.max_concurrency);
+  const auto total = std::ssize(requests);
+  const auto progress = [&flags, total](int64_t done) {  // a line per tenth, where vLLM draws a bar
+    if (!flags.disable_tqdm && (done * 10 / total != (done - 1) * 10 / total || done == total))
+      fmt::print(stderr, "bench serve: {}/{} requests done\n", done, total);
+  };
+  const bench::ServeRun run = bench::run_requests(endpoint, requests, arrivals, flags.max_concurrency, progress);
   const bench::ServeMetrics metrics = bench::calculate_metrics(
       run.outputs, run.duration_s, {.percentiles = percentiles, .tokenizer = tokens.tokenizer.get(), .goodput = goodput});
   fmt::print("{}", bench::format_serve_result(metrics, run.duration_s, report));
@@ -224,7 +229,7 @@ void add_bench_serve_flags(CLI::App& cmd, BenchServeFlags& f) {
                  "result file name (default: strata-{rate}qps[-concurrency{n}]-{model}-{date}.json)");
   cmd.add_option("--label", f.label, "the result's label (default: strata)");
   cmd.add_option("--metadata", f.metadata, "KEY=VALUE pairs saved in the result JSON (the run's setup, say)");
-  cmd.add_flag("--disable-tqdm", f.disable_tqdm, "accepted for vLLM command lines (no progress bar is drawn)");
+  cmd.add_flag("--disable-tqdm", f.disable_tqdm, "no progress lines on stderr (vLLM's flag for its progress bar)");
 }
 
 }  // namespace
