@@ -114,7 +114,7 @@ if [ "$WHAT" = serve ]; then
   for _ in $(seq 180); do python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:8765/health")' 2> /dev/null && break; sleep 1; done
   for conc in 1 16 64; do
     LD_LIBRARY_PATH="$LIBPATH" timeout 120 "$BIN/strata" bench serve --base-url http://127.0.0.1:8765 \
-      --num-prompts $((conc * 4 > 16 ? conc * 4 : 16)) --max-concurrency $conc --ignore-eos \
+      --num-prompts $((conc * 4 > 16 ? conc * 4 : 16)) --max-concurrency $conc --ignore-eos --disable-tqdm \
       ${SERVE_BENCH_ARGS:---random-input-len 512 --random-output-len 128} --save-result \
       --result-filename "$OUT/serve_c$conc.json" 2>&1 | sed -n '/Serving Benchmark Result/,$p' | tee -a "$OUT/serve_bench.txt"
   done

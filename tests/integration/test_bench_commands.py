@@ -65,6 +65,14 @@ def test_bench_serve_token_id_prompts_without_a_tokenizer(tiny, tmp_path):
     result = json.loads((tmp_path / "tiny.json").read_text())
     assert result["completed"] == 4 and result["total_input_tokens"] == 4 * 16
     assert result["total_output_tokens"] == 4 * 4
+    # As many in flight as the server takes connections from one client (64): connections are
+    # reused, so none is refused while the server has yet to see an earlier one close.
+    r = run(["serve", "--base-url", tiny.url, "--num-prompts", "256", "--random-input-len", "8",
+             "--random-output-len", "2", "--max-concurrency", "64", "--disable-tqdm", "--save-result",
+             "--result-filename", str(tmp_path / "tiny64.json")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    result = json.loads((tmp_path / "tiny64.json").read_text())
+    assert result["completed"] == 256 and result["failed"] == 0
     chat = run(["serve", "--base-url", tiny.url, "--num-prompts", "1", "--endpoint", "/v1/chat/completions"])
     assert chat.returncode != 0 and "--tokenizer" in chat.stderr
 

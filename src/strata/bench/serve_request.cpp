@@ -72,14 +72,26 @@ void observe_chunk(std::string_view data, double now_s, RequestOutput& out, doub
   out.generated_text += text;
 }
 
-RequestOutput send_request(const ServeEndpoint& endpoint, const BenchRequest& request, Clock::time_point bench_start) {
+struct ServeClient::Connection {
+  std::string origin, prefix;
+  httplib::Client client;
+  explicit Connection(std::pair<std::string, std::string> url)
+      : origin(std::move(url.first)), prefix(std::move(url.second)), client(origin) {}
+};
+
+ServeClient::ServeClient(const std::string& base_url)
+    : connection_(std::make_unique<Connection>(split_base_url(base_url))) {
+  connection_->client.set_keep_alive(true);
+  connection_->client.set_read_timeout(kReadTimeoutS);
+}
+
+ServeClient::~ServeClient() = default;
+
+RequestOutput ServeClient::send(const ServeEndpoint& endpoint, const BenchRequest& request, Clock::time_point bench_start) {
   RequestOutput out{.prompt_len = request.prompt_len};
-  const auto [origin, prefix] = split_base_url(endpoint.base_url);
-  httplib::Client client(origin);
-  client.set_read_timeout(kReadTimeoutS);
   httplib::Request req;
   req.method = "POST";
-  req.path = prefix + endpoint.endpoint;
+  req.path = connection_->prefix + endpoint.endpoint;
   req.body = request_body(endpoint, request);
   req.set_header("Content-Type", "application/json");
   SseReader reader;
@@ -93,10 +105,10 @@ RequestOutput send_request(const ServeEndpoint& endpoint, const BenchRequest& re
     reader.feed({data, size}, [&](std::string_view payload) { observe_chunk(payload, now_s, out, last_token_s); });
     return true;
   };
-  const httplib::Result result = client.send(req);
+  const httplib::Result result = connection_->client.send(req);
   out.latency_s = seconds(start, Clock::now());
   if (!result) {
-    out.error = "cannot reach " + origin + ": " + httplib::to_string(result.error());
+    out.error = "cannot reach " + connection_->origin + ": " + httplib::to_string(result.error());
   } else if (result->status != 200) {
     out.error = "HTTP " + std::to_string(result->status) + ": " + raw.substr(0, 500);
   } else if (last_token_s < 0) {
@@ -105,6 +117,19 @@ RequestOutput send_request(const ServeEndpoint& endpoint, const BenchRequest& re
     out.success = true;
   }
   return out;
+}
+
+std::unique_ptr<ServeClient> ClientPool::take() {
+  const std::lock_guard lock(mutex_);
+  if (idle_.empty()) return std::make_unique<ServeClient>(base_url_);
+  std::unique_ptr<ServeClient> client = std::move(idle_.back());
+  idle_.pop_back();
+  return client;
+}
+
+void ClientPool::give_back(std::unique_ptr<ServeClient> client) {
+  const std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(client));
 }
 
 }  // namespace strata::bench

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +43,35 @@ std::string request_body(const ServeEndpoint& endpoint, const BenchRequest& requ
 // out; last_token_s is the previous arrival (negative before the first).
 void observe_chunk(std::string_view data, double now_s, RequestOutput& out, double& last_token_s);
 
-// Never throws: a failed request comes back with success false and the reason in error.
-RequestOutput send_request(const ServeEndpoint& endpoint, const BenchRequest& request,
-                           std::chrono::steady_clock::time_point bench_start);
+// A keep-alive connection to the server (reconnecting when the server closed it), used by one
+// request at a time: connections stay at the requests in flight, as with vLLM's pooled client,
+// rather than a new one per request, which the server may not have seen closed yet.
+class ServeClient {
+ public:
+  explicit ServeClient(const std::string& base_url);
+  ~ServeClient();
+
+  // Never throws: a failed request comes back with success false and the reason in error.
+  RequestOutput send(const ServeEndpoint& endpoint, const BenchRequest& request,
+                     std::chrono::steady_clock::time_point bench_start);
+
+ private:
+  struct Connection;
+  std::unique_ptr<Connection> connection_;
+};
+
+// Idle keep-alive clients of one server; a request takes one (a new one when none is idle)
+// and gives it back before its concurrency slot, so connections never outnumber the slots.
+class ClientPool {
+ public:
+  explicit ClientPool(std::string base_url) : base_url_(std::move(base_url)) {}
+  std::unique_ptr<ServeClient> take();
+  void give_back(std::unique_ptr<ServeClient> client);
+
+ private:
+  std::string base_url_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<ServeClient>> idle_;
+};
 
 }  // namespace strata::bench

@@ -9,13 +9,13 @@
 namespace strata::bench {
 
 ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequest>& requests,
-                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency,
-                      const std::function<void(int64_t)>& on_done) {
+                      const ServeSchedule& schedule, ClientPool& clients) {
+  const std::vector<double>& arrival_offsets_s = schedule.arrival_offsets_s;
   STRATA_CHECK(arrival_offsets_s.size() == requests.size());
   using Clock = std::chrono::steady_clock;
   ServeRun run;
   run.outputs.resize(requests.size());
-  const auto slots = static_cast<std::ptrdiff_t>(max_concurrency.value_or(std::max<int64_t>(1, std::ssize(requests))));
+  const auto slots = static_cast<std::ptrdiff_t>(schedule.max_concurrency.value_or(std::max<int64_t>(1, std::ssize(requests))));
   std::counting_semaphore<> free_slots(slots);
   std::mutex done_mutex;
   int64_t num_done = 0;
@@ -27,11 +27,13 @@ ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequ
                                               std::chrono::duration<double>(arrival_offsets_s[i])));
     free_slots.acquire();
     threads.emplace_back([&, i] {
-      run.outputs[i] = send_request(endpoint, requests[i], start);
+      std::unique_ptr<ServeClient> client = clients.take();
+      run.outputs[i] = client->send(endpoint, requests[i], start);
+      clients.give_back(std::move(client));
       free_slots.release();
       const std::lock_guard lock(done_mutex);
       ++num_done;
-      if (on_done) on_done(num_done);
+      if (schedule.on_done) schedule.on_done(num_done);
     });
   }
   for (std::thread& t : threads) t.join();

@@ -1,6 +1,7 @@
 // Sends a serving benchmark's requests at their arrival times, at most max_concurrency in
 // flight (a request due while all slots are busy waits for one, as vLLM's semaphore does),
-// one thread per request in flight, and collects what each saw.
+// one thread per request in flight on a keep-alive connection from the pool, and collects
+// what each saw.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,13 @@ struct ServeRun {
   double duration_s = 0;               // from the first send to the last answer
 };
 
-// on_done(num_done) runs after each answer, one call at a time (from the request threads).
+struct ServeSchedule {
+  std::vector<double> arrival_offsets_s;  // one per request
+  std::optional<int64_t> max_concurrency;  // unset: no cap
+  std::function<void(int64_t num_done)> on_done;  // after each answer, one call at a time
+};
+
 ServeRun run_requests(const ServeEndpoint& endpoint, const std::vector<BenchRequest>& requests,
-                      const std::vector<double>& arrival_offsets_s, std::optional<int64_t> max_concurrency,
-                      const std::function<void(int64_t)>& on_done = {});
+                      const ServeSchedule& schedule, ClientPool& clients);
 
 }  // namespace strata::bench

@@ -173,7 +173,10 @@ void run_bench_serve(const BenchServeFlags& flags) {
                                       .ignore_eos = flags.ignore_eos,
                                       .temperature = flags.temperature};
   fmt::print("Starting initial single prompt test run...\n");
-  const bench::RequestOutput probe = bench::send_request(endpoint, requests.front(), std::chrono::steady_clock::now());
+  bench::ClientPool clients(base_url);
+  std::unique_ptr<bench::ServeClient> probe_client = clients.take();
+  const bench::RequestOutput probe = probe_client->send(endpoint, requests.front(), std::chrono::steady_clock::now());
+  clients.give_back(std::move(probe_client));
   if (!probe.success)
     fail("Initial test run failed - Please make sure benchmark arguments are correctly specified. Error: {}", probe.error);
   fmt::print("Initial test run completed. Starting main benchmark run...\n");
@@ -188,7 +191,9 @@ void run_bench_serve(const BenchServeFlags& flags) {
     if (!flags.disable_tqdm && (done * 10 / total != (done - 1) * 10 / total || done == total))
       fmt::print(stderr, "bench serve: {}/{} requests done\n", done, total);
   };
-  const bench::ServeRun run = bench::run_requests(endpoint, requests, arrivals, flags.max_concurrency, progress);
+  const bench::ServeRun run = bench::run_requests(
+      endpoint, requests, {.arrival_offsets_s = arrivals, .max_concurrency = flags.max_concurrency, .on_done = progress},
+      clients);
   const bench::ServeMetrics metrics = bench::calculate_metrics(
       run.outputs, run.duration_s, {.percentiles = percentiles, .tokenizer = tokens.tokenizer.get(), .goodput = goodput});
   fmt::print("{}", bench::format_serve_result(metrics, run.duration_s, report));
