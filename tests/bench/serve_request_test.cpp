@@ -50,6 +50,7 @@ TEST(ServeRequest, CompletionChunksAndGarbageAreRead) {
   RequestOutput out;
   double last = -1;
   observe_chunk("not json", 0.1, out, last);
+  observe_chunk(R"({"choices":[7],"usage":{"completion_tokens":null}})", 0.15, out, last);
   observe_chunk(R"({"choices":[{"text":"a"}],"usage":null})", 0.2, out, last);
   EXPECT_DOUBLE_EQ(out.ttft_s, 0.2);
   EXPECT_EQ(out.generated_text, "a");

@@ -57,8 +57,10 @@ void observe_chunk(std::string_view data, double now_s, RequestOutput& out, doub
   const Json chunk = Json::parse(data, nullptr, /*allow_exceptions=*/false);
   if (!chunk.is_object()) return;
   const auto usage = chunk.find("usage");
-  if (usage != chunk.end() && usage->is_object() && usage->contains("completion_tokens"))
-    out.output_tokens = usage->value("completion_tokens", int64_t{0});
+  if (usage != chunk.end() && usage->is_object()) {
+    const auto tokens = usage->find("completion_tokens");
+    if (tokens != usage->end() && tokens->is_number_integer()) out.output_tokens = tokens->get<int64_t>();
+  }
   const auto choices = chunk.find("choices");
   if (choices == chunk.end() || !choices->is_array() || choices->empty()) return;
   const std::string text = chunk_text((*choices)[0]);
