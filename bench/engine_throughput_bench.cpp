@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "strata/bench/engine_workload.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
 #include "strata/engine/speculative_config.h"
@@ -42,20 +43,6 @@ struct Flags {
   std::string json;
 };
 
-// What one request saw, in seconds from the common submit time.
-struct RequestTiming {
-  double first_token_s = -1;
-  double finish_s = -1;
-  int64_t output_tokens = 0;
-  FinishReason reason = FinishReason::kNone;
-  std::string error;
-};
-
-struct RunResult {
-  double wall_s = 0;
-  std::vector<RequestTiming> requests;
-};
-
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Exactly `count` ids per prompt, drawn from [5, vocab - 5) so no prompt shares a prefix
@@ -71,50 +58,14 @@ std::vector<std::vector<int32_t>> make_prompts(int32_t requests, int32_t count, 
   return prompts;
 }
 
-// Records the first token and the finish of one request from a merged update.
-void observe(RequestTiming& timing, const RequestUpdate& update, double now) {
-  for (const ChoiceDelta& d : update.deltas) {
-    if (!d.token_ids.empty() && timing.first_token_s < 0) timing.first_token_s = now;
-    timing.output_tokens += static_cast<int64_t>(d.token_ids.size());
-    if (d.finish_reason != FinishReason::kNone) timing.reason = d.finish_reason;
-  }
-  if (!update.error.empty()) timing.error = update.error;
-  if (update.finished) timing.finish_s = now;
-}
-
-// Submits every request at once, then sweeps the streams until all have finished. One
-// polling thread keeps the engine thread's cores free; a sweep that finds nothing sleeps.
-RunResult run_workload(Engine& engine, const std::vector<std::vector<int32_t>>& prompts, int32_t output_tokens,
-                       const Flags& flags) {
-  std::vector<std::shared_ptr<RequestStream>> streams;
-  RunResult result;
-  result.requests.resize(prompts.size());
-  const Clock::time_point t0 = Clock::now();
+// Every request asks for exactly output_tokens, eos ignored, all submitted at once.
+bench::EngineRun run_workload(Engine& engine, const std::vector<std::vector<int32_t>>& prompts, int32_t output_tokens,
+                              const Flags& flags) {
+  std::vector<GenerationRequest> requests;
   for (const auto& prompt : prompts)
-    streams.push_back(engine.submit({.prompt_ids = prompt, .sampling = {.temperature = flags.temperature, .seed = 7},
-                                     .max_tokens = output_tokens, .ignore_eos = true}));
-  size_t open = streams.size();
-  std::vector<bool> done(streams.size(), false);
-  while (open > 0) {
-    bool any = false;
-    for (size_t i = 0; i < streams.size(); ++i) {
-      if (done[i]) continue;
-      std::optional<RequestUpdate> update = streams[i]->pop(std::chrono::milliseconds(0));
-      if (!update) continue;
-      any = true;
-      observe(result.requests[i], *update, seconds_since(t0));
-      if (update->finished) {
-        done[i] = true;
-        --open;
-      }
-    }
-    if (!any) std::this_thread::sleep_for(std::chrono::microseconds(200));
-    if (seconds_since(t0) > flags.timeout_s)
-      fail("{} of {} requests still running after {} s (--timeout-s); the engine is stuck or far too slow", open,
-           streams.size(), flags.timeout_s);
-  }
-  result.wall_s = seconds_since(t0);
-  return result;
+    requests.push_back({.prompt_ids = prompt, .sampling = {.temperature = flags.temperature, .seed = 7},
+                        .max_tokens = output_tokens, .ignore_eos = true});
+  return bench::run_engine_workload(engine, std::move(requests), flags.timeout_s);
 }
 
 // Nearest-rank percentile of an ascending vector (p in [0, 1]).
@@ -139,16 +90,8 @@ Summary summarize(std::vector<double> values) {
   return s;
 }
 
-// Every request must have finished by length with exactly the tokens asked for; anything
-// else means the figures describe a different workload.
-void check_counts(const RunResult& run, int32_t output_tokens) {
-  for (size_t i = 0; i < run.requests.size(); ++i) {
-    const RequestTiming& r = run.requests[i];
-    if (!r.error.empty()) fail("request {} failed: {}", i, r.error);
-    if (r.output_tokens != output_tokens || r.reason != FinishReason::kLength)
-      fail("request {} produced {} tokens (finish '{}'), expected {} ending by length", i, r.output_tokens,
-           finish_reason_name(r.reason), output_tokens);
-  }
+void check_counts(const bench::EngineRun& run, int32_t output_tokens) {
+  bench::check_exact_lengths(run, std::vector<int64_t>(run.requests.size(), output_tokens));
 }
 
 struct Setup {
@@ -158,11 +101,11 @@ struct Setup {
   bool async_scheduling = false;
 };
 
-std::string result_json(const Flags& flags, const Setup& setup, const RunResult& run,
+std::string result_json(const Flags& flags, const Setup& setup, const bench::EngineRun& run,
                         const EngineStatsSnapshot& stats) {
   std::vector<double> ttft, tpot;
   int64_t out_tokens = 0;
-  for (const RequestTiming& r : run.requests) {
+  for (const bench::EngineRequestTiming& r : run.requests) {
     ttft.push_back(r.first_token_s * 1e3);
     if (r.output_tokens > 1) tpot.push_back((r.finish_s - r.first_token_s) * 1e3 / static_cast<double>(r.output_tokens - 1));
     out_tokens += r.output_tokens;
@@ -233,7 +176,7 @@ int run(const Flags& flags) {
   runner.block_pool().set_on_reuse({});
   Engine engine(runner, *tokenizer, {}, flags.engine);
   setup.async_scheduling = engine.async_scheduling();
-  const RunResult result =
+  const bench::EngineRun result =
       run_workload(engine, make_prompts(flags.requests, flags.prompt_tokens, vocab, 1), flags.output_tokens, flags);
   const EngineStatsSnapshot stats = engine.stats();
   engine.shutdown(std::chrono::seconds(10));

@@ -8,7 +8,7 @@
 # engine), its transformers generate_batch peer, and `strata serve` start-up time, on Llama-3.1-8B.
 # lab: the dense GEMV variants side by side (gpu_moe_bench, decode row counts). cli: `strata
 # generate --timing` at batch 1 on Llama-3.1-8B (what a user runs) beside gpu_decode_bench.
-# serve: `strata serve` on Llama-3.1-8B, bench/serve_bench.py (512-token prompts, 128 out) at
+# serve: `strata serve` on Llama-3.1-8B, `strata bench serve` (512-token prompts, 128 out) at
 # concurrency 1, 16 and 64: TTFT and TPOT through HTTP streaming.
 # Bench-run settings (not product options): TEST_FILTER, BENCH_MODELS, BENCH_ARGS, HF_TIMEOUT (0
 # skips transformers), PROFILE_SPECS ("model batch prefill;..."), ENGINE_TIMEOUT, HF_ENGINE_TIMEOUT,
@@ -113,10 +113,10 @@ if [ "$WHAT" = serve ]; then
   SERVER=$!
   for _ in $(seq 180); do python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:8765/health")' 2> /dev/null && break; sleep 1; done
   for conc in 1 16 64; do
-    PYTHONUNBUFFERED=1 timeout 120 python3 "$ROOT/bench/serve_bench.py" --base-url http://127.0.0.1:8765 \
-      --num-prompts $((conc * 4 > 16 ? conc * 4 : 16)) --max-concurrency $conc \
-      ${SERVE_BENCH_ARGS:---random-input-len 512 --random-output-len 128} --json "$OUT/serve_c$conc.json" 2>&1 |
-      tail -12 | tee -a "$OUT/serve_bench.txt"
+    LD_LIBRARY_PATH="$LIBPATH" timeout 120 "$BIN/strata" bench serve --base-url http://127.0.0.1:8765 \
+      --num-prompts $((conc * 4 > 16 ? conc * 4 : 16)) --max-concurrency $conc --ignore-eos --disable-tqdm \
+      ${SERVE_BENCH_ARGS:---random-input-len 512 --random-output-len 128} --save-result \
+      --result-filename "$OUT/serve_c$conc.json" 2>&1 | sed -n '/Serving Benchmark Result/,$p' | tee -a "$OUT/serve_bench.txt"
   done
   kill -TERM $SERVER; wait $SERVER; echo "serve exit status $?" | tee -a "$OUT/serve_bench.txt"
 fi

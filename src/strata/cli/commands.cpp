@@ -9,6 +9,7 @@ void add_tokenize_commands(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_render_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 void add_commands(CLI::App& app) {
   add_info_command(app);
@@ -18,6 +19,7 @@ void add_commands(CLI::App& app) {
   add_chat_command(app);
   add_render_command(app);
   add_serve_command(app);
+  add_bench_command(app);
 }
 
 }  // namespace strata::cli

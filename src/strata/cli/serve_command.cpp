@@ -14,20 +14,17 @@
 #include <fmt/format.h>
 
 #include "strata/cli/default_model.h"
+#include "strata/cli/engine_flags.h"
 #include "strata/cli/model_flags.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
 #include "strata/hub/model_reference.h"
-#include "strata/engine/speculative_config.h"
 #include "strata/engine/startup_summary.h"
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
 #include "strata/server/response_headers.h"
 #include "strata/server/weight_prefetch.h"
-#include "strata/text/chat_prompt.h"
-#include "strata/text/id_tokenizer.h"
-#include "strata/text/load_tokenizer.h"
 
 namespace strata::cli {
 namespace {
@@ -117,33 +114,9 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
       },
       "split the model's thinking into reasoning_content: qwen3, deepseek_r1 or openai_gptoss (default: none)");
   add_http_limit_flags(cmd, f.server);
-  cmd.add_option("--max-num-batched-tokens", f.engine.max_num_batched_tokens, "token budget of one engine step")
-      ->check(CLI::PositiveNumber);
-  cmd.add_option("--max-num-seqs", f.engine.max_num_seqs, "sequences running at once")
-      ->check(CLI::Range(1, kMaxNumSeqs));
-  cmd.add_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill", f.engine.enable_chunked_prefill,
-               "split long prompts over several steps (default on)");
-  cmd.add_option("--max-model-len", f.engine.max_model_len, "context length (0: the model's)")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.engine.enable_prefix_caching,
-               "reuse the KV blocks (and SSM snapshots) of earlier prompts (default on)");
-  cmd.add_flag_function(
-         "--async-scheduling,!--no-async-scheduling",
-         [&f](int64_t count) { f.engine.async_scheduling = count > 0; },
-         "queue each step before reading the previous step's tokens back (default: on with a GPU, off on the CPU)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option_function<std::string>(
-      "--speculative-config", [&f](const std::string& json) { f.engine.speculative = parse_speculative_config(json); },
-      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' (greedy requests))");
+  add_engine_flags(cmd, f.engine);
   cmd.add_option("--lora-modules", f.lora_modules,
                  "LoRA adapters as name=path (PEFT folders); a request picks one by its 'model' field");
-  cmd.add_option("--ssm-cache-slots", f.engine.ssm_cache_slots,
-                 "SSM state snapshots the prefix cache keeps (hybrid models)")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--ssm-snapshot-interval", f.engine.ssm_snapshot_interval,
-                 "hybrid models: keep the SSM state every this many prompt tokens (rounded to 16-token "
-                 "blocks) for prefix-cache hits; 0 off (default 512)")
-      ->check(CLI::NonNegativeNumber);
   // Tests only (hidden): step N throws as a failing kernel would; ":sticky" loses the device.
   cmd.add_option_function<std::string>("--inject-step-fault", [&f](const std::string& spec) {
        f.engine.fault_injection = parse_fault_injection(spec);
@@ -177,15 +150,6 @@ void group_serve_flags(CLI::App& cmd) {
     STRATA_CHECK_MSG(it != kGroups.end(), "serve flag without a --help group");
     option->group(it->second);
   }
-}
-
-// The model's tokenizer, or (for a folder without tokenizer.json) an id-only stand-in.
-std::unique_ptr<text::Tokenizer> load_serving_tokenizer(const std::string& path, int64_t vocab_size, bool& real) {
-  namespace fs = std::filesystem;
-  real = !(fs::is_directory(path) && !fs::exists(fs::path(path) / "tokenizer.json"));
-  if (real) return text::load_tokenizer(path);
-  fmt::print("note: {} has no tokenizer.json; serving token-id prompts on /v1/completions only\n", path);
-  return text::make_id_tokenizer(static_cast<int32_t>(vocab_size));
 }
 
 // Set by the SIGINT/SIGTERM handler (any thread may run it: OpenBLAS starts threads before
@@ -258,28 +222,18 @@ void run_serve(ServeFlags flags) {
     ProgressReporter reading = ProgressReporter::to_stderr("reading weight files");
     server::prefetch_files(files, reading);
   }
-  // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
-  flags.model.num_ssm_slots = 2 * flags.engine.max_num_seqs + flags.engine.ssm_cache_slots;
+  size_ssm_slots(flags.model, flags.engine);
   flags.model.load_progress = true;
   OpenModel open = open_model(flags.model);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
   open.runner->set_lora(lora.set.get());
-  bool has_tokenizer = false;
-  auto tokenizer = load_serving_tokenizer(path, open.loaded.config.vocab_size, has_tokenizer);
-  const std::vector<int64_t>& config_eos = open.loaded.config.eos_token_ids;
-  std::vector<int32_t> eos = has_tokenizer ? text::stop_token_ids(*tokenizer, config_eos)
-                                           : std::vector<int32_t>(config_eos.begin(), config_eos.end());
-  if (!open.backend->device().is_cpu()) {
-    const auto start = std::chrono::steady_clock::now();
-    const int64_t graphs = open.runner->capture_decode_graphs(flags.engine.max_num_seqs);
-    fmt::print("strata serve: captured {} decode CUDA graphs in {:.2f} s\n", graphs,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  Engine engine(*open.runner, *tokenizer, eos, flags.engine);
+  const ServingTokenizer text = load_serving_tokenizer(path, open.loaded.config);
+  capture_decode_graphs(open, flags.engine, "strata serve");
+  Engine engine(*open.runner, *text.tokenizer, text.eos_token_ids, flags.engine);
   server::EngineService service(engine);
   const server::ServedModel model{.service = &service,
-                                  .tokenizer = tokenizer.get(),
-                                  .accepts_text = has_tokenizer,
+                                  .tokenizer = text.tokenizer.get(),
+                                  .accepts_text = text.real,
                                   .served_name = served,
                                   .accepted_names = {served, name, path},
                                   .lora_names = lora.names,

@@ -1,0 +1,70 @@
+#include "strata/cli/engine_flags.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "strata/engine/engine.h"
+#include "strata/engine/speculative_config.h"
+#include "strata/text/chat_prompt.h"
+#include "strata/text/id_tokenizer.h"
+#include "strata/text/load_tokenizer.h"
+
+namespace strata::cli {
+
+void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {
+  cmd.add_option("--max-num-batched-tokens", engine.max_num_batched_tokens, "token budget of one engine step")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--max-num-seqs", engine.max_num_seqs, "sequences running at once")->check(CLI::Range(1, kMaxNumSeqs));
+  cmd.add_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill", engine.enable_chunked_prefill,
+               "split long prompts over several steps (default on)");
+  cmd.add_option("--max-model-len", engine.max_model_len, "context length (0: the model's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", engine.enable_prefix_caching,
+               "reuse the KV blocks (and SSM snapshots) of earlier prompts (default on)");
+  cmd.add_flag_function(
+         "--async-scheduling,!--no-async-scheduling",
+         [&engine](int64_t count) { engine.async_scheduling = count > 0; },
+         "queue each step before reading the previous step's tokens back (default: on with a GPU, off on the CPU)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option_function<std::string>(
+      "--speculative-config", [&engine](const std::string& json) { engine.speculative = parse_speculative_config(json); },
+      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' (greedy requests))");
+  cmd.add_option("--ssm-cache-slots", engine.ssm_cache_slots, "SSM state snapshots the prefix cache keeps (hybrid models)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--ssm-snapshot-interval", engine.ssm_snapshot_interval,
+                 "hybrid models: keep the SSM state every this many prompt tokens (rounded to 16-token "
+                 "blocks) for prefix-cache hits; 0 off (default 512)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+ServingTokenizer load_serving_tokenizer(const std::string& path, const ModelConfig& config) {
+  namespace fs = std::filesystem;
+  ServingTokenizer serving;
+  serving.real = !(fs::is_directory(path) && !fs::exists(fs::path(path) / "tokenizer.json"));
+  const std::vector<int64_t>& config_eos = config.eos_token_ids;
+  if (serving.real) {
+    serving.tokenizer = text::load_tokenizer(path);
+    serving.eos_token_ids = text::stop_token_ids(*serving.tokenizer, config_eos);
+    return serving;
+  }
+  fmt::print("note: {} has no tokenizer.json; prompts must be token ids (on /v1/completions when serving)\n", path);
+  serving.tokenizer = text::make_id_tokenizer(static_cast<int32_t>(config.vocab_size));
+  serving.eos_token_ids.assign(config_eos.begin(), config_eos.end());
+  return serving;
+}
+
+void size_ssm_slots(ModelFlags& model, const EngineOptions& engine) {
+  model.num_ssm_slots = 2 * engine.max_num_seqs + engine.ssm_cache_slots;
+}
+
+void capture_decode_graphs(OpenModel& open, const EngineOptions& engine, const std::string& who) {
+  if (open.backend->device().is_cpu()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t graphs = open.runner->capture_decode_graphs(engine.max_num_seqs);
+  fmt::print("{}: captured {} decode CUDA graphs in {:.2f} s\n", who, graphs,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+}  // namespace strata::cli
