@@ -1,4 +1,4 @@
-// Hybrid fixtures (qwen3_next, mamba2, nemotron_h, nemotron_h_moe) with their SSM state in
+// Hybrid fixtures (qwen3_next, mamba2, nemotron_h, nemotron_h_moe, qwen3_5, qwen3_5_moe_text) with their SSM state in
 // device memory: sequences prefilled and decoded side by side in shared steps, a snapshot taken
 // inside a prefill chunk and forked, and a verify row rolled back, each against transformers'
 // logits; decode steps replayed from CUDA graphs (padding rows on the pool's scratch slot)
@@ -182,7 +182,7 @@ TEST_P(CudaSsmState, DecodeGraphReplayMatchesEagerSteps) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaSsmState, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
-                                                                     "nemotron_h_moe"));
+                                                                     "nemotron_h_moe", "qwen3_5", "qwen3_5_moe_text"));
 
 }  // namespace
 }  // namespace strata::test
