@@ -33,6 +33,23 @@ TEST(Qwen35, DummyWeightsBuildTheCheckpointsModel) {
   }
 }
 
+// Qwen3_5MoeForConditionalGeneration's config: the MoE text config nested under text_config.
+TEST(Qwen35, MultimodalMoeConfigBuildsUnderTheLanguageModel) {
+  std::ifstream in(fixture_path("hf/qwen3_5_moe_text/config.json"));
+  const nlohmann::json text = nlohmann::json::parse(in);
+  const nlohmann::json config = {{"model_type", "qwen3_5_moe"}, {"architectures", {"Qwen3_5MoeForConditionalGeneration"}},
+                                 {"tie_word_embeddings", false}, {"text_config", text},
+                                 {"vision_config", {{"depth", 1}}}};
+  const std::string dir = temp_dir() + "/qwen3_5_moe_multimodal";
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir + "/config.json", config.dump(2));
+  auto cpu = make_cpu_backend(1);
+  const LoadedModel dummy = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *cpu);
+  const LoadedModel text_only = load_model({.model_path = fixture_path("hf/qwen3_5_moe_text")}, *cpu);
+  EXPECT_EQ(dummy.model->layer_plan(), plan_of("moe"));
+  EXPECT_EQ(dummy.weights->num_parameters(), text_only.weights->num_parameters());
+}
+
 // transformers' Qwen3.5 attention always gates its output; a config that says otherwise is not
 // a model this architecture runs.
 TEST(Qwen35, AttentionWithoutOutputGateIsRefused) {
