@@ -1,8 +1,8 @@
-// Hybrid fixtures (qwen3_next, mamba2, nemotron_h, nemotron_h_moe, qwen3_5, qwen3_5_moe_text) with their SSM state in
-// device memory: sequences prefilled and decoded side by side in shared steps, a snapshot taken
-// inside a prefill chunk and forked, and a verify row rolled back, each against transformers'
-// logits; decode steps replayed from CUDA graphs (padding rows on the pool's scratch slot)
-// against eager steps. Skipped without a GPU.
+// Hybrid fixtures (qwen3_next, mamba2, nemotron_h, nemotron_h_moe, qwen3_5, qwen3_5_moe_text) with
+// their SSM state in device memory: sequences prefilled and decoded side by side in shared steps,
+// a snapshot taken inside a prefill chunk and forked, and a verify row rolled back, each against
+// transformers' logits; decode steps replayed from CUDA graphs (padding rows on the pool's scratch
+// slot) against eager steps. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
