@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -37,23 +38,30 @@ TEST(Qwen35, DummyWeightsBuildTheCheckpointsModel) {
   }
 }
 
-// Qwen3_5MoeForConditionalGeneration's config: the MoE text config nested under text_config.
-TEST(Qwen35, MultimodalMoeConfigBuildsUnderTheLanguageModel) {
-  std::ifstream in(fixture_path("hf/qwen3_5_moe_text/config.json"));
-  const nlohmann::json text = nlohmann::json::parse(in);
-  const nlohmann::json config = {{"model_type", "qwen3_5_moe"},
-                                 {"architectures", {"Qwen3_5MoeForConditionalGeneration"}},
-                                 {"tie_word_embeddings", false},
-                                 {"text_config", text},
-                                 {"vision_config", {{"depth", 1}}}};
-  const std::string dir = temp_dir() + "/qwen3_5_moe_multimodal";
+using Tensors = std::vector<std::pair<std::string, Tensor>>;
+
+// The MoE fixture under `config`, its tensors passed through `rewrite` (name and view in, what
+// to write out), in a scratch folder `name`.
+std::string rewritten_moe_fixture(const std::string& name, const nlohmann::json& config,
+                                  const std::function<Tensors(const WeightInfo&)>& rewrite) {
+  const std::string dir = temp_dir() + "/" + name;
   std::filesystem::create_directories(dir);
   write_file_atomically(dir + "/config.json", config.dump(2));
-  auto cpu = make_cpu_backend(1);
-  const LoadedModel dummy = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *cpu);
-  const LoadedModel text_only = load_model({.model_path = fixture_path("hf/qwen3_5_moe_text")}, *cpu);
-  EXPECT_EQ(dummy.model->layer_plan(), plan_of("moe"));
-  EXPECT_EQ(dummy.weights->num_parameters(), text_only.weights->num_parameters());
+  const SafetensorsFile file(fixture_path("hf/qwen3_5_moe_text/model.safetensors"));
+  Tensors tensors;
+  for (const WeightInfo& info : file.tensors())
+    for (auto& tensor : rewrite(info)) tensors.push_back(std::move(tensor));
+  write_safetensors(dir + "/model.safetensors", tensors);
+  return dir;
+}
+
+nlohmann::json moe_text_config() {
+  std::ifstream in(fixture_path("hf/qwen3_5_moe_text/config.json"));
+  return nlohmann::json::parse(in);
+}
+
+Tensor whole(const WeightInfo& info) {
+  return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
 }
 
 // Rows [begin, end) of matrix `index` of a [N, rows, cols] tensor in the file, as a view.
@@ -63,43 +71,70 @@ Tensor matrix_rows(const WeightInfo& info, int64_t index, int64_t begin, int64_t
   return Tensor::view(const_cast<char*>(base), info.dtype, {end - begin, cols});
 }
 
-// The MoE fixture rewritten with experts.<e>.{gate,up,down}_proj.weight, as transformers saves them.
-std::string per_expert_copy(const std::string& fixture) {
-  const std::string dir = temp_dir() + "/qwen3_5_moe_per_expert";
-  std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(fixture + "/config.json", dir + "/config.json",
-                             std::filesystem::copy_options::overwrite_existing);
-  const SafetensorsFile file(fixture + "/model.safetensors");
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const WeightInfo& info : file.tensors()) {
-    const std::string layer = info.name.substr(0, info.name.rfind('.'));  // ...mlp.experts
-    if (info.name.ends_with("experts.gate_up_proj")) {
-      const int64_t inter = info.shape[1] / 2;
-      for (int64_t e = 0; e < info.shape[0]; ++e) {
-        tensors.emplace_back(fmt::format("{}.{}.gate_proj.weight", layer, e), matrix_rows(info, e, 0, inter));
-        tensors.emplace_back(fmt::format("{}.{}.up_proj.weight", layer, e), matrix_rows(info, e, inter, 2 * inter));
-      }
-    } else if (info.name.ends_with("experts.down_proj")) {
-      for (int64_t e = 0; e < info.shape[0]; ++e)
-        tensors.emplace_back(fmt::format("{}.{}.down_proj.weight", layer, e), matrix_rows(info, e, 0, info.shape[1]));
-    } else {
-      tensors.emplace_back(info.name, Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape));
+// Fused experts as transformers saves them: experts.<e>.{gate,up,down}_proj.weight.
+Tensors per_expert(const WeightInfo& info) {
+  const std::string experts = info.name.substr(0, info.name.rfind('.'));  // ...mlp.experts
+  Tensors out;
+  if (info.name.ends_with("experts.gate_up_proj")) {
+    const int64_t inter = info.shape[1] / 2;
+    for (int64_t e = 0; e < info.shape[0]; ++e) {
+      out.emplace_back(fmt::format("{}.{}.gate_proj.weight", experts, e), matrix_rows(info, e, 0, inter));
+      out.emplace_back(fmt::format("{}.{}.up_proj.weight", experts, e), matrix_rows(info, e, inter, 2 * inter));
     }
+  } else if (info.name.ends_with("experts.down_proj")) {
+    for (int64_t e = 0; e < info.shape[0]; ++e)
+      out.emplace_back(fmt::format("{}.{}.down_proj.weight", experts, e), matrix_rows(info, e, 0, info.shape[1]));
+  } else {
+    out.emplace_back(info.name, whole(info));
   }
-  write_safetensors(dir + "/model.safetensors", tensors);
-  return dir;
+  return out;
+}
+
+// Qwen3_5MoeForConditionalGeneration's layout: model.language_model.*, a vision tower beside it.
+Tensors multimodal(const WeightInfo& info) {
+  Tensors out;
+  if (info.name.starts_with("model.")) {
+    out.emplace_back("model.language_model." + info.name.substr(6), whole(info));
+    if (info.name == "model.norm.weight") out.emplace_back("model.visual.merger.norm.weight", whole(info));
+  } else {
+    out.emplace_back(info.name, whole(info));
+  }
+  return out;
+}
+
+// The rewritten checkpoint gives the fixture's model: the same logits as the fixture itself.
+void expect_same_model_as_the_fixture(const std::string& dir) {
+  Fixture fixture = load_fixture("qwen3_5_moe_text");
+  auto cpu = make_cpu_backend(2);
+  const LoadedModel rewritten = load_model({.model_path = dir}, *cpu);
+  EXPECT_EQ(rewritten.model->layer_plan(), plan_of("moe"));
+  ModelRunner a(*fixture.loaded.model, *fixture.backend, {}), b(*rewritten.model, *cpu, {});
+  const FixtureSequence& seq = fixture.sequences[2];
+  const int64_t rows = static_cast<int64_t>(seq.tokens.size());
+  const Tensor got = run_sequence(b, seq.tokens, seq.prompt_len, 0);
+  EXPECT_LT(max_abs_diff_rows(got, run_sequence(a, seq.tokens, seq.prompt_len, 0), 0, rows), 1e-4f);
+  EXPECT_LT(max_abs_diff_rows(got, seq.logits, 0, rows), 2e-3f);
 }
 
 TEST(Qwen35, PerExpertTensorsGiveTheFusedExpertsModel) {
-  Fixture fused = load_fixture("qwen3_5_moe_text");
-  auto cpu = make_cpu_backend(2);
-  const LoadedModel per_expert = load_model({.model_path = per_expert_copy(fixture_path("hf/qwen3_5_moe_text"))}, *cpu);
-  ModelRunner a(*fused.loaded.model, *fused.backend, {}), b(*per_expert.model, *cpu, {});
-  const FixtureSequence& seq = fused.sequences[2];
-  const Tensor want = run_sequence(a, seq.tokens, seq.prompt_len, 0);
-  const Tensor got = run_sequence(b, seq.tokens, seq.prompt_len, 0);
-  EXPECT_LT(max_abs_diff_rows(got, want, 0, static_cast<int64_t>(seq.tokens.size())), 1e-4f);
-  EXPECT_LT(max_abs_diff_rows(got, seq.logits, 0, static_cast<int64_t>(seq.tokens.size())), 2e-3f);
+  expect_same_model_as_the_fixture(rewritten_moe_fixture("qwen3_5_moe_per_expert", moe_text_config(), per_expert));
+}
+
+// Qwen3_5MoeForConditionalGeneration: the MoE text config nested under text_config, its weights
+// under model.language_model; dummy weights take that layout from the config alone.
+TEST(Qwen35, MultimodalMoeLayoutGivesTheTextOnlyModel) {
+  const nlohmann::json config = {{"model_type", "qwen3_5_moe"},
+                                 {"architectures", {"Qwen3_5MoeForConditionalGeneration"}},
+                                 {"tie_word_embeddings", false},
+                                 {"text_config", moe_text_config()},
+                                 {"vision_config", {{"depth", 1}}}};
+  const std::string dir = rewritten_moe_fixture("qwen3_5_moe_multimodal", config, multimodal);
+  expect_same_model_as_the_fixture(dir);
+  auto cpu = make_cpu_backend(1);
+  const LoadedModel dummy = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *cpu);
+  const LoadedModel text_only = load_model({.model_path = fixture_path("hf/qwen3_5_moe_text")}, *cpu);
+  EXPECT_EQ(dummy.model->layer_plan(), plan_of("moe"));
+  EXPECT_EQ(dummy.weights->num_parameters(), text_only.weights->num_parameters());
 }
 
 // transformers' Qwen3.5 attention always gates its output; a config that says otherwise is not
