@@ -39,13 +39,13 @@ void check_supported(const ModelConfig& config) {
          "(transformers' Qwen3_5Attention), so this checkpoint is not a Qwen3.5 model Strata can run");
 }
 
-// The routed experts as the releases store them, fused per layer: experts.gate_up_proj [E, 2 I, H]
-// (gate | up) and experts.down_proj [E, H, I]; nullopt for per-expert tensors experts.<e>.*.
+// The routed experts fused per layer, as transformers' Qwen3_5MoeExperts holds them:
+// experts.gate_up_proj [E, 2 I, H] (gate | up) and experts.down_proj [E, H, I]. nullopt for the
+// per-expert experts.<e>.{gate,up,down}_proj.weight that save_pretrained writes (MoeFfn reads those).
 std::optional<MoeExpertWeights> fused_experts(const MoeOptions& moe, const WeightScope& mlp) {
-  const std::string gate_up = mlp.name("experts.gate_up_proj");
-  if (mlp.weights().names_under(gate_up).empty()) return std::nullopt;
+  if (mlp.weights().names_under(mlp.name("experts.gate_up_proj")).empty()) return std::nullopt;
   const int64_t e = moe.num_experts, inter = moe.intermediate_size, hidden = moe.hidden_size;
-  return MoeExpertWeights{.gate_up = mlp.weights().get(gate_up, {e, 2 * inter, hidden}),
+  return MoeExpertWeights{.gate_up = mlp.get("experts.gate_up_proj", {e, 2 * inter, hidden}),
                           .down = mlp.get("experts.down_proj", {e, hidden, inter})};
 }
 
