@@ -32,9 +32,12 @@ double rel_l2_rows(const Tensor& got, const Tensor& ref, int64_t begin, int64_t 
 
 // MoE hybrids (qwen3_next, nemotron_h_moe): a near-tied router picks another expert under bf16
 // on an odd token, whose row is then off by 0.4-0.7 while the others stay near 1e-2 (H200), so a
-// 16-40 row score lands at 0.1-0.2. mamba2 and nemotron_h: the dense models' 2e-2.
+// 16-40 row score lands at 0.1-0.2. mamba2 and nemotron_h: the dense models' 2e-2. qwen3_5 (dense
+// Gated DeltaNet): transformers' own bf16 is at 1.71e-2 over the fixture, so 3e-2.
 double tolerance(const Fixture& f) {
-  return has_moe_layers(f.loaded.config.raw) ? 0.25 : 2e-2;
+  const nlohmann::json& raw = f.loaded.config.raw;
+  if (has_moe_layers(raw)) return 0.25;
+  return raw.contains("linear_num_value_heads") ? 3e-2 : 2e-2;
 }
 
 void copy_rows(const Tensor& dst, int64_t first, const Tensor& rows) {
