@@ -22,12 +22,12 @@ std::string text_prefix(const ModelConfig& config, const ModelWeights& weights) 
   return nested ? kNestedPrefix : "model";
 }
 
-// Parts of the checkpoint no layer reads, said once at start-up.
+// Parts of the checkpoint no layer reads, said once at start-up (dummy weights have none).
 void log_unread_parts(const ModelConfig& config, const ModelWeights& weights) {
   const size_t vision = weights.names_under("model.visual.").size(), mtp = weights.names_under("mtp.").size();
-  if (vision > 0 || config.has("vision_config"))
-    spdlog::info("{}: the vision tower (model.visual.*{}) is not loaded; image and video input are not supported "
-                 "yet, text prompts are", config.model_type, vision > 0 ? fmt::format(", {} tensors", vision) : "");
+  if (vision > 0)
+    spdlog::info("{}: the vision tower (model.visual.*, {} tensors) is not loaded; image and video input are not "
+                 "supported yet, text prompts are", config.model_type, vision);
   if (mtp > 0)
     spdlog::info("{}: the multi-token prediction layers (mtp.*, {} tensors) are not loaded; speculative decoding "
                  "with them is not supported yet", config.model_type, mtp);
