@@ -1,5 +1,5 @@
 // config.json parsing: both rope layouts, head_dim absent or present, tied embeddings,
-// eos lists, HF's {"__float__": "Infinity"}, and clear errors.
+// eos lists, HF's {"__float__": "Infinity"}, a multimodal text_config, and clear errors.
 #include <gtest/gtest.h>
 
 #include "strata/core/error.h"
@@ -44,6 +44,28 @@ TEST(ModelConfig, NewLayoutRopeParameters) {
   EXPECT_EQ(c.head_dim, 32);
   EXPECT_TRUE(c.tie_word_embeddings);
   EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{5, 6}));
+}
+
+// Qwen3.5's ...ForConditionalGeneration: the text model's keys nest under text_config; the top
+// level's keys sit beside them and win (transformers ties embeddings by the top level's flag).
+TEST(ModelConfig, MultimodalTextConfigIsReadLifted) {
+  nlohmann::json text = base();
+  text["model_type"] = "qwen3_5_text";
+  text["tie_word_embeddings"] = false;
+  text["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1e7}, {"partial_rotary_factor", 0.25},
+                             {"mrope_section", {11, 11, 10}}, {"mrope_interleaved", true}};
+  const nlohmann::json j = {{"model_type", "qwen3_5"}, {"tie_word_embeddings", true}, {"dtype", "float32"},
+                            {"text_config", text}, {"vision_config", {{"depth", 1}}}};
+  const ModelConfig c = ModelConfig::from_json(j);
+  EXPECT_EQ(c.model_type, "qwen3_5");
+  EXPECT_EQ(c.vocab_size, 100);
+  EXPECT_EQ(c.num_hidden_layers, 2);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_EQ(c.dtype, DType::kF32);
+  EXPECT_EQ(c.rope.rope_theta, 1e7);
+  EXPECT_EQ(c.rope.partial_rotary_factor, 0.25);
+  EXPECT_TRUE(c.has("vision_config"));
+  EXPECT_TRUE(c.has("text_config"));
 }
 
 TEST(ModelConfig, HfInfinityFloats) {

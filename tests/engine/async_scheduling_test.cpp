@@ -120,7 +120,7 @@ TEST_P(AsyncScheduling, PreemptionUnderATinyKvPoolMatchesTheSynchronousLoop) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, AsyncScheduling, ::testing::Values("qwen3", "qwen3_moe", "qwen3_next", "mamba2",
-                                                                      "nemotron_h_moe"));
+                                                                      "nemotron_h_moe", "qwen3_5"));
 
 }  // namespace
 }  // namespace strata

@@ -71,7 +71,8 @@ TEST_P(CudaAsyncScheduling, RequestsRunAloneMatchTheSynchronousLoopExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaAsyncScheduling,
-                         ::testing::Values("qwen3", "qwen3_next", "mamba2", "gpt_oss", "deepseek_v3", "gemma3_global"));
+                         ::testing::Values("qwen3", "qwen3_next", "mamba2", "gpt_oss", "deepseek_v3", "gemma3_global",
+                                           "qwen3_5"));
 
 }  // namespace
 }  // namespace strata

@@ -110,7 +110,8 @@ TEST_P(HybridPrefixCache, IntervalSnapshotsInALongPrompt) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, HybridPrefixCache, ::testing::Values("qwen3_next", "mamba2", "nemotron_h"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, HybridPrefixCache, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
+                                                                                  "qwen3_5"));
 
 }  // namespace
 }  // namespace strata

@@ -82,10 +82,13 @@ TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
     // Qwen3-Next: Gated DeltaNet outputs feed those routers (transformers bf16: 1.05e-1, top-1
     // 0.90). Measured on an H200: rel L2 up to 0.176, top-1 0.857.
     const bool gdn_moe = moe && raw.contains("linear_num_value_heads");
+    // Qwen3.5 dense: Gated DeltaNet layers in bf16 (transformers bf16: 1.71e-2, top-1 0.962 over
+    // greedy margins down to 3e-3); the bar not yet measured on an H200.
+    const bool gdn_dense = !moe && raw.contains("linear_num_value_heads");
     // Dense: up to 3 of the ~120 rows may flip on near-ties (llama_fp8 on an H200: 3, its greedy
     // margins under 0.01 in places).
-    const double max_rel_l2 = gdn_moe ? 0.25 : (moe ? 0.15 : 2e-2);
-    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.93 : 0.97);
+    const double max_rel_l2 = gdn_moe ? 0.25 : (moe ? 0.15 : (gdn_dense ? 3e-2 : 2e-2));
+    const double min_top1 = gdn_moe ? 0.8 : (moe ? 0.93 : (gdn_dense ? 0.93 : 0.97));
     ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
     for (int32_t chunk : {0, 5}) {
       int64_t rows = 0;

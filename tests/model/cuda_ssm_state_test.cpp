@@ -1,8 +1,8 @@
-// Hybrid fixtures (qwen3_next, mamba2, nemotron_h, nemotron_h_moe) with their SSM state in
-// device memory: sequences prefilled and decoded side by side in shared steps, a snapshot taken
-// inside a prefill chunk and forked, and a verify row rolled back, each against transformers'
-// logits; decode steps replayed from CUDA graphs (padding rows on the pool's scratch slot)
-// against eager steps. Skipped without a GPU.
+// Hybrid fixtures (qwen3_next, mamba2, nemotron_h, nemotron_h_moe, qwen3_5, qwen3_5_moe_text) with
+// their SSM state in device memory: sequences prefilled and decoded side by side in shared steps,
+// a snapshot taken inside a prefill chunk and forked, and a verify row rolled back, each against
+// transformers' logits; decode steps replayed from CUDA graphs (padding rows on the pool's scratch
+// slot) against eager steps. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,9 +32,12 @@ double rel_l2_rows(const Tensor& got, const Tensor& ref, int64_t begin, int64_t 
 
 // MoE hybrids (qwen3_next, nemotron_h_moe): a near-tied router picks another expert under bf16
 // on an odd token, whose row is then off by 0.4-0.7 while the others stay near 1e-2 (H200), so a
-// 16-40 row score lands at 0.1-0.2. mamba2 and nemotron_h: the dense models' 2e-2.
+// 16-40 row score lands at 0.1-0.2. mamba2 and nemotron_h: the dense models' 2e-2. qwen3_5 (dense
+// Gated DeltaNet): transformers' own bf16 is at 1.71e-2 over the fixture, so 3e-2.
 double tolerance(const Fixture& f) {
-  return has_moe_layers(f.loaded.config.raw) ? 0.25 : 2e-2;
+  const nlohmann::json& raw = f.loaded.config.raw;
+  if (has_moe_layers(raw)) return 0.25;
+  return raw.contains("linear_num_value_heads") ? 3e-2 : 2e-2;
 }
 
 void copy_rows(const Tensor& dst, int64_t first, const Tensor& rows) {
@@ -182,7 +185,7 @@ TEST_P(CudaSsmState, DecodeGraphReplayMatchesEagerSteps) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaSsmState, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
-                                                                     "nemotron_h_moe"));
+                                                                     "nemotron_h_moe", "qwen3_5", "qwen3_5_moe_text"));
 
 }  // namespace
 }  // namespace strata::test

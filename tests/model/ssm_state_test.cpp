@@ -153,7 +153,7 @@ TEST_P(SsmStateTest, SideBySideDecodeEqualsSequencesAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Hybrid, SsmStateTest, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
-                                                                  "nemotron_h_moe"));
+                                                                  "nemotron_h_moe", "qwen3_5", "qwen3_5_moe_text"));
 
 TEST(SsmStateCli, LogitsCommandMatchesTransformersOnQwen3Next) {
   const std::string dir = fixture_path("hf/qwen3_next");

@@ -97,8 +97,8 @@ TEST(SafetensorsMalformed, UnsupportedDTypesAreNamed) {
 }
 
 TEST(SafetensorsMalformed, Shapes) {
-  expect_open_error(R"({"t":{"dtype":"U8","shape":[1,1,1,1,2],"data_offsets":[0,2]}})", 2,
-                    {"'t'", "rank 5", "[1,1,1,1,2]"});
+  expect_open_error(R"({"t":{"dtype":"U8","shape":[1,1,1,1,1,2],"data_offsets":[0,2]}})", 2,
+                    {"'t'", "rank 6", "[1,1,1,1,1,2]"});
   expect_open_error(R"({"t":{"dtype":"U8","shape":[-2],"data_offsets":[0,2]}})", 2,
                     {"'t'", "non-negative integers"});
   expect_open_error(R"({"t":{"dtype":"U8","shape":[2.0],"data_offsets":[0,2]}})", 2,

@@ -69,6 +69,16 @@ RopeConfig parse_rope(const nlohmann::json& raw) {
   return rope;
 }
 
+// Multimodal checkpoints (Qwen3.5's ...ForConditionalGeneration) nest the language model's
+// settings under text_config: read them there, with the top level's keys beside them and winning
+// (transformers ties the embeddings by the top level's tie_word_embeddings).
+nlohmann::json with_text_config_lifted(const nlohmann::json& json) {
+  if (!json.contains("text_config") || !json["text_config"].is_object()) return json;
+  nlohmann::json lifted = json["text_config"];
+  for (const auto& [key, value] : json.items()) lifted[key] = value;
+  return lifted;
+}
+
 }  // namespace
 
 RopeConfig ModelConfig::rope_for_layer_type(const std::string& layer_type) const {
@@ -88,8 +98,9 @@ RopeConfig ModelConfig::rope_for_layer_type(const std::string& layer_type) const
   return rope;
 }
 
-ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
-  if (!json.is_object()) fail("config.json must hold a JSON object");
+ModelConfig ModelConfig::from_json(const nlohmann::json& top_level) {
+  if (!top_level.is_object()) fail("config.json must hold a JSON object");
+  const nlohmann::json json = with_text_config_lifted(top_level);
   ModelConfig c;
   c.raw = json;
   c.model_type = c.get_string("model_type", "");

@@ -1,6 +1,7 @@
 // ModelConfig: the common fields of a Hugging Face config.json (HF names kept), parsed
 // once; architecture files read their own extra keys through the typed getters.
-// Accepts both rope layouts: `rope_theta` + `rope_scaling`, and `rope_parameters`.
+// Accepts both rope layouts: `rope_theta` + `rope_scaling`, and `rope_parameters`; a nested
+// `text_config` (multimodal checkpoints) is read as the top level (`raw` holds it lifted).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -22,7 +22,8 @@ struct Device {
   bool is_cpu() const { return type == DeviceType::kCpu; }
 };
 
-inline constexpr int kMaxRank = 4;
+// 5: vision towers' Conv3d patch embeddings (Qwen3.5's model.visual.patch_embed) are rank 5.
+inline constexpr int kMaxRank = 5;
 
 struct Shape {
   std::array<int64_t, kMaxRank> dims{};

@@ -32,6 +32,14 @@ std::string ModelWeights::description() const {
   return source_ != nullptr ? source_->description() : "dummy weights";
 }
 
+std::vector<std::string> ModelWeights::names_under(const std::string& prefix) const {
+  std::vector<std::string> names;
+  if (source_ == nullptr) return names;
+  for (const std::string& name : source_->names())
+    if (name.starts_with(prefix)) names.push_back(name);
+  return names;
+}
+
 const WeightInfo& ModelWeights::checked_info(const std::string& name, const Shape& shape) const {
   const WeightInfo* info = source_->find(name);
   if (info == nullptr) fail("missing tensor '{}' (shape {}) in {}", name, shape.str(), description());

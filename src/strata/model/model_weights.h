@@ -62,6 +62,9 @@ class ModelWeights {
   Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const;
 
   bool is_dummy() const { return source_ == nullptr; }
+  // The source's tensor names that start with `prefix` (none for dummy weights): which layout a
+  // checkpoint uses, and the parts an architecture leaves unread (a vision tower, MTP layers).
+  std::vector<std::string> names_under(const std::string& prefix) const;
   std::string description() const;
   int64_t num_parameters() const { return num_parameters_; }
   // Bytes the loaded weights take on the model's device (a GPU holds most formats as bf16).

@@ -18,6 +18,8 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"qwen3_moe", build_qwen3_moe},
       {"mixtral", build_mixtral},
       {"qwen3_next", build_qwen3_next},
+      {"qwen3_5", build_qwen3_5}, {"qwen3_5_text", build_qwen3_5},
+      {"qwen3_5_moe", build_qwen3_5_moe}, {"qwen3_5_moe_text", build_qwen3_5_moe},
       {"mamba2", build_mamba2},
       {"nemotron_h", build_nemotron_h},
       {"gemma3_text", build_gemma3_text},

@@ -11,6 +11,8 @@ std::unique_ptr<Model> build_qwen3(const ModelConfig& config, const ModelWeights
 std::unique_ptr<Model> build_qwen3_moe(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_mixtral(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen3_5(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen3_5_moe(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_mamba2(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_nemotron_h(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_gemma3_text(const ModelConfig& config, const ModelWeights& weights);

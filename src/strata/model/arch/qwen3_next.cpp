@@ -2,11 +2,12 @@
 // (or as layer_types says); attention has a sigmoid output gate, partial rotary and q/k norm.
 // Every RMSNorm except the DeltaNet's gated one is zero-centred (1 + w). The feed-forward is a
 // softmax top-k MoE plus a sigmoid-gated shared expert on sparse layers, a dense MLP elsewhere.
+#include "strata/model/arch/qwen3_next.h"
+
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
 #include "strata/model/arch/builders.h"
-#include "strata/model/arch/common.h"
 #include "strata/model/layers/decoder_block.h"
 #include "strata/model/layers/gated_deltanet.h"
 
@@ -28,51 +29,71 @@ bool is_full_attention(const ModelConfig& config, int64_t layer) {
   return (layer + 1) % interval == 0;
 }
 
-std::unique_ptr<Mixer> make_mixer(const ModelConfig& config, const WeightScope& w, bool full) {
-  if (full) {
-    AttentionOptions attention = attention_options(config);
-    attention.qk_norm = true;
-    attention.norm_unit_offset = true;
-    attention.output_gate = true;
-    return std::make_unique<Attention>(attention, w.scope("self_attn"));
+bool names_partial_rotary_factor(const nlohmann::json& raw) {
+  if (raw.contains("partial_rotary_factor")) return true;
+  for (const char* key : {"rope_parameters", "rope_scaling"})
+    if (raw.contains(key) && raw[key].is_object() && raw[key].contains("partial_rotary_factor")) return true;
+  return false;
+}
+
+AttentionOptions gated_attention_options(const ModelConfig& config) {
+  AttentionOptions attention = attention_options(config);
+  attention.qk_norm = true;
+  attention.norm_unit_offset = true;
+  attention.output_gate = true;
+  if (!names_partial_rotary_factor(config.raw)) {  // transformers' default for both families
+    RopeConfig rope = config.rope;
+    rope.partial_rotary_factor = 0.25;
+    attention.rope = ops::rope_frequencies(rope, config.head_dim, config.max_position_embeddings, config.dtype);
   }
+  return attention;
+}
+
+std::unique_ptr<Mixer> make_mixer(const ModelConfig& config, const WeightScope& w, bool full, bool split) {
+  if (full) return std::make_unique<Attention>(gated_attention_options(config), w.scope("self_attn"));
   const GatedDeltaNetOptions gdn{.hidden_size = config.hidden_size,
                                  .num_k_heads = config.require_int("linear_num_key_heads"),
                                  .num_v_heads = config.require_int("linear_num_value_heads"),
                                  .k_head_dim = config.require_int("linear_key_head_dim"),
                                  .v_head_dim = config.require_int("linear_value_head_dim"),
                                  .conv_kernel = config.get_int("linear_conv_kernel_dim", 4),
-                                 .norm_eps = static_cast<float>(config.rms_norm_eps)};
+                                 .norm_eps = static_cast<float>(config.rms_norm_eps),
+                                 .split_projections = split};
   return std::make_unique<GatedDeltaNet>(gdn, w.scope("linear_attn"));
 }
 
 }  // namespace
 
-std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights) {
-  auto model = std::make_unique<Model>(config,
-                                       decoder_parts(config, weights, {.norm_unit_offset = true}));
-  MoeOptions moe = qwen_moe_options(config);
-  moe.shared_intermediate_size = config.get_int("shared_expert_intermediate_size", 0);
-  moe.shared_expert_gate = moe.shared_intermediate_size > 0;
+std::unique_ptr<Model> build_qwen3_next_stack(const ModelConfig& config, const ModelWeights& weights,
+                                              const Qwen3NextStack& stack) {
+  auto model = std::make_unique<Model>(
+      config, decoder_parts(config, weights, {.embed_tokens = stack.prefix + ".embed_tokens.weight",
+                                              .final_norm = stack.prefix + ".norm.weight",
+                                              .norm_unit_offset = true}));
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
-    const WeightScope w(weights, fmt::format("model.layers.{}", i));
-    const bool full = is_full_attention(config, i), sparse = is_sparse_moe_layer(config, i);
-    std::unique_ptr<Ffn> ffn;
-    if (sparse) {
-      ffn = std::make_unique<MoeFfn>(moe, w.scope("mlp"));
-    } else {
-      ffn = std::make_unique<Mlp>(dense_mlp_options(config), w.scope("mlp"));
-    }
+    const WeightScope w(weights, fmt::format("{}.layers.{}", stack.prefix, i));
+    const bool full = is_full_attention(config, i);
+    Qwen3NextFfn ffn = stack.make_ffn(w.scope("mlp"), i);
     model->add_layer(
         std::make_unique<DecoderBlock>(DecoderBlock::Parts{
             .input_norm = rms_norm_weight(w, "input_layernorm.weight", config, true),
-            .mixer = make_mixer(config, w, full),
+            .mixer = make_mixer(config, w, full, stack.split_gdn_projections),
             .pre_ffn_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config, true),
-            .ffn = std::move(ffn),
+            .ffn = std::move(ffn.ffn),
         }),
-        fmt::format("{} + {}", full ? "gated attention" : "gated_deltanet", sparse ? "moe" : "mlp"));
+        fmt::format("{} + {}", full ? "gated attention" : "gated_deltanet", ffn.kind));
   }
   return model;
+}
+
+std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights) {
+  MoeOptions moe = qwen_moe_options(config);
+  moe.shared_intermediate_size = config.get_int("shared_expert_intermediate_size", 0);
+  moe.shared_expert_gate = moe.shared_intermediate_size > 0;
+  return build_qwen3_next_stack(config, weights, {.make_ffn = [&](const WeightScope& mlp, int64_t layer) {
+    if (is_sparse_moe_layer(config, layer)) return Qwen3NextFfn{std::make_unique<MoeFfn>(moe, mlp), "moe"};
+    return Qwen3NextFfn{std::make_unique<Mlp>(dense_mlp_options(config), mlp), "mlp"};
+  }});
 }
 
 }  // namespace strata

@@ -40,23 +40,40 @@ GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightSc
   const int64_t hidden = options.hidden_size, nv = options.num_v_heads;
   if (options.num_k_heads < 1 || nv % options.num_k_heads != 0)
     fail("{}: linear_num_value_heads {} must be a multiple of linear_num_key_heads {}",
-         w.name("in_proj_qkvz"), nv, options.num_k_heads);
+         w.prefix(), nv, options.num_k_heads);
   ops::check_gated_delta_rule_supported(w.device(), options.k_head_dim, w.prefix());
   ops::check_causal_conv1d_supported(w.device(), options.conv_kernel, w.prefix());
-  const Tensor qkvz = w.weights().gathered_rows(
-      w.name("in_proj_qkvz.weight"), {conv_dim() + value_dim(), hidden}, qkvz_rows(options));
-  qkv_proj_ = qkvz.slice_rows(0, conv_dim());
-  z_proj_ = qkvz.slice_rows(conv_dim(), conv_dim() + value_dim());
-  const Tensor ba = w.weights().gathered_rows(w.name("in_proj_ba.weight"), {2 * nv, hidden},
-                                                 ba_rows(options));
-  b_proj_ = ba.slice_rows(0, nv);
-  a_proj_ = ba.slice_rows(nv, 2 * nv);
+  if (options.split_projections) {
+    load_split_projections(w);
+  } else {
+    load_grouped_projections(w);
+  }
   conv_weight_ = w.get_f32("conv1d.weight", {conv_dim(), 1, options.conv_kernel})
                      .reshape({conv_dim(), options.conv_kernel});
   A_log_ = w.get_f32("A_log", {nv});
   dt_bias_ = w.get_f32("dt_bias", {nv});
   norm_weight_ = w.get_f32("norm.weight", {options.v_head_dim});
   out_proj_ = w.get("out_proj.weight", {hidden, value_dim()});
+}
+
+void GatedDeltaNet::load_grouped_projections(const WeightScope& w) {
+  const int64_t hidden = options_.hidden_size, nv = options_.num_v_heads;
+  const Tensor qkvz = w.weights().gathered_rows(
+      w.name("in_proj_qkvz.weight"), {conv_dim() + value_dim(), hidden}, qkvz_rows(options_));
+  qkv_proj_ = qkvz.slice_rows(0, conv_dim());
+  z_proj_ = qkvz.slice_rows(conv_dim(), conv_dim() + value_dim());
+  const Tensor ba = w.weights().gathered_rows(w.name("in_proj_ba.weight"), {2 * nv, hidden}, ba_rows(options_));
+  b_proj_ = ba.slice_rows(0, nv);
+  a_proj_ = ba.slice_rows(nv, 2 * nv);
+}
+
+// Already in the order the forward reads: value head j belongs to key head j / (nv / nk).
+void GatedDeltaNet::load_split_projections(const WeightScope& w) {
+  const int64_t hidden = options_.hidden_size, nv = options_.num_v_heads;
+  qkv_proj_ = w.get("in_proj_qkv.weight", {conv_dim(), hidden});
+  z_proj_ = w.get("in_proj_z.weight", {value_dim(), hidden});
+  b_proj_ = w.get("in_proj_b.weight", {nv, hidden});
+  a_proj_ = w.get("in_proj_a.weight", {nv, hidden});
 }
 
 LayerCaps GatedDeltaNet::caps() const {

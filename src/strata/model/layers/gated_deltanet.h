@@ -1,4 +1,4 @@
-// Gated DeltaNet (Qwen3-Next linear_attn): fused q/k/v/z and b/a projections, a depthwise
+// Gated DeltaNet (Qwen3-Next / Qwen3.5 linear_attn): q/k/v/z and b/a projections, a depthwise
 // causal conv with SiLU over q|k|v, the gated delta rule with per-sequence state, a gated
 // RMSNorm (norm, then * silu(z)) per value head, and the output projection.
 #pragma once
@@ -16,12 +16,15 @@ struct GatedDeltaNetOptions {
   int64_t v_head_dim = 0;    // linear_value_head_dim
   int64_t conv_kernel = 4;   // linear_conv_kernel_dim
   float norm_eps = 1e-6f;
+  // Qwen3.5: in_proj_qkv ([q | k | v], all heads each), in_proj_z, in_proj_b, in_proj_a; else
+  // Qwen3-Next's in_proj_qkvz and in_proj_ba, grouped per key head.
+  bool split_projections = false;
 };
 
 class GatedDeltaNet final : public Mixer {
  public:
   // Weights under `w`: in_proj_qkvz, in_proj_ba (HF's per-key-head grouped layout, regrouped
-  // here at load), conv1d, A_log, dt_bias, norm, out_proj.
+  // here at load) or the split projections, conv1d, A_log, dt_bias, norm, out_proj.
   GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightScope& w);
   LayerCaps caps() const override;
   void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
@@ -31,6 +34,8 @@ class GatedDeltaNet final : public Mixer {
   int64_t key_dim() const { return options_.num_k_heads * options_.k_head_dim; }
   int64_t value_dim() const { return options_.num_v_heads * options_.v_head_dim; }
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+  void load_grouped_projections(const WeightScope& w);
+  void load_split_projections(const WeightScope& w);
 
   GatedDeltaNetOptions options_;
   Tensor qkv_proj_;     // [conv_dim, hidden]: q of all key heads | k | v of all value heads

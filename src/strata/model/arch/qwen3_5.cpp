@@ -1,0 +1,89 @@
+// Qwen3.5 (qwen3_5, qwen3_5_moe; text-only checkpoints qwen3_5_text, qwen3_5_moe_text): the
+// Qwen3-Next stack with the DeltaNet's projections stored split, a dense MLP on every layer or
+// (MoE) routed experts, top-k always renormalised, plus a sigmoid-gated shared expert on every
+// layer. Text prompts give MRoPE's three position streams one value, so the rotary is plain partial
+// rotary. Multimodal checkpoints hold the text model under model.language_model.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "strata/core/error.h"
+#include "strata/model/arch/builders.h"
+#include "strata/model/arch/qwen3_next.h"
+
+namespace strata {
+namespace {
+
+constexpr const char* kNestedPrefix = "model.language_model";
+
+// Where the text model's weights live: the checkpoint says; dummy weights follow the config.
+std::string text_prefix(const ModelConfig& config, const ModelWeights& weights) {
+  const bool nested = weights.is_dummy() ? config.has("text_config")
+                                         : !weights.names_under(std::string(kNestedPrefix) + ".").empty();
+  return nested ? kNestedPrefix : "model";
+}
+
+// Parts of the checkpoint no layer reads, said once at start-up (dummy weights have none).
+void log_unread_parts(const ModelConfig& config, const ModelWeights& weights) {
+  const size_t vision = weights.names_under("model.visual.").size(), mtp = weights.names_under("mtp.").size();
+  if (vision > 0)
+    spdlog::info("{}: the vision tower (model.visual.*, {} tensors) is not loaded; image and video input are not "
+                 "supported yet, text prompts are", config.model_type, vision);
+  if (mtp > 0)
+    spdlog::info("{}: the multi-token prediction layers (mtp.*, {} tensors) are not loaded; speculative decoding "
+                 "with them is not supported yet", config.model_type, mtp);
+}
+
+void check_supported(const ModelConfig& config) {
+  if (!config.get_bool("attn_output_gate", true))
+    fail("config.json: attn_output_gate is false; Qwen3.5's attention always has the output gate "
+         "(transformers' Qwen3_5Attention), so this checkpoint is not a Qwen3.5 model Strata can run");
+}
+
+// The routed experts fused per layer, as transformers' Qwen3_5MoeExperts holds them:
+// experts.gate_up_proj [E, 2 I, H] (gate | up) and experts.down_proj [E, H, I]. nullopt for the
+// per-expert experts.<e>.{gate,up,down}_proj.weight that save_pretrained writes (MoeFfn reads those).
+std::optional<MoeExpertWeights> fused_experts(const MoeOptions& moe, const WeightScope& mlp) {
+  if (mlp.weights().names_under(mlp.name("experts.gate_up_proj")).empty()) return std::nullopt;
+  const int64_t e = moe.num_experts, inter = moe.intermediate_size, hidden = moe.hidden_size;
+  return MoeExpertWeights{.gate_up = mlp.get("experts.gate_up_proj", {e, 2 * inter, hidden}),
+                          .down = mlp.get("experts.down_proj", {e, hidden, inter})};
+}
+
+Qwen3NextFfn moe_ffn(const MoeOptions& moe, const WeightScope& mlp) {
+  if (std::optional<MoeExpertWeights> experts = fused_experts(moe, mlp))
+    return {std::make_unique<MoeFfn>(moe, std::move(*experts), mlp), "moe"};
+  return {std::make_unique<MoeFfn>(moe, mlp), "moe"};
+}
+
+std::unique_ptr<Model> build(const ModelConfig& config, const ModelWeights& weights, bool moe_layers) {
+  check_supported(config);
+  log_unread_parts(config, weights);
+  MoeOptions moe = qwen_moe_options(config);
+  moe.route.norm_topk_prob = true;  // Qwen3_5MoeTopKRouter renormalises; configs carry no flag
+  moe.shared_intermediate_size = config.get_int("shared_expert_intermediate_size", 0);
+  moe.shared_expert_gate = true;
+  if (moe_layers && (moe.num_experts < 1 || moe.shared_intermediate_size < 1))
+    fail("config.json of {}: num_experts ({}) and shared_expert_intermediate_size ({}) must be positive",
+         config.model_type, moe.num_experts, moe.shared_intermediate_size);
+  const MlpOptions mlp = dense_mlp_options(config);
+  return build_qwen3_next_stack(
+      config, weights,
+      {.prefix = text_prefix(config, weights),
+       .split_gdn_projections = true,
+       .make_ffn = [&](const WeightScope& w, int64_t) {
+         if (moe_layers) return moe_ffn(moe, w);
+         return Qwen3NextFfn{std::make_unique<Mlp>(mlp, w), "mlp"};
+       }});
+}
+
+}  // namespace
+
+std::unique_ptr<Model> build_qwen3_5(const ModelConfig& config, const ModelWeights& weights) {
+  return build(config, weights, /*moe_layers=*/false);
+}
+
+std::unique_ptr<Model> build_qwen3_5_moe(const ModelConfig& config, const ModelWeights& weights) {
+  return build(config, weights, /*moe_layers=*/true);
+}
+
+}  // namespace strata

@@ -1,0 +1,29 @@
+// The Qwen3-Next layer stack, which Qwen3.5 shares (qwen3_5.cpp): Gated DeltaNet or gated
+// attention (partial rotary, q/k norm, sigmoid output gate) per layer_types, zero-centred
+// (1 + w) RMSNorms. The two differ in weight names, the DeltaNet's projection layout and the FFNs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "strata/model/arch/common.h"
+
+namespace strata {
+
+struct Qwen3NextFfn {
+  std::unique_ptr<Ffn> ffn;
+  std::string kind;  // in the layer plan: "moe", "mlp"
+};
+
+struct Qwen3NextStack {
+  std::string prefix = "model";        // model.language_model in multimodal checkpoints
+  bool split_gdn_projections = false;  // GatedDeltaNetOptions::split_projections (Qwen3.5)
+  // The feed-forward of `layer` from its scope <prefix>.layers.<layer>.mlp.
+  std::function<Qwen3NextFfn(const WeightScope& mlp, int64_t layer)> make_ffn;
+};
+
+std::unique_ptr<Model> build_qwen3_next_stack(const ModelConfig& config, const ModelWeights& weights,
+                                              const Qwen3NextStack& stack);
+
+}  // namespace strata
