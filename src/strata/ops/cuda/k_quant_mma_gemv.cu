@@ -21,6 +21,13 @@ __device__ __forceinline__ uint32_t codes_plus_128(uint32_t codes) {
   return __byte_perm(codes, 0x43434343u, kPair == 0 ? 0x4140 : 0x4342);
 }
 
+// Byte i of `word` as a float plus 2^23 (0x4b0000XX), without the quarter-rate I2F: the
+// decode of scales is most of the k-quant GEMV's instructions after the mmas.
+__device__ __forceinline__ float byte_plus_2p23(uint32_t word, int i) {
+  return __int_as_float(static_cast<int>(__byte_perm(word, 0x4b000000u, 0x7650u | static_cast<unsigned>(i))));
+}
+constexpr float k2p23 = 8388608.f;
+
 // One step's A fragment from four codes of row g (lo) and of row g + 8 (hi).
 __device__ __forceinline__ void step_fragment(uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
   a[0] = codes_plus_128<0>(lo), a[1] = codes_plus_128<0>(hi);
@@ -62,6 +69,20 @@ __host__ __device__ int64_t q6k_row_bytes(int64_t k) { return k / kQkK * static_
 // GEMV needs at 4.5-6.6 bits a value to keep HBM busy.
 constexpr int64_t kSuperCols = 2 * mma_gemv::kUnitCols;
 
+// Lane t's values of super-block b of a row (Format::values), four bf16 a step in one store.
+template <typename Format>
+__device__ void widen_super_block(const typename Format::Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
+  mma_gemv::bf16* out = row + b * kSuperCols + 4 * t;
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+#pragma unroll
+    for (int step = 0; step < 8; ++step) {
+      float v[4];
+      Format::values(l, r, half, step, v);
+      mma_gemv::store_bf16x4(out + 128 * half + 16 * step, v);
+    }
+}
+
 // Q4_K: value = d sc q - dmin m per 32-value sub-block.
 struct Q4kFormat {
   struct Load {
@@ -87,16 +108,23 @@ struct Q4kFormat {
     }
   }
 
+  // The 6-bit scales and mins of four sub-blocks (the first four, or the last), a byte each.
+  __device__ static void scale_bytes(const uint4& h, bool last, uint32_t& sc, uint32_t& m) {
+    sc = last ? (h.w & 0x0f0f0f0fu) | ((h.y >> 2) & 0x30303030u) : h.y & 0x3f3f3f3fu;
+    m = last ? ((h.w >> 4) & 0x0f0f0f0fu) | ((h.z >> 2) & 0x30303030u) : h.z & 0x3f3f3f3fu;
+  }
+
   // Scales d sc and biases 128 d sc + dmin m of four sub-blocks (the first four, or the last).
   __device__ static void decode(const uint4& h, bool last, float (&scale)[4], float (&bias)[4]) {
     const __half2 dd = *reinterpret_cast<const __half2*>(&h.x);
     const float d = __low2float(dd), dmin = __high2float(dd);
-    const uint32_t sc = last ? (h.w & 0x0f0f0f0fu) | ((h.y >> 2) & 0x30303030u) : h.y & 0x3f3f3f3fu;
-    const uint32_t m = last ? ((h.w >> 4) & 0x0f0f0f0fu) | ((h.z >> 2) & 0x30303030u) : h.z & 0x3f3f3f3fu;
+    uint32_t sc = 0, m = 0;
+    scale_bytes(h, last, sc, m);
+    // d (2^23 + s) - d 2^23 = d s in one rounding of an exact product (s < 64, d an f16).
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      scale[i] = d * static_cast<float>((sc >> (8 * i)) & 0xff);
-      bias[i] = 128.f * scale[i] + dmin * static_cast<float>((m >> (8 * i)) & 0xff);
+      scale[i] = fmaf(d, byte_plus_2p23(sc, i), -d * k2p23);
+      bias[i] = fmaf(128.f, scale[i], fmaf(dmin, byte_plus_2p23(m, i), -dmin * k2p23));
     }
   }
 
@@ -120,6 +148,23 @@ struct Q4kFormat {
         scale_into<NT>(part, sum, {scale[0][s], scale[1][s]}, {bias[0][s], bias[1][s]}, acc);
       }
     }
+  }
+
+  __device__ static void widen(const Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
+    widen_super_block<Q4kFormat>(l, r, b, t, row);
+  }
+
+  // Lane t's four values of a step of row g (r 0) or g + 8 (r 1), as ggml computes them.
+  __device__ static void values(const Load& l, int r, int half, int step, float (&v)[4]) {
+    const __half2 dd = *reinterpret_cast<const __half2*>(&l.header[r].x);
+    uint32_t sc = 0, m = 0;
+    scale_bytes(l.header[r], half == 1, sc, m);
+    const int shift = 8 * (step / 2);
+    const float d1 = __low2float(dd) * static_cast<float>((sc >> shift) & 0xff);
+    const float m1 = __high2float(dd) * static_cast<float>((m >> shift) & 0xff);
+    const uint32_t codes = (mma_gemv::word(l.codes[r][half], step / 2) >> (4 * (step % 2))) & 0x0f0f0f0fu;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = d1 * static_cast<float>((codes >> (8 * i)) & 0xff) - m1;
   }
 };
 
@@ -162,12 +207,11 @@ struct Q6kFormat {
     return low | (high << 4);
   }
 
-  // d times the int8 scale of sub-block j (0..15) of row r.
+  // d times the int8 scale of sub-block j (0..15) of row r (biased by 128 to an unsigned byte).
   __device__ static float scale(const Load& l, int r, int j) {
-    const uint32_t word = mma_gemv::word(l.scales[r], j / 4);
+    const uint32_t word = mma_gemv::word(l.scales[r], j / 4) ^ 0x80808080u;
     const unsigned short d = static_cast<unsigned short>(l.d[r]);
-    return __half2float(*reinterpret_cast<const __half*>(&d)) *
-           static_cast<float>(static_cast<int8_t>((word >> (8 * (j % 4))) & 0xff));
+    return __half2float(*reinterpret_cast<const __half*>(&d)) * (byte_plus_2p23(word, j % 4) - (k2p23 + 128.f));
   }
 
   template <int NT>
@@ -185,43 +229,18 @@ struct Q6kFormat {
       }
     }
   }
-};
 
-// Value (r, c) of device-layout rows, as the GEMV reads it (weights/device_layout.cpp).
-__device__ float q4k_value(const uint8_t* row, int64_t k, int64_t c) {
-  const int64_t u = c / 128;
-  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
-  const int q = (row[64 * u + 16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
-  const uint8_t* h = row + k / 2 + 16 * (u / 2);
-  const int j = 4 * static_cast<int>(u % 2) + step / 2;
-  const uint8_t* s = h + 4;
-  const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
-  const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  const float d = __half2float(*reinterpret_cast<const __half*>(h));
-  const float dmin = __half2float(*reinterpret_cast<const __half*>(h + 2));
-  return d * static_cast<float>(sc) * static_cast<float>(q) - dmin * static_cast<float>(m);
-}
-
-__device__ float q6k_value(const uint8_t* row, int64_t k, int64_t c) {
-  const int64_t u = c / 128;
-  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
-  const uint8_t* unit = row + 96 * u;
-  const int low = (unit[16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
-  const int high = (unit[64 + 8 * lane + 4 * (step / 4) + v % 4] >> (2 * (step % 4))) & 3;
-  const uint8_t* scales = row + k * 3 / 4;
-  const float d = __half2float(*reinterpret_cast<const __half*>(scales + k / 16 + 2 * (u / 2)));
-  return d * static_cast<float>(static_cast<int8_t>(scales[8 * u + step])) * static_cast<float>((low | (high << 4)) - 32);
-}
-
-template <bool kQ4k>
-__global__ void dequantize_kernel(const uint8_t* src, int64_t rows, int64_t k, __nv_bfloat16* dst) {
-  const int64_t total = rows * k, rb = kQ4k ? q4k_row_bytes(k) : q6k_row_bytes(k);
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const uint8_t* row = src + i / k * rb;
-    dst[i] = __float2bfloat16(kQ4k ? q4k_value(row, k, i % k) : q6k_value(row, k, i % k));
+  __device__ static void widen(const Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
+    widen_super_block<Q6kFormat>(l, r, b, t, row);
   }
-}
+
+  __device__ static void values(const Load& l, int r, int half, int step, float (&v)[4]) {
+    const float d1 = scale(l, r, 8 * half + step);
+    const uint32_t c = codes(l, r, half, step);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = d1 * static_cast<float>(static_cast<int>((c >> (8 * i)) & 0xff) - 32);
+  }
+};
 
 void launch_format(DType dtype, const Params& params, bool f32, unsigned pairs, int warps, cudaStream_t stream) {
   if (dtype == DType::kQ4_K) {
@@ -263,16 +282,12 @@ void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStre
 }
 
 void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
-  STRATA_CHECK(k % kQkK == 0 && (dtype == DType::kQ4_K || dtype == DType::kQ6_K));
-  if (rows * k == 0) return;
-  const auto* in = static_cast<const uint8_t*>(src);
-  auto* out = static_cast<__nv_bfloat16*>(dst);
-  if (dtype == DType::kQ4_K) {
-    dequantize_kernel<true><<<grid_for(rows * k, 256), 256, 0, current_stream()>>>(in, rows, k, out);
-  } else {
-    dequantize_kernel<false><<<grid_for(rows * k, 256), 256, 0, current_stream()>>>(in, rows, k, out);
-  }
-  STRATA_CUDA_CHECK_LAUNCH();
+  STRATA_CHECK(k % kSuperCols == 0 && (dtype == DType::kQ4_K || dtype == DType::kQ6_K));
+  const Params p{.x = nullptr, .weight = static_cast<const uint8_t*>(src), .bias = nullptr, .out = nullptr,
+                 .n = rows, .k = k, .units = k / kSuperCols, .rows = 0, .accumulate = false};
+  auto* out = static_cast<mma_gemv::bf16*>(dst);
+  if (dtype == DType::kQ4_K) return mma_gemv::widen<Q4kFormat>(p, out, current_stream());
+  mma_gemv::widen<Q6kFormat>(p, out, current_stream());
 }
 
 }  // namespace strata::cuda

@@ -165,6 +165,36 @@ void launch_rows(const Params& p, unsigned pairs, cudaStream_t stream) {
   launch_shape<Format, 4, W, Tout>(p, pairs, stream);
 }
 
+// Four values as bf16 in one 8-byte store.
+__device__ __forceinline__ void store_bf16x4(bf16* at, const float (&v)[4]) {
+  const __nv_bfloat162 lo = __floats2bfloat162_rn(v[0], v[1]), hi = __floats2bfloat162_rn(v[2], v[3]);
+  *reinterpret_cast<uint2*>(at) = uint2{*reinterpret_cast<const uint32_t*>(&lo), *reinterpret_cast<const uint32_t*>(&hi)};
+}
+
+// The weight rows widened to bf16 [N, K] for the kernels that read bf16 (prefill, grouped MoE):
+// warp w of a block takes unit blockIdx.y * 8 + w of rows [16 blockIdx.x, + 16), lanes load as
+// the GEMV's do and Format::widen(load, r, unit, t, row) writes lane t's values of rows g, g + 8.
+template <typename Format>
+__global__ void __launch_bounds__(256) widen_kernel(Params p, bf16* dst) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int64_t u = static_cast<int64_t>(blockIdx.y) * 8 + threadIdx.x / 32;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kTileRows + g;
+  if (u >= p.units) return;
+  typename Format::Load l;
+  Format::template load<true>(p, row, u, t, l);
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    if (row + 8 * r < p.n) Format::widen(l, r, u, t, dst + (row + 8 * r) * p.k);
+}
+
+template <typename Format>
+void widen(const Params& p, bf16* dst, cudaStream_t stream) {
+  if (p.n == 0 || p.units == 0) return;
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, kTileRows)), static_cast<unsigned>(ceil_div(p.units, 8)));
+  widen_kernel<Format><<<grid, 256, 0, stream>>>(p, dst);
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
 // warps: 8, 4 or 2 a block; pairs: 1, or the (token, expert) pairs with p.expert_ids.
 template <typename Format, typename Tout>
 void launch(const Params& p, unsigned pairs, int warps, cudaStream_t stream) {

@@ -59,6 +59,26 @@ struct Q8Format {
     if (hi_valid) scales(row + 8, l.scale_hi); else for (float& s : l.scale_hi) s = 0.f;
   }
 
+  // Lane t's values of unit u of row g (r 0) or g + 8 (r 1): codes 8t..8t+7 of each 32-value
+  // block times its f16 scale (the load's 2^112 comes off exactly).
+  __device__ static void widen(const Load& l, int r, int64_t u, int t, mma_gemv::bf16* row) {
+    const uint4* codes = r == 0 ? l.lo : l.hi;
+    const float* scales = r == 0 ? l.scale_lo : l.scale_hi;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int c = 0; c < 2; ++c)
+#pragma unroll
+        for (int w = 0; w < 2; ++w) {
+          const uint32_t word = mma_gemv::word(codes[h], 2 * c + w);
+          const float d = scales[2 * h + c] / mma_gemv::kUnscale;
+          float v[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v[i] = static_cast<float>(static_cast<int8_t>((word >> (8 * i)) & 0xff)) * d;
+          mma_gemv::store_bf16x4(row + u * mma_gemv::kUnitCols + 64 * h + 32 * c + 8 * t + 4 * w, v);
+        }
+  }
+
   template <int NT>
   __device__ static void product(const Params& p, const Load& l, int64_t u, int g, int t, float (&acc)[NT][4]) {
 #pragma unroll
@@ -142,6 +162,11 @@ void q8_0_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream) {
 void dequantize_q8_0_to_bf16(const void* src, int64_t rows, int64_t k, void* dst) {
   STRATA_CHECK(k % kQk == 0);
   if (rows * k == 0) return;
+  if (k % mma_gemv::kUnitCols == 0) {
+    const Params p{.x = nullptr, .weight = static_cast<const uint8_t*>(src), .bias = nullptr, .out = nullptr,
+                   .n = rows, .k = k, .units = k / mma_gemv::kUnitCols, .rows = 0, .accumulate = false};
+    return mma_gemv::widen<Q8Format>(p, static_cast<mma_gemv::bf16*>(dst), current_stream());
+  }
   dequantize_kernel<<<grid_for(rows * k, 256), 256, 0, current_stream()>>>(static_cast<const uint8_t*>(src), rows, k,
                                                                          static_cast<__nv_bfloat16*>(dst));
   STRATA_CUDA_CHECK_LAUNCH();
