@@ -56,6 +56,7 @@ class CheckedEngine {
   int32_t max_model_len() const { return engine_->max_model_len(); }
   std::optional<std::string> fatal_error() const { return engine_->fatal_error(); }
   bool running() const { return engine_->running(); }
+  Engine& engine() { return *engine_; }
 
  private:
   ModelRunner& runner_;

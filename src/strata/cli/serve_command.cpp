@@ -25,9 +25,6 @@
 #include "strata/server/http_server.h"
 #include "strata/server/response_headers.h"
 #include "strata/server/weight_prefetch.h"
-#include "strata/text/chat_prompt.h"
-#include "strata/text/id_tokenizer.h"
-#include "strata/text/load_tokenizer.h"
 
 namespace strata::cli {
 namespace {
@@ -179,15 +176,6 @@ void group_serve_flags(CLI::App& cmd) {
   }
 }
 
-// The model's tokenizer, or (for a folder without tokenizer.json) an id-only stand-in.
-std::unique_ptr<text::Tokenizer> load_serving_tokenizer(const std::string& path, int64_t vocab_size, bool& real) {
-  namespace fs = std::filesystem;
-  real = !(fs::is_directory(path) && !fs::exists(fs::path(path) / "tokenizer.json"));
-  if (real) return text::load_tokenizer(path);
-  fmt::print("note: {} has no tokenizer.json; serving token-id prompts on /v1/completions only\n", path);
-  return text::make_id_tokenizer(static_cast<int32_t>(vocab_size));
-}
-
 // Set by the SIGINT/SIGTERM handler (any thread may run it: OpenBLAS starts threads before
 // main, so blocking the signals everywhere is not possible); the watcher polls it.
 std::atomic<int> g_shutdown_signal{0};
@@ -264,11 +252,12 @@ void run_serve(ServeFlags flags) {
   OpenModel open = open_model(flags.model);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
   open.runner->set_lora(lora.set.get());
-  bool has_tokenizer = false;
-  auto tokenizer = load_serving_tokenizer(path, open.loaded.config.vocab_size, has_tokenizer);
-  const std::vector<int64_t>& config_eos = open.loaded.config.eos_token_ids;
-  std::vector<int32_t> eos = has_tokenizer ? text::stop_token_ids(*tokenizer, config_eos)
-                                           : std::vector<int32_t>(config_eos.begin(), config_eos.end());
+  ModelTokenizer model_tokenizer = open_model_tokenizer(path, open.loaded.config);
+  const bool has_tokenizer = model_tokenizer.has_text;
+  if (!has_tokenizer)
+    fmt::print("note: {} has no tokenizer.json; serving token-id prompts on /v1/completions only\n", path);
+  const std::unique_ptr<text::Tokenizer>& tokenizer = model_tokenizer.tokenizer;
+  const std::vector<int32_t>& eos = model_tokenizer.eos_token_ids;
   if (!open.backend->device().is_cpu()) {
     const auto start = std::chrono::steady_clock::now();
     const int64_t graphs = open.runner->capture_decode_graphs(flags.engine.max_num_seqs);
