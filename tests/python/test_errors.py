@@ -2,7 +2,7 @@
 engine's own message; unknown or unsupported arguments are refused by name."""
 import pytest
 
-from conftest import TINY, strata
+from conftest import SMOL, TINY, strata
 
 
 def test_prompt_over_the_context_carries_the_engine_message(tiny):
@@ -47,3 +47,17 @@ def test_sampling_params_refuse_what_strata_lacks():
     with pytest.raises(ValueError, match="min_tokens"):
         strata.SamplingParams(min_tokens=3)
     assert strata.SamplingParams(min_tokens=0, best_of=2, n=2).n == 2
+
+
+def test_token_ids_outside_the_vocabulary_are_refused(tiny):
+    with pytest.raises(strata.StrataError, match=r"prompt 0 of 1: prompt token id 600 is outside the model's vocabulary"):
+        tiny.generate([[600, 5]])
+
+
+def test_skip_tokenizer_init_takes_token_ids_only():
+    if not SMOL.exists():
+        pytest.skip(f"{SMOL} is missing")
+    llm = strata.LLM(str(SMOL), skip_tokenizer_init=True, threads=2, load_progress=False)
+    assert len(llm.generate([[1, 2, 3]], strata.SamplingParams(temperature=0, max_tokens=2))[0].outputs[0].token_ids) == 2
+    with pytest.raises(strata.StrataError, match="skip_tokenizer_init=True; give token-id prompts"):
+        llm.generate("hello")
