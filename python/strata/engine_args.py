@@ -72,7 +72,26 @@ _CHOICES = {
     "ssm_state_dtype": ("f32", "f16"),
 }
 
+# Ranges the strata command's flags check (CLI11) before the engine sees the values.
+_RANGES = {
+    "gpu_memory_utilization": (0.05, 1.0),
+    "threads": (0, None),
+    "num_kv_blocks": (0, None),
+    "num_gpu_blocks_override": (0, None),
+    "max_model_len": (0, None),
+}
+
 ENGINE_ARGS = sorted([*_SETTERS, "seed", *_DEFAULT_ONLY])
+
+
+def _check_value(name, value):
+    if name in _DEFAULT_ONLY and value != _DEFAULT_ONLY[name]:
+        raise ValueError(f"LLM({name}={value!r}): Strata does not support it; leave it at {_DEFAULT_ONLY[name]!r}")
+    low, high = _RANGES.get(name, (None, None))
+    if isinstance(value, (int, float)) and ((low is not None and value < low) or (high is not None and value > high)):
+        raise ValueError(f"LLM({name}={value!r}): give a value in [{low}, {high if high is not None else '...'}]")
+    if name in _CHOICES and value not in _CHOICES[name]:
+        raise ValueError(f"LLM({name}={value!r}): use one of {', '.join(repr(c) for c in _CHOICES[name])}")
 
 
 def engine_options(kwargs) -> "_engine.OfflineEngineOptions":
@@ -82,12 +101,7 @@ def engine_options(kwargs) -> "_engine.OfflineEngineOptions":
         raise TypeError(f"LLM() got unexpected keyword argument(s) {', '.join(unknown)}; "
                         f"Strata takes: {', '.join(ENGINE_ARGS)}")
     for name, value in kwargs.items():
-        if name in _DEFAULT_ONLY and value != _DEFAULT_ONLY[name]:
-            raise ValueError(f"LLM({name}={value!r}): Strata does not support it; "
-                             f"leave it at {_DEFAULT_ONLY[name]!r}")
-        if name in _CHOICES and value not in _CHOICES[name]:
-            choices = ", ".join(repr(c) for c in _CHOICES[name])
-            raise ValueError(f"LLM({name}={value!r}): use one of {choices}")
+        _check_value(name, value)
     options = _engine.OfflineEngineOptions()
     options.model.load_progress = True
     for name, value in kwargs.items():

@@ -61,3 +61,10 @@ def test_skip_tokenizer_init_takes_token_ids_only():
     assert len(llm.generate([[1, 2, 3]], strata.SamplingParams(temperature=0, max_tokens=2))[0].outputs[0].token_ids) == 2
     with pytest.raises(strata.StrataError, match="skip_tokenizer_init=True; give token-id prompts"):
         llm.generate("hello")
+
+
+def test_engine_argument_ranges():
+    with pytest.raises(ValueError, match=r"gpu_memory_utilization=1.5\): give a value in \[0.05, 1.0\]"):
+        strata.LLM(str(TINY), gpu_memory_utilization=1.5)
+    with pytest.raises(ValueError, match=r"threads=-1"):
+        strata.LLM(str(TINY), threads=-1)
