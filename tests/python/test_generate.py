@@ -118,3 +118,13 @@ def test_generate_releases_the_gil(tiny):
     done.set()
     counter.join()
     assert ticks >= max(5, 0.1 * elapsed / 0.001), (ticks, elapsed)  # held GIL: next to none
+
+
+def test_prompt_logprobs_and_logit_bias(tiny):
+    prompt = random_prompt(4)
+    out = tiny.generate([prompt], greedy(2, prompt_logprobs=1, ignore_eos=True))[0]
+    assert out.prompt_logprobs[0] is None and len(out.prompt_logprobs) == len(prompt)
+    for token, entry in zip(prompt[1:], out.prompt_logprobs[1:]):
+        assert token in entry and entry[token].rank >= 1
+    forced = tiny.generate([prompt], greedy(3, logit_bias={77: 100.0}, ignore_eos=True))[0].outputs[0]
+    assert forced.token_ids == [77, 77, 77]
