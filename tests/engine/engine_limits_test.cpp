@@ -1,8 +1,9 @@
 // No request waits forever: what the engine could never serve is refused at submission
-// (naming the limit and the flag) or at start-up (contradictory flags), and the queue behind
-// a refusal is served; the context is capped to what the KV pool holds; preempted sequences
-// come back even without chunked prefill; a request with n > 1 cancelled before its first
-// token finishes; shutdown cuts requests off with "abort"; /metrics counts only successes.
+// (naming the limit and the flag; token ids outside the vocabulary too) or at start-up
+// (contradictory flags), and the queue behind a refusal is served; the context is capped to
+// what the KV pool holds; preempted sequences come back even without chunked prefill; a
+// request with n > 1 cancelled before its first token finishes; shutdown cuts requests off
+// with "abort"; /metrics counts only successes.
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_support.h"
@@ -79,6 +80,17 @@ TEST_F(EngineLimits, TheContextIsCappedToWhatTheKvPoolHolds) {
   EXPECT_EQ(test::collect_choices(*behind, 1)[0].tokens, behind_alone);
 }
 
+TEST_F(EngineLimits, TokenIdsOutsideTheVocabularyAreRefused) {
+  auto r = runner(16);
+  test::CheckedEngine engine(*r, *tokenizer_, {}, {});
+  GenerationRequest outside = greedy(1, 5, 2);
+  outside.prompt_ids[2] = 512;  // the fixture's vocabulary is 512
+  EXPECT_NE(error_of([&] { engine.submit(outside); }).find("prompt token id 512 is outside"), std::string::npos);
+  GenerationRequest biased = greedy(1, 5, 2);
+  biased.sampling.logit_bias = {{.token_id = 9000, .bias = 1.0f}};
+  EXPECT_NE(error_of([&] { engine.submit(biased); }).find("logit_bias names token 9000"), std::string::npos);
+  EXPECT_EQ(test::collect_choices(*engine.submit(greedy(1, 5, 2)), 1)[0].tokens.size(), 2u);
+}
 TEST_F(EngineLimits, ContradictoryFlagsAreRefusedAtStartUp) {
   auto r = runner(6);
   const std::string over_pool = error_of([&] { test::CheckedEngine e(*r, *tokenizer_, {}, {.max_model_len = 200}); });

@@ -6,11 +6,11 @@ absent), `tiny` (the random-weight Qwen3 fixture, token-id prompts only: fast en
 fields, the chat page off, a Qwen3 folder with a real tokenizer for the tools template). Fixtures come from ../shared/fixtures beside the repo.
 """
 import json
-import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -20,14 +20,8 @@ from pathlib import Path
 import openai
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("STRATA_BUILD_DIR", REPO / "build"))
-if not BUILD.is_absolute():
-    BUILD = REPO / BUILD
-BINARY = BUILD / "strata"
-FIXTURES = REPO.parent / "shared" / "fixtures"
-CACHE = Path(os.environ.get("STRATA_CACHE_DIR", Path.home() / ".cache" / "strata"))
-SMOL = CACHE / "models" / "smollm2-135m-instruct-q4_1.gguf"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pytest_paths import BINARY, FIXTURES, SMOL  # noqa: E402
 READY = re.compile(r"ready: serving model '([^']*)' .* on http://([\d.]+):(\d+)/v1")
 
 

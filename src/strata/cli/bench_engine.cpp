@@ -29,7 +29,7 @@ std::unique_ptr<BenchEngine> start_bench_engine(const OfflineBenchFlags& flags) 
   options.num_kv_blocks = model.num_kv_blocks;
   auto bench = std::make_unique<BenchEngine>();
   bench->open = open_model(model);
-  bench->text = load_serving_tokenizer(model.model, bench->open.loaded.config);
+  bench->text = open_model_tokenizer(model.model, bench->open.loaded.config);
   capture_decode_graphs(bench->open, options, "strata bench");
   bench->engine = std::make_unique<Engine>(*bench->open.runner, *bench->text.tokenizer, bench->text.eos_token_ids, options);
   return bench;

@@ -24,7 +24,7 @@ void add_offline_bench_flags(CLI::App& command, OfflineBenchFlags& flags);
 
 struct BenchEngine {
   OpenModel open;
-  ServingTokenizer text;
+  ModelTokenizer text;
   std::unique_ptr<Engine> engine;
   ~BenchEngine();  // lets running requests finish, then stops the engine thread
 };

@@ -25,7 +25,7 @@ std::vector<bench::BenchRequest> sample_requests(const ThroughputFlags& flags, c
   if (flags.input_len) dataset.random_input_len = *flags.input_len;
   if (flags.output_len) dataset.random_output_len = *flags.output_len;
   dataset.sharegpt_output_len = flags.output_len;
-  const text::Tokenizer* tokenizer = bench.text.real ? bench.text.tokenizer.get() : nullptr;
+  const text::Tokenizer* tokenizer = bench.text.has_text ? bench.text.tokenizer.get() : nullptr;
   return sample_dataset(dataset, tokenizer, bench.open.loaded.config.vocab_size);
 }
 

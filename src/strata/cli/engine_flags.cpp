@@ -39,22 +39,6 @@ void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {
       ->check(CLI::NonNegativeNumber);
 }
 
-ServingTokenizer load_serving_tokenizer(const std::string& path, const ModelConfig& config) {
-  namespace fs = std::filesystem;
-  ServingTokenizer serving;
-  serving.real = !(fs::is_directory(path) && !fs::exists(fs::path(path) / "tokenizer.json"));
-  const std::vector<int64_t>& config_eos = config.eos_token_ids;
-  if (serving.real) {
-    serving.tokenizer = text::load_tokenizer(path);
-    serving.eos_token_ids = text::stop_token_ids(*serving.tokenizer, config_eos);
-    return serving;
-  }
-  fmt::print("note: {} has no tokenizer.json; prompts must be token ids (on /v1/completions when serving)\n", path);
-  serving.tokenizer = text::make_id_tokenizer(static_cast<int32_t>(config.vocab_size));
-  serving.eos_token_ids.assign(config_eos.begin(), config_eos.end());
-  return serving;
-}
-
 void size_ssm_slots(ModelFlags& model, const EngineOptions& engine) {
   model.num_ssm_slots = 2 * engine.max_num_seqs + engine.ssm_cache_slots;
 }

@@ -1,6 +1,5 @@
 // What every command that runs the serving Engine shares: its scheduler and cache flags
-// (vLLM's names), the tokenizer and stop ids it serves with, and the CUDA graph capture
-// that comes before the first request.
+// (vLLM's names) and the CUDA graph capture that comes before the first request.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,15 +15,6 @@
 namespace strata::cli {
 
 void add_engine_flags(CLI::App& command, EngineOptions& engine);
-
-struct ServingTokenizer {
-  std::unique_ptr<text::Tokenizer> tokenizer;  // an id-only stand-in when the model has none
-  bool real = false;                           // false: token-id prompts only
-  std::vector<int32_t> eos_token_ids;
-};
-
-// The model's tokenizer, or (for a folder without tokenizer.json) an id-only stand-in.
-ServingTokenizer load_serving_tokenizer(const std::string& model_path, const ModelConfig& config);
 
 // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
 void size_ssm_slots(ModelFlags& model, const EngineOptions& engine);

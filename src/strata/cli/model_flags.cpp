@@ -1,10 +1,14 @@
 #include "strata/cli/model_flags.h"
 
+#include <filesystem>
 #include <thread>
 
 #include "strata/core/error.h"
 #include "strata/core/logging.h"
 #include "strata/hub/resolve_model.h"
+#include "strata/text/chat_prompt.h"
+#include "strata/text/id_tokenizer.h"
+#include "strata/text/load_tokenizer.h"
 
 namespace strata::cli {
 
@@ -70,6 +74,21 @@ OpenModel open_model(const ModelFlags& given) {
                                                                                    : SsmStateDType::kF32,
                                                             .gpu_memory_utilization = flags.gpu_memory_utilization});
   return open;
+}
+
+ModelTokenizer open_model_tokenizer(const std::string& path, const ModelConfig& config) {
+  namespace fs = std::filesystem;
+  ModelTokenizer out;
+  out.has_text = !(fs::is_directory(path) && !fs::exists(fs::path(path) / "tokenizer.json"));
+  if (!out.has_text) {
+    fmt::print(stderr, "note: {} has no tokenizer.json; prompts must be token ids (on /v1/completions when serving)\n", path);
+    out.tokenizer = text::make_id_tokenizer(static_cast<int32_t>(config.vocab_size));
+    out.eos_token_ids.assign(config.eos_token_ids.begin(), config.eos_token_ids.end());
+    return out;
+  }
+  out.tokenizer = text::load_tokenizer(path);
+  out.eos_token_ids = text::stop_token_ids(*out.tokenizer, config.eos_token_ids);
+  return out;
 }
 
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag) {

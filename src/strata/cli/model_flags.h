@@ -9,6 +9,7 @@
 
 #include "strata/engine/model_runner.h"
 #include "strata/model/model_loader.h"
+#include "strata/text/tokenizer.h"
 
 namespace strata::cli {
 
@@ -40,6 +41,16 @@ struct OpenModel {
 void resolve_model_name(ModelFlags& flags);
 
 OpenModel open_model(const ModelFlags& flags);
+
+struct ModelTokenizer {
+  std::unique_ptr<text::Tokenizer> tokenizer;
+  bool has_text = false;               // false: an id-only stand-in (token-id prompts only)
+  std::vector<int32_t> eos_token_ids;  // the tokenizer's eos and the config's
+};
+
+// The tokenizer at `path` (a tokenizer.json, a folder holding one, or a .gguf); a folder
+// without tokenizer.json gets an id-only stand-in over the config's vocabulary.
+ModelTokenizer open_model_tokenizer(const std::string& path, const ModelConfig& config);
 
 // "1,2,3" -> {1, 2, 3}; an Error names the bad entry.
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag);

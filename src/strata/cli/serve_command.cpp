@@ -227,13 +227,13 @@ void run_serve(ServeFlags flags) {
   OpenModel open = open_model(flags.model);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
   open.runner->set_lora(lora.set.get());
-  const ServingTokenizer text = load_serving_tokenizer(path, open.loaded.config);
+  const ModelTokenizer text = open_model_tokenizer(path, open.loaded.config);
   capture_decode_graphs(open, flags.engine, "strata serve");
   Engine engine(*open.runner, *text.tokenizer, text.eos_token_ids, flags.engine);
   server::EngineService service(engine);
   const server::ServedModel model{.service = &service,
                                   .tokenizer = text.tokenizer.get(),
-                                  .accepts_text = text.real,
+                                  .accepts_text = text.has_text,
                                   .served_name = served,
                                   .accepted_names = {served, name, path},
                                   .lora_names = lora.names,

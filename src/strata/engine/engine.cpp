@@ -27,6 +27,16 @@ int32_t resolve_max_model_len(const EngineOptions& options, ModelRunner& runner)
   return static_cast<int32_t>(std::min(model_len, pool_tokens));
 }
 
+// Ids the model has no embedding or logit for: refused here, since a step would stop on them.
+void check_token_ids(const GenerationRequest& request, int64_t vocab_size) {
+  for (int32_t id : request.prompt_ids)
+    if (id < 0 || id >= vocab_size)
+      fail("prompt token id {} is outside the model's vocabulary; give ids in [0, {})", id, vocab_size);
+  for (const LogitBias& bias : request.sampling.logit_bias)
+    if (bias.token_id >= vocab_size)
+      fail("logit_bias names token {}, outside the model's vocabulary; give ids in [0, {})", bias.token_id, vocab_size);
+}
+
 }  // namespace
 
 Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
@@ -34,6 +44,7 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
     : options_(options) {
   validate_engine_options(options);
   max_model_len_ = resolve_max_model_len(options, runner);
+  vocab_size_ = runner.model().config().vocab_size;
   options_.block_size = static_cast<int32_t>(runner.block_size());
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
@@ -86,6 +97,7 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   if (request.lora_slot < -1 || request.lora_slot >= num_lora_slots_)
     fail("LoRA slot {} does not exist; this engine has {} adapters", request.lora_slot, num_lora_slots_);
   if (auto error = request.sampling.validate()) fail("{}", *error);
+  check_token_ids(request, vocab_size_);
   auto state = std::make_shared<RequestState>();
   state->request_id = next_request_id_++;
   state->request = std::move(request);

@@ -55,6 +55,7 @@ class Engine {
   EngineOptions options_;
   int32_t num_lora_slots_ = 0;  // the runner's adapters when the engine was made
   int32_t max_model_len_;
+  int64_t vocab_size_;
   EngineStats stats_;
   std::unique_ptr<EngineLoop> loop_;
   std::atomic<bool> stopping_{false};

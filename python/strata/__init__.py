@@ -1,0 +1,15 @@
+"""Strata in-process: vLLM's offline API over Strata's continuous-batching engine.
+
+    from strata import LLM, SamplingParams
+    llm = LLM("HuggingFaceTB/SmolLM2-135M-Instruct")   # or a folder, a .gguf; None: the embedded SmolLM2
+    outputs = llm.generate(["The capital of France is"], SamplingParams(temperature=0, max_tokens=8))
+    print(outputs[0].outputs[0].text)
+
+Engine errors are raised as StrataError (a ValueError) with the engine's message.
+"""
+from strata._engine import StrataError
+from strata.llm import LLM
+from strata.outputs import CompletionOutput, Logprob, RequestOutput
+from strata.sampling_params import SamplingParams
+
+__all__ = ["LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "Logprob", "StrataError"]

@@ -1,0 +1,124 @@
+"""LLM: vLLM's offline entry point over Strata's engine, in this process. generate() and
+chat() hand the whole batch to the continuous-batching engine at once (with the GIL
+released) and return one RequestOutput per prompt, in the order given."""
+import itertools
+import json
+import random
+from typing import List, Optional, Sequence, Union
+
+from strata import _engine
+from strata.engine_args import engine_options
+from strata.outputs import RequestOutput, make_request_output
+from strata.prompts import conversations, normalize_prompts
+from strata.sampling_params import SamplingParams
+
+
+class LLM:
+    """LLM(model=None, **engine_args). model: a Hugging Face folder, a .gguf file or a repo
+    id org/name[:GGUF_TAG]; None: the embedded SmolLM2-135M-Instruct (scripts/setup.sh)."""
+
+    def __init__(self, model: Optional[str] = None, **kwargs):
+        options = engine_options({"model": model, **kwargs})
+        seed = kwargs.get("seed")
+        # The engine seed makes unseeded sampling repeatable: each request draws its seed here.
+        self._seeds = random.Random(seed) if seed is not None else None
+        self._engine = _engine.OfflineEngine(options)
+        self._request_counter = itertools.count()
+
+    @property
+    def max_model_len(self) -> int:
+        return self._engine.max_model_len
+
+    def get_tokenizer(self) -> "Tokenizer":
+        return Tokenizer(self._engine)
+
+    def generate(self, prompts, sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
+                 use_tqdm: bool = True, lora_request=None) -> List[RequestOutput]:
+        """prompts: a string, token ids, {"prompt": ...} / {"prompt_token_ids": [...]}, or a list of them."""
+        del use_tqdm  # accepted for vLLM's callers; nothing is drawn
+        if lora_request is not None:
+            raise ValueError("lora_request: the Python module serves the base model only; "
+                             "use strata serve --lora-modules for adapters")
+        items = normalize_prompts(prompts)
+        prompt_ids = [ids if ids is not None else self._engine.encode(text, True) for text, ids in items]
+        return self._run([text for text, _ in items], prompt_ids, sampling_params)
+
+    def chat(self, messages, sampling_params=None, use_tqdm: bool = True, lora_request=None,
+             chat_template: Optional[str] = None, chat_template_content_format: str = "auto",
+             add_generation_prompt: bool = True, continue_final_message: bool = False,
+             tools: Optional[list] = None, chat_template_kwargs: Optional[dict] = None) -> List[RequestOutput]:
+        """messages: one conversation (a list of {"role", "content"}) or a list of them."""
+        del use_tqdm, chat_template_content_format
+        if lora_request is not None:
+            raise ValueError("lora_request: the Python module serves the base model only")
+        if chat_template is not None:
+            raise ValueError("chat_template: Strata renders the model's own template; leave it None")
+        if continue_final_message:
+            raise ValueError("continue_final_message=True is not supported; leave it False")
+        tools_json = "" if tools is None else json.dumps(tools)
+        kwargs_json = "" if not chat_template_kwargs else json.dumps(chat_template_kwargs)
+        prompt_ids = [self._engine.encode_chat(json.dumps(c), tools_json, kwargs_json, add_generation_prompt)
+                      for c in conversations(messages)]
+        texts = [self._engine.decode(ids, False) for ids in prompt_ids]
+        return self._run(texts, prompt_ids, sampling_params)
+
+    def _run(self, texts, prompt_ids, sampling_params) -> List[RequestOutput]:
+        params = _params_per_prompt(sampling_params, len(prompt_ids))
+        requests = [p._to_request(ids, self.max_model_len, self._next_seed(p))
+                    for p, ids in zip(params, prompt_ids)]
+        engine_outputs = self._engine.generate(requests)
+        decode = self._token_decoder(params)
+        return [make_request_output(str(next(self._request_counter)), text, ids, p, out, decode)
+                for text, ids, p, out in zip(texts, prompt_ids, params, engine_outputs)]
+
+    def _next_seed(self, params: SamplingParams) -> Optional[int]:
+        if self._seeds is None or params.seed is not None:
+            return None
+        return self._seeds.getrandbits(63)
+
+    def _token_decoder(self, params):
+        """token id -> its text for logprobs (None without a tokenizer), cached per call."""
+        if not any(p.logprobs is not None or p.prompt_logprobs is not None for p in params):
+            return None
+        cache = {}
+
+        def decode(token_id):
+            if token_id not in cache:
+                try:
+                    cache[token_id] = self._engine.decode([token_id], False)
+                except _engine.StrataError:
+                    cache[token_id] = None
+            return cache[token_id]
+        return decode
+
+
+class Tokenizer:
+    """The engine's tokenizer: encode and decode, as Hugging Face tokenizers name them."""
+
+    def __init__(self, engine):
+        self._engine = engine
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> List[int]:
+        return self._engine.encode(text, add_special_tokens)
+
+    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        return self._engine.decode(list(token_ids), skip_special_tokens)
+
+    @property
+    def eos_token_ids(self) -> List[int]:
+        return list(self._engine.eos_token_ids)
+
+
+def _params_per_prompt(sampling_params, num_prompts) -> List[SamplingParams]:
+    if sampling_params is None:
+        return [SamplingParams()] * num_prompts
+    if isinstance(sampling_params, SamplingParams):
+        return [sampling_params] * num_prompts
+    params = list(sampling_params)
+    if len(params) != num_prompts:
+        raise ValueError(f"sampling_params: {len(params)} given for {num_prompts} prompts; "
+                         "give one SamplingParams, or one per prompt")
+    for p in params:
+        if not isinstance(p, SamplingParams):
+            raise TypeError(f"sampling_params: expected strata.SamplingParams, got {type(p).__name__}")
+    return params

@@ -1,0 +1,101 @@
+// OfflineEngine for Python: its options field for field (the package's LLM maps vLLM's engine
+// arguments onto them), and generate() with the GIL released while the engine works. Ctrl-C
+// reaches the waiting thread through PyErr_CheckSignals, which cancels the batch.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "strata/core/error.h"
+#include "strata/engine/speculative_config.h"
+#include "strata/python/bindings.h"
+#include "strata/python/offline_engine.h"
+
+namespace py = pybind11;
+
+namespace strata::python {
+namespace {
+
+std::vector<RequestOutput> generate(OfflineEngine& engine, std::vector<GenerationRequest> requests) {
+  bool interrupted = false;
+  std::vector<RequestOutput> outputs;
+  {
+    py::gil_scoped_release release;
+    const auto check_signals = [&interrupted] {
+      py::gil_scoped_acquire acquire;
+      interrupted = PyErr_CheckSignals() != 0;
+      return interrupted;
+    };
+    try {
+      outputs = engine.generate(std::move(requests), {.interrupted = check_signals});
+    } catch (const Error&) {
+      if (!interrupted) throw;
+    }
+  }
+  if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
+  return outputs;
+}
+
+// The conversation arrives as JSON text: the package serialises it with json.dumps, which
+// keeps key order as the template expects.
+std::vector<int32_t> encode_chat(const OfflineEngine& engine, const std::string& messages_json,
+                                 const std::string& tools_json, const std::string& template_kwargs_json,
+                                 bool add_generation_prompt) {
+  ChatRenderRequest request{.messages = nlohmann::ordered_json::parse(messages_json),
+                            .add_generation_prompt = add_generation_prompt};
+  if (!tools_json.empty()) request.tools = nlohmann::ordered_json::parse(tools_json);
+  if (!template_kwargs_json.empty()) request.extra = nlohmann::ordered_json::parse(template_kwargs_json);
+  return engine.encode_chat(request);
+}
+
+void bind_options(py::module_& m) {
+  py::class_<cli::ModelFlags>(m, "ModelFlags")
+      .def(py::init<>())
+      .def_readwrite("model", &cli::ModelFlags::model)
+      .def_readwrite("revision", &cli::ModelFlags::revision)
+      .def_readwrite("load_format", &cli::ModelFlags::load_format)
+      .def_readwrite("quantization", &cli::ModelFlags::quantization)
+      .def_readwrite("device", &cli::ModelFlags::device)
+      .def_readwrite("threads", &cli::ModelFlags::threads)
+      .def_readwrite("num_kv_blocks", &cli::ModelFlags::num_kv_blocks)
+      .def_readwrite("gpu_memory_utilization", &cli::ModelFlags::gpu_memory_utilization)
+      .def_readwrite("ssm_state_dtype", &cli::ModelFlags::ssm_state_dtype)
+      .def_readwrite("load_progress", &cli::ModelFlags::load_progress);
+  py::class_<EngineOptions>(m, "EngineOptions")
+      .def(py::init<>())
+      .def_readwrite("max_num_batched_tokens", &EngineOptions::max_num_batched_tokens)
+      .def_readwrite("max_num_seqs", &EngineOptions::max_num_seqs)
+      .def_readwrite("enable_chunked_prefill", &EngineOptions::enable_chunked_prefill)
+      .def_readwrite("max_model_len", &EngineOptions::max_model_len)
+      .def_readwrite("enable_prefix_caching", &EngineOptions::enable_prefix_caching)
+      .def_readwrite("ssm_cache_slots", &EngineOptions::ssm_cache_slots)
+      .def_readwrite("ssm_snapshot_interval", &EngineOptions::ssm_snapshot_interval)
+      .def_readwrite("async_scheduling", &EngineOptions::async_scheduling)
+      .def("set_speculative_config",
+           [](EngineOptions& o, const std::string& json) { o.speculative = parse_speculative_config(json); });
+  py::class_<OfflineEngineOptions>(m, "OfflineEngineOptions")
+      .def(py::init<>())
+      .def_readwrite("model", &OfflineEngineOptions::model)
+      .def_readwrite("engine", &OfflineEngineOptions::engine)
+      .def_readwrite("tokenizer", &OfflineEngineOptions::tokenizer)
+      .def_readwrite("skip_tokenizer_init", &OfflineEngineOptions::skip_tokenizer_init);
+}
+
+}  // namespace
+
+void bind_engine(py::module_& m) {
+  bind_options(m);
+  py::class_<OfflineEngine>(m, "OfflineEngine")
+      .def(py::init<OfflineEngineOptions>(), py::call_guard<py::gil_scoped_release>())
+      .def("generate", &generate, "run every request to its end; outputs in the order given")
+      .def("encode", &OfflineEngine::encode, py::arg("text"), py::arg("add_special_tokens") = true)
+      .def("decode", &OfflineEngine::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)
+      .def("encode_chat", &encode_chat, py::arg("messages_json"), py::arg("tools_json"),
+           py::arg("template_kwargs_json"), py::arg("add_generation_prompt"))
+      .def_property_readonly("model_path", &OfflineEngine::model_path)
+      .def_property_readonly("max_model_len", &OfflineEngine::max_model_len)
+      .def_property_readonly("vocab_size", &OfflineEngine::vocab_size)
+      .def_property_readonly("eos_token_ids", &OfflineEngine::eos_token_ids);
+}
+
+}  // namespace strata::python

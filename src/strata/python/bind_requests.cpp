@@ -1,0 +1,42 @@
+// What one prompt asks of the engine: GenerationRequest and its SamplingParams, field for
+// field (the package's SamplingParams fills them from vLLM's names).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "strata/engine/request.h"
+#include "strata/python/bindings.h"
+
+namespace py = pybind11;
+
+namespace strata::python {
+
+void bind_requests(py::module_& m) {
+  py::class_<SamplingParams>(m, "EngineSamplingParams")
+      .def(py::init<>())
+      .def_readwrite("temperature", &SamplingParams::temperature)
+      .def_readwrite("top_k", &SamplingParams::top_k)
+      .def_readwrite("top_p", &SamplingParams::top_p)
+      .def_readwrite("min_p", &SamplingParams::min_p)
+      .def_readwrite("repetition_penalty", &SamplingParams::repetition_penalty)
+      .def_readwrite("presence_penalty", &SamplingParams::presence_penalty)
+      .def_readwrite("frequency_penalty", &SamplingParams::frequency_penalty)
+      .def_readwrite("seed", &SamplingParams::seed)
+      .def_readwrite("logprobs", &SamplingParams::logprobs)
+      .def("set_logit_bias", [](SamplingParams& p, const std::vector<std::pair<int32_t, float>>& bias) {
+        p.logit_bias.clear();
+        for (const auto& [token_id, value] : bias) p.logit_bias.push_back({.token_id = token_id, .bias = value});
+      });
+  py::class_<GenerationRequest>(m, "GenerationRequest")
+      .def(py::init<>())
+      .def_readwrite("prompt_ids", &GenerationRequest::prompt_ids)
+      .def_readwrite("sampling", &GenerationRequest::sampling)
+      .def_readwrite("max_tokens", &GenerationRequest::max_tokens)
+      .def_readwrite("stop", &GenerationRequest::stop)
+      .def_readwrite("stop_token_ids", &GenerationRequest::stop_token_ids)
+      .def_readwrite("ignore_eos", &GenerationRequest::ignore_eos)
+      .def_readwrite("skip_special_tokens", &GenerationRequest::skip_special_tokens)
+      .def_readwrite("n", &GenerationRequest::n)
+      .def_readwrite("prompt_logprobs", &GenerationRequest::prompt_logprobs);
+}
+
+}  // namespace strata::python

@@ -1,0 +1,53 @@
+// The engine behind the Python module's LLM: the model opened as the strata command opens it
+// (cli::ModelFlags, cli::open_model), its tokenizer, and the continuous-batching Engine on its
+// own thread. No Python here: the bindings convert values and release the GIL around generate.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/cli/model_flags.h"
+#include "strata/engine/batch_generate.h"
+#include "strata/engine/engine_options.h"
+#include "strata/text/chat_template.h"
+
+namespace strata::python {
+
+struct OfflineEngineOptions {
+  cli::ModelFlags model;           // model.model empty: the embedded SmolLM2 (scripts/setup.sh)
+  std::string tokenizer;           // a tokenizer.json, a folder or a .gguf; empty: the model's
+  bool skip_tokenizer_init = false;  // token-id prompts only, outputs without text
+  EngineOptions engine;
+};
+
+class OfflineEngine {
+ public:
+  // Throws strata::Error for bad options or a model that does not load.
+  explicit OfflineEngine(OfflineEngineOptions options);
+  ~OfflineEngine();
+
+  // Blocks until every request finished; see generate_batch for errors.
+  std::vector<RequestOutput> generate(std::vector<GenerationRequest> requests, const BatchGenerateOptions& options);
+
+  // Throws an Error saying how to get a tokenizer when the engine has none (token ids only).
+  std::vector<int32_t> encode(const std::string& text, bool add_special_tokens) const;
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
+  // A conversation through the model's chat template.
+  std::vector<int32_t> encode_chat(const ChatRenderRequest& request) const;
+
+  const std::string& model_path() const { return options_.model.model; }
+  int32_t max_model_len() const { return engine_->max_model_len(); }
+  int64_t vocab_size() const { return open_.loaded.config.vocab_size; }
+  const std::vector<int32_t>& eos_token_ids() const { return tokenizer_.eos_token_ids; }
+
+ private:
+  const text::Tokenizer& text_tokenizer() const;
+
+  OfflineEngineOptions options_;
+  cli::OpenModel open_;
+  cli::ModelTokenizer tokenizer_;
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace strata::python
