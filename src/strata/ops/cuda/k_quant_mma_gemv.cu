@@ -21,13 +21,6 @@ __device__ __forceinline__ uint32_t codes_plus_128(uint32_t codes) {
   return __byte_perm(codes, 0x43434343u, kPair == 0 ? 0x4140 : 0x4342);
 }
 
-// Byte i of `word` as a float plus 2^23 (0x4b0000XX), without the quarter-rate I2F: the
-// decode of scales is most of the k-quant GEMV's instructions after the mmas.
-__device__ __forceinline__ float byte_plus_2p23(uint32_t word, int i) {
-  return __int_as_float(static_cast<int>(__byte_perm(word, 0x4b000000u, 0x7650u | static_cast<unsigned>(i))));
-}
-constexpr float k2p23 = 8388608.f;
-
 // One step's A fragment from four codes of row g (lo) and of row g + 8 (hi).
 __device__ __forceinline__ void step_fragment(uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
   a[0] = codes_plus_128<0>(lo), a[1] = codes_plus_128<0>(hi);
@@ -91,9 +84,6 @@ struct Q4kFormat {
   };
 
   __host__ __device__ static int64_t row_bytes(int64_t k) { return q4k_row_bytes(k); }
-  // One block of 8 warps a SM at 132 registers: capped to two blocks (128, spilling) it was no
-  // faster on Llama-3.1-8B and 8% slower on Qwen3-30B-A3B's experts (H200).
-  static constexpr int min_blocks(int, int) { return 1; }
 
   template <bool kWide>
   __device__ static void load(const Params& p, int64_t row, int64_t b, int t, Load& l) {
@@ -120,11 +110,10 @@ struct Q4kFormat {
     const float d = __low2float(dd), dmin = __high2float(dd);
     uint32_t sc = 0, m = 0;
     scale_bytes(h, last, sc, m);
-    // d (2^23 + s) - d 2^23 = d s in one rounding of an exact product (s < 64, d an f16).
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      scale[i] = fmaf(d, byte_plus_2p23(sc, i), -d * k2p23);
-      bias[i] = fmaf(128.f, scale[i], fmaf(dmin, byte_plus_2p23(m, i), -dmin * k2p23));
+      scale[i] = d * static_cast<float>((sc >> (8 * i)) & 0xff);
+      bias[i] = 128.f * scale[i] + dmin * static_cast<float>((m >> (8 * i)) & 0xff);
     }
   }
 
@@ -178,9 +167,6 @@ struct Q6kFormat {
   };
 
   __host__ __device__ static int64_t row_bytes(int64_t k) { return q6k_row_bytes(k); }
-  // Up to 8 rows: two blocks of 8 warps a SM (registers capped at 128), the LM head at 2.15 TB/s
-  // against 1.55 with one block (H200, Llama-3.1-8B's 128256 x 4096).
-  static constexpr int min_blocks(int nt, int w) { return nt == 1 && w == 8 ? 2 : 1; }
 
   template <bool kWide>
   __device__ static void load(const Params& p, int64_t row, int64_t b, int t, Load& l) {
@@ -207,11 +193,12 @@ struct Q6kFormat {
     return low | (high << 4);
   }
 
-  // d times the int8 scale of sub-block j (0..15) of row r (biased by 128 to an unsigned byte).
+  // d times the int8 scale of sub-block j (0..15) of row r.
   __device__ static float scale(const Load& l, int r, int j) {
-    const uint32_t word = mma_gemv::word(l.scales[r], j / 4) ^ 0x80808080u;
+    const uint32_t word = mma_gemv::word(l.scales[r], j / 4);
     const unsigned short d = static_cast<unsigned short>(l.d[r]);
-    return __half2float(*reinterpret_cast<const __half*>(&d)) * (byte_plus_2p23(word, j % 4) - (k2p23 + 128.f));
+    return __half2float(*reinterpret_cast<const __half*>(&d)) *
+           static_cast<float>(static_cast<int8_t>((word >> (8 * (j % 4))) & 0xff));
   }
 
   template <int NT>

@@ -122,10 +122,10 @@ __device__ __forceinline__ void select_pair(Params& p) {
 }
 
 // Format: Load (a unit of rows g and g + 8 as lane t holds it), load<kWide>(p, row, unit, t,
-// Load&), product<NT>(p, Load, unit, g, t, acc), row_bytes(k) and min_blocks(NT, W): the blocks
-// an SM must hold at once (registers capped to fit; 1 leaves the compiler free).
+// Load&), product<NT>(p, Load, unit, g, t, acc) and row_bytes(k). (A minimum of blocks a SM in
+// the launch bounds made the k-quant kernels slower: 181 registers with 1 against 132 without.)
 template <typename Format, int NT, int W, bool kWide, typename Tout>
-__global__ void __launch_bounds__(W * 32, Format::min_blocks(NT, W)) kernel(Params p) {
+__global__ void __launch_bounds__(W * 32) kernel(Params p) {
   __shared__ float sums[W * kTileRows * 8 * NT];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kTileRows + g;

@@ -33,7 +33,6 @@ struct Q8Format {
   };
 
   __host__ __device__ static int64_t row_bytes(int64_t k) { return q8_row_bytes(k); }
-  static constexpr int min_blocks(int, int) { return 1; }
 
   template <bool kWide>
   __device__ static void load(const Params& p, int64_t row, int64_t u, int t, Load& l) {
