@@ -3,8 +3,10 @@
 
 #include "strata/cli/commands.h"
 #include "strata/core/error.h"
+#include "strata/core/logging.h"
 
 int main(int argc, char** argv) {
+  strata::log_to_stderr();
   CLI::App app{"Strata: an LLM inference engine and OpenAI-compatible server"};
   app.require_subcommand(1);
   strata::cli::add_commands(app);

@@ -4,10 +4,12 @@
 #include <pybind11/pybind11.h>
 
 #include "strata/core/error.h"
+#include "strata/core/logging.h"
 #include "strata/python/bindings.h"
 
 PYBIND11_MODULE(_engine, m) {
   m.doc() = "Strata's engine, in-process: see the package strata (LLM, SamplingParams)";
+  strata::log_to_stderr();
   pybind11::register_exception<strata::Error>(m, "StrataError", PyExc_ValueError);
   strata::python::bind_requests(m);
   strata::python::bind_outputs(m);
