@@ -1,4 +1,4 @@
-// GGUF Q4_K and Q6_K weights on the GPU against the CPU on the same random inputs: the CUDA
+// GGUF Q4_K, Q5_K and Q6_K weights on the GPU against the CPU on the same random inputs: the CUDA
 // linear (the tensor-core GEMV at 1-32 rows, the bf16 widening beyond) with bias, gated input
 // and accumulation, and MoE experts (with Q8_0 too), against f32 math on the exactly
 // dequantised weights; outputs poisoned first.
@@ -35,6 +35,9 @@ Tensor random_blocks(DType dtype, Shape shape, uint64_t seed) {
     if (dtype == DType::kQ4_K) {
       auto& block = static_cast<BlockQ4_K*>(q.data())[b];
       block.d = scale(0x0c00), block.dmin = scale(0x0c00);  // 2^-12 .. 2^-9
+    } else if (dtype == DType::kQ5_K) {
+      auto& block = static_cast<BlockQ5_K*>(q.data())[b];
+      block.d = scale(0x0800), block.dmin = scale(0x0c00);  // 2^-13 .. 2^-10 (codes to 31)
     } else if (dtype == DType::kQ6_K) {
       static_cast<BlockQ6_K*>(q.data())[b].d = scale(0x0400);  // 2^-14 .. 2^-11 (int8 scales)
     } else {
@@ -77,6 +80,11 @@ TEST_F(CudaKQuantLinear, Q4_KLinearMatchesCpuFromOneRowToPrefill) {
     expect_linear_matches(DType::kQ4_K, n, k);
 }
 
+TEST_F(CudaKQuantLinear, Q5_KLinearMatchesCpuFromOneRowToPrefill) {
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {1024, 768}, {40, 256}})
+    expect_linear_matches(DType::kQ5_K, n, k);
+}
+
 TEST_F(CudaKQuantLinear, Q6_KLinearMatchesCpuFromOneRowToPrefill) {
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {300, 2048}})
     expect_linear_matches(DType::kQ6_K, n, k);
@@ -86,7 +94,8 @@ TEST_F(CudaKQuantLinear, Q6_KLinearMatchesCpuFromOneRowToPrefill) {
 TEST_F(CudaKQuantLinear, GatedInputAndAccumulateMatchCpu) {
   const Tensor q4 = random_blocks(DType::kQ4_K, {512, 2048}, 910);
   const Tensor q6 = random_blocks(DType::kQ6_K, {512, 2048}, 911);
-  for (const Tensor& q : {q4, q6}) {
+  const Tensor q5 = random_blocks(DType::kQ5_K, {512, 2048}, 912);
+  for (const Tensor& q : {q4, q6, q5}) {
     const Tensor w = dequantised(q), gq = gpu_copy(q);
     for (const int64_t m : {1, 7, 33}) expect_gated_accumulate_matches(w, gq, m, 912 + m);
   }
@@ -97,7 +106,8 @@ TEST_F(CudaKQuantLinear, GatedInputAndAccumulateMatchCpu) {
 TEST_F(CudaKQuantLinear, ExpertLinearMatchesCpu) {
   const int64_t experts = 12, k = 8, hidden = 2048, inter = 768;
   for (const auto& [gate_up_dtype, down_dtype] :
-       std::vector<std::pair<DType, DType>>{{DType::kQ4_K, DType::kQ4_K}, {DType::kQ6_K, DType::kQ8_0}}) {
+       std::vector<std::pair<DType, DType>>{{DType::kQ4_K, DType::kQ4_K}, {DType::kQ6_K, DType::kQ8_0},
+                                            {DType::kQ5_K, DType::kQ5_K}}) {
     const Tensor gate_up = random_blocks(gate_up_dtype, {experts, 2 * inter, hidden}, 920);
     const Tensor down = random_blocks(down_dtype, {experts, hidden, inter}, 921);
     const Tensor wgu = dequantised(gate_up), wd = dequantised(down), ggate_up = gpu_copy(gate_up), gdown = gpu_copy(down);

@@ -66,7 +66,7 @@ std::vector<Block> random_k_blocks(int64_t count, uint64_t seed) {
     bytes[i] = static_cast<uint8_t>(seed >> 56);
   }
   for (size_t i = 0; i < blocks.size(); ++i) {
-    if constexpr (std::is_same_v<Block, BlockQ4_K>) {
+    if constexpr (std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K>) {
       blocks[i].d = static_cast<uint16_t>(0x1c00 + i % 64);
       blocks[i].dmin = static_cast<uint16_t>(0x1800 + i % 32);
     } else {
@@ -88,6 +88,21 @@ float q4k_device_value(const uint8_t* row, int64_t k, int64_t c) {
   std::memcpy(&d, header, 2);
   std::memcpy(&dmin, header + 2, 2);
   return f16_to_f32(d) * sc * static_cast<float>(q) - f16_to_f32(dmin) * m;
+}
+
+// Q5_K: Q4_K's nibbles and headers with the fifth bits between them.
+float q5k_device_value(const uint8_t* row, int64_t k, int64_t c) {
+  const int64_t u = c / 128;
+  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
+  const int low = (row[64 * u + 16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
+  const int fifth = (row[k / 2 + 16 * u + 4 * lane + v % 4] >> step) & 1;
+  const uint8_t* header = row + k / 2 + k / 8 + 16 * (u / 2);
+  uint8_t sc = 0, m = 0;
+  unpack_scale_min_k4(4 * static_cast<int>(u % 2) + step / 2, header + 4, &sc, &m);
+  uint16_t d = 0, dmin = 0;
+  std::memcpy(&d, header, 2);
+  std::memcpy(&dmin, header + 2, 2);
+  return f16_to_f32(d) * sc * static_cast<float>(low | (fifth << 4)) - f16_to_f32(dmin) * m;
 }
 
 float q6k_device_value(const uint8_t* row, int64_t k, int64_t c) {
@@ -122,6 +137,10 @@ TEST(DeviceLayout, Q4_KValuesReadWhereTheKernelLooksAndComeBack) {
   expect_k_layout_round_trip<BlockQ4_K>(DType::kQ4_K, q4k_device_value);
 }
 
+TEST(DeviceLayout, Q5_KValuesReadWhereTheKernelLooksAndComeBack) {
+  expect_k_layout_round_trip<BlockQ5_K>(DType::kQ5_K, q5k_device_value);
+}
+
 TEST(DeviceLayout, Q6_KValuesReadWhereTheKernelLooksAndComeBack) {
   expect_k_layout_round_trip<BlockQ6_K>(DType::kQ6_K, q6k_device_value);
 }
@@ -131,6 +150,7 @@ TEST(DeviceLayout, Q6_KStaysQuantizedOnlyWithSixteenByteRows) {
   EXPECT_TRUE(keeps_device_layout(DType::kQ6_K, 14336));
   EXPECT_FALSE(keeps_device_layout(DType::kQ6_K, 768));
   EXPECT_TRUE(keeps_device_layout(DType::kQ4_K, 768));
+  EXPECT_TRUE(keeps_device_layout(DType::kQ5_K, 768));
   EXPECT_FALSE(keeps_device_layout(DType::kQ4_0, 4096));
 }
 

@@ -26,7 +26,7 @@ void expert_linear(const Tensor& x, const Tensor& weights, const Tensor& topk_id
 bool expert_linear_preferred(Device device, DType weights, int64_t tokens);
 
 // Whether expert_linear on `device` takes these expert weights [E, out, in]: bf16, FP8 with
-// `in` a multiple of 256, Q8_0 with `in` a multiple of 128, Q4_K and Q6_K where the GPU keeps
+// `in` a multiple of 256, Q8_0 with `in` a multiple of 128, Q4_K, Q5_K and Q6_K where the GPU keeps
 // them (the tensor-core kernels' aligned rows) on CUDA; any on the CPU.
 bool expert_linear_supports(Device device, const Tensor& weights);
 

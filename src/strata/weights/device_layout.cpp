@@ -52,26 +52,55 @@ void set_bits(uint8_t* bytes, int at, int shift, int mask, uint8_t value) {
   bytes[at] = static_cast<uint8_t>((bytes[at] & ~(mask << shift)) | ((value & mask) << shift));
 }
 
-// Q4_K: value e of a block sits in qs[32 (e / 64) + e % 32], the high nibble for e % 64 >= 32.
-// Device row: k / 2 code bytes (64 a unit), then each block's 16-byte header (d, dmin, scales).
+// Q4_K / Q5_K: value e of a block has its low four bits in qs[32 (e / 64) + e % 32], the high
+// nibble for e % 64 >= 32; Q5_K its fifth at bit 2 (e / 64) + (e % 64 >= 32) of qh[e % 32].
+// Device row: k / 2 low-nibble bytes (64 a unit); Q5_K then k / 8 fifth-bit bytes (16 a unit:
+// lane t's 4 bytes, bit 8 i + step for its value i of the step); then each block's 16-byte
+// header (d, dmin, scales).
 constexpr int64_t kQ4kHeader = 16;
 
-uint8_t q4k_host_code(const BlockQ4_K& block, int e) { return get_bits(block.qs, 32 * (e / 64) + e % 32, e % 64 >= 32 ? 4 : 0, 15); }
-void set_q4k_host_code(BlockQ4_K& block, int e, uint8_t code) { set_bits(block.qs, 32 * (e / 64) + e % 32, e % 64 >= 32 ? 4 : 0, 15, code); }
+template <typename Block>
+uint8_t q4k_host_code(const Block& block, int e) {
+  uint8_t code = get_bits(block.qs, 32 * (e / 64) + e % 32, e % 64 >= 32 ? 4 : 0, 15);
+  if constexpr (std::is_same_v<Block, BlockQ5_K>)
+    code |= static_cast<uint8_t>(get_bits(block.qh, e % 32, 2 * (e / 64) + (e % 64 >= 32), 1) << 4);
+  return code;
+}
+template <typename Block>
+void set_q4k_host_code(Block& block, int e, uint8_t code) {
+  set_bits(block.qs, 32 * (e / 64) + e % 32, e % 64 >= 32 ? 4 : 0, 15, code & 15);
+  if constexpr (std::is_same_v<Block, BlockQ5_K>)
+    set_bits(block.qh, e % 32, 2 * (e / 64) + (e % 64 >= 32), 1, code >> 4);
+}
+NibbleAt q5k_device_fifth_bit(int v) {
+  const int step = v / 16, lane = (v % 16) / 4;
+  return {4 * lane + v % 4, step};
+}
 
-template <bool kToDevice>
+template <typename Block, bool kToDevice>
 void convert_q4k_row(const uint8_t* src, int64_t k, uint8_t* dst) {
-  auto* host = reinterpret_cast<BlockQ4_K*>(const_cast<uint8_t*>(kToDevice ? src : dst));
+  constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
+  auto* host = reinterpret_cast<Block*>(const_cast<uint8_t*>(kToDevice ? src : dst));
   uint8_t* device = const_cast<uint8_t*>(kToDevice ? dst : src);
+  const int64_t headers = k / 2 + (kFive ? k / 8 : 0);
   for (int64_t b = 0; b < k / kQkK; ++b) {
-    uint8_t* header = device + k / 2 + kQ4kHeader * b;
+    uint8_t* header = device + headers + kQ4kHeader * b;
     if constexpr (kToDevice) std::memcpy(header, &host[b], kQ4kHeader);
     else std::memcpy(&host[b], header, kQ4kHeader);
     for (int e = 0; e < kQkK; ++e) {
-      uint8_t* unit = device + 64 * (2 * b + e / 128);
-      const NibbleAt at = device_nibble(e % 128);
-      if constexpr (kToDevice) set_bits(unit, at.byte, at.shift, 15, q4k_host_code(host[b], e));
-      else set_q4k_host_code(host[b], e, get_bits(unit, at.byte, at.shift, 15));
+      const int64_t u = 2 * b + e / 128;
+      uint8_t* unit = device + 64 * u;
+      uint8_t* fifth = device + k / 2 + 16 * u;
+      const NibbleAt at = device_nibble(e % 128), bit = q5k_device_fifth_bit(e % 128);
+      if constexpr (kToDevice) {
+        const uint8_t code = q4k_host_code(host[b], e);
+        set_bits(unit, at.byte, at.shift, 15, code & 15);
+        if constexpr (kFive) set_bits(fifth, bit.byte, bit.shift, 1, code >> 4);
+      } else {
+        uint8_t code = get_bits(unit, at.byte, at.shift, 15);
+        if constexpr (kFive) code |= static_cast<uint8_t>(get_bits(fifth, bit.byte, bit.shift, 1) << 4);
+        set_q4k_host_code(host[b], e, code);
+      }
     }
   }
 }
@@ -132,8 +161,8 @@ void convert_k_rows(const void* src, int64_t rows, int64_t k, void* dst) {
     for (int64_t r = begin; r < end; ++r) {
       const auto* in = static_cast<const uint8_t*>(src) + r * row_bytes;
       auto* out = static_cast<uint8_t*>(dst) + r * row_bytes;
-      if constexpr (std::is_same_v<Block, BlockQ4_K>) convert_q4k_row<kToDevice>(in, k, out);
-      else convert_q6k_row<kToDevice>(in, k, out);
+      if constexpr (std::is_same_v<Block, BlockQ6_K>) convert_q6k_row<kToDevice>(in, k, out);
+      else convert_q4k_row<Block, kToDevice>(in, k, out);
     }
   });
 }
@@ -144,6 +173,7 @@ void convert(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
     case DType::kF8_E4M3_B128: return convert_rows<BlockF8B128, kFp8Block, kToDevice>(src, rows, k, dst);
     case DType::kQ8_0: return convert_rows<BlockQ8_0, kQk, kToDevice>(src, rows, k, dst);
     case DType::kQ4_K: return convert_k_rows<BlockQ4_K, kToDevice>(src, rows, k, dst);
+    case DType::kQ5_K: return convert_k_rows<BlockQ5_K, kToDevice>(src, rows, k, dst);
     case DType::kQ6_K: return convert_k_rows<BlockQ6_K, kToDevice>(src, rows, k, dst);
     default: break;
   }
@@ -153,11 +183,12 @@ void convert(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
 }  // namespace
 
 bool has_device_layout(DType dtype) {
-  return dtype == DType::kF8_E4M3_B128 || dtype == DType::kQ8_0 || dtype == DType::kQ4_K || dtype == DType::kQ6_K;
+  return dtype == DType::kF8_E4M3_B128 || dtype == DType::kQ8_0 || dtype == DType::kQ4_K || dtype == DType::kQ5_K ||
+         dtype == DType::kQ6_K;
 }
 
 bool keeps_device_layout(DType dtype, int64_t k) {
-  if (dtype == DType::kQ4_K) return k % kQkK == 0;
+  if (dtype == DType::kQ4_K || dtype == DType::kQ5_K) return k % kQkK == 0;
   if (dtype == DType::kQ6_K) return k % (8 * kQkK) == 0;
   return has_device_layout(dtype);
 }

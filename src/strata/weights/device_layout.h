@@ -11,7 +11,7 @@
 
 namespace strata {
 
-// kF8_E4M3_B128 (f32 scale per 128), kQ8_0 (f16 scale per 32), kQ4_K and kQ6_K have one.
+// kF8_E4M3_B128 (f32 scale per 128), kQ8_0 (f16 scale per 32), kQ4_K, kQ5_K and kQ6_K have one.
 bool has_device_layout(DType dtype);
 // Whether the GPU keeps rows of k values of dtype quantized (its kernels read 16-byte aligned
 // rows: Q6_K rows of 210 k / 256 bytes need k a multiple of 2048); the loader widens the rest.

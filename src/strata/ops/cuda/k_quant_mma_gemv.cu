@@ -1,4 +1,4 @@
-// GGUF Q4_K and Q6_K on the tensor-core GEMV skeleton (mma_gemv.cuh). Each mma step is 16
+// GGUF Q4_K, Q5_K and Q6_K on the tensor-core GEMV skeleton (mma_gemv.cuh). Each mma step is 16
 // values of one sub-block: lane (g, t) holds values 4t..4t+3 of rows g and g + 8 (the device
 // layout puts them in one 16-byte load per 128 columns) and the same x columns. Codes widen to bf16 as
 // 128 + q, one byte permute a pair; a second mma against ones sums x over the step, which takes
@@ -62,6 +62,7 @@ __device__ __forceinline__ void scale_into(const float (&part)[NT][4], const flo
 }
 
 __host__ __device__ int64_t q4k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ4_K)); }
+__host__ __device__ int64_t q5k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ5_K)); }
 __host__ __device__ int64_t q6k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ6_K)); }
 
 // The skeleton's unit for k-quants is a whole super-block (256 columns, both 128-value halves
@@ -83,26 +84,40 @@ __device__ void widen_super_block(const typename Format::Load& l, int r, int64_t
     }
 }
 
-// Q4_K: value = d sc q - dmin m per 32-value sub-block.
+// Q4_K (kFive false) and Q5_K: value = d sc q - dmin m per 32-value sub-block, q four bits, or
+// five with Q5_K's fifth bits (lane t's 4 bytes a unit: bit 8 i + step for its value i).
+template <bool kFive>
 struct Q4kFormat {
   struct Load {
-    uint4 codes[2][2];  // [row g, g + 8][half]: word w = steps 2w (low nibbles) and 2w + 1 (high)
-    uint4 header[2];    // the super-block's d, dmin and packed 6-bit scales and mins
+    uint4 codes[2][2];     // [row g, g + 8][half]: word w = steps 2w (low nibbles) and 2w + 1 (high)
+    uint32_t fifth[2][2];  // Q5_K's fifth bits, [row][half]
+    uint4 header[2];       // the super-block's d, dmin and packed 6-bit scales and mins
   };
 
-  __host__ __device__ static int64_t row_bytes(int64_t k) { return q4k_row_bytes(k); }
+  __host__ __device__ static int64_t row_bytes(int64_t k) { return kFive ? q5k_row_bytes(k) : q4k_row_bytes(k); }
 
   template <bool kWide>
   __device__ static void load(const Params& p, int64_t row, int64_t b, int t, Load& l) {
+    const int64_t headers = p.k / 2 + (kFive ? p.k / 8 : 0);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const bool valid = row + 8 * r < p.n;
-      const uint8_t* base = p.weight + (row + 8 * r) * q4k_row_bytes(p.k);
+      const uint8_t* base = p.weight + (row + 8 * r) * row_bytes(p.k);
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int h = 0; h < 2; ++h) {
         l.codes[r][h] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 128 * b + 64 * h + 16 * t)) : uint4{};
-      l.header[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + p.k / 2 + 16 * b)) : uint4{};
+        if constexpr (kFive)
+          l.fifth[r][h] = valid ? __ldcs(reinterpret_cast<const unsigned*>(base + p.k / 2 + 32 * b + 16 * h + 4 * t)) : 0u;
+      }
+      l.header[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + headers + 16 * b)) : uint4{};
     }
+  }
+
+  // Four codes of a step (bytes), row r of the half.
+  __device__ static uint32_t codes(const Load& l, int r, int half, int step) {
+    uint32_t c = (mma_gemv::word(l.codes[r][half], step / 2) >> (4 * (step % 2))) & 0x0f0f0f0fu;
+    if constexpr (kFive) c |= ((l.fifth[r][half] >> step) & 0x01010101u) << 4;
+    return c;
   }
 
   // The 6-bit scales and mins of four sub-blocks (the first four, or the last), a byte each.
@@ -138,8 +153,7 @@ struct Q4kFormat {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           uint32_t a[4];
-          step_fragment((mma_gemv::word(l.codes[0][half], s) >> (4 * h)) & 0x0f0f0f0fu,
-                        (mma_gemv::word(l.codes[1][half], s) >> (4 * h)) & 0x0f0f0f0fu, a);
+          step_fragment(codes(l, 0, half, 2 * s + h), codes(l, 1, half, 2 * s + h), a);
           step_products<NT>(p, a, b * kSuperCols + 128 * half + 16 * (2 * s + h) + 4 * t, g, part, sum);
         }
         scale_into<NT>(part, sum, {scale[0][s], scale[1][s]}, {bias[0][s], bias[1][s]}, acc);
@@ -159,9 +173,9 @@ struct Q4kFormat {
     const int shift = 8 * (step / 2);
     const float d1 = __low2float(dd) * static_cast<float>((sc >> shift) & 0xff);
     const float m1 = __high2float(dd) * static_cast<float>((m >> shift) & 0xff);
-    const uint32_t codes = (mma_gemv::word(l.codes[r][half], step / 2) >> (4 * (step % 2))) & 0x0f0f0f0fu;
+    const uint32_t c = codes(l, r, half, step);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) v[i] = d1 * static_cast<float>((codes >> (8 * i)) & 0xff) - m1;
+    for (int i = 0; i < 4; ++i) v[i] = d1 * static_cast<float>((c >> (8 * i)) & 0xff) - m1;
   }
 };
 
@@ -236,19 +250,24 @@ struct Q6kFormat {
   }
 };
 
-void launch_format(DType dtype, const Params& params, bool f32, unsigned pairs, int warps, cudaStream_t stream) {
-  if (dtype == DType::kQ4_K) {
-    if (f32) return mma_gemv::launch<Q4kFormat, float>(params, pairs, warps, stream);
-    return mma_gemv::launch<Q4kFormat, mma_gemv::bf16>(params, pairs, warps, stream);
-  }
-  if (f32) return mma_gemv::launch<Q6kFormat, float>(params, pairs, warps, stream);
-  mma_gemv::launch<Q6kFormat, mma_gemv::bf16>(params, pairs, warps, stream);
+template <typename Format>
+void launch_out(const Params& params, bool f32, unsigned pairs, int warps, cudaStream_t stream) {
+  if (f32) return mma_gemv::launch<Format, float>(params, pairs, warps, stream);
+  mma_gemv::launch<Format, mma_gemv::bf16>(params, pairs, warps, stream);
 }
+
+void launch_format(DType dtype, const Params& params, bool f32, unsigned pairs, int warps, cudaStream_t stream) {
+  if (dtype == DType::kQ4_K) return launch_out<Q4kFormat<false>>(params, f32, pairs, warps, stream);
+  if (dtype == DType::kQ5_K) return launch_out<Q4kFormat<true>>(params, f32, pairs, warps, stream);
+  launch_out<Q6kFormat>(params, f32, pairs, warps, stream);
+}
+
+bool is_k_quant(DType dtype) { return dtype == DType::kQ4_K || dtype == DType::kQ5_K || dtype == DType::kQ6_K; }
 
 }  // namespace
 
 bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args) {
-  return (dtype == DType::kQ4_K || dtype == DType::kQ6_K) && keeps_device_layout(dtype, args.k) && args.m >= 1 &&
+  return is_k_quant(dtype) && keeps_device_layout(dtype, args.k) && args.m >= 1 &&
          args.m <= kKQuantMmaGemvMaxRows && !args.gated_input && mma_gemv::aligned(args.x, 8) &&
          mma_gemv::aligned(args.weight, 16) && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
@@ -262,8 +281,7 @@ void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t strea
 }
 
 bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args) {
-  return (dtype == DType::kQ4_K || dtype == DType::kQ6_K) && keeps_device_layout(dtype, args.k) &&
-         mma_gemv::aligned(args.x, 8) && mma_gemv::aligned(args.weights, 16) && args.pairs_per_x >= 1 &&
+  return is_k_quant(dtype) && keeps_device_layout(dtype, args.k) && mma_gemv::aligned(args.x, 8) && mma_gemv::aligned(args.weights, 16) && args.pairs_per_x >= 1 &&
          args.num_pairs <= 65535 && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
@@ -276,11 +294,12 @@ void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStre
 }
 
 void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
-  STRATA_CHECK(k % kSuperCols == 0 && (dtype == DType::kQ4_K || dtype == DType::kQ6_K));
+  STRATA_CHECK(k % kSuperCols == 0 && is_k_quant(dtype));
   const Params p{.x = nullptr, .weight = static_cast<const uint8_t*>(src), .bias = nullptr, .out = nullptr,
                  .n = rows, .k = k, .units = k / kSuperCols, .rows = 0, .accumulate = false};
   auto* out = static_cast<mma_gemv::bf16*>(dst);
-  if (dtype == DType::kQ4_K) return mma_gemv::widen<Q4kFormat>(p, out, current_stream());
+  if (dtype == DType::kQ4_K) return mma_gemv::widen<Q4kFormat<false>>(p, out, current_stream());
+  if (dtype == DType::kQ5_K) return mma_gemv::widen<Q4kFormat<true>>(p, out, current_stream());
   mma_gemv::widen<Q6kFormat>(p, out, current_stream());
 }
 

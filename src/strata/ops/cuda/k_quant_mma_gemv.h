@@ -1,4 +1,4 @@
-// GGUF k-quant weights (Q4_K, Q6_K: 256-value super-blocks of sub-block scales) against 1-32
+// GGUF k-quant weights (Q4_K, Q5_K, Q6_K: 256-value super-blocks of sub-block scales) against 1-32
 // decode rows on the tensor cores, in the device layout (weights/device_layout.h):
 // out[M, N] = x[M, K] @ W^T.
 #pragma once
@@ -12,7 +12,7 @@ namespace strata::cuda {
 
 constexpr int64_t kKQuantMmaGemvMaxRows = 32;
 
-// dtype Q4_K or Q6_K in a layout the GPU keeps (keeps_device_layout), M <= 32, no gated input,
+// dtype Q4_K, Q5_K or Q6_K in a layout the GPU keeps (keeps_device_layout), M <= 32, no gated input,
 // 8-byte aligned x, 16-byte aligned weight, bf16 or f32 out.
 bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args);
 void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream);

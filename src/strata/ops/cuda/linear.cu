@@ -1,6 +1,6 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h). FP8, Q8_0, Q4_K and Q6_K weights: 1-32 rows
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8, Q8_0 and k-quant weights: 1-32 rows
 // on the tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h, k_quant_mma_gemv.h; FP8 with K not a
 // multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), more through a bf16 widening.
 #include "strata/ops/cuda/common.cuh"
@@ -57,7 +57,7 @@ bool quantized_gemv(DType dtype, const QuantGemvArgs& args) {
   return false;
 }
 
-// Block-quantized weight [N, K] (FP8, Q8_0, Q4_K, Q6_K): up to 32 rows stream it; more rows
+// Block-quantized weight [N, K] (FP8, Q8_0, Q4_K, Q5_K, Q6_K): up to 32 rows stream it; more rows
 // multiply its bf16 widening, made in scratch that only grows (captured graphs keep its pointer;
 // the runner warms shapes first).
 void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
