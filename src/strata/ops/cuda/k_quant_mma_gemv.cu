@@ -250,16 +250,10 @@ struct Q6kFormat {
   }
 };
 
-template <typename Format>
-void launch_out(const Params& params, bool f32, unsigned pairs, int warps, cudaStream_t stream) {
-  if (f32) return mma_gemv::launch<Format, float>(params, pairs, warps, stream);
-  mma_gemv::launch<Format, mma_gemv::bf16>(params, pairs, warps, stream);
-}
-
-void launch_format(DType dtype, const Params& params, bool f32, unsigned pairs, int warps, cudaStream_t stream) {
-  if (dtype == DType::kQ4_K) return launch_out<Q4kFormat<false>>(params, f32, pairs, warps, stream);
-  if (dtype == DType::kQ5_K) return launch_out<Q4kFormat<true>>(params, f32, pairs, warps, stream);
-  launch_out<Q6kFormat>(params, f32, pairs, warps, stream);
+void launch_format(DType dtype, DType out, const Params& params, unsigned pairs, int warps, cudaStream_t stream) {
+  if (dtype == DType::kQ4_K) return mma_gemv::launch_for<Q4kFormat<false>>(out, params, pairs, warps, stream);
+  if (dtype == DType::kQ5_K) return mma_gemv::launch_for<Q4kFormat<true>>(out, params, pairs, warps, stream);
+  mma_gemv::launch_for<Q6kFormat>(out, params, pairs, warps, stream);
 }
 
 bool is_k_quant(DType dtype) { return dtype == DType::kQ4_K || dtype == DType::kQ5_K || dtype == DType::kQ6_K; }
@@ -277,7 +271,7 @@ void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t strea
   STRATA_CHECK(k_quant_mma_gemv_supported(dtype, args));
   Params params = mma_gemv::params_for(args);
   params.units = args.k / kSuperCols;
-  launch_format(dtype, params, args.out_dtype == DType::kF32, 1, mma_gemv::auto_warps(args.m, params.units), stream);
+  launch_format(dtype, args.out_dtype, params, 1, mma_gemv::auto_warps(args.m, params.units), stream);
 }
 
 bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args) {
@@ -290,7 +284,7 @@ void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStre
   STRATA_CHECK(k_quant_mma_gemv_experts_supported(dtype, args));
   Params params = mma_gemv::params_for(args);
   params.units = args.k / kSuperCols;
-  launch_format(dtype, params, args.out_dtype == DType::kF32, static_cast<unsigned>(args.num_pairs), 8, stream);
+  launch_format(dtype, args.out_dtype, params, static_cast<unsigned>(args.num_pairs), 8, stream);
 }
 
 void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {

@@ -203,6 +203,13 @@ void launch(const Params& p, unsigned pairs, int warps, cudaStream_t stream) {
   launch_rows<Format, 8, Tout>(p, pairs, stream);
 }
 
+// launch<Format, Tout> for an out dtype of bf16 or f32.
+template <typename Format>
+void launch_for(DType out_dtype, const Params& p, unsigned pairs, int warps, cudaStream_t stream) {
+  if (out_dtype == DType::kF32) return launch<Format, float>(p, pairs, warps, stream);
+  launch<Format, bf16>(p, pairs, warps, stream);
+}
+
 // 32 columns with short rows: 4 warps a block (FP8 gate|up 90 us against 119 at 8, H200); else 8.
 inline int auto_warps(int64_t rows, int64_t units) { return rows > 16 && units <= 64 ? 4 : 8; }
 
