@@ -5,11 +5,17 @@
     outputs = llm.generate(["The capital of France is"], SamplingParams(temperature=0, max_tokens=8))
     print(outputs[0].outputs[0].text)
 
+A pooling model: LLM("Qwen/Qwen3-Embedding-0.6B").embed(["a", "b"])[0].outputs.embedding, and
+LLM(reranker).score("query", ["doc 1", "doc 2"]).
+
 Engine errors are raised as StrataError (a ValueError) with the engine's message.
 """
 from strata._engine import StrataError
 from strata.llm import LLM
 from strata.outputs import CompletionOutput, Logprob, RequestOutput
+from strata.pooling import (ClassificationOutput, EmbeddingOutput, PoolingParams, PoolingRequestOutput,
+                            ScoringOutput)
 from strata.sampling_params import SamplingParams
 
-__all__ = ["LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "Logprob", "StrataError"]
+__all__ = ["LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "Logprob", "StrataError", "PoolingParams",
+           "PoolingRequestOutput", "EmbeddingOutput", "ClassificationOutput", "ScoringOutput"]

@@ -20,6 +20,7 @@ def _quantization(o, v): o.model.quantization = v or "none"
 def _tokenizer(o, v): o.tokenizer = "" if v is None else str(v)
 def _kv_blocks(o, v): o.model.num_kv_blocks = v or 0
 def _max_model_len(o, v): o.engine.max_model_len = v or 0
+def _pooler_config(o, v): o.model.pooler_config = "" if v is None else (v if isinstance(v, str) else json.dumps(v))
 def _speculative(o, v): o.engine.set_speculative_config(v if isinstance(v, str) else json.dumps(v))
 
 
@@ -56,6 +57,9 @@ _SETTERS = {
     "enable_prefix_caching": _engine_field("enable_prefix_caching"),
     "async_scheduling": _engine_field("async_scheduling"),
     "speculative_config": _speculative,
+    "runner": _model_field("runner"),
+    "task": _model_field("task"),
+    "pooler_config": _pooler_config,
     # Strata's own
     "threads": _model_field("threads"),
     "num_kv_blocks": _kv_blocks,
@@ -70,6 +74,8 @@ _CHOICES = {
     "load_format": ("auto", "dummy"),
     "quantization": (None, "none", "fp8"),
     "ssm_state_dtype": ("f32", "f16"),
+    "runner": ("auto", "generate", "pooling"),
+    "task": ("embed", "classify", "score", "generate"),
 }
 
 # Ranges the strata command's flags check (CLI11) before the engine sees the values.

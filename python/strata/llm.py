@@ -1,6 +1,7 @@
 """LLM: vLLM's offline entry point over Strata's engine, in this process. generate() and
 chat() hand the whole batch to the continuous-batching engine at once (with the GIL
-released) and return one RequestOutput per prompt, in the order given."""
+released) and return one RequestOutput per prompt, in the order given; a pooling model's
+embed(), classify() and score() do the same with prefill-only requests."""
 import itertools
 import json
 import random
@@ -9,6 +10,8 @@ from typing import List, Optional, Sequence, Union
 from strata import _engine
 from strata.engine_args import engine_options
 from strata.outputs import RequestOutput, make_request_output
+from strata.pooling import (ClassificationOutput, EmbeddingOutput, PoolingParams, PoolingRequestOutput, ScoringOutput,
+                            cosine)
 from strata.prompts import conversations, normalize_prompts
 from strata.sampling_params import SamplingParams
 
@@ -62,6 +65,75 @@ class LLM:
         texts = [self._engine.decode(ids, False) for ids in prompt_ids]
         return self._run(texts, prompt_ids, sampling_params)
 
+    def embed(self, prompts, pooling_params: Optional[PoolingParams] = None, use_tqdm: bool = True,
+              truncate_prompt_tokens: Optional[int] = None) -> List[PoolingRequestOutput]:
+        """Embeddings of an embedding model (LLM(model, runner="pooling") or a checkpoint that is one):
+        one PoolingRequestOutput per prompt, .outputs.embedding."""
+        del use_tqdm
+        self._require_task("embed", "embed")
+        _no_truncation(truncate_prompt_tokens)
+        dimensions = (pooling_params.dimensions if pooling_params is not None else None) or 0
+        prompt_ids = self._prompt_ids(prompts)
+        return [PoolingRequestOutput(str(next(self._request_counter)), ids, EmbeddingOutput(list(pooled)))
+                for ids, pooled in zip(prompt_ids, self._pool(prompt_ids, dimensions))]
+
+    def classify(self, prompts, use_tqdm: bool = True) -> List[PoolingRequestOutput]:
+        """A classifier's probabilities per prompt (.outputs.probs): softmax, or sigmoid for one label."""
+        del use_tqdm
+        self._require_task("classify", "classify")
+        prompt_ids = self._prompt_ids(prompts)
+        return [PoolingRequestOutput(str(next(self._request_counter)), ids, ClassificationOutput(list(pooled)))
+                for ids, pooled in zip(prompt_ids, self._pool(prompt_ids))]
+
+    def score(self, data_1, data_2, use_tqdm: bool = True,
+              truncate_prompt_tokens: Optional[int] = None) -> List[PoolingRequestOutput]:
+        """Scores of data_1 against data_2 (strings; one against many, or pairwise): a cross-encoder's
+        sigmoid of its logit over the pair as one sequence, or the cosine of an embedding model's vectors."""
+        del use_tqdm
+        _no_truncation(truncate_prompt_tokens)
+        firsts = [data_1] if isinstance(data_1, str) else list(data_1)
+        seconds = [data_2] if isinstance(data_2, str) else list(data_2)
+        if not all(isinstance(t, str) for t in firsts + seconds):
+            raise TypeError("score(): data_1 and data_2 are strings or lists of strings")
+        if len(firsts) != 1 and len(firsts) != len(seconds):
+            raise ValueError(f"score(): {len(firsts)} texts in data_1 and {len(seconds)} in data_2; give one "
+                             "(scored against each) or as many as data_2 (scored pairwise)")
+        if len(firsts) == 1:
+            firsts = firsts * len(seconds)
+        task = self._engine.task
+        if task == "embed":
+            vectors = self._pool([self._engine.encode(t, True) for t in firsts + seconds])
+            n = len(firsts)
+            scores = [cosine(vectors[i], vectors[n + i]) for i in range(n)]
+            prompt_ids = [[] for _ in range(n)]
+        else:
+            self._require_task("classify", "score")
+            if self._engine.num_labels != 1:
+                raise ValueError(f"score(): this classifier has {self._engine.num_labels} labels; scoring takes a "
+                                 "one-label cross-encoder (use classify())")
+            prompt_ids = [self._engine.encode_pair(a, b, True) for a, b in zip(firsts, seconds)]
+            scores = [pooled[0] for pooled in self._pool(prompt_ids)]
+        return [PoolingRequestOutput(str(next(self._request_counter)), ids, ScoringOutput(score))
+                for ids, score in zip(prompt_ids, scores)]
+
+    def _require_task(self, task, method):
+        if self._engine.task != task:
+            raise ValueError(f"LLM.{method}() needs {'an embedding' if task == 'embed' else 'a classifier'} model; "
+                             f"this one is served for '{self._engine.task}' (pick the runner with LLM(model, "
+                             "runner='pooling') or task='embed' / 'classify')")
+
+    def _prompt_ids(self, prompts):
+        return [ids if ids is not None else self._engine.encode(text, True) for text, ids in normalize_prompts(prompts)]
+
+    def _pool(self, prompt_ids, dimensions=0):
+        requests = []
+        for ids in prompt_ids:
+            request = _engine.GenerationRequest()
+            request.prompt_ids = ids
+            request.set_pooling(dimensions)
+            requests.append(request)
+        return [out.pooled for out in self._engine.generate(requests)]
+
     def _run(self, texts, prompt_ids, sampling_params) -> List[RequestOutput]:
         params = _params_per_prompt(sampling_params, len(prompt_ids))
         requests = [p._to_request(ids, self.max_model_len, self._next_seed(p))
@@ -107,6 +179,11 @@ class Tokenizer:
     @property
     def eos_token_ids(self) -> List[int]:
         return list(self._engine.eos_token_ids)
+
+
+def _no_truncation(truncate_prompt_tokens):
+    if truncate_prompt_tokens is not None:
+        raise ValueError("truncate_prompt_tokens: Strata never cuts a prompt; one over the context is refused")
 
 
 def _params_per_prompt(sampling_params, num_prompts) -> List[SamplingParams]:

@@ -21,7 +21,7 @@ import openai
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pytest_paths import BINARY, FIXTURES, SMOL  # noqa: E402
+from pytest_paths import BINARY, FIXTURES, LOCAL_FIXTURES, SMOL  # noqa: E402
 READY = re.compile(r"ready: serving model '([^']*)' .* on http://([\d.]+):(\d+)/v1")
 
 
@@ -186,5 +186,25 @@ def qwen3_tokenizer_model(tmp_path_factory):
                 with tar.extractfile(member) as src, open(folder / Path(member.name).name, "wb") as dst:
                     shutil.copyfileobj(src, dst)
     server = Server([str(folder), "--max-model-len", "256"], "qwen3_tokenizer")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The Qwen3-Embedding-style fixture (a sentence-transformers folder: pooling found from it),
+    with a 16-token step budget so longer inputs run in chunks."""
+    model = LOCAL_FIXTURES / "hf" / "qwen3_embedding"
+    server = Server([str(model), "--max-model-len", "256", "--max-num-batched-tokens", "16",
+                     "--served-model-name", "tiny-embed"], "embedder")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def reranker():
+    """The one-label Qwen3ForSequenceClassification fixture (a cross-encoder)."""
+    model = LOCAL_FIXTURES / "hf" / "qwen3_reranker"
+    server = Server([str(model), "--max-model-len", "256", "--served-model-name", "tiny-rerank"], "reranker")
     yield server
     server.stop()

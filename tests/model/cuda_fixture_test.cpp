@@ -60,7 +60,9 @@ std::vector<std::string> registered_fixtures() {
     if (!fs::exists(config)) continue;
     std::ifstream in(config);
     const std::string type = nlohmann::json::parse(in).value("model_type", "");
-    if (std::find(supported.begin(), supported.end(), type) != supported.end())
+    std::ifstream reference(entry.path() / "reference.json");
+    const bool has_logits = reference && nlohmann::json::parse(reference).contains("sequences");  // not pooling models
+    if (has_logits && std::find(supported.begin(), supported.end(), type) != supported.end())
       names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());

@@ -44,7 +44,7 @@ void size_ssm_slots(ModelFlags& model, const EngineOptions& engine) {
 }
 
 void capture_decode_graphs(OpenModel& open, const EngineOptions& engine, const std::string& who) {
-  if (open.backend->device().is_cpu()) return;
+  if (open.backend->device().is_cpu() || open.loaded.config.pooler) return;  // pooling models never decode
   const auto start = std::chrono::steady_clock::now();
   const int64_t graphs = open.runner->capture_decode_graphs(engine.max_num_seqs);
   fmt::print("{}: captured {} decode CUDA graphs in {:.2f} s\n", who, graphs,

@@ -37,6 +37,14 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
                      "share of GPU memory for weights, KV cache and activations; sizes the KV cache "
                      "when --num-kv-blocks is 0")
       ->check(CLI::Range(0.05, 1.0));
+  command.add_option("--runner", flags.pooling.runner,
+                     "generate, or pooling for embedding and scoring models (auto: from the checkpoint's "
+                     "architectures and sentence-transformers files)")
+      ->check(CLI::IsMember({"auto", "generate", "pooling"}));
+  command.add_option("--task", flags.pooling.task, "embed, classify or score (a pooling runner), or generate")
+      ->check(CLI::IsMember({"embed", "classify", "score", "generate"}));
+  command.add_option("--pooler-config", flags.pooling.pooler_config,
+                     "how a pooling model pools, as JSON: {\"pooling_type\": \"LAST|MEAN|CLS\", \"normalize\": true}");
 }
 
 void resolve_model_name(ModelFlags& flags) {
@@ -64,6 +72,7 @@ OpenModel open_model(const ModelFlags& given) {
   open.loaded = load_model({.model_path = flags.model,
                             .load_format = parse_load_format(flags.load_format),
                             .quantization = parse_weight_quantization(flags.quantization),
+                            .pooling = flags.pooling,
                             .progress = progress ? &*progress : nullptr},
                            *open.backend);
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,

@@ -129,6 +129,7 @@ void group_serve_flags(CLI::App& cmd) {
   static const std::map<std::string, std::string> kGroups = {
       {"MODEL", "Model"}, {"--model", "Model"}, {"--revision", "Model"}, {"--quantization", "Model"},
       {"--max-model-len", "Model"}, {"--served-model-name", "Model"},
+      {"--runner", "Model"}, {"--task", "Model"}, {"--pooler-config", "Model"},
       {"--load-format", "Load"},
       {"--device", "Device"}, {"--threads", "Device"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
@@ -240,6 +241,7 @@ void run_serve(ServeFlags flags) {
                                   .lora_paths = lora.paths,
                                   .model_path = path,
                                   .vocab_size = open.loaded.config.vocab_size,
+                                  .pooler = open.loaded.config.pooler ? &*open.loaded.config.pooler : nullptr,
                                   .created_unix = static_cast<int64_t>(std::time(nullptr))};
   server::HttpServer http(model, flags.server);
   const int port = http.bind();
@@ -247,6 +249,10 @@ void run_serve(ServeFlags flags) {
                            .model_context_tokens = open.loaded.config.max_position_embeddings,
                            .max_model_len = engine.max_model_len()};
   for (const std::string& line : startup_summary(facts)) fmt::print("{}\n", line);
+  if (const std::optional<PoolerConfig>& pooler = open.loaded.config.pooler)
+    fmt::print("runner: pooling ({}: {} pooling{}), served on /v1/{}\n", model_task_name(open.loaded.config),
+               pooling_type_name(pooler->pooling_type), pooler->normalize ? ", normalized" : "",
+               pooler->head == ModelHead::kClassifier ? "score, /v1/rerank and /v1/classify" : "embeddings");
   fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
              flags.server.host, port);
   if (flags.server.ui) fmt::print("chat page: http://{}:{}/\n", flags.server.host, port);

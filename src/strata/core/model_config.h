@@ -29,6 +29,26 @@ struct RopeConfig {
   double partial_rotary_factor = 1.0;
 };
 
+// What a forward computes at the positions a step asks for: next-token logits, the final
+// hidden states (embedding models) or a classifier's scores (`score.weight`, sequence
+// classification and cross-encoders).
+enum class ModelHead : uint8_t { kLanguageModel, kHiddenStates, kClassifier };
+enum class PoolingType : uint8_t { kLast, kMean, kCls };
+
+// How a pooling model (runner "pooling", vLLM's word) turns a prompt's per-token outputs into
+// one vector; model/pooler_config.h fills it from flags, sentence-transformers files and
+// config.json.
+struct PoolerConfig {
+  ModelHead head = ModelHead::kHiddenStates;
+  PoolingType pooling_type = PoolingType::kLast;
+  bool normalize = true;             // L2 normalisation of embeddings
+  bool activation = true;            // classifiers: sigmoid (one label) or softmax over the scores
+  int64_t num_labels = 0;            // classifiers: rows of score.weight
+  std::vector<std::string> labels;   // classifiers: id2label by index
+  bool matryoshka = false;           // requests may ask for fewer `dimensions`
+  std::vector<int64_t> matryoshka_dimensions;  // the ones allowed; empty: any in [1, hidden_size]
+};
+
 struct ModelConfig {
   nlohmann::json raw;
   std::string model_type;
@@ -48,6 +68,9 @@ struct ModelConfig {
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;
   RopeConfig rope;
+  std::optional<PoolerConfig> pooler;  // set (by the loader): a pooling model, nothing sampled
+
+  ModelHead head() const { return pooler ? pooler->head : ModelHead::kLanguageModel; }
 
   static ModelConfig from_json(const nlohmann::json& json);
   static ModelConfig from_file(const std::string& path);

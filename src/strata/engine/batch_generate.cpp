@@ -46,6 +46,7 @@ void RequestOutput::add(const RequestUpdate& update) {
     }
   }
   prompt_logprobs.insert(prompt_logprobs.end(), update.prompt_logprobs.begin(), update.prompt_logprobs.end());
+  if (!update.pooled.empty()) pooled = update.pooled;
   num_prompt_tokens = update.num_prompt_tokens;
   num_cached_tokens = update.num_cached_tokens;
   if (update.finished) {

@@ -23,6 +23,7 @@ struct ChoiceOutput {
 struct RequestOutput {
   std::vector<ChoiceOutput> choices;  // n of them, by choice index
   std::vector<PromptLogprob> prompt_logprobs;
+  std::vector<float> pooled;      // a pooling request's embedding or scores
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_tokens = 0;  // prompt tokens the prefix cache served
   std::string error;              // set when the engine failed the request

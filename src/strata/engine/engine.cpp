@@ -1,8 +1,13 @@
 #include "strata/engine/engine.h"
 
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
 #include "strata/core/error.h"
 #include "strata/core/logging.h"
 #include "strata/engine/engine_loop.h"
+#include "strata/engine/pooling.h"
 #include "strata/lora/lora_set.h"
 
 namespace strata {
@@ -37,6 +42,32 @@ void check_token_ids(const GenerationRequest& request, int64_t vocab_size) {
       fail("logit_bias names token {}, outside the model's vocabulary; give ids in [0, {})", bias.token_id, vocab_size);
 }
 
+// What separates a pooling model's requests from a generative model's.
+void check_runner(const GenerationRequest& request, const std::optional<PoolerConfig>& pooler, int64_t hidden_size) {
+  if (!pooler) {
+    if (request.pooling)
+      fail("this model generates text; embeddings and scores need a pooling model (an embedding or "
+           "sequence-classification checkpoint, or --runner pooling)");
+    return;
+  }
+  if (!request.pooling)
+    fail("this is a pooling model ({}); it does not generate text: use /v1/embeddings, /v1/score, /v1/rerank or "
+         "/v1/classify (serve a generative model for completions)",
+         pooler->head == ModelHead::kClassifier ? "a classifier or cross-encoder" : "an embedding model");
+  if (request.n != 1 || request.prompt_logprobs >= 0)
+    fail("a pooling request takes n = 1 and no prompt_logprobs");
+  const int32_t dimensions = request.pooling->dimensions;
+  if (dimensions == 0) return;
+  if (pooler->head != ModelHead::kHiddenStates || !pooler->matryoshka)
+    fail("this model does not support matryoshka representation: 'dimensions' {} cannot be served; leave it out",
+         dimensions);
+  if (dimensions < 1 || dimensions > hidden_size)
+    fail("dimensions must be between 1 and the model's embedding size {}, got {}", hidden_size, dimensions);
+  const std::vector<int64_t>& allowed = pooler->matryoshka_dimensions;
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), dimensions) == allowed.end())
+    fail("dimensions {} is not one this model was trained for; use one of {}", dimensions, fmt::join(allowed, ", "));
+}
+
 }  // namespace
 
 Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
@@ -45,6 +76,8 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   validate_engine_options(options);
   max_model_len_ = resolve_max_model_len(options, runner);
   vocab_size_ = runner.model().config().vocab_size;
+  hidden_size_ = runner.model().config().hidden_size;
+  pooler_ = runner.model().config().pooler;
   options_.block_size = static_cast<int32_t>(runner.block_size());
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
@@ -82,8 +115,12 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   if (stopping_.load()) fail("the server is shutting down; retry on another instance");
   if (auto fatal = fatal_error()) fail("the engine has stopped after a device failure ({}); retry shortly", *fatal);
   if (request.prompt_ids.empty()) fail("the prompt is empty; give at least one token");
+  check_runner(request, pooler_, hidden_size_);
   const int64_t prompt_len = static_cast<int64_t>(request.prompt_ids.size());
-  if (prompt_len >= max_model_len_)
+  if (request.pooling && prompt_len > max_model_len_)
+    fail("the input has {} tokens, more than the maximum context length of {} tokens; shorten it (or raise "
+         "--max-model-len)", prompt_len, max_model_len_);
+  if (!request.pooling && prompt_len >= max_model_len_)
     fail("the prompt has {} tokens, but the maximum context length is {} tokens; shorten the prompt (or raise "
          "--max-model-len, which the KV pool's --num-kv-blocks bounds)", prompt_len, max_model_len_);
   if (!options_.enable_chunked_prefill && prompt_len > options_.max_num_batched_tokens)
@@ -103,6 +140,7 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   state->request = std::move(request);
   state->stream = std::make_shared<RequestStream>(state->request_id);
   state->arrival = Clock::now();
+  state->pools_every_position = pooler_ && pools_every_position(*pooler_);
   auto stream = state->stream;
   loop_->enqueue(std::move(state));
   return stream;

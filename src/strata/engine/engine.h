@@ -43,6 +43,8 @@ class Engine {
   void shutdown(std::chrono::milliseconds deadline);
 
   int32_t max_model_len() const { return max_model_len_; }
+  // Set for a pooling model: its requests must carry `pooling`, and no other request is served.
+  const std::optional<PoolerConfig>& pooler() const { return pooler_; }
   bool async_scheduling() const { return *options_.async_scheduling; }
   bool running() const { return !stopping_.load() && !fatal_error(); }
   // Set once the device is lost: why. Every request has failed and no step runs again.
@@ -56,6 +58,8 @@ class Engine {
   int32_t num_lora_slots_ = 0;  // the runner's adapters when the engine was made
   int32_t max_model_len_;
   int64_t vocab_size_;
+  int64_t hidden_size_;
+  std::optional<PoolerConfig> pooler_;
   EngineStats stats_;
   std::unique_ptr<EngineLoop> loop_;
   std::atomic<bool> stopping_{false};

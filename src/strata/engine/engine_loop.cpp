@@ -162,7 +162,7 @@ StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>
   STRATA_CHECK(seq.num_pending_tokens <= 1);
   const int32_t known = r.num_tokens - r.num_draft_tokens;  // of token_ids; drafts follow
   const bool reaches_end = seq.num_computed_tokens + known == seq.num_tokens();
-  const LogitsMode logits = r.num_draft_tokens > 0 || wants_prompt_logprobs(seq)
+  const LogitsMode logits = r.num_draft_tokens > 0 || wants_prompt_logprobs(seq) || seq.request->pools_every_position
                                 ? LogitsMode::kAll
                                 : (reaches_end ? LogitsMode::kLast : LogitsMode::kNone);
   StepRow row{.seq_id = seq.id,
@@ -205,6 +205,10 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
     register_blocks(seq);
     if (batch.rows()[i].logits == LogitsMode::kNone) continue;
     int64_t logits_row = batch.logits_row_offsets()[i];
+    if (seq.request->request.pooling) {
+      add_pooled_rows(seq, batch.rows()[i], logits, logits_row);
+      continue;
+    }
     if (drafts == 0 && batch.rows()[i].logits == LogitsMode::kAll) {
       add_prompt_logprobs(seq, batch.rows()[i], logits.slice_rows(logits_row, logits_row + batch.rows()[i].q_len()));
       if (seq.num_computed_tokens < seq.num_tokens()) continue;  // a chunk short of the end samples nothing

@@ -95,6 +95,9 @@ class EngineLoop {
   bool wants_prompt_logprobs(const Sequence& seq) const;
   void add_prompt_logprobs(Sequence& seq, const StepRow& row, const Tensor& row_logits);
   void add_pending_tokens(InFlightStep& step);
+  // A pooling request's outputs of this step's row (engine_loop_pooling.cpp): pooled on the
+  // host; the row that completes the prompt finishes the request with its vector.
+  void add_pooled_rows(Sequence& seq, const StepRow& row, const Tensor& outputs, int64_t first_output);
   // Reads the step's samples back and appends them (stop checks, streaming, finishing).
   void finish_step(InFlightStep& step);
   void finish_in_flight();

@@ -121,6 +121,11 @@ void OutputProcessor::add_prompt_logprobs(Sequence& seq, std::vector<PromptLogpr
   touched_.push_back(seq.request);
 }
 
+void OutputProcessor::set_pooled(Sequence& seq, std::vector<float> pooled) {
+  seq.request->pending.pooled = std::move(pooled);
+  touched_.push_back(seq.request);
+}
+
 std::vector<std::shared_ptr<RequestState>> OutputProcessor::publish() {
   std::vector<std::shared_ptr<RequestState>> finished;
   for (const auto& request : touched_) {

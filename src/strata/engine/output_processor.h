@@ -45,6 +45,8 @@ class OutputProcessor {
   std::vector<uint32_t> allowed_tokens(const Sequence& seq);
   // Queues prompt logprobs of the request's next prompt positions.
   void add_prompt_logprobs(Sequence& seq, std::vector<PromptLogprob> entries);
+  // Queues a pooling request's answer (its update then finishes it through finish()).
+  void set_pooled(Sequence& seq, std::vector<float> pooled);
   // Pushes the queued updates; returns the requests that finished with them.
   std::vector<std::shared_ptr<RequestState>> publish();
 

@@ -31,6 +31,7 @@ std::optional<RequestUpdate> RequestStream::pop(std::chrono::milliseconds timeou
     RequestUpdate& next = queue_.front();
     for (ChoiceDelta& d : next.deltas) merged.deltas.push_back(std::move(d));
     for (PromptLogprob& p : next.prompt_logprobs) merged.prompt_logprobs.push_back(std::move(p));
+    if (!next.pooled.empty()) merged.pooled = std::move(next.pooled);
     merged.finished = merged.finished || next.finished;
     if (!next.error.empty()) merged.error = next.error;
     merged.num_prompt_tokens = next.num_prompt_tokens;

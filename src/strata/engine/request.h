@@ -22,6 +22,12 @@ struct ToolCallFormat;
 inline constexpr int32_t kMaxChoices = 128;               // n of one engine request
 inline constexpr int32_t kMaxSequencesPerRequest = 256;  // prompts x n of one API request
 
+// A pooling model's request: the prompt runs as prefill only (chunked like any prompt),
+// nothing is sampled, and the answer is one vector (RequestUpdate::pooled).
+struct PoolingRequest {
+  int32_t dimensions = 0;  // > 0: keep the first `dimensions` values (matryoshka), then normalise
+};
+
 struct GenerationRequest {
   std::vector<int32_t> prompt_ids;
   SamplingParams sampling;
@@ -40,6 +46,7 @@ struct GenerationRequest {
   // >= 0: logprobs of the prompt's tokens with this many top tokens each; such a request
   // skips the prefix cache (a cached prefix has no logits). -1: none.
   int32_t prompt_logprobs = -1;
+  std::optional<PoolingRequest> pooling;  // set: pool the prompt (pooling models only)
 };
 
 // kCancelled: the client cancelled it or the server shut down before it ended ("abort", as
@@ -59,6 +66,7 @@ struct ChoiceDelta {
 struct RequestUpdate {
   std::vector<ChoiceDelta> deltas;
   std::vector<PromptLogprob> prompt_logprobs;  // of prompt positions 1.., in order, each once
+  std::vector<float> pooled;             // a pooling request's answer, with its last update
   bool finished = false;                 // every choice has finished
   std::string error;                     // set with finished when the request failed
   int32_t num_prompt_tokens = 0;

@@ -76,7 +76,7 @@ bool Scheduler::prepare_admission(Sequence& seq) {
     seq.ssm_slot = *slot;
   }
   if (memory_.prefix_cache() != nullptr && seq.num_computed_tokens == 0 && seq.block_table.empty() &&
-      seq.request->request.prompt_logprobs < 0)
+      seq.request->request.prompt_logprobs < 0 && !seq.request->pools_every_position)
     apply_prefix_match(seq);
   return true;
 }

@@ -10,6 +10,7 @@
 
 #include "strata/cache/snapshot_policy.h"
 #include "strata/engine/output_constraint.h"
+#include "strata/engine/pooling.h"
 #include "strata/engine/request.h"
 #include "strata/engine/sampler.h"
 #include "strata/engine/stop_checker.h"
@@ -34,6 +35,7 @@ struct RequestState {
   int64_t num_prefix_queries = 0;  // tokens looked up in the prefix cache (for /metrics)
   int64_t num_prefix_hits = 0;     // tokens found
   int32_t num_prompt_logprobs = 0; // prompt positions given logprobs so far (a recompute skips them)
+  bool pools_every_position = false;  // a MEAN or CLS pooling request: no prefix-cache hits
   bool cancelled = false;
   bool forked = false;    // choices 1..n-1 exist (they fork off choice 0 after its prompt)
   std::string error;      // why the engine failed it; empty unless it did
@@ -76,6 +78,7 @@ struct Sequence {
   std::unique_ptr<StopChecker> stop_checker;
   std::unique_ptr<OutputConstraint> constraint;  // the output so far, when constrained (JSON, tool calls)
   Clock::time_point last_token_time;
+  PoolingState pooling;  // a pooling request's prompt outputs so far
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

@@ -21,9 +21,10 @@ namespace fs = std::filesystem;
 constexpr const char* kConfig = "config.json";
 constexpr const char* kIndex = "model.safetensors.index.json";
 constexpr const char* kSingleWeights = "model.safetensors";
-// Fetched when the repo has them; the tokenizer and chat template live here.
+// Fetched when the repo has them; the tokenizer and chat template live here, and a
+// sentence-transformers model's pooling (model/pooler_config.h).
 constexpr const char* kOptionalFiles[] = {"tokenizer.json", "tokenizer_config.json", "generation_config.json",
-                                          "chat_template.jinja"};
+                                          "chat_template.jinja", "modules.json", "1_Pooling/config.json"};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -1,12 +1,30 @@
 #include "strata/model/model.h"
 
+#include "strata/core/error.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
 
 namespace strata {
 
-Model::Model(ModelConfig config, Parts parts) : config_(std::move(config)), parts_(std::move(parts)) {}
+Model::Model(ModelConfig config, Parts parts) : config_(std::move(config)), parts_(std::move(parts)) {
+  const bool has_head = parts_.lm_head.defined();
+  const bool fits = config_.head() == ModelHead::kHiddenStates
+                        ? !has_head
+                        : has_head && parts_.lm_head.dim(0) == output_width();
+  if (!fits)
+    fail("model_type '{}' cannot be served as a pooling model (its builder sets its own output head); serve it "
+         "with --runner generate", config_.model_type);
+}
+
+int64_t Model::output_width() const {
+  switch (config_.head()) {
+    case ModelHead::kHiddenStates: return config_.hidden_size;
+    case ModelHead::kClassifier: return config_.pooler->num_labels;
+    case ModelHead::kLanguageModel: break;
+  }
+  return config_.vocab_size;
+}
 
 void Model::add_layer(std::unique_ptr<Layer> layer, std::string description) {
   const LayerCaps caps = layer->caps();
@@ -33,7 +51,13 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
   ops::gather_rows(x, step.device().logits_indices, last);
   parts_.final_norm.apply(last, last);
-  Tensor logits = ctx.step_workspace.alloc(DType::kF32, {num_logits, config_.vocab_size});
+  if (config_.head() == ModelHead::kHiddenStates) {
+    if (last.dtype() == DType::kF32) return last;
+    Tensor hidden_f32 = ctx.step_workspace.alloc(DType::kF32, {num_logits, hidden});
+    if (num_logits > 0) ops::convert(last, hidden_f32);
+    return hidden_f32;
+  }
+  Tensor logits = ctx.step_workspace.alloc(DType::kF32, {num_logits, output_width()});
   if (num_logits > 0) ops::linear(last, parts_.lm_head, Tensor(), logits);
   return logits;
 }

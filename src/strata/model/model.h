@@ -1,5 +1,7 @@
-// Model: the generic loop. embed -> every layer's forward -> final norm -> lm_head, with
-// logits only for the token rows the step asks for. Architectures only build the parts.
+// Model: the generic loop. embed -> every layer's forward -> final norm -> head, with outputs
+// only for the token rows the step asks for. The head is the lm_head (logits), none (a pooling
+// model's hidden states) or a classifier's score weight (config.head()). Architectures only
+// build the parts.
 #pragma once
 
 #include <memory>
@@ -18,16 +20,22 @@ class Model {
     Tensor embed_tokens;        // [vocab, hidden]
     float embed_scale = 1.0f;   // Gemma multiplies embeddings by sqrt(hidden)
     RmsNorm final_norm;         // [hidden]
-    Tensor lm_head;             // [vocab, hidden]; the embedding when tied
+    Tensor lm_head;             // [vocab, hidden]; the embedding when tied; [num_labels, hidden]
+                                // for a classifier; undefined for hidden states
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
+  // Throws an Error when the parts do not give config.head() (an architecture whose builder
+  // sets its own lm_head cannot be a pooling model).
   Model(ModelConfig config, Parts parts);
 
   void add_layer(std::unique_ptr<Layer> layer, std::string description);
 
-  // Logits [step.num_logits(), vocab] f32 on the model's device (from step_workspace).
+  // Outputs [step.num_logits(), output_width()] f32 on the model's device (from step_workspace):
+  // logits, hidden states or classifier scores.
   Tensor forward(const StepBatch& step, ForwardContext& ctx) const;
+  // vocab_size, hidden_size or num_labels, by config().head().
+  int64_t output_width() const;
 
   const ModelConfig& config() const { return config_; }
   int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }

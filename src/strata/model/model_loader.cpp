@@ -7,6 +7,7 @@
 #include "strata/weights/fp8_source.h"
 #include "strata/weights/gguf_config.h"
 #include "strata/weights/gguf_source.h"
+#include "strata/weights/prefixed_source.h"
 #include "strata/weights/safetensors_source.h"
 
 namespace strata {
@@ -68,6 +69,9 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
   } else {
     open_gguf(path, loaded);
   }
+  loaded.config.pooler = resolve_pooler_config(options.model_path, loaded.config, options.pooling);
+  if (loaded.source && lacks_model_prefix(*loaded.source))
+    loaded.source = std::make_unique<PrefixedWeightSource>(std::move(loaded.source), "model.");
   if (loaded.source) {
     std::optional<Fp8SourceOptions> fp8 = fp8_checkpoint_options(loaded.config.raw);
     if (options.quantization == WeightQuantization::kFp8) {

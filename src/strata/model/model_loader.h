@@ -8,6 +8,7 @@
 #include "strata/backend/backend.h"
 #include "strata/model/model.h"
 #include "strata/model/model_weights.h"
+#include "strata/model/pooler_config.h"
 
 namespace strata {
 
@@ -21,6 +22,7 @@ struct LoadOptions {
   // --quantization: kFp8 quantizes the linears of a float checkpoint (or dummy weights) to FP8
   // at load. FP8 checkpoints load as FP8 without it.
   WeightQuantization quantization = WeightQuantization::kNone;
+  PoolingFlags pooling;  // the runner (generate or pooling) and how a pooling model pools
   // Shown while weights load: started with the bytes expected, finished when the model is built.
   ProgressReporter* progress = nullptr;
 };

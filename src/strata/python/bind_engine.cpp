@@ -60,7 +60,13 @@ void bind_options(py::module_& m) {
       .def_readwrite("num_kv_blocks", &cli::ModelFlags::num_kv_blocks)
       .def_readwrite("gpu_memory_utilization", &cli::ModelFlags::gpu_memory_utilization)
       .def_readwrite("ssm_state_dtype", &cli::ModelFlags::ssm_state_dtype)
-      .def_readwrite("load_progress", &cli::ModelFlags::load_progress);
+      .def_readwrite("load_progress", &cli::ModelFlags::load_progress)
+      .def_property("runner", [](const cli::ModelFlags& f) { return f.pooling.runner; },
+                    [](cli::ModelFlags& f, const std::string& v) { f.pooling.runner = v; })
+      .def_property("task", [](const cli::ModelFlags& f) { return f.pooling.task; },
+                    [](cli::ModelFlags& f, const std::string& v) { f.pooling.task = v; })
+      .def_property("pooler_config", [](const cli::ModelFlags& f) { return f.pooling.pooler_config; },
+                    [](cli::ModelFlags& f, const std::string& v) { f.pooling.pooler_config = v; });
   py::class_<EngineOptions>(m, "EngineOptions")
       .def(py::init<>())
       .def_readwrite("max_num_batched_tokens", &EngineOptions::max_num_batched_tokens)
@@ -89,12 +95,15 @@ void bind_engine(py::module_& m) {
       .def(py::init<OfflineEngineOptions>(), py::call_guard<py::gil_scoped_release>())
       .def("generate", &generate, "run every request to its end; outputs in the order given")
       .def("encode", &OfflineEngine::encode, py::arg("text"), py::arg("add_special_tokens") = true)
+      .def("encode_pair", &OfflineEngine::encode_pair, py::arg("a"), py::arg("b"), py::arg("add_special_tokens") = true)
       .def("decode", &OfflineEngine::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)
       .def("encode_chat", &encode_chat, py::arg("messages_json"), py::arg("tools_json"),
            py::arg("template_kwargs_json"), py::arg("add_generation_prompt"))
       .def_property_readonly("model_path", &OfflineEngine::model_path)
       .def_property_readonly("max_model_len", &OfflineEngine::max_model_len)
       .def_property_readonly("vocab_size", &OfflineEngine::vocab_size)
+      .def_property_readonly("task", &OfflineEngine::task)
+      .def_property_readonly("num_labels", &OfflineEngine::num_labels)
       .def_property_readonly("eos_token_ids", &OfflineEngine::eos_token_ids);
 }
 

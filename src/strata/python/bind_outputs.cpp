@@ -36,6 +36,7 @@ void bind_outputs(py::module_& m) {
   py::class_<RequestOutput>(m, "RequestOutput")
       .def_readonly("choices", &RequestOutput::choices)
       .def_readonly("prompt_logprobs", &RequestOutput::prompt_logprobs)
+      .def_readonly("pooled", &RequestOutput::pooled)
       .def_readonly("num_prompt_tokens", &RequestOutput::num_prompt_tokens)
       .def_readonly("num_cached_tokens", &RequestOutput::num_cached_tokens);
 }

@@ -36,7 +36,11 @@ void bind_requests(py::module_& m) {
       .def_readwrite("ignore_eos", &GenerationRequest::ignore_eos)
       .def_readwrite("skip_special_tokens", &GenerationRequest::skip_special_tokens)
       .def_readwrite("n", &GenerationRequest::n)
-      .def_readwrite("prompt_logprobs", &GenerationRequest::prompt_logprobs);
+      .def_readwrite("prompt_logprobs", &GenerationRequest::prompt_logprobs)
+      .def("set_pooling", [](GenerationRequest& r, int32_t dimensions) {
+        r.max_tokens = 0;
+        r.pooling = PoolingRequest{.dimensions = dimensions};
+      }, py::arg("dimensions") = 0);
 }
 
 }  // namespace strata::python

@@ -33,12 +33,16 @@ class OfflineEngine {
   // Throws an Error saying how to get a tokenizer when the engine has none (token ids only).
   std::vector<int32_t> encode(const std::string& text, bool add_special_tokens) const;
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
+  // A cross-encoder's (query, document) pair as one sequence (the tokenizer's pair template).
+  std::vector<int32_t> encode_pair(const std::string& a, const std::string& b, bool add_special_tokens) const;
   // A conversation through the model's chat template.
   std::vector<int32_t> encode_chat(const ChatRenderRequest& request) const;
 
   const std::string& model_path() const { return options_.model.model; }
   int32_t max_model_len() const { return engine_->max_model_len(); }
   int64_t vocab_size() const { return open_.loaded.config.vocab_size; }
+  std::string task() const { return model_task_name(open_.loaded.config); }  // generate, embed, classify
+  int64_t num_labels() const { return open_.loaded.config.pooler ? open_.loaded.config.pooler->num_labels : 0; }
   const std::vector<int32_t>& eos_token_ids() const { return tokenizer_.eos_token_ids; }
 
  private:

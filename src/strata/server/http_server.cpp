@@ -10,6 +10,7 @@
 #include "strata/server/anthropic_messages.h"
 #include "strata/server/api_key.h"
 #include "strata/server/chat_completion.h"
+#include "strata/server/embeddings_endpoint.h"
 #include "strata/server/http/event_loop.h"
 #include "strata/server/http/reply_writer.h"
 #include "strata/server/http/response_bytes.h"
@@ -17,6 +18,7 @@
 #include "strata/server/models_endpoint.h"
 #include "strata/server/openai_objects.h"
 #include "strata/server/responses_endpoint.h"
+#include "strata/server/score_endpoints.h"
 #include "strata/server/text_completion.h"
 #include "strata/server/tokenize_endpoints.h"
 #include "strata/server/ui_route.h"
@@ -45,15 +47,25 @@ struct Route {
   ErrorShape errors = ErrorShape::kOpenAi;  // the shape of its error bodies
 };
 
+// Pooling models' routes: parse, check the fields, handle.
+template <ApiRoute kApiRoute, HttpReply (*kHandle)(const ServedModel&, const Json&, const ClientWatch&)>
+HttpReply pooling_route(const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+  const Json body = parse_body(r.body);
+  c.fields.check(body, kApiRoute);
+  return kHandle(c.model, body, w);
+}
+
 constexpr Route kRoutes[] = {
     {"POST", "/v1/chat/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       require_task(c.model, ModelTask::kGenerate, "/v1/chat/completions");
        const Json body = parse_body(r.body);
        c.fields.check(body, ApiRoute::kChatCompletions);
        return chat_completion(c.model, c.options.reasoning_parser, body, w);
      }},
     {"POST", "/v1/messages", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       require_task(c.model, ModelTask::kGenerate, "/v1/messages");
        const Json body = parse_body(r.body);
        c.fields.check(body, ApiRoute::kMessages);
        return create_message(c.model, c.options.reasoning_parser, body, w);
@@ -68,16 +80,27 @@ constexpr Route kRoutes[] = {
      /*prefix=*/false, ErrorShape::kAnthropic},
     {"POST", "/v1/responses", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       require_task(c.model, ModelTask::kGenerate, "/v1/responses");
        const Json body = parse_body(r.body);
        c.fields.check(body, ApiRoute::kResponses);
        return create_response(c.model, c.options.reasoning_parser, body, c.responses, w);
      }},
     {"POST", "/v1/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
+       require_task(c.model, ModelTask::kGenerate, "/v1/completions");
        const Json body = parse_body(r.body);
        c.fields.check(body, ApiRoute::kCompletions);
        return text_completion(c.model, body, w);
      }},
+    // vLLM serves score, rerank and classify with and without /v1 (and rerank under /v2).
+    {"POST", "/v1/embeddings", false, true, pooling_route<ApiRoute::kEmbeddings, create_embeddings>},
+    {"POST", "/v1/score", false, true, pooling_route<ApiRoute::kScore, score>},
+    {"POST", "/score", false, true, pooling_route<ApiRoute::kScore, score>},
+    {"POST", "/v1/rerank", false, true, pooling_route<ApiRoute::kRerank, rerank>},
+    {"POST", "/rerank", false, true, pooling_route<ApiRoute::kRerank, rerank>},
+    {"POST", "/v2/rerank", false, true, pooling_route<ApiRoute::kRerank, rerank>},
+    {"POST", "/v1/classify", false, true, pooling_route<ApiRoute::kClassify, classify>},
+    {"POST", "/classify", false, true, pooling_route<ApiRoute::kClassify, classify>},
     {"POST", "/tokenize", false, false,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) { return tokenize(c.model, parse_body(r.body)); }},
     {"POST", "/detokenize", false, false,

@@ -105,6 +105,26 @@ constexpr FieldRule kResponses[] = {
     {"top_logprobs", never, "log-probabilities are not supported on /v1/responses; use /v1/chat/completions"},
 };
 
+// Pooling models' routes (OpenAI's embeddings; vLLM's score, rerank and classify).
+constexpr std::string_view kNoTruncation = "inputs are never cut: one over the context gets a 400; leave it out";
+constexpr FieldRule kEmbeddings[] = {
+    {"model"}, {"input"}, {"encoding_format"}, {"dimensions"}, {"add_special_tokens"},
+    {"user", is_string, "must be a string"},
+    {"truncate_prompt_tokens", never, kNoTruncation},
+};
+constexpr FieldRule kScore[] = {
+    {"model"}, {"text_1"}, {"text_2"}, {"add_special_tokens"}, {"user", is_string, "must be a string"},
+    {"truncate_prompt_tokens", never, kNoTruncation},
+};
+constexpr FieldRule kRerank[] = {
+    {"model"}, {"query"}, {"documents"}, {"top_n"}, {"return_documents"}, {"user", is_string, "must be a string"},
+    {"truncate_prompt_tokens", never, kNoTruncation},
+};
+constexpr FieldRule kClassify[] = {
+    {"model"}, {"input"}, {"add_special_tokens"}, {"user", is_string, "must be a string"},
+    {"truncate_prompt_tokens", never, kNoTruncation},
+};
+
 // vLLM's request extensions that Strata does not implement: refused by name even with
 // --ignore-unknown-fields, since each would change the answer.
 constexpr std::string_view kVllmUnsupported[] = {
@@ -128,6 +148,10 @@ const FieldRule* find_rule(std::string_view name, ApiRoute route) {
     case ApiRoute::kMessages: return find_in(kMessages, name);
     case ApiRoute::kCountTokens: return find_in(kCountTokens, name);
     case ApiRoute::kResponses: return find_in(kResponses, name);
+    case ApiRoute::kEmbeddings: return find_in(kEmbeddings, name);
+    case ApiRoute::kScore: return find_in(kScore, name);
+    case ApiRoute::kRerank: return find_in(kRerank, name);
+    case ApiRoute::kClassify: return find_in(kClassify, name);
     default: break;
   }
   if (const FieldRule* rule = find_in(kShared, name)) return rule;
@@ -141,6 +165,10 @@ const char* route_path(ApiRoute route) {
     case ApiRoute::kMessages: return "/v1/messages";
     case ApiRoute::kCountTokens: return "/v1/messages/count_tokens";
     case ApiRoute::kResponses: return "/v1/responses";
+    case ApiRoute::kEmbeddings: return "/v1/embeddings";
+    case ApiRoute::kScore: return "/v1/score";
+    case ApiRoute::kRerank: return "/v1/rerank";
+    case ApiRoute::kClassify: return "/v1/classify";
   }
   return "";
 }

@@ -1,5 +1,5 @@
-// Which top-level fields each generation route takes (chat, completions, Anthropic messages
-// and count_tokens, responses). Every field of the API's request schema is implemented,
+// Which top-level fields each route takes (chat, completions, Anthropic messages and
+// count_tokens, responses; embeddings, score, rerank and classify of pooling models). Every field of the API's request schema is implemented,
 // accepted as a hint that changes no output (user, metadata, prompt_cache_key ...), or
 // refused with a 400 naming it; so are vLLM's extensions that Strata lacks. A field nobody
 // defines is refused as well, unless the server runs with --ignore-unknown-fields: it is then
@@ -15,7 +15,9 @@
 
 namespace strata::server {
 
-enum class ApiRoute : uint8_t { kChatCompletions, kCompletions, kMessages, kCountTokens, kResponses };
+enum class ApiRoute : uint8_t {
+  kChatCompletions, kCompletions, kMessages, kCountTokens, kResponses, kEmbeddings, kScore, kRerank, kClassify
+};
 
 class RequestFieldPolicy {
  public:

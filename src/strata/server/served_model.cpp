@@ -19,6 +19,22 @@ const text::Tokenizer& require_tokenizer(const ServedModel& model, const char* w
   return *model.tokenizer;
 }
 
+void require_task(const ServedModel& model, ModelTask task, const char* route) {
+  const ModelTask served = model.pooler == nullptr                        ? ModelTask::kGenerate
+                           : model.pooler->head == ModelHead::kClassifier ? ModelTask::kClassify
+                                                                          : ModelTask::kEmbed;
+  if (served == task) return;
+  const char* what = served == ModelTask::kGenerate ? "a generative model: it serves /v1/chat/completions, "
+                                                      "/v1/completions, /v1/responses and /v1/messages"
+                     : served == ModelTask::kEmbed ? "an embedding model: it serves /v1/embeddings"
+                                                   : "a classifier (cross-encoder): it serves /v1/score, /v1/rerank "
+                                                     "and /v1/classify";
+  const char* need = task == ModelTask::kGenerate ? "a generative model"
+                     : task == ModelTask::kEmbed  ? "an embedding model (--runner pooling, --task embed)"
+                                                  : "a sequence-classification model (--task score)";
+  throw bad_request(fmt::format("model '{}' is {}; {} needs {}", model.served_name, what, route, need), "model");
+}
+
 int32_t check_model_name(const ServedModel& model, const std::string* name) {
   if (name == nullptr) return -1;
   if (std::find(model.accepted_names.begin(), model.accepted_names.end(), *name) != model.accepted_names.end())

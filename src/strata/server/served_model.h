@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/core/model_config.h"
 #include "strata/server/generation_service.h"
 #include "strata/text/tokenizer.h"
 
@@ -22,11 +23,16 @@ struct ServedModel {
   std::vector<std::string> lora_paths;
   std::string model_path;
   int64_t vocab_size = 0;                      // of the model (token ids must be below it)
+  const PoolerConfig* pooler = nullptr;        // a pooling model: embeddings or scores, no generation
   int64_t created_unix = 0;                    // when the server started
 };
 
 // The tokenizer for encoding text, or a 400 saying this model takes token ids only.
 const text::Tokenizer& require_tokenizer(const ServedModel& model, const char* what);
+// A 400 unless the model serves `route`'s task: generation routes need a generative model,
+// embeddings an embedding model, score / rerank / classify a classifier.
+enum class ModelTask : uint8_t { kGenerate, kEmbed, kClassify };
+void require_task(const ServedModel& model, ModelTask task, const char* route);
 // Throws a 404 model_not_found unless `name` (absent = ok) is one the model answers to.
 // Returns the LoRA slot `name` selects, -1 for the base model.
 int32_t check_model_name(const ServedModel& model, const std::string* name);

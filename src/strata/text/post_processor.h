@@ -1,6 +1,7 @@
 // Post-processing when special tokens are requested: the single-sequence template
 // (TemplateProcessing, or Bert/Roberta's fixed one) that puts bos/eos-style tokens around
-// the ids. ByteLevel post-processing only trims offsets, so it adds nothing here.
+// the ids, and the pair template (cross-encoders score a query and a document as one
+// sequence). ByteLevel post-processing only trims offsets, so it adds nothing here.
 #pragma once
 
 #include <cstdint>
@@ -18,11 +19,17 @@ class PostProcessor {
   static PostProcessor from_bos_eos(int32_t bos_id, int32_t eos_id);
 
   void apply(std::vector<int32_t>& ids) const;
+  // The pair template around a and b: pair prefix, a, middle, b, pair suffix.
+  std::vector<int32_t> apply_pair(const std::vector<int32_t>& a, const std::vector<int32_t>& b) const;
   const std::vector<int32_t>& prefix() const { return prefix_; }
   const std::vector<int32_t>& suffix() const { return suffix_; }
 
  private:
   std::vector<int32_t> prefix_, suffix_;  // ids before and after the sequence
+  struct Pair {
+    std::vector<int32_t> prefix, middle, suffix;  // around and between the two sequences
+  };
+  Pair pair_;
 };
 
 }  // namespace strata::text

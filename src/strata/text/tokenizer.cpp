@@ -32,6 +32,13 @@ std::optional<int32_t> Tokenizer::resolve(const std::optional<std::string>& toke
   return token_to_id(*token);
 }
 
+std::vector<int32_t> Tokenizer::encode_pair(std::string_view a, std::string_view b, bool add_special_tokens) const {
+  std::vector<int32_t> first = encode(a, false), second = encode(b, false);
+  if (add_special_tokens) return post_processor_.apply_pair(first, second);
+  first.insert(first.end(), second.begin(), second.end());
+  return first;
+}
+
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   std::string repaired;
   if (!model_->options().byte_level && !is_valid_utf8(text)) {

@@ -31,6 +31,9 @@ class Tokenizer {
   // says. Ill-formed UTF-8: byte-level tokenizers encode the raw bytes (decode gives them
   // back); SentencePiece-style ones first replace each ill-formed subpart with U+FFFD.
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const;
+  // Two texts as one sequence (a cross-encoder's query and document), through the
+  // post-processor's pair template when add_special_tokens.
+  std::vector<int32_t> encode_pair(std::string_view a, std::string_view b, bool add_special_tokens) const;
   // Ids outside the vocabulary are skipped; text that is not valid UTF-8 after decoding
   // has U+FFFD in place of the broken bytes.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const;

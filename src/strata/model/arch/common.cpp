@@ -23,6 +23,11 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
   parts.embed_tokens = weights.get_widened(options.embed_tokens, {config.vocab_size, config.hidden_size});
   parts.final_norm = rms_norm_weight(root, options.final_norm, config, options.norm_unit_offset,
                                      options.norm_eps);
+  if (config.head() == ModelHead::kHiddenStates) return parts;  // an lm_head in the file stays unread
+  if (config.head() == ModelHead::kClassifier) {
+    parts.lm_head = weights.get("score.weight", {config.pooler->num_labels, config.hidden_size});
+    return parts;
+  }
   std::optional<Tensor> lm_head;
   if (!config.tie_word_embeddings || !weights.is_dummy())
     lm_head = weights.find("lm_head.weight", {config.vocab_size, config.hidden_size},

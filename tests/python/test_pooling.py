@@ -1,0 +1,66 @@
+"""The module's pooling API on the pooling fixtures: LLM.embed() (and PoolingParams' dimensions),
+LLM.score() and LLM.classify(), within 1e-4 of transformers; the wrong model for a method is a
+ValueError naming it."""
+import json
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from conftest import LOCAL_FIXTURES, strata
+
+EMBEDDING = LOCAL_FIXTURES / "hf" / "qwen3_embedding"
+RERANKER = LOCAL_FIXTURES / "hf" / "qwen3_reranker"
+
+
+def reference(folder):
+    return load_file(str(folder / "reference.safetensors")), json.loads((folder / "reference.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return strata.LLM(str(EMBEDDING), threads=2, max_num_batched_tokens=16, load_progress=False)
+
+
+@pytest.fixture(scope="module")
+def reranker():
+    return strata.LLM(str(RERANKER), threads=2, load_progress=False)
+
+
+def test_embed(embedder):
+    tensors, facts = reference(EMBEDDING)
+    texts = [p["text"] for p in facts["prompts"]]
+    outputs = embedder.embed(texts)
+    assert len(outputs) == len(texts)
+    for i, out in enumerate(outputs):
+        assert out.prompt_token_ids == tensors[f"tokens_{i}"].tolist()
+        assert np.abs(np.array(out.outputs.embedding) - tensors[f"embedding_{i}"]).max() < 1e-4
+    cut = embedder.embed(texts[1], pooling_params=strata.PoolingParams(dimensions=8))[0].outputs.embedding
+    want = tensors["embedding_1"][:8] / np.linalg.norm(tensors["embedding_1"][:8])
+    assert np.abs(np.array(cut) - want).max() < 1e-4
+
+
+def test_score_with_the_embedding_model(embedder):
+    tensors, facts = reference(EMBEDDING)
+    texts = [p["text"] for p in facts["prompts"]]
+    got = [o.outputs.score for o in embedder.score(texts[0], texts[1:])]
+    want = [float(np.dot(tensors["embedding_0"], tensors[f"embedding_{i}"])) for i in (1, 2, 3)]
+    assert got == pytest.approx(want, abs=1e-4)
+
+
+def test_score_and_classify_with_a_cross_encoder(reranker):
+    _, facts = reference(RERANKER)
+    pairs = facts["pairs"]
+    got = reranker.score([p["query"] for p in pairs], [p["document"] for p in pairs])
+    assert [o.outputs.score for o in got] == pytest.approx([p["score"] for p in pairs], abs=1e-4)
+    probs = reranker.classify([got[0].prompt_token_ids])[0].outputs.probs
+    assert probs == pytest.approx([pairs[0]["score"]], abs=1e-4)
+
+
+def test_wrong_model_for_the_method(embedder, reranker):
+    with pytest.raises(ValueError, match="classifier"):
+        embedder.classify("hi")
+    with pytest.raises(ValueError, match="embedding"):
+        reranker.embed("hi")
+    with pytest.raises(strata.StrataError, match="pooling model"):
+        embedder.generate("hi")
