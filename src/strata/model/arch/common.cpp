@@ -25,7 +25,13 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
                                      options.norm_eps);
   if (config.head() == ModelHead::kHiddenStates) return parts;  // an lm_head in the file stays unread
   if (config.head() == ModelHead::kClassifier) {
-    parts.lm_head = weights.get("score.weight", {config.pooler->num_labels, config.hidden_size});
+    const Shape shape{config.pooler->num_labels, config.hidden_size};
+    const std::optional<Tensor> score = weights.find("score.weight", shape);
+    if (!score)
+      fail("a classifier (--task classify / score, or a *ForSequenceClassification checkpoint) needs the tensor "
+           "'score.weight' [{}, {}], which {} lacks; serve an embedding model with --task embed, or a generative one "
+           "with --runner generate", shape[0], shape[1], weights.description());
+    parts.lm_head = *score;
     return parts;
   }
   std::optional<Tensor> lm_head;
