@@ -233,18 +233,19 @@ TEST(PoolingFixture, RunnersRefuseTheOtherKindOfRequest) {
 // bf16 weights and activations: an embedding within 3e-2 of transformers' f32 one (components
 // ~0.1; cosine above 0.999), a score within 1e-2.
 TEST(CudaPoolingFixture, EmbeddingsAndScoresOnTheGpu) {
-  std::unique_ptr<Backend> gpu = make_cuda_backend(0);
-  if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA pooling tests skipped";
-  PoolingFixture f("qwen3_embedding", {}, std::move(gpu));
-  ModelRunner runner = f.runner();
-  CheckedEngine engine(runner, *f.tokenizer, {}, {.max_num_batched_tokens = 16});
-  for (size_t i = 0; i < f.facts["prompts"].size(); ++i) {
-    const std::vector<float> got = pool_one(engine, token_tensor(f.reference, "tokens_" + std::to_string(i)));
-    const std::vector<float> want = f32_tensor(f.reference, "embedding_" + std::to_string(i));
-    double dot = 0;
-    for (size_t j = 0; j < want.size() && j < got.size(); ++j) dot += double{got[j]} * want[j];
-    EXPECT_LT(max_abs_diff(got, want), 3e-2f) << "prompt " << i;
-    EXPECT_GT(dot, 0.999) << "prompt " << i;
+  if (!make_cuda_backend(0)) GTEST_SKIP() << "no CUDA GPU visible: CUDA pooling tests skipped";
+  {
+    PoolingFixture f("qwen3_embedding", {}, make_cuda_backend(0));
+    ModelRunner runner = f.runner();
+    CheckedEngine engine(runner, *f.tokenizer, {}, {.max_num_batched_tokens = 16});
+    for (size_t i = 0; i < f.facts["prompts"].size(); ++i) {
+      const std::vector<float> got = pool_one(engine, token_tensor(f.reference, "tokens_" + std::to_string(i)));
+      const std::vector<float> want = f32_tensor(f.reference, "embedding_" + std::to_string(i));
+      double dot = 0;
+      for (size_t j = 0; j < want.size() && j < got.size(); ++j) dot += double{got[j]} * want[j];
+      EXPECT_LT(max_abs_diff(got, want), 3e-2f) << "prompt " << i;
+      EXPECT_GT(dot, 0.999) << "prompt " << i;
+    }
   }
   PoolingFixture r("qwen3_reranker", {}, make_cuda_backend(0));
   ModelRunner reranker_runner = r.runner();
