@@ -13,12 +13,17 @@ void print_info(ModelFlags flags) {
   auto backend = make_cpu_backend(1);
   LoadedModel loaded = load_model({.model_path = flags.model,
                                    .load_format = parse_load_format(flags.load_format),
-                                   .shapes_only = true},
+                                   .shapes_only = true,
+                                   .pooling = flags.pooling},
                                   *backend);
   const ModelConfig& c = loaded.config;
   const Model& model = *loaded.model;
   fmt::print("model_type:      {}\n", c.model_type);
   fmt::print("weights:         {}\n", loaded.weights->description());
+  if (c.pooler)
+    fmt::print("runner:          pooling ({}: {} pooling{}{})\n", model_task_name(c), pooling_type_name(c.pooler->pooling_type),
+               c.pooler->normalize ? ", normalized" : "",
+               c.pooler->head == ModelHead::kClassifier ? fmt::format(", {} labels", c.pooler->num_labels) : "");
   fmt::print("parameters:      {} ({:.3f} B)\n", loaded.weights->num_parameters(),
              loaded.weights->num_parameters() / 1e9);
   fmt::print("weight memory:   {:.1f} MiB as stored\n", loaded.weights->num_bytes() / 1048576.0);
