@@ -3,7 +3,9 @@
 Servers: `smol` (the embedded SmolLM2 GGUF from the default cache path; tests skip when it is
 absent), `tiny` (the random-weight Qwen3 fixture, token-id prompts only: fast enough for the
 64-stream tests), and small special-purpose ones (API key, body limit, CORS and ignored unknown
-fields, the chat page off, a Qwen3 folder with a real tokenizer for the tools template). Fixtures come from ../shared/fixtures beside the repo.
+fields, the chat page off, a Qwen3 folder with a real tokenizer for the tools template), and the
+pooling models `embedder` and `reranker` (tests/fixtures/hf). Fixtures come from ../shared/fixtures
+beside the repo unless named otherwise.
 """
 import json
 import re
