@@ -8,6 +8,7 @@
 namespace strata {
 
 Model::Model(ModelConfig config, Parts parts) : config_(std::move(config)), parts_(std::move(parts)) {
+  if (config_.head() == ModelHead::kLanguageModel) return;
   const bool has_head = parts_.lm_head.defined();
   const bool fits = config_.head() == ModelHead::kHiddenStates
                         ? !has_head
