@@ -8,9 +8,9 @@
 #include "strata/core/parallel.h"
 #include "strata/model/dummy_fill.h"
 #include "strata/ops/cpu/convert.h"
+#include "strata/weights/device_layout.h"
 #if defined(STRATA_WITH_CUDA)
 #include "strata/ops/cuda/fp8_convert.h"
-#include "strata/weights/device_layout.h"
 #endif
 
 namespace strata {
