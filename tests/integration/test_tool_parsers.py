@@ -3,7 +3,8 @@ in Llama 3's JSON and Mistral's list format (constrained decoding writes them, t
 that family reads them back), whole and streamed (an id/name delta, then the arguments,
 merged by index as clients do), on Anthropic's /v1/messages too; a format the decoder cannot
 write (qwen3_coder) refuses forcing with a 400 naming the parser; the parser in use is logged
-at start-up, chosen from the template (SmolLM2's names none: hermes) when the flag is absent."""
+at start-up, chosen from the template (Qwen3's writes <tool_call>: hermes; SmolLM2's names
+none: hermes) when the flag is absent."""
 import json
 
 import openai
@@ -40,10 +41,12 @@ def create(server, **kw):
                                                    max_tokens=kw.pop("max_tokens", 100), **kw)
 
 
-def test_the_parser_is_logged(forcing, smol):
+def test_the_parser_is_logged(forcing, smol, qwen3_tokenizer_model):
     assert f"tool-call parser: {forcing.parser} (--tool-call-parser)\n" in forcing.log
     assert ("tool-call parser: hermes (the chat template names no known tool-call format; --tool-call-parser "
             "picks another)\n") in smol.log
+    assert ("tool-call parser: hermes (the chat template writes <tool_call>; --tool-call-parser picks another)\n"
+            in qwen3_tokenizer_model.log)
 
 
 @pytest.mark.parametrize("tool_choice,name", [("required", None), (NAMED_TIME, "get_time")])

@@ -39,6 +39,10 @@ TEST(HarmonyToolParser, BrokenCallsStayContent) {
   const ParsedOutput out = expect_streams_like_whole(harmony, text);
   EXPECT_TRUE(out.tool_calls.empty());
   EXPECT_EQ(out.content, text);
+  // A marker whose header never reaches <|message|> (within 1 KiB) is text.
+  const std::string stray = "<|start|>" + std::string(1500, 'x') + "<|channel|>final<|message|>ok";
+  EXPECT_EQ(expect_streams_like_whole(harmony, stray).content, "<|start|>" + std::string(1500, 'x') + "ok");
+  EXPECT_EQ(expect_streams_like_whole(harmony, "a <|channel|>b").content, "a <|channel|>b");
 }
 
 }  // namespace

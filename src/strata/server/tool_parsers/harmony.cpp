@@ -5,6 +5,8 @@
 // first. The markup is special tokens between the parts, so calls are not forced.
 #include "strata/server/tool_parsers/families.h"
 
+#include <algorithm>
+
 #include "strata/server/tool_parsers/parse_helpers.h"
 
 namespace strata::server {
@@ -43,10 +45,13 @@ class HarmonyParser final : public ToolParser {
   CallMatch match(std::string_view text, bool at_end, const nlohmann::ordered_json&) const override {
     for (std::string_view tag : kEndTags)
       if (text.starts_with(tag)) return {.kind = CallMatch::Kind::kCalls, .length = tag.size()};  // markup
-    const size_t message = text.find(kMessage);
+    // A header is short: decided on its first kMaxHeaderBytes, so any split decides alike.
+    const size_t message = text.substr(0, kMaxHeaderBytes).find(kMessage);
     if (message == std::string_view::npos) {
-      if (at_end || text.size() > kMaxHeaderBytes) return {.kind = CallMatch::Kind::kNotCalls, .length = text.size()};
-      return {.kind = CallMatch::Kind::kNeedMore};
+      if (!at_end && text.size() < kMaxHeaderBytes) return {.kind = CallMatch::Kind::kNeedMore};
+      const auto marker = std::find_if(std::begin(kMarkers), std::end(kMarkers),
+                                       [&](std::string_view m) { return text.starts_with(m); });
+      return {.kind = CallMatch::Kind::kNotCalls, .length = marker->size()};
     }
     const size_t body = message + kMessage.size();
     const std::string_view to = recipient(text.substr(0, message));
