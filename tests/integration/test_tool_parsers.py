@@ -1,8 +1,9 @@
 """--tool-call-parser through `strata serve` with SmolLM2 and the openai client: forced calls
 in Llama 3's JSON and Mistral's list format (constrained decoding writes them, the parser of
 that family reads them back), whole and streamed (an id/name delta, then the arguments,
-merged by index as clients do), on Anthropic's /v1/messages too; a format the decoder cannot
-write (qwen3_coder) refuses forcing with a 400 naming the parser; the parser in use is logged
+merged by index as clients do), on Anthropic's /v1/messages too; gpt-oss's harmony (openai)
+forces a named call by ending the prompt with its header; a format the decoder cannot write
+(qwen3_coder) refuses forcing with a 400 naming the parser; the parser in use is logged
 at start-up, chosen from the template (Qwen3's writes <tool_call>: hermes; SmolLM2's names
 none: hermes) when the flag is absent."""
 import json
@@ -86,6 +87,28 @@ def test_anthropic_messages_use_the_parser(forcing):
     assert reply["stop_reason"] == "tool_use"
     uses = [block for block in reply["content"] if block["type"] == "tool_use"]
     assert len(uses) == 1 and uses[0]["name"] == "get_time" and isinstance(uses[0]["input"]["zone"], str)
+
+
+def test_harmony_forces_a_named_call_but_not_a_choice():
+    server = serve_smol("openai")
+    try:
+        for stream in (False, True):
+            reply = create(server, tool_choice=NAMED_TIME, temperature=0, stream=stream)
+            if stream:
+                calls, finish = [], None
+                for chunk in reply:
+                    for c in chunk.choices:
+                        merge_call_deltas(calls, c.delta.tool_calls or [])
+                        finish = c.finish_reason or finish
+            else:
+                calls, finish = reply.choices[0].message.tool_calls, reply.choices[0].finish_reason
+            assert finish == "tool_calls" and len(calls) == 1
+            check_call(calls[0], "get_time")
+        with pytest.raises(openai.BadRequestError) as error:
+            create(server, tool_choice="required", max_tokens=5)
+        assert "name one function in tool_choice" in error.value.body["message"]
+    finally:
+        server.stop()
 
 
 def test_a_format_that_cannot_be_forced_is_400(coder):

@@ -1,8 +1,9 @@
 // The served model's tool-call parser on every route of the chat path, against a scripted
 // engine: Llama 3 JSON calls become chat tool_calls (streamed as an id/name delta, then the
 // arguments), Anthropic tool_use blocks and Responses function_call items; a forced Mistral
-// call is read after the [TOOL_CALLS] that ended the prompt; forcing a call in a format the
-// decoder cannot write (qwen3_coder) is a 400 naming the parser on each route.
+// call is read after the [TOOL_CALLS] that ended the prompt, a forced gpt-oss call after the
+// header that ended it; forcing a call in a format the decoder cannot write (qwen3_coder) is a
+// 400 naming the parser on each route.
 #include <gtest/gtest.h>
 
 #include "server/scripted_server_support.h"
@@ -79,6 +80,20 @@ TEST(ChatToolParsers, ForcedMistralCallIsReadAfterThePromptsMarker) {
   ASSERT_EQ(message["tool_calls"].size(), 1u);
   EXPECT_EQ(message["tool_calls"][0]["id"].get<std::string>().size(), 9u);
   EXPECT_EQ(message["tool_calls"][0]["function"]["arguments"], R"({"city":"Paris"})");
+}
+
+TEST(ChatToolParsers, ForcedHarmonyCallIsReadAfterThePromptsHeader) {
+  ScriptedServer server({.reasoning_parser = ReasoningFormat::kHarmony}, &harmony_tool_parser());
+  server.service().set_script({"{\"city\": ", "\"Paris\"}"});
+  const Reply reply = server.post(
+      "/v1/chat/completions", chat_body(R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})"));
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const Json choice = Json::parse(reply.body)["choices"][0];
+  EXPECT_TRUE(choice["message"]["content"].is_null());
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u);
+  EXPECT_EQ(choice["message"]["tool_calls"][0]["function"].dump(),
+            R"({"name":"get_weather","arguments":"{\"city\":\"Paris\"}"})");
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
 }
 
 TEST(ChatToolParsers, ForcingAFormatTheDecoderCannotWriteIs400OnEveryRoute) {

@@ -105,24 +105,45 @@ TEST(ToolChoice, ParallelForcedCallsAreReadBack) {
   EXPECT_EQ(parse_tool_calls(mistral_tool_parser(), mistral.forced_prefix + list).tool_calls.size(), 2u);
 }
 
-// Free text inside markup (qwen3_coder) and special tokens between a call's parts (harmony)
-// cannot be forced: a 400 that names the parser, never an unforced answer.
+// Free text inside markup (qwen3_coder) cannot be forced, nor (harmony, special tokens
+// between a call's parts) a choice among several tools: a 400 that names the parser, never an
+// unforced answer.
 TEST(ToolChoice, FormatsThatCannotBeForcedAreRefused) {
-  for (const ToolParser* parser : {&qwen3_coder_tool_parser(), &harmony_tool_parser()}) {
-    for (const char* choice :
-         {R"({"tool_choice": "required"})", R"({"tool_choice": {"type": "function", "function": {"name": "ping"}}})"}) {
-      try {
-        read(choice, kTools, *parser);
-        ADD_FAILURE() << parser->name() << " forced " << choice;
-      } catch (const ApiError& e) {
-        EXPECT_EQ(e.status, 400);
-        EXPECT_EQ(e.param, "tool_choice");
-        EXPECT_NE(std::string(e.what()).find("--tool-call-parser " + std::string(parser->name())), std::string::npos)
-            << e.what();
-      }
+  const char* named = R"({"tool_choice": {"type": "function", "function": {"name": "ping"}}})";
+  for (const auto& [parser, choice] : {std::pair{&qwen3_coder_tool_parser(), R"({"tool_choice": "required"})"},
+                                       std::pair{&qwen3_coder_tool_parser(), named},
+                                       std::pair{&harmony_tool_parser(), R"({"tool_choice": "required"})"}}) {
+    try {
+      read(choice, kTools, *parser);
+      ADD_FAILURE() << parser->name() << " forced " << choice;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 400);
+      EXPECT_EQ(e.param, "tool_choice");
+      EXPECT_NE(std::string(e.what()).find("--tool-call-parser " + std::string(parser->name())), std::string::npos)
+          << e.what();
     }
     EXPECT_EQ(refused_param(R"({"tool_choice": "auto"})", kTools, *parser), "ok");
   }
+}
+
+// gpt-oss: one call of a known function (named, or the only tool with "required") is forced
+// by ending the prompt with its header; the decoder writes the arguments alone.
+TEST(ToolChoice, HarmonyForcesOneCallByItsHeader) {
+  const ToolChoice named =
+      read(R"({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}})", kTools, harmony_tool_parser());
+  EXPECT_FALSE(named.forced);
+  ASSERT_TRUE(named.forced_arguments);
+  EXPECT_EQ(named.forced_prefix, "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>");
+  JsonSchemaGrammar g(named.forced_arguments.get());
+  ASSERT_TRUE(g.feed(std::string_view(R"({"city": "Paris"})")));
+  EXPECT_TRUE(g.done());
+  const ParsedOutput parsed = parse_tool_calls(harmony_tool_parser(), named.forced_prefix + R"({"city": "Paris"})");
+  ASSERT_EQ(parsed.tool_calls.size(), 1u);
+  EXPECT_EQ(parsed.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(parsed.tool_calls[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(parsed.content, "");
+  const ToolChoice only = read(R"({"tool_choice": "required"})", Json::array({kTools[2]}), harmony_tool_parser());
+  EXPECT_EQ(only.forced_prefix, "<|channel|>commentary to=functions.ping <|constrain|>json<|message|>");
 }
 
 // `minimum` is not enforced by the compiler: any object then, unless the function is strict.

@@ -40,7 +40,8 @@ StartedChat start_chat(const ServedModel& model, ChatRequest& chat, const ChatSt
   const int32_t lora_slot = check_model_name(model, start.model_name);
   chat.tool_parser = model.tool_parser != nullptr ? model.tool_parser : &default_tool_parser();
   force_tool_calls(*chat.tool_parser, chat.render.tools, chat.tool_choice);
-  const bool constrained = chat.json_object || chat.json_schema || chat.tool_choice.forced;
+  const bool constrained =
+      chat.json_object || chat.json_schema || chat.tool_choice.forced || chat.tool_choice.forced_arguments;
   chat.reasoning = constrained ? ReasoningFormat::kNone : start.reasoning;
   // Harmony's markup and some families' tool-call markers are special tokens: the parsers
   // need them in the text, and drop them.
@@ -51,7 +52,7 @@ StartedChat start_chat(const ServedModel& model, ChatRequest& chat, const ChatSt
                      {.max_model_len = model.service->max_model_len(), .prompt_field = start.prompt_field});
   StartedChat started{.model = apply_lora_choice(model, lora_slot, request)};
   request.json_object = chat.json_object;
-  request.json_schema = chat.json_schema;
+  request.json_schema = chat.json_schema ? chat.json_schema : chat.tool_choice.forced_arguments;
   request.tool_calls = chat.tool_choice.forced;
   std::vector<GenerationRequest> requests;
   requests.push_back(std::move(request));

@@ -99,22 +99,39 @@ void check_named_in_tools(const std::string& name, const Json& tools) {
                     "tool_choice");
 }
 
+// A format without a forced shape: one call of a known function (named, or the only tool
+// with "required"), its opening ending the prompt; else a 400 that names the parser.
+void force_one_call(const ToolParser& parser, const Json& tools, ToolChoice& choice) {
+  const bool one = choice.mode == ToolChoiceMode::kNamed || tools.size() == 1;
+  const std::string name = choice.mode == ToolChoiceMode::kNamed ? choice.name : tools[0]["function"]["name"].get<std::string>();
+  std::optional<std::string> prompt = one ? parser.one_call_prompt(name) : std::nullopt;
+  if (!prompt) {
+    const bool can_name = parser.one_call_prompt(name).has_value();
+    throw bad_request(fmt::format("tool_choice {} cannot be enforced: the served model writes tool calls in the {} "
+                                  "format (--tool-call-parser {}), which the constrained decoder cannot write{}; {}send "
+                                  "tool_choice \"auto\", or serve with a --tool-call-parser whose format can be "
+                                  "forced (hermes, llama3_json, mistral, deepseek_v3)",
+                                  choice.mode == ToolChoiceMode::kNamed ? "naming a function" : "\"required\"",
+                                  parser.name(), parser.name(), can_name ? " for a choice among several tools" : "",
+                                  can_name ? "name one function in tool_choice, " : ""),
+                      "tool_choice");
+  }
+  choice.forced_arguments = forced_functions(tools, &name).at(0).arguments;
+  choice.forced_prefix = std::move(*prompt);
+}
+
 }  // namespace
 
 void force_tool_calls(const ToolParser& parser, const Json& tools, ToolChoice& choice) {
   if (!choice.forces()) return;
+  const bool named = choice.mode == ToolChoiceMode::kNamed;
   std::optional<ForcedShape> shape = parser.forced_shape();
-  if (!shape)
-    throw bad_request(fmt::format("tool_choice {} cannot be enforced: the served model writes tool calls in the {} "
-                                  "format (--tool-call-parser {}), which the constrained decoder cannot write; send "
-                                  "tool_choice \"auto\", or serve with a --tool-call-parser whose format can be "
-                                  "forced (hermes, llama3_json, mistral, deepseek_v3)",
-                                  choice.mode == ToolChoiceMode::kNamed ? "naming a function" : "\"required\"",
-                                  parser.name(), parser.name()),
-                      "tool_choice");
+  if (!shape) {
+    force_one_call(parser, tools, choice);
+    return;
+  }
   // A named function is called once (as OpenAI and vLLM do); "required" may call several
   // unless parallel_tool_calls is false.
-  const bool named = choice.mode == ToolChoiceMode::kNamed;
   auto format = std::make_shared<ToolCallFormat>(std::move(shape->literals));
   format->parallel = choice.parallel && !named;
   format->functions = forced_functions(tools, named ? &choice.name : nullptr);

@@ -23,6 +23,8 @@ struct ToolChoice {
   bool parallel = true;                          // parallel_tool_calls
   std::string name;                              // kNamed: the function
   std::shared_ptr<const ToolCallFormat> forced;  // kRequired / kNamed, once force_tool_calls ran
+  // Or, for a format that opens each call with special tokens: the one call's arguments alone.
+  std::shared_ptr<const CompiledSchema> forced_arguments;
   std::string forced_prefix;                     // the prompt ends with it; the output follows it
 
   bool forces() const { return mode == ToolChoiceMode::kRequired || mode == ToolChoiceMode::kNamed; }
@@ -33,7 +35,8 @@ struct ToolChoice {
 // function that is not among them.
 ToolChoice read_tool_choice(const Json& body, const Json& tools);
 
-// For a forcing choice: `forced` and `forced_prefix` in `parser`'s format. A 400 when the
+// For a forcing choice: `forced` (or, for one call in a format whose calls open with special
+// tokens, `forced_arguments`) and `forced_prefix` in `parser`'s format. A 400 when the
 // parser's format cannot be forced, for tool names the format cannot hold, or a `strict`
 // function whose parameters schema cannot be enforced. A non-strict schema the compiler
 // refuses lets the arguments be any JSON object.

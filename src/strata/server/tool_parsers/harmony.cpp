@@ -2,7 +2,8 @@
 //   <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>
 // (the recipient may also stand before <|channel|>). Other messages' markup is dropped and
 // their text stays content; with --reasoning-parser openai_gptoss the thinking is split off
-// first. The markup is special tokens between the parts, so calls are not forced.
+// first. The markup is special tokens between the parts, so only a call of one known function
+// is forced: its header ends the prompt and the decoder writes the arguments.
 #include "strata/server/tool_parsers/families.h"
 
 #include <algorithm>
@@ -67,6 +68,11 @@ class HarmonyParser final : public ToolParser {
     return {.kind = CallMatch::Kind::kCalls,
             .length = length,
             .calls = {ToolCall{.id = make_call_id(), .name = std::string(name), .arguments = args->dump()}}};
+  }
+
+  // The template's generation prompt ends with <|start|>assistant.
+  std::optional<std::string> one_call_prompt(std::string_view function) const override {
+    return "<|channel|>commentary to=functions." + std::string(function) + " <|constrain|>json" + std::string(kMessage);
   }
 };
 

@@ -65,6 +65,12 @@ class ToolParser {
   virtual bool needs_special_tokens() const { return false; }
   // Null when the format cannot be forced by the constrained decoder.
   virtual std::optional<ForcedShape> forced_shape() const { return std::nullopt; }
+  // For a format without a forced_shape: the text that ends the prompt so that the output
+  // is only the arguments of one call of `function` (null when there is none).
+  virtual std::optional<std::string> one_call_prompt(std::string_view function) const {
+    (void)function;
+    return std::nullopt;
+  }
   virtual std::string make_call_id() const;
 };
 
