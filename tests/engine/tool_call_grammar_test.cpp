@@ -105,6 +105,38 @@ TEST(ToolCallGrammar, FormatsThatBreakTheInvariantsAreRefused) {
   EXPECT_THROW(no_separator.check(), Error);
 }
 
+// Mistral's list: "[" once, calls separated by ", ", "]" once; the output ends only after "]".
+TEST(ToolCallGrammar, AListOfCallsOpensAndClosesOnce) {
+  ToolCallFormat list = hermes(/*parallel=*/true);
+  list.calls_begin = "[";
+  list.call_begin = "{\"name\": \"";
+  list.name_end = "\", \"arguments\": ";
+  list.call_end = "}";
+  list.separator = ", ";
+  list.calls_end = "]";
+  list.check();
+  const std::string one = R"({"name": "get", "arguments": {}})";
+  ToolCallGrammar g(&list);
+  ASSERT_TRUE(g.feed("[" + one));
+  EXPECT_FALSE(g.can_end());
+  EXPECT_FALSE(g.done());
+  ASSERT_TRUE(g.feed(", " + one));
+  EXPECT_EQ(g.num_calls(), 2);
+  ASSERT_TRUE(g.feed(std::string_view("]")));
+  EXPECT_TRUE(g.done());
+  EXPECT_FALSE(g.feed(std::string_view(",")));
+  ToolCallGrammar no_open(&list);
+  EXPECT_FALSE(no_open.feed(std::string_view("{")));
+  list.parallel = false;
+  ToolCallGrammar single(&list);
+  ASSERT_TRUE(single.feed("[" + one));
+  EXPECT_FALSE(ToolCallGrammar(single).feed(std::string_view(",")));
+  ASSERT_TRUE(single.feed(std::string_view("]")));
+  EXPECT_TRUE(single.done());
+  list.calls_end = ",]";
+  EXPECT_THROW(list.check(), Error);
+}
+
 TEST(ToolCallGrammar, MasksEqualBruteForceOnTheQwen3Vocabulary) {
   const text::Tokenizer& tokenizer = test::fixture_tokenizer("qwen3");
   const JsonTokenMask mask(tokenizer);

@@ -1,6 +1,8 @@
 // /v1/chat/completions with --reasoning-parser against a scripted engine and the real Qwen3
 // tokenizer (its template): the thinking and the answer of a reply whose tags are cut over
-// tokens, whole and streamed; tool calls read from the answer only; include_reasoning false;
+// tokens, whole and streamed; tool calls read from the answer and from the thinking (a model
+// may call before it closes its thinking), streamed as id/name then arguments deltas;
+// include_reasoning false;
 // enable_thinking false (the prompt closes the thinking); and no parser, no change.
 #include <httplib.h>
 
@@ -16,12 +18,13 @@
 namespace strata::server {
 namespace {
 
-// A tool call inside the thinking is not a call; the one in the answer is.
+// A tool call inside the thinking is still a call, as is the one in the answer.
 const std::vector<std::string> kReply = {
     "<th", "ink>", "I could call <tool", "_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>", " or", "</",
     "think", ">\n\nChecking.", "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>"};
 constexpr std::string_view kThinking =
     R"(I could call <tool_call>{"name": "get_weather", "arguments": {}}</tool_call> or)";
+constexpr std::string_view kThinkingWithoutCall = "I could call  or";
 constexpr const char* kTools =
     R"("tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}])";
 
@@ -57,7 +60,7 @@ class ChatReasoningTest : public ::testing::Test {
   // The joined reasoning_content and content deltas, the tool calls and the finish reason.
   struct Streamed {
     std::string reasoning, content;
-    Json tool_calls, finish_reason;
+    Json tool_calls = Json::array(), finish_reason;
   };
   Streamed stream(const std::string& extra) {
     Streamed s;
@@ -68,7 +71,15 @@ class ChatReasoningTest : public ::testing::Test {
       EXPECT_EQ(delta.value("reasoning", Json()), delta.value("reasoning_content", Json()));
       s.reasoning += delta.value("reasoning_content", "");
       s.content += delta.value("content", "");
-      if (delta.contains("tool_calls")) s.tool_calls = delta["tool_calls"];
+      for (const Json& call : delta.value("tool_calls", Json::array())) {  // merged by index, as clients do
+        const size_t index = call["index"].get<size_t>();
+        if (call.contains("id")) {
+          EXPECT_EQ(index, s.tool_calls.size());
+          s.tool_calls.push_back({{"id", call["id"]}, {"name", call["function"]["name"]}, {"arguments", ""}});
+        }
+        s.tool_calls.at(index)["arguments"] = s.tool_calls.at(index)["arguments"].get<std::string>() +
+                                               call["function"]["arguments"].get<std::string>();
+      }
       if (!choice["finish_reason"].is_null()) s.finish_reason = choice["finish_reason"];
     }
     return s;
@@ -81,18 +92,22 @@ class ChatReasoningTest : public ::testing::Test {
   std::thread thread_;
 };
 
-TEST_F(ChatReasoningTest, ThinkingApartFromTheAnswerAndItsToolCalls) {
+TEST_F(ChatReasoningTest, ThinkingApartFromTheAnswerAndToolCallsFromBoth) {
   const Json m = message(kTools);
-  EXPECT_EQ(m["reasoning_content"], kThinking);
-  EXPECT_EQ(m["reasoning"], kThinking);
+  EXPECT_EQ(m["reasoning_content"], kThinkingWithoutCall);
+  EXPECT_EQ(m["reasoning"], kThinkingWithoutCall);
   EXPECT_EQ(m["content"], "Checking.");  // trimmed around the calls, as without reasoning
-  ASSERT_EQ(m["tool_calls"].size(), 1u);
-  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], R"({"city":"Paris"})");
+  ASSERT_EQ(m["tool_calls"].size(), 2u);
+  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], "{}");
+  EXPECT_EQ(m["tool_calls"][1]["function"]["arguments"], R"({"city":"Paris"})");
   const Streamed s = stream(kTools);
-  EXPECT_EQ(s.reasoning, kThinking);
+  EXPECT_EQ(s.reasoning, kThinkingWithoutCall);
   EXPECT_EQ(s.content, "\n\nChecking.");
-  ASSERT_EQ(s.tool_calls.size(), 1u);
-  EXPECT_EQ(s.tool_calls[0]["function"]["arguments"], R"({"city":"Paris"})");
+  ASSERT_EQ(s.tool_calls.size(), 2u);
+  EXPECT_EQ(s.tool_calls[0]["name"], "get_weather");
+  EXPECT_EQ(s.tool_calls[0]["arguments"], "{}");
+  EXPECT_EQ(s.tool_calls[1]["arguments"], R"({"city":"Paris"})");
+  EXPECT_EQ(s.tool_calls[1]["id"].get<std::string>().substr(0, 5), "call_");
   EXPECT_EQ(s.finish_reason, "tool_calls");
 }
 

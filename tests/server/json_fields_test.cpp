@@ -12,7 +12,7 @@
 #include "strata/server/chat_request.h"
 #include "strata/server/json_fields.h"
 #include "strata/server/json_parse.h"
-#include "strata/server/tool_call_parser.h"
+#include "strata/server/tool_parsers/families.h"
 #include "strata/text/chat_template.h"
 #include "strata/text/jinja/value.h"
 
@@ -110,7 +110,7 @@ TEST(ParseBody, DeepToolCallArgumentsAreRefused) {
 // Model output is not bounded by the parser: a deep block stays content instead of being dumped.
 TEST(ToolCallParser, DeeplyNestedBlockStaysContent) {
   const std::string text = R"(<tool_call>{"name": "f", "arguments": )" + nested(100000, "[", "]") + "}</tool_call>";
-  const ParsedOutput out = parse_tool_calls(text);
+  const ParsedOutput out = parse_tool_calls(hermes_tool_parser(), text);
   EXPECT_TRUE(out.tool_calls.empty());
   EXPECT_EQ(out.content, text);
 }

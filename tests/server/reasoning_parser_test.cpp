@@ -114,6 +114,17 @@ TEST(ReasoningParser, HarmonyChannels) {
   expect_every_split(F::kHarmony, "<|channel|>analysis<|message|>cut sh", {"cut sh", ""});
 }
 
+// A message to a tool stays whole, markup and end tag too, for the tool-call parser.
+TEST(ReasoningParser, HarmonyCallsStayWholeInTheContent) {
+  const std::string call =
+      "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\"}"
+      "<|call|>";
+  expect_every_split(F::kHarmony, "<|channel|>analysis<|message|>Need weather.<|end|>" + call,
+                     {"Need weather.", call});
+  expect_every_split(F::kHarmony, "{}<|call|>", {"", "<|start|>assistant to=functions.now<|channel|>commentary<|message|>{}<|call|>"},
+                     "<|start|>assistant to=functions.now<|channel|>commentary<|message|>");
+}
+
 TEST(ReasoningParser, HarmonyWithoutMarkup) {
   expect_every_split(F::kHarmony, "plain text", {"", "plain text"});
   // A header cut before its message is markup only: dropped.

@@ -81,7 +81,7 @@ TEST(ChatRequest, ContentPartsToolsAndToolChoice) {
   EXPECT_EQ(chat.render.tools[0]["function"]["parameters"].dump(), R"({"type":"object","properties":{}})");
   EXPECT_TRUE(chat.parse_tool_calls && chat.stream && chat.include_usage && chat.logprobs);
   EXPECT_EQ(chat.fields.request.sampling.logprobs, 4);
-  EXPECT_FALSE(chat.tool_choice.forced);
+  EXPECT_FALSE(chat.tool_choice.forces());
   // "none": the tools still reach the template (vLLM's default), but no call is parsed.
   Json none = body;
   none["tool_choice"] = "none";
@@ -89,7 +89,7 @@ TEST(ChatRequest, ContentPartsToolsAndToolChoice) {
   EXPECT_FALSE(read_chat_request(none, 100).parse_tool_calls);
   Json required = body;
   required["tool_choice"] = "required";
-  EXPECT_TRUE(read_chat_request(required, 100).tool_choice.forced);
+  EXPECT_TRUE(read_chat_request(required, 100).tool_choice.forces());  // the format: start_chat, by the parser
   required["response_format"] = Json::parse(R"({"type": "json_object"})");
   EXPECT_EQ(refused_param([&] { read_chat_request(required, 100); }), "response_format");
 }

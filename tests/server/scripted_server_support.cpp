@@ -8,9 +8,9 @@
 
 namespace strata::server::test {
 
-ScriptedServer::ScriptedServer(ServerOptions options) {
+ScriptedServer::ScriptedServer(ServerOptions options, const ToolParser* tool_parser) {
   model_ = {.service = &service_, .tokenizer = &::strata::test::fixture_tokenizer("qwen3"), .served_name = "m",
-            .accepted_names = {"m"}, .vocab_size = 151936};
+            .accepted_names = {"m"}, .vocab_size = 151936, .tool_parser = tool_parser};
   options.port = 0;
   options.num_http_threads = 4;
   server_ = std::make_unique<HttpServer>(model_, options);

@@ -27,7 +27,8 @@ struct Event {
 
 class ScriptedServer {
  public:
-  explicit ScriptedServer(ServerOptions options);
+  // `tool_parser`: the served model's (null: hermes).
+  explicit ScriptedServer(ServerOptions options, const ToolParser* tool_parser = nullptr);
   ~ScriptedServer();
 
   ScriptedService& service() { return service_; }

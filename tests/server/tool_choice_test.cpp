@@ -1,13 +1,14 @@
 // tool_choice and parallel_tool_calls as the chat route reads them: auto and none force
 // nothing; required forces one of the tools (several calls unless parallel_tool_calls is
-// false), a named function exactly one call of it; the forced format holds the Hermes blocks
-// the parser reads; malformed choices, unknown names, forced calls without tools and
-// unenforceable strict schemas are 400s naming the field.
+// false), a named function exactly one call of it; the forced format, in each forceable
+// parser's own format, is what that parser reads back; malformed choices, unknown names,
+// forced calls without tools, unenforceable strict schemas and parsers whose format cannot be
+// forced are 400s naming the field.
 #include <gtest/gtest.h>
 
 #include "strata/server/api_error.h"
-#include "strata/server/tool_call_parser.h"
 #include "strata/server/tool_choice.h"
+#include "strata/server/tool_parsers/families.h"
 
 namespace strata::server {
 namespace {
@@ -19,14 +20,17 @@ const Json kTools = Json::parse(R"([
     "properties": {"a": {"type": "integer", "minimum": 0}}}}},
   {"type": "function", "function": {"name": "ping"}}])");
 
-ToolChoice read(const char* choice, const Json& tools = kTools) {
+ToolChoice read(const char* choice, const Json& tools = kTools, const ToolParser& parser = hermes_tool_parser()) {
   Json body = Json::parse(choice);
-  return read_tool_choice(body, tools);
+  ToolChoice read = read_tool_choice(body, tools);
+  force_tool_calls(parser, tools, read);
+  return read;
 }
 
-std::string refused_param(const char* choice, const Json& tools = kTools) {
+std::string refused_param(const char* choice, const Json& tools = kTools,
+                          const ToolParser& parser = hermes_tool_parser()) {
   try {
-    read(choice, tools);
+    read(choice, tools, parser);
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);
     return e.param;
@@ -56,18 +60,90 @@ TEST(ToolChoice, RequiredForcesAnyToolNamedForcesOneCall) {
   EXPECT_FALSE(named.forced->parallel);
 }
 
-// What the forced grammar accepts is what the parser turns into a call.
+// What the forced grammar accepts, after the prompt's prefix, is what the parser turns into a
+// call, in each format that can be forced.
 TEST(ToolChoice, TheForcedFormatIsWhatTheParserReads) {
-  const ToolChoice named = read(R"({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}})");
-  ToolCallGrammar g(named.forced.get());
-  const std::string text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-  ASSERT_TRUE(g.feed(text));
+  struct Case {
+    const ToolParser& parser;
+    std::string output;
+  };
+  const Case cases[] = {
+      {hermes_tool_parser(), "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"},
+      {llama3_json_tool_parser(), "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}"},
+      {mistral_tool_parser(), "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]"},
+      {deepseek_v3_tool_parser(), "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+                                  "{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
+  };
+  for (const Case& c : cases) {
+    const ToolChoice named =
+        read(R"({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}})", kTools, c.parser);
+    ToolCallGrammar g(named.forced.get());
+    ASSERT_TRUE(g.feed(c.output)) << c.parser.name();
+    EXPECT_TRUE(g.done() || g.can_end()) << c.parser.name();
+    const ParsedOutput parsed = parse_tool_calls(c.parser, named.forced_prefix + c.output);
+    ASSERT_EQ(parsed.tool_calls.size(), 1u) << c.parser.name();
+    EXPECT_EQ(parsed.tool_calls[0].name, "get_weather");
+    EXPECT_EQ(parsed.tool_calls[0].arguments, R"({"city":"Paris"})");
+    EXPECT_TRUE(parsed.content.empty());
+  }
+  EXPECT_EQ(read(R"({"tool_choice": "required"})", kTools, mistral_tool_parser()).forced_prefix, "[TOOL_CALLS]");
+}
+
+// Several calls where parallel: llama3_json's "; " and Mistral's list.
+TEST(ToolChoice, ParallelForcedCallsAreReadBack) {
+  const ToolChoice llama = read(R"({"tool_choice": "required"})", kTools, llama3_json_tool_parser());
+  const std::string two = R"({"name": "ping", "parameters": {}}; {"name": "add", "parameters": {"a": 1}})";
+  ToolCallGrammar g(llama.forced.get());
+  ASSERT_TRUE(g.feed(two));
+  EXPECT_TRUE(g.can_end());
+  EXPECT_EQ(parse_tool_calls(llama3_json_tool_parser(), two).tool_calls.size(), 2u);
+  const ToolChoice mistral = read(R"({"tool_choice": "required"})", kTools, mistral_tool_parser());
+  const std::string list = R"([{"name": "ping", "arguments": {}}, {"name": "add", "arguments": {"a": 1}}])";
+  ToolCallGrammar m(mistral.forced.get());
+  ASSERT_TRUE(m.feed(list));
+  EXPECT_TRUE(m.done());
+  EXPECT_EQ(parse_tool_calls(mistral_tool_parser(), mistral.forced_prefix + list).tool_calls.size(), 2u);
+}
+
+// Free text inside markup (qwen3_coder) cannot be forced, nor (harmony, special tokens
+// between a call's parts) a choice among several tools: a 400 that names the parser, never an
+// unforced answer.
+TEST(ToolChoice, FormatsThatCannotBeForcedAreRefused) {
+  const char* named = R"({"tool_choice": {"type": "function", "function": {"name": "ping"}}})";
+  for (const auto& [parser, choice] : {std::pair{&qwen3_coder_tool_parser(), R"({"tool_choice": "required"})"},
+                                       std::pair{&qwen3_coder_tool_parser(), named},
+                                       std::pair{&harmony_tool_parser(), R"({"tool_choice": "required"})"}}) {
+    try {
+      read(choice, kTools, *parser);
+      ADD_FAILURE() << parser->name() << " forced " << choice;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 400);
+      EXPECT_EQ(e.param, "tool_choice");
+      EXPECT_NE(std::string(e.what()).find("--tool-call-parser " + std::string(parser->name())), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(refused_param(R"({"tool_choice": "auto"})", kTools, *parser), "ok");
+  }
+}
+
+// gpt-oss: one call of a known function (named, or the only tool with "required") is forced
+// by ending the prompt with its header; the decoder writes the arguments alone.
+TEST(ToolChoice, HarmonyForcesOneCallByItsHeader) {
+  const ToolChoice named =
+      read(R"({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}})", kTools, harmony_tool_parser());
+  EXPECT_FALSE(named.forced);
+  ASSERT_TRUE(named.forced_arguments);
+  EXPECT_EQ(named.forced_prefix, "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>");
+  JsonSchemaGrammar g(named.forced_arguments.get());
+  ASSERT_TRUE(g.feed(std::string_view(R"({"city": "Paris"})")));
   EXPECT_TRUE(g.done());
-  const ParsedOutput parsed = parse_tool_calls(text);
+  const ParsedOutput parsed = parse_tool_calls(harmony_tool_parser(), named.forced_prefix + R"({"city": "Paris"})");
   ASSERT_EQ(parsed.tool_calls.size(), 1u);
   EXPECT_EQ(parsed.tool_calls[0].name, "get_weather");
   EXPECT_EQ(parsed.tool_calls[0].arguments, R"({"city":"Paris"})");
-  EXPECT_TRUE(parsed.content.empty());
+  EXPECT_EQ(parsed.content, "");
+  const ToolChoice only = read(R"({"tool_choice": "required"})", Json::array({kTools[2]}), harmony_tool_parser());
+  EXPECT_EQ(only.forced_prefix, "<|channel|>commentary to=functions.ping <|constrain|>json<|message|>");
 }
 
 // `minimum` is not enforced by the compiler: any object then, unless the function is strict.

@@ -23,6 +23,7 @@
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
+#include "strata/server/tool_parsers/tool_parser_registry.h"
 #include "strata/server/response_headers.h"
 #include "strata/server/weight_prefetch.h"
 
@@ -39,6 +40,7 @@ struct ServeFlags {
   server::ServerOptions server;
   EngineOptions engine;
   std::vector<std::string> lora_modules;  // name=path
+  const server::ToolParser* tool_call_parser = nullptr;  // --tool-call-parser; null: from the chat template
 };
 
 // --inject-step-fault N or N:sticky.
@@ -113,6 +115,17 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
         f.server.reasoning_parser = *format;
       },
       "split the model's thinking into reasoning_content: qwen3, deepseek_r1 or openai_gptoss (default: none)");
+  cmd.add_option_function<std::string>(
+      "--tool-call-parser",
+      [&f](const std::string& name) {
+        f.tool_call_parser = server::find_tool_parser(name);
+        if (f.tool_call_parser == nullptr) fail("--tool-call-parser takes one of {}, got '{}'", server::kToolParserNames, name);
+      },
+      "how the model writes tool calls: hermes, llama3_json, mistral, qwen3_coder, deepseek_v3 or openai "
+      "(default: chosen from the chat template, else hermes)");
+  // vLLM needs it to parse tool calls at all; here they always are when a request sends tools.
+  cmd.add_flag_function("--enable-auto-tool-choice", [](int64_t) {},
+                        "accepted for vLLM command lines: tool calls are always parsed");
   add_http_limit_flags(cmd, f.server);
   add_engine_flags(cmd, f.engine);
   cmd.add_option("--lora-modules", f.lora_modules,
@@ -140,6 +153,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--lora-modules", "LoRA"},
       {"--host", "Frontend"}, {"--port", "Frontend"}, {"--api-key", "Frontend"}, {"--allowed-origins", "Frontend"},
       {"--no-ui", "Frontend"}, {"--ignore-unknown-fields", "Frontend"}, {"--reasoning-parser", "Frontend"},
+      {"--tool-call-parser", "Frontend"}, {"--enable-auto-tool-choice", "Frontend"},
       {"--max-body-bytes", "HTTP limits"}, {"--max-header-bytes", "HTTP limits"},
       {"--header-timeout", "HTTP limits"}, {"--body-timeout", "HTTP limits"},
       {"--keep-alive-timeout", "HTTP limits"}, {"--send-timeout", "HTTP limits"},
@@ -203,6 +217,17 @@ class ShutdownWatcher {
   std::thread thread_;
 };
 
+// The flag's parser, else the one the chat template implies; the choice is logged.
+const server::ToolParser* pick_tool_parser(const ServeFlags& flags, const text::Tokenizer& tokenizer) {
+  if (flags.tool_call_parser != nullptr) {
+    fmt::print("tool-call parser: {} (--tool-call-parser)\n", flags.tool_call_parser->name());
+    return flags.tool_call_parser;
+  }
+  const server::ToolParserChoice choice = server::tool_parser_for_template(tokenizer.chat_template());
+  fmt::print("tool-call parser: {} ({}; --tool-call-parser picks another)\n", choice.parser->name(), choice.reason);
+  return choice.parser;
+}
+
 void run_serve(ServeFlags flags) {
   install_signal_handlers();
   if (!flags.positional_model.empty()) {
@@ -242,7 +267,8 @@ void run_serve(ServeFlags flags) {
                                   .model_path = path,
                                   .vocab_size = open.loaded.config.vocab_size,
                                   .pooler = open.loaded.config.pooler ? &*open.loaded.config.pooler : nullptr,
-                                  .created_unix = static_cast<int64_t>(std::time(nullptr))};
+                                  .created_unix = static_cast<int64_t>(std::time(nullptr)),
+                                  .tool_parser = pick_tool_parser(flags, *text.tokenizer)};
   server::HttpServer http(model, flags.server);
   const int port = http.bind();
   const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),

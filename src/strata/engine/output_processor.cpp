@@ -30,13 +30,16 @@ SequenceEnd OutputProcessor::append(Sequence& seq, int32_t position, const Sampl
   record_token_times(seq, num_outputs);
   ChoiceDelta delta{.index = seq.choice_index, .token_ids = {token}};
   if (params.sampling.logprobs >= 0) delta.logprobs.push_back(sample);
-  const StopChecker::Result text = seq.stop_checker->push(seq.detokenizer->push(token));
+  // The end-of-sequence token ends the text without adding to it (as in vLLM): with
+  // skip_special_tokens off, as tool-call parsers need, it would otherwise show as "</s>".
+  const bool eos = contains(parts_.eos_token_ids, token) && !params.ignore_eos;
+  const StopChecker::Result text = seq.stop_checker->push(eos ? std::string() : seq.detokenizer->push(token));
   delta.text = text.text;
   request.pending.deltas.push_back(std::move(delta));
   touched_.push_back(seq.request);
   if (text.stop) return {FinishReason::kStop, text.stop};
   if (ends_constrained(seq, token)) return {FinishReason::kStop};
-  if ((contains(parts_.eos_token_ids, token) && !params.ignore_eos) || contains(params.stop_token_ids, token))
+  if (eos || contains(params.stop_token_ids, token))
     return {FinishReason::kStop};
   if (num_outputs >= params.max_tokens || position + 1 >= parts_.max_model_len) return {FinishReason::kLength};
   return {};

@@ -10,6 +10,9 @@ void ToolCallFormat::check() const {
   if (functions.empty()) fail("a tool-call format needs at least one function");
   if (call_begin.empty() || name_end.empty() || call_end.empty() || (parallel && separator.empty()))
     fail("a tool-call format needs a call_begin, name_end and call_end (and a separator for parallel calls)");
+  if (!calls_end.empty() && !separator.empty() && calls_end.front() == separator.front())
+    fail("a tool-call format's calls_end '{}' must start with another byte than its separator '{}'", calls_end,
+         separator);
   for (size_t i = 0; i < functions.size(); ++i) {
     const Function& f = functions[i];
     if (i > 0 && !(functions[i - 1].name < f.name))
@@ -32,9 +35,11 @@ bool ToolCallGrammar::feed(std::string_view bytes) { return json_lexing::feed_al
 
 const std::string& ToolCallGrammar::literal() const {
   switch (phase_) {
+    case Phase::kCallsBegin: return format_->calls_begin;
     case Phase::kCallBegin: return format_->call_begin;
     case Phase::kNameEnd: return format_->name_end;
     case Phase::kCallEnd: return format_->call_end;
+    case Phase::kCallsEnd: return format_->calls_end;
     default: return format_->separator;
   }
 }
@@ -58,6 +63,10 @@ bool ToolCallGrammar::step(unsigned char c) {
       if (arguments_.done()) enter(Phase::kCallEnd);  // the root is an object: done at its '}'
       return true;
     case Phase::kDone: return false;
+    case Phase::kNextCall:  // the separator, or the list's end
+      if (pos_ == 0 && !format_->calls_end.empty() && c == static_cast<unsigned char>(format_->calls_end.front()))
+        enter(Phase::kCallsEnd);
+      return literal_step(c);
     default: return literal_step(c);
   }
 }
@@ -67,12 +76,15 @@ bool ToolCallGrammar::literal_step(unsigned char c) {
   if (pos_ >= text.size() || static_cast<unsigned char>(text[pos_]) != c) return false;
   if (++pos_ < text.size()) return true;
   switch (phase_) {
+    case Phase::kCallsBegin: enter(Phase::kCallBegin); break;
     case Phase::kCallBegin: enter(Phase::kName); break;
     case Phase::kNameEnd: enter(Phase::kArguments); break;
     case Phase::kCallEnd:
       ++num_calls_;
-      enter(format_->parallel ? Phase::kNextCall : Phase::kDone);
+      if (format_->parallel) enter(Phase::kNextCall);
+      else enter(format_->calls_end.empty() ? Phase::kDone : Phase::kCallsEnd);
       break;
+    case Phase::kCallsEnd: enter(Phase::kDone); break;
     default: enter(Phase::kCallBegin); break;  // the separator
   }
   return true;

@@ -129,21 +129,25 @@ class MessageEventStream final : public EventSource {
                out);
   }
 
-  void on_delta(ChoiceDelta& d, std::string& out) {
-    const ReasoningDelta text = output_.push(d.text);
-    send(Block::kThinking, text.reasoning, out);
-    send(Block::kText, text.content, out);
-    if (d.finish_reason == FinishReason::kNone) return;
-    const ChatAnswer rest = output_.finish();
-    send(Block::kThinking, rest.reasoning, out);
-    send(Block::kText, rest.content, out);
-    close_block(out);
-    for (const ToolCall& call : rest.tool_calls) {
+  // Thinking, text, then each whole call as a tool_use block (text after it opens a new block).
+  void send_answer(const ChatAnswer& answer, std::string& out) {
+    send(Block::kThinking, answer.reasoning, out);
+    send(Block::kText, answer.content, out);
+    for (const ToolCall& call : answer.tool_calls) {
+      close_block(out);
       open_block(tool_use_block(call, Json::object()), out);
       send_delta({{"type", "input_json_delta"}, {"partial_json", dump_json(tool_input(call))}}, out);
       out += sse_named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
+      has_calls_ = true;
     }
-    stop_ = stop_info(d.finish_reason, d.stop_reason, !rest.tool_calls.empty(), request_.stop_sequences);
+  }
+
+  void on_delta(ChoiceDelta& d, std::string& out) {
+    send_answer(output_.push(d.text), out);
+    if (d.finish_reason == FinishReason::kNone) return;
+    send_answer(output_.finish(), out);
+    close_block(out);
+    stop_ = stop_info(d.finish_reason, d.stop_reason, has_calls_, request_.stop_sequences);
   }
 
   MessagesRequest request_;
@@ -154,6 +158,7 @@ class MessageEventStream final : public EventSource {
   bool started_ = false;
   Block open_ = Block::kNone;
   int64_t index_ = 0;  // of the open block, or of the next one
+  bool has_calls_ = false;
   StopInfo stop_;
 };
 

@@ -11,11 +11,10 @@
 namespace strata::server {
 namespace {
 
-Json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+Json tool_calls_json(const std::vector<ToolCall>& calls) {
   Json out = Json::array();
   for (size_t i = 0; i < calls.size(); ++i) {
     Json c;
-    if (with_index) c["index"] = i;
     c["id"] = calls[i].id;
     c["type"] = "function";
     c["function"]["name"] = calls[i].name;
@@ -51,7 +50,7 @@ Json choice_json(const ServedModel& model, const ChoiceOutput& c, size_t index, 
   message["role"] = "assistant";
   message["content"] = empty ? Json(nullptr) : Json(answer.content);
   put_reasoning(message, chat, answer.reasoning);
-  if (calls) message["tool_calls"] = tool_calls_json(answer.tool_calls, false);
+  if (calls) message["tool_calls"] = tool_calls_json(answer.tool_calls);
   Json choice;
   choice["index"] = index;
   choice["message"] = std::move(message);
@@ -65,7 +64,8 @@ class ChatEventStream final : public EventSource {
  public:
   ChatEventStream(const ServedModel& model, ChatRequest chat, std::unique_ptr<GenerationRun> run, Envelope env)
       : model_(model), chat_(std::move(chat)), run_(std::move(run)), env_(std::move(env)),
-        outputs_(static_cast<size_t>(run_->num_choices()), ChatOutputStream(chat_)) {}
+        outputs_(static_cast<size_t>(run_->num_choices()), ChatOutputStream(chat_)),
+        num_calls_(static_cast<size_t>(run_->num_choices()), 0) {}
 
   bool next(std::string& out) override {
     if (!started_) {
@@ -105,16 +105,30 @@ class ChatEventStream final : public EventSource {
     if (!delta.empty()) out += chunk(i, std::move(delta), std::move(logprobs));
   }
 
+  // Each call as two deltas, as vLLM streams them: the id and name, then the arguments.
+  void send_calls(int32_t i, const std::vector<ToolCall>& calls, std::string& out) {
+    for (const ToolCall& call : calls) {
+      const int32_t index = num_calls_[static_cast<size_t>(i)]++;
+      Json head = {{"index", index}, {"id", call.id}, {"type", "function"}};
+      head["function"] = {{"name", call.name}, {"arguments", ""}};
+      out += chunk(i, {{"tool_calls", Json::array({std::move(head)})}});
+      Json arguments = {{"index", index}, {"function", {{"arguments", call.arguments}}}};
+      out += chunk(i, {{"tool_calls", Json::array({std::move(arguments)})}});
+    }
+  }
+
   void on_delta(int32_t i, ChoiceDelta& d, std::string& out) {
     if (i < 0 || i >= run_->num_choices()) return;
     ChatOutputStream& output = outputs_[static_cast<size_t>(i)];
     Json logprobs = chat_.logprobs && !d.logprobs.empty() ? chat_logprobs_json(model_, d.logprobs) : Json(nullptr);
-    send_text(i, output.push(d.text), std::move(logprobs), out);
+    const ChatAnswer now = output.push(d.text);
+    send_text(i, {.reasoning = now.reasoning, .content = now.content}, std::move(logprobs), out);
+    send_calls(i, now.tool_calls, out);
     if (d.finish_reason == FinishReason::kNone) return;
     const ChatAnswer rest = output.finish();
     send_text(i, {.reasoning = rest.reasoning, .content = rest.content}, nullptr, out);
-    const bool calls = !rest.tool_calls.empty();
-    if (calls) out += chunk(i, {{"tool_calls", tool_calls_json(rest.tool_calls, true)}});
+    send_calls(i, rest.tool_calls, out);
+    const bool calls = num_calls_[static_cast<size_t>(i)] > 0;
     out += chunk(i, Json::object(), nullptr, chat_finish_reason(d.finish_reason, calls), stop_reason_json(d.stop_reason));
   }
 
@@ -123,6 +137,7 @@ class ChatEventStream final : public EventSource {
   std::unique_ptr<GenerationRun> run_;
   Envelope env_;
   std::vector<ChatOutputStream> outputs_;
+  std::vector<int32_t> num_calls_;  // per choice: the calls sent so far
   bool started_ = false;
 };
 

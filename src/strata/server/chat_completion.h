@@ -1,8 +1,8 @@
 // POST /v1/chat/completions: the conversation through the chat template, generated on the
 // engine, answered as chat.completion or streamed as chat.completion.chunk events.
 // A reasoning parser splits the thinking off first (reasoning_content); in the rest,
-// Hermes-style <tool_call> blocks become message.tool_calls (tool_choice "required" or a
-// named function makes the engine write only such blocks).
+// the tool calls the served model's parser finds become message.tool_calls (tool_choice
+// "required" or a named function makes the engine write only calls), streamed as deltas.
 #pragma once
 
 #include "strata/server/http_reply.h"

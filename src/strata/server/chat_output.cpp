@@ -1,53 +1,71 @@
 #include "strata/server/chat_output.h"
 
+#include "strata/server/tool_parsers/parse_helpers.h"
+#include "strata/server/tool_parsers/tool_parser_registry.h"
+
 namespace strata::server {
 namespace {
 
-// parallel_tool_calls false: only the first call (a forced choice never writes a second).
-void limit_calls(bool parallel, std::vector<ToolCall>& calls) {
-  if (!parallel && calls.size() > 1) calls.resize(1);
+const ToolParser& parser_of(const ChatRequest& chat) {
+  return chat.tool_parser != nullptr ? *chat.tool_parser : default_tool_parser();
 }
 
 }  // namespace
 
 ChatAnswer parse_chat_answer(const ChatRequest& chat, std::string_view text) {
-  ReasoningDelta split = split_reasoning(chat.reasoning, chat.prompt_tail, text);
-  ChatAnswer answer{.reasoning = std::move(split.reasoning)};
-  if (!chat.parse_tool_calls) {
-    answer.content = std::move(split.content);
-    return answer;
-  }
-  ParsedOutput parsed = parse_tool_calls(split.content);
-  limit_calls(chat.tool_choice.parallel, parsed.tool_calls);
-  answer.content = std::move(parsed.content);
-  answer.tool_calls = std::move(parsed.tool_calls);
+  ChatOutputStream stream(chat, /*include_reasoning=*/true);  // the reply decides what to show
+  ChatAnswer answer = stream.push(text);
+  ChatAnswer rest = stream.finish();
+  answer.reasoning += rest.reasoning;
+  answer.content += rest.content;
+  for (ToolCall& call : rest.tool_calls) answer.tool_calls.push_back(std::move(call));
+  if (!answer.tool_calls.empty()) answer.content = std::string(trim_blank(answer.content));
   return answer;
 }
 
-ChatOutputStream::ChatOutputStream(const ChatRequest& chat)
-    : parse_tool_calls_(chat.parse_tool_calls), include_reasoning_(chat.include_reasoning),
-      parallel_(chat.tool_choice.parallel), reasoning_(chat.reasoning, chat.prompt_tail) {}
-
-ReasoningDelta ChatOutputStream::push(std::string_view text) {
-  ReasoningDelta delta = reasoning_.push(text);
-  if (parse_tool_calls_) delta.content = tool_calls_.push(delta.content);
-  if (!include_reasoning_) delta.reasoning.clear();
-  return delta;
+ChatOutputStream::ChatOutputStream(const ChatRequest& chat, bool include_reasoning)
+    : parse_tool_calls_(chat.parse_tool_calls), include_reasoning_(include_reasoning),
+      parallel_(chat.tool_choice.parallel), reasoning_(chat.reasoning, chat.prompt_tail),
+      reasoning_calls_(parser_of(chat), chat.render.tools), content_calls_(parser_of(chat), chat.render.tools) {
+  // A forced call's opening marker ended the prompt; the parser reads the calls after it.
+  if (parse_tool_calls_) content_calls_.push(chat.tool_choice.forced_prefix);
 }
 
-ChatAnswer ChatOutputStream::finish() {
-  ReasoningDelta last = reasoning_.finish();
-  ChatAnswer answer{.reasoning = include_reasoning_ ? std::move(last.reasoning) : std::string()};
+// parallel_tool_calls false: only the first call (a forced choice never writes a second).
+void ChatOutputStream::add_calls(std::vector<ToolCall>& from, std::vector<ToolCall>& to) {
+  for (ToolCall& call : from) {
+    if (!parallel_ && num_calls_ > 0) break;
+    ++num_calls_;
+    to.push_back(std::move(call));
+  }
+}
+
+ChatAnswer ChatOutputStream::route(ReasoningDelta text, bool at_end) {
+  ChatAnswer out;
   if (!parse_tool_calls_) {
-    answer.content = std::move(last.content);
-    return answer;
+    out.reasoning = std::move(text.reasoning);
+    out.content = std::move(text.content);
+  } else {
+    ToolStreamStep thinking = reasoning_calls_.push(text.reasoning);
+    ToolStreamStep answer = content_calls_.push(text.content);
+    if (at_end) {
+      ToolStreamStep a = reasoning_calls_.finish(), b = content_calls_.finish();
+      thinking.content += a.content;
+      answer.content += b.content;
+      thinking.calls.insert(thinking.calls.end(), a.calls.begin(), a.calls.end());
+      answer.calls.insert(answer.calls.end(), b.calls.begin(), b.calls.end());
+    }
+    out.reasoning = std::move(thinking.content);
+    out.content = std::move(answer.content);
+    add_calls(thinking.calls, out.tool_calls);
+    add_calls(answer.calls, out.tool_calls);
   }
-  answer.content = tool_calls_.push(last.content);
-  ParsedOutput parsed = tool_calls_.finish();
-  limit_calls(parallel_, parsed.tool_calls);
-  answer.content += parsed.content;
-  answer.tool_calls = std::move(parsed.tool_calls);
-  return answer;
+  if (!include_reasoning_) out.reasoning.clear();
+  return out;
 }
+
+ChatAnswer ChatOutputStream::push(std::string_view text) { return route(reasoning_.push(text), /*at_end=*/false); }
+
+ChatAnswer ChatOutputStream::finish() { return route(reasoning_.finish(), /*at_end=*/true); }
 
 }  // namespace strata::server

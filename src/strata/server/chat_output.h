@@ -1,6 +1,7 @@
 // What a chat answer's text becomes on every API that runs the chat path (chat completions,
 // Anthropic messages, responses): the thinking (--reasoning-parser), the content, and the
-// tool calls parsed from the content, whole or as the text streams out.
+// tool calls the served model's tool-call parser finds, in the content and in the thinking
+// (a model may call a tool before it closes its thinking), whole or as the text streams out.
 #pragma once
 
 #include <string>
@@ -9,36 +10,41 @@
 
 #include "strata/server/chat_request.h"
 #include "strata/server/reasoning_parser.h"
-#include "strata/server/tool_call_parser.h"
 #include "strata/server/tool_call_stream.h"
 
 namespace strata::server {
 
 struct ChatAnswer {
   std::string reasoning;  // empty without a parser; streamed: also with include_reasoning false
-  std::string content;    // without the tool-call blocks (trimmed when there were calls)
+  std::string content;    // without the calls' markup (whole answer: trimmed when there were calls)
   std::vector<ToolCall> tool_calls;  // at most one when parallel_tool_calls is false
 };
 
-// The whole output of one choice.
+// The whole output of one choice: the stream below fed all of it at once.
 ChatAnswer parse_chat_answer(const ChatRequest& chat, std::string_view text);
 
-// One choice's output as it streams: thinking and content that can be sent now, tool-call
-// blocks held back for the end (a tail that could grow into a tag is held too).
+// One choice's output as it streams: thinking and content that can be sent now, and each
+// tool call once it is whole (a tail that could grow into a tag or a call is held back).
 class ChatOutputStream {
  public:
-  explicit ChatOutputStream(const ChatRequest& chat);
+  explicit ChatOutputStream(const ChatRequest& chat) : ChatOutputStream(chat, chat.include_reasoning) {}
+  ChatOutputStream(const ChatRequest& chat, bool include_reasoning);
 
-  ReasoningDelta push(std::string_view text);
-  // At the end: the held-back thinking and content, and the calls.
+  ChatAnswer push(std::string_view text);
+  // At the end: the held-back thinking, content and calls.
   ChatAnswer finish();
 
  private:
+  ChatAnswer route(ReasoningDelta text, bool at_end);
+  void add_calls(std::vector<ToolCall>& from, std::vector<ToolCall>& to);
+
   bool parse_tool_calls_;
   bool include_reasoning_;
   bool parallel_;
+  int32_t num_calls_ = 0;
   ReasoningParser reasoning_;
-  ToolCallStream tool_calls_;
+  ToolCallStream reasoning_calls_;
+  ToolCallStream content_calls_;
 };
 
 }  // namespace strata::server

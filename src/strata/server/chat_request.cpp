@@ -143,7 +143,7 @@ ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   chat.tool_choice = read_tool_choice(body, chat.render.tools);
   chat.parse_tool_calls = !chat.render.tools.is_null() && chat.tool_choice.mode != ToolChoiceMode::kNone;
   read_response_format(body, chat);
-  if (chat.tool_choice.forced && (chat.json_object || chat.json_schema))
+  if (chat.tool_choice.forces() && (chat.json_object || chat.json_schema))
     throw bad_request("tool_choice forces a tool call and response_format asks for JSON; both constrain the "
                       "output, so give only one of them",
                       "response_format");

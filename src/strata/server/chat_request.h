@@ -23,7 +23,7 @@ struct ChatRequest {
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
   bool parse_tool_calls = false;  // tools given and tool_choice is not "none"
-  ToolChoice tool_choice;         // its `forced` calls are enforced by constrained decoding
+  ToolChoice tool_choice;         // its `forced` calls (set by start_chat) are enforced by constrained decoding
   bool json_object = false;       // response_format {"type": "json_object"}: enforced
   std::shared_ptr<const CompiledSchema> json_schema;  // response_format json_schema: enforced
   bool include_reasoning = true;  // vLLM's include_reasoning: false drops the thinking from the reply
@@ -32,6 +32,7 @@ struct ChatRequest {
   // prompt (where the template may have opened or closed the thinking already).
   ReasoningFormat reasoning = ReasoningFormat::kNone;
   std::string prompt_tail;
+  const ToolParser* tool_parser = nullptr;  // the served model's (null: hermes)
 };
 
 // A 400 naming the field for anything malformed.

@@ -6,6 +6,7 @@
 
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
+#include "strata/server/tool_parsers/tool_parser_registry.h"
 #include "strata/text/chat_prompt.h"
 
 namespace strata::server {
@@ -20,7 +21,7 @@ std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, co
   const text::Tokenizer& tokenizer = require_tokenizer(model, field);
   std::vector<int32_t> ids;
   try {
-    const std::string prompt = text::render_conversation(tokenizer, chat.render);
+    const std::string prompt = text::render_conversation(tokenizer, chat.render) + chat.tool_choice.forced_prefix;
     ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
     chat.prompt_tail = prompt.substr(prompt.size() - std::min(prompt.size(), kPromptTailBytes));
   } catch (const Error& e) {
@@ -37,16 +38,21 @@ std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, co
 
 StartedChat start_chat(const ServedModel& model, ChatRequest& chat, const ChatStart& start) {
   const int32_t lora_slot = check_model_name(model, start.model_name);
-  const bool constrained = chat.json_object || chat.json_schema || chat.tool_choice.forced;
+  chat.tool_parser = model.tool_parser != nullptr ? model.tool_parser : &default_tool_parser();
+  force_tool_calls(*chat.tool_parser, chat.render.tools, chat.tool_choice);
+  const bool constrained =
+      chat.json_object || chat.json_schema || chat.tool_choice.forced || chat.tool_choice.forced_arguments;
   chat.reasoning = constrained ? ReasoningFormat::kNone : start.reasoning;
-  // Harmony's markup is special tokens: the parser needs them in the text, and drops them.
-  if (chat.reasoning == ReasoningFormat::kHarmony) chat.fields.request.skip_special_tokens = false;
+  // Harmony's markup and some families' tool-call markers are special tokens: the parsers
+  // need them in the text, and drop them.
+  if (chat.reasoning == ReasoningFormat::kHarmony || (chat.parse_tool_calls && chat.tool_parser->needs_special_tokens()))
+    chat.fields.request.skip_special_tokens = false;
   GenerationRequest request =
       fit_to_context(chat.fields, encode_chat(model, chat, start.prompt_field),
                      {.max_model_len = model.service->max_model_len(), .prompt_field = start.prompt_field});
   StartedChat started{.model = apply_lora_choice(model, lora_slot, request)};
   request.json_object = chat.json_object;
-  request.json_schema = chat.json_schema;
+  request.json_schema = chat.json_schema ? chat.json_schema : chat.tool_choice.forced_arguments;
   request.tool_calls = chat.tool_choice.forced;
   std::vector<GenerationRequest> requests;
   requests.push_back(std::move(request));

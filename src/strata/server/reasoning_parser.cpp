@@ -56,14 +56,20 @@ ReasoningParser::ReasoningParser(ReasoningFormat format, std::string_view prompt
       if (tail.ends_with(kHarmonyMessage)) {  // the prompt opened a message: its header is there
         const size_t start = tail.rfind(kHarmonyStart);
         header_ = tail.substr(start == std::string_view::npos ? 0 : start, tail.size() - kHarmonyMessage.size());
-        enter_body();
+        enter_body(pending_);
       }
       break;
   }
 }
 
-void ReasoningParser::enter_body() {
-  state_ = harmony_channel(header_) == "analysis" ? State::kAnalysis : State::kFinal;
+void ReasoningParser::enter_body(std::string& content) {
+  if (header_.find("to=") != std::string::npos) {  // a recipient: a call, e.g. to=functions.get_weather
+    state_ = State::kToolCall;
+    content.append(header_);
+    content.append(kHarmonyMessage);
+  } else {
+    state_ = harmony_channel(header_) == "analysis" ? State::kAnalysis : State::kFinal;
+  }
   header_.clear();
 }
 
@@ -87,7 +93,7 @@ void ReasoningParser::drain(ReasoningDelta& out) {
     if (state_ == State::kContent) tags = kContentTags;
     else if (state_ == State::kThinking) tags = kThinkingTags;
     else if (state_ == State::kHeader) tags = kHeaderTags;
-    else if (state_ == State::kAnalysis || state_ == State::kFinal) tags = kBodyTags;
+    else if (state_ != State::kAnswer) tags = kBodyTags;  // kAnalysis, kFinal, kToolCall
     const TagMatch match = find_first_tag(pending_, tags);
     if (match.pos == std::string_view::npos) {
       const size_t keep = partial_tag_length(pending_, tags);
@@ -99,8 +105,11 @@ void ReasoningParser::drain(ReasoningDelta& out) {
     pending_.erase(0, match.pos + match.tag.size());
     if (match.tag == kThinkOpen) state_ = State::kThinking;  // a repeated <think> inside is dropped
     else if (match.tag == kThinkClose) state_ = State::kAnswer;
-    else if (match.tag == kHarmonyMessage) enter_body();
-    else state_ = State::kHeader;  // a harmony message ended
+    else if (match.tag == kHarmonyMessage) enter_body(out.content);
+    else {  // a harmony message ended
+      if (state_ == State::kToolCall) out.content.append(match.tag);
+      state_ = State::kHeader;
+    }
   }
 }
 

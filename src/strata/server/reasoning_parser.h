@@ -2,7 +2,7 @@
 // Think-tag models (qwen3, deepseek_r1) write <think>...</think>; gpt-oss writes harmony
 // messages, whose "analysis" channel is the thinking. Tags are never sent to the client, and
 // a tail that could still grow into a tag is held back, so any split of the text into deltas
-// gives the same totals.
+// gives the same totals. A harmony message to a tool stays whole in the content.
 #pragma once
 
 #include <optional>
@@ -47,11 +47,13 @@ class ReasoningParser {
     kHeader,       // harmony: a message's header, up to <|message|>
     kAnalysis,     // harmony: the body of an analysis message
     kFinal,        // harmony: the body of any other message
+    kToolCall,     // harmony: a message to a tool, given out whole (markup too) as content for
+                   // the tool-call parser
   };
   // Moves everything of `pending_` that can no longer start a tag into `out`.
   void drain(ReasoningDelta& out);
   void emit(std::string_view text, ReasoningDelta& out);
-  void enter_body();
+  void enter_body(std::string& content);
 
   State state_;
   std::string pending_;  // text not yet given out

@@ -120,23 +120,28 @@ class ResponseEventStream final : public EventSource {
     state_.output.push_back(std::move(item));
   }
 
+  // Thinking and text into their items; each whole call closes the open item.
+  void send_answer(const ChatAnswer& answer, std::string& out) {
+    send(Item::kReasoning, answer.reasoning, out);
+    send(Item::kMessage, answer.content, out);
+    for (const ToolCall& call : answer.tool_calls) {
+      close_item(out);
+      send_call(call, out);
+      calls_.push_back(call);
+    }
+  }
+
   void on_delta(ChoiceDelta& d, std::string& out) {
-    const ReasoningDelta text = output_.push(d.text);
-    send(Item::kReasoning, text.reasoning, out);
-    send(Item::kMessage, text.content, out);
+    send_answer(output_.push(d.text), out);
     if (d.finish_reason == FinishReason::kNone) return;
-    const ChatAnswer rest = output_.finish();
     if (d.finish_reason == FinishReason::kLength) state_.status = "incomplete";
     else if (d.finish_reason == FinishReason::kStop) state_.status = "completed";
-    send(Item::kReasoning, rest.reasoning, out);
-    send(Item::kMessage, rest.content, out);
-    if (content_.empty() && rest.tool_calls.empty()) {  // an answer always has a message
+    send_answer(output_.finish(), out);
+    if (content_.empty() && calls_.empty()) {  // an answer always has a message
       close_item(out);
       open_item(Item::kMessage, out);
     }
     close_item(out);
-    for (const ToolCall& call : rest.tool_calls) send_call(call, out);
-    calls_ = rest.tool_calls;
   }
 
   ResponsesRequest request_;

@@ -9,6 +9,7 @@
 
 #include "strata/core/model_config.h"
 #include "strata/server/generation_service.h"
+#include "strata/server/tool_parsers/tool_parser.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata::server {
@@ -25,6 +26,7 @@ struct ServedModel {
   int64_t vocab_size = 0;                      // of the model (token ids must be below it)
   const PoolerConfig* pooler = nullptr;        // a pooling model: embeddings or scores, no generation
   int64_t created_unix = 0;                    // when the server started
+  const ToolParser* tool_parser = nullptr;     // how its output writes tool calls (null: hermes)
 };
 
 // The tokenizer for encoding text, or a 400 saying this model takes token ids only.

@@ -7,7 +7,6 @@
 
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
-#include "strata/server/tool_call_parser.h"
 
 namespace strata::server {
 namespace {
@@ -66,6 +65,25 @@ std::string named_function(const Json& choice) {
   return name->get<std::string>();
 }
 
+// The functions a forced call may name (`only`: just that one), sorted by name.
+std::vector<ToolCallFormat::Function> forced_functions(const Json& tools, const std::string* only) {
+  std::vector<ToolCallFormat::Function> functions;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const Json& function = tools[i]["function"];
+    const std::string name = function["name"].get<std::string>();
+    if (only != nullptr && name != *only) continue;
+    check_forced_name(name, i);
+    functions.push_back({.name = name, .arguments = arguments_schema(function, i)});
+  }
+  std::sort(functions.begin(), functions.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (size_t i = 1; i < functions.size(); ++i)
+    if (functions[i].name == functions[i - 1].name)
+      throw bad_request(fmt::format("two tools are named {}; give each function its own name",
+                                    describe(Json(functions[i].name))),
+                        "tools");
+  return functions;
+}
+
 void check_named_in_tools(const std::string& name, const Json& tools) {
   std::vector<std::string> names;
   for (const Json& tool : tools) {
@@ -81,32 +99,49 @@ void check_named_in_tools(const std::string& name, const Json& tools) {
                     "tool_choice");
 }
 
+// A format without a forced shape: one call of a known function (named, or the only tool
+// with "required"), its opening ending the prompt; else a 400 that names the parser.
+void force_one_call(const ToolParser& parser, const Json& tools, ToolChoice& choice) {
+  const bool one = choice.mode == ToolChoiceMode::kNamed || tools.size() == 1;
+  const std::string name = choice.mode == ToolChoiceMode::kNamed ? choice.name : tools[0]["function"]["name"].get<std::string>();
+  std::optional<std::string> prompt = one ? parser.one_call_prompt(name) : std::nullopt;
+  if (!prompt) {
+    const bool can_name = parser.one_call_prompt(name).has_value();
+    throw bad_request(fmt::format("tool_choice {} cannot be enforced: the served model writes tool calls in the {} "
+                                  "format (--tool-call-parser {}), which the constrained decoder cannot write{}; {}send "
+                                  "tool_choice \"auto\", or serve with a --tool-call-parser whose format can be "
+                                  "forced (hermes, llama3_json, mistral, deepseek_v3)",
+                                  choice.mode == ToolChoiceMode::kNamed ? "naming a function" : "\"required\"",
+                                  parser.name(), parser.name(), can_name ? " for a choice among several tools" : "",
+                                  can_name ? "name one function in tool_choice, " : ""),
+                      "tool_choice");
+  }
+  choice.forced_arguments = forced_functions(tools, &name).at(0).arguments;
+  choice.forced_prefix = std::move(*prompt);
+}
+
 }  // namespace
 
-std::shared_ptr<const ToolCallFormat> hermes_tool_call_format(const Json& tools, const std::string* only,
-                                                              bool parallel) {
-  auto format = std::make_shared<ToolCallFormat>();
-  format->call_begin = std::string(kToolCallOpen) + "\n{\"name\": \"";
-  format->name_end = "\", \"arguments\": ";
-  format->call_end = "}\n" + std::string(kToolCallClose);
-  format->separator = "\n";
-  format->parallel = parallel;
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const Json& function = tools[i]["function"];
-    const std::string name = function["name"].get<std::string>();
-    if (only != nullptr && name != *only) continue;
-    check_forced_name(name, i);
-    format->functions.push_back({.name = name, .arguments = arguments_schema(function, i)});
+void force_tool_calls(const ToolParser& parser, const Json& tools, ToolChoice& choice) {
+  if (!choice.forces()) return;
+  const bool named = choice.mode == ToolChoiceMode::kNamed;
+  std::optional<ForcedShape> shape = parser.forced_shape();
+  if (!shape) {
+    force_one_call(parser, tools, choice);
+    return;
   }
-  std::sort(format->functions.begin(), format->functions.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
-  for (size_t i = 1; i < format->functions.size(); ++i)
-    if (format->functions[i].name == format->functions[i - 1].name)
-      throw bad_request(fmt::format("two tools are named {}; give each function its own name",
-                                    describe(Json(format->functions[i].name))),
-                        "tools");
-  format->check();
-  return format;
+  // A named function is called once (as OpenAI and vLLM do); "required" may call several
+  // unless parallel_tool_calls is false.
+  auto format = std::make_shared<ToolCallFormat>(std::move(shape->literals));
+  format->parallel = choice.parallel && !named;
+  format->functions = forced_functions(tools, named ? &choice.name : nullptr);
+  try {
+    format->check();
+  } catch (const Error& e) {
+    throw bad_request(fmt::format("the tools cannot be forced in the {} format: {}", parser.name(), e.what()), "tools");
+  }
+  choice.forced = std::move(format);
+  choice.forced_prefix = std::move(shape->prompt_suffix);
 }
 
 ToolChoice read_tool_choice(const Json& body, const Json& tools) {
@@ -126,11 +161,8 @@ ToolChoice read_tool_choice(const Json& body, const Json& tools) {
     throw bad_request("tool_choice forces a tool call, but the request has no 'tools'; send the functions in "
                       "'tools' or leave tool_choice out",
                       "tool_choice");
-  // A named function is called once (as OpenAI and vLLM do); "required" may call several
-  // unless parallel_tool_calls is false.
-  const bool named = choice.mode == ToolChoiceMode::kNamed;
-  if (named) check_named_in_tools(name, tools);
-  choice.forced = hermes_tool_call_format(tools, named ? &name : nullptr, choice.parallel && !named);
+  if (choice.mode == ToolChoiceMode::kNamed) check_named_in_tools(name, tools);
+  choice.name = std::move(name);
   return choice;
 }
 

@@ -1,0 +1,44 @@
+// hermes (Qwen2.5, Qwen3, Hermes, NousResearch): <tool_call>{"name": ..., "arguments":
+// {...}}</tool_call> blocks, any number of them, anywhere in the text. An unclosed final
+// block (generation stopped before </tool_call>) is read too.
+#include "strata/server/tool_parsers/families.h"
+
+#include "strata/server/tool_parsers/parse_helpers.h"
+
+namespace strata::server {
+namespace {
+
+constexpr std::string_view kOpen = "<tool_call>";
+constexpr std::string_view kClose = "</tool_call>";
+constexpr std::string_view kMarkers[] = {kOpen};
+
+class HermesParser final : public ToolParser {
+ public:
+  std::string_view name() const override { return "hermes"; }
+  std::span<const std::string_view> start_markers() const override { return kMarkers; }
+
+  CallMatch match(std::string_view text, bool at_end, const nlohmann::ordered_json&) const override {
+    const std::optional<Block> block = closed_block(text, kOpen.size(), kClose, at_end);
+    if (!block) return {.kind = CallMatch::Kind::kNeedMore};
+    const std::optional<nlohmann::ordered_json> j = parse_model_json(block->body);
+    std::optional<ToolCall> call = j ? call_from_json(*this, *j, /*require_arguments=*/false) : std::nullopt;
+    if (!call) return {.kind = CallMatch::Kind::kNotCalls, .length = block->length};
+    return {.kind = CallMatch::Kind::kCalls, .length = block->length, .calls = {std::move(*call)}};
+  }
+
+  std::optional<ForcedShape> forced_shape() const override {
+    return ForcedShape{.literals = {.call_begin = std::string(kOpen) + "\n{\"name\": \"",
+                                    .name_end = "\", \"arguments\": ",
+                                    .call_end = "}\n" + std::string(kClose),
+                                    .separator = "\n"}};
+  }
+};
+
+}  // namespace
+
+const ToolParser& hermes_tool_parser() {
+  static const HermesParser parser;
+  return parser;
+}
+
+}  // namespace strata::server
