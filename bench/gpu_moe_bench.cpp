@@ -3,7 +3,7 @@
 // at 1-8 rows): the op's own pick and every kernel forced, timed with CUDA events around the
 // kernel only, L2 flushed before each call by reading 256 MB (clean lines, as in a decode step).
 // Prints JSON lines with TB/s of weight traffic (decode) and TFLOP/s (prefill).
-//   gpu_moe_bench [--tokens 1,8,64,512,4096] [--dense-rows 1,2,4,8] [--iters 20]
+//   gpu_moe_bench [--tokens 1,8,64,512,4096] [--dense-rows 1,2,4,8] [--iters 20] [--k-quant]
 #include <cstring>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -18,6 +18,7 @@
 #include "strata/backend/backend.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/moe.h"
+#include "strata/weights/quant_blocks.h"
 #if defined(STRATA_WITH_CUDA)
 #include <cuda_runtime.h>
 
@@ -27,6 +28,7 @@
 #include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
+#include "strata/ops/cuda/k_quant_mma_gemv.h"
 #include "strata/ops/cuda/stream_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #endif
@@ -213,6 +215,60 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
         report(name, time_ms(timer, [&] { cuda::fp8_mma_gemv(fp8, cuda::current_stream(), variant); }), fp8_bytes);
   }
 }
+
+// Random GGUF k-quant blocks (every byte pattern is a valid code or packed scale) with f16 block
+// scales of 2^-12 .. 2^-9, like real weights; the backend moves them to the device layout.
+Tensor random_k_quant(Backend& gpu, DType dtype, Shape shape, uint64_t seed) {
+  Tensor q = Tensor::host(dtype, shape);
+  auto* bytes = static_cast<uint8_t*>(q.data());
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  for (int64_t i = 0; i < q.nbytes(); ++i) bytes[i] = static_cast<uint8_t>(next());
+  const auto scale = [&] { return static_cast<uint16_t>(0x0c00 + next() % 0x1000); };
+  for (int64_t b = 0; b < q.numel() / dtype_block_elems(dtype); ++b) {
+    if (dtype == DType::kQ4_K) {
+      auto& block = static_cast<BlockQ4_K*>(q.data())[b];
+      block.d = scale(), block.dmin = scale();
+    } else if (dtype == DType::kQ5_K) {
+      auto& block = static_cast<BlockQ5_K*>(q.data())[b];
+      block.d = scale(), block.dmin = scale();
+    } else {
+      static_cast<BlockQ6_K*>(q.data())[b].d = scale();
+    }
+  }
+  return gpu.from_host(q);
+}
+
+// Dense decode linears on GGUF k-quant weights: the op's pick and the tensor-core GEMV at each
+// warp count (TB/s of the quantized bytes).
+void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts) {
+  for (const DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    const Tensor w = random_k_quant(gpu, dtype, {s.n, s.k}, 13);
+    for (const int64_t m : row_counts) {
+      const Tensor x = random_bf16(gpu, {m, s.k}, 12 + m), out = gpu.empty(s.out_dtype, {m, s.n});
+      const double bytes = static_cast<double>(w.nbytes()) + m * s.k * 2.0 +
+                           m * s.n * static_cast<double>(dtype_bytes(s.out_dtype, 1));
+      auto report = [&](const std::string& kernel, double ms) {
+        std::printf("%s\n", fmt::format(R"({{"shape":"{}","tokens":{},"kernel":"{}-{}","us":{:.1f},"tb_s":{:.2f}}})",
+                                        s.name, m, dtype_name(dtype), kernel, ms * 1e3, bytes / (ms * 1e-3) / 1e12)
+                                .c_str());
+      };
+      report("op", time_ms(timer, [&] { ops::linear(x, w, Tensor(), out); }));
+      const cuda::QuantGemvArgs args{.x = x.data(), .weight = w.data(), .out = out.data(), .out_dtype = s.out_dtype,
+                                     .m = m, .n = s.n, .k = s.k};
+      const std::pair<const char*, cuda::KQuantMmaGemvVariant> variants[] = {
+          {"w8", cuda::KQuantMmaGemvVariant::kWarps8}, {"w4", cuda::KQuantMmaGemvVariant::kWarps4},
+          {"w2", cuda::KQuantMmaGemvVariant::kWarps2}, {"w8x2", cuda::KQuantMmaGemvVariant::kWarps8TwoBlocks},
+          {"w8x2p", cuda::KQuantMmaGemvVariant::kPersistent}};
+      if (cuda::k_quant_mma_gemv_supported(dtype, args))
+        for (const auto& [name, variant] : variants)
+          report(name, time_ms(timer, [&] { cuda::k_quant_mma_gemv(dtype, args, cuda::current_stream(), variant); }));
+    }
+  }
+}
 #endif
 
 }  // namespace
@@ -222,9 +278,11 @@ int main(int argc, char** argv) {
   CLI::App app{"GPU MoE grouped linear benchmark"};
   std::vector<int64_t> tokens{1, 8, 64, 512, 4096}, dense_rows{1, 2, 4, 8};
   int iters = 20;
+  bool k_quant_only = false;
   app.add_option("--tokens", tokens, "token counts (pairs = tokens * top_k)")->delimiter(',');
   app.add_option("--dense-rows", dense_rows, "row counts of the dense linears")->delimiter(',');
   app.add_option("--iters", iters, "timed calls per case (median reported)");
+  app.add_flag("--k-quant", k_quant_only, "only the dense linears on GGUF Q4_K / Q5_K / Q6_K weights");
   CLI11_PARSE(app, argc, argv);
 #if defined(STRATA_WITH_CUDA)
   std::unique_ptr<strata::Backend> gpu = strata::make_cuda_backend(0);
@@ -239,6 +297,10 @@ int main(int argc, char** argv) {
   timer.flush_out = gpu->empty(strata::DType::kBF16, {1, 16384});
   gpu->fill_bytes(timer.flush_weight, 0x3C);
   gpu->fill_bytes(timer.flush_x, 0x3C);
+  if (k_quant_only) {
+    for (const strata::DenseShape& s : strata::kDenseShapes) strata::bench_k_quant(*gpu, timer, s, dense_rows);
+    return 0;
+  }
   for (const strata::MoeShape& s : strata::kShapes) strata::bench_shape(*gpu, timer, s, tokens);
   for (const strata::DenseShape& s : strata::kDenseShapes) strata::bench_dense(*gpu, timer, s, dense_rows);
   return 0;

@@ -106,7 +106,7 @@ void fp8_mma_gemv(const QuantGemvArgs& args, cudaStream_t stream, Fp8MmaGemvVari
   STRATA_CHECK(fp8_mma_gemv_supported(args));
   const Params params = mma_gemv::params_for(args);
   const int warps = variant_warps(variant, args.m, params.units);
-  mma_gemv::launch_for<Fp8Format>(args.out_dtype, params, 1, warps, stream);
+  mma_gemv::launch_for<Fp8Format>(args.out_dtype, params, 1, {.warps = warps}, stream);
 }
 
 bool fp8_mma_gemv_experts_supported(const QuantExpertArgs& args) {
@@ -118,7 +118,7 @@ void fp8_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream) {
   if (args.num_pairs == 0 || args.n == 0) return;
   STRATA_CHECK(fp8_mma_gemv_experts_supported(args));
   const Params params = mma_gemv::params_for(args);
-  mma_gemv::launch_for<Fp8Format>(args.out_dtype, params, static_cast<unsigned>(args.num_pairs), 8, stream);
+  mma_gemv::launch_for<Fp8Format>(args.out_dtype, params, static_cast<unsigned>(args.num_pairs), {.warps = 8}, stream);
 }
 
 }  // namespace strata::cuda

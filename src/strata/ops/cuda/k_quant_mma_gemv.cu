@@ -250,10 +250,11 @@ struct Q6kFormat {
   }
 };
 
-void launch_format(DType dtype, DType out, const Params& params, unsigned pairs, int warps, cudaStream_t stream) {
-  if (dtype == DType::kQ4_K) return mma_gemv::launch_for<Q4kFormat<false>>(out, params, pairs, warps, stream);
-  if (dtype == DType::kQ5_K) return mma_gemv::launch_for<Q4kFormat<true>>(out, params, pairs, warps, stream);
-  mma_gemv::launch_for<Q6kFormat>(out, params, pairs, warps, stream);
+void launch_format(DType dtype, DType out, const Params& params, unsigned pairs, mma_gemv::LaunchShape shape,
+                   cudaStream_t stream) {
+  if (dtype == DType::kQ4_K) return mma_gemv::launch_for<Q4kFormat<false>>(out, params, pairs, shape, stream);
+  if (dtype == DType::kQ5_K) return mma_gemv::launch_for<Q4kFormat<true>>(out, params, pairs, shape, stream);
+  mma_gemv::launch_for<Q6kFormat>(out, params, pairs, shape, stream);
 }
 
 bool is_k_quant(DType dtype) { return dtype == DType::kQ4_K || dtype == DType::kQ5_K || dtype == DType::kQ6_K; }
@@ -266,12 +267,27 @@ bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args) {
          mma_gemv::aligned(args.weight, 16) && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
-void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream) {
+static mma_gemv::LaunchShape variant_shape(KQuantMmaGemvVariant variant, int64_t rows, int64_t units) {
+  switch (variant) {
+    case KQuantMmaGemvVariant::kWarps8: return {.warps = 8};
+    case KQuantMmaGemvVariant::kWarps4: return {.warps = 4};
+    case KQuantMmaGemvVariant::kWarps2: return {.warps = 2};
+    case KQuantMmaGemvVariant::kWarps8TwoBlocks: return {.warps = 8, .two_blocks = true};
+    case KQuantMmaGemvVariant::kPersistent: return {.warps = 8, .two_blocks = true, .persistent = true};
+    case KQuantMmaGemvVariant::kAuto: break;
+  }
+  // 1-8 rows are latency-bound at one block of 137 registers a SM (ncu: 12% occupancy, issue
+  // slots 20-30% busy): two blocks, persistent, keep loads in flight between tiles.
+  if (rows <= 8) return {.warps = 8, .two_blocks = true, .persistent = true};
+  return {.warps = mma_gemv::auto_warps(rows, units)};
+}
+
+void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream, KQuantMmaGemvVariant variant) {
   if (args.n == 0) return;
   STRATA_CHECK(k_quant_mma_gemv_supported(dtype, args));
   Params params = mma_gemv::params_for(args);
   params.units = args.k / kSuperCols;
-  launch_format(dtype, args.out_dtype, params, 1, mma_gemv::auto_warps(args.m, params.units), stream);
+  launch_format(dtype, args.out_dtype, params, 1, variant_shape(variant, args.m, params.units), stream);
 }
 
 bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args) {
@@ -284,7 +300,7 @@ void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStre
   STRATA_CHECK(k_quant_mma_gemv_experts_supported(dtype, args));
   Params params = mma_gemv::params_for(args);
   params.units = args.k / kSuperCols;
-  launch_format(dtype, args.out_dtype, params, static_cast<unsigned>(args.num_pairs), 8, stream);
+  launch_format(dtype, args.out_dtype, params, static_cast<unsigned>(args.num_pairs), {.warps = 8}, stream);
 }
 
 void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {

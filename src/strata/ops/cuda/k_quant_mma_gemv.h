@@ -12,10 +12,15 @@ namespace strata::cuda {
 
 constexpr int64_t kKQuantMmaGemvMaxRows = 32;
 
+// Warps splitting the super-blocks of each 16 weight rows; two blocks of 8 a SM (1-8 rows),
+// persistent: that many blocks looping over the row tiles. kAuto picks by shape.
+enum class KQuantMmaGemvVariant : uint8_t { kAuto, kWarps8, kWarps4, kWarps2, kWarps8TwoBlocks, kPersistent };
+
 // dtype Q4_K, Q5_K or Q6_K in a layout the GPU keeps (keeps_device_layout), M <= 32, no gated input,
 // 8-byte aligned x, 16-byte aligned weight, bf16 or f32 out.
 bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args);
-void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream);
+void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream,
+                      KQuantMmaGemvVariant variant = KQuantMmaGemvVariant::kAuto);
 
 // MoE experts [E, N, K] in pair order, the same conditions on K and alignment.
 bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args);

@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "strata/ops/cuda/common.cuh"
@@ -87,8 +88,8 @@ __device__ __forceinline__ uint2 load_x4(const Params& p, int token, int64_t col
 
 // The warps' sums [W][16][8 * NT] into out rows < M.
 template <int NT, int W, typename Tout>
-__device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT][4], int warp, int g, int t,
-                                          float* sums) {
+__device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT][4], int64_t tile, int warp, int g,
+                                          int t, float* sums) {
   constexpr int kCols = 8 * NT;
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -101,7 +102,7 @@ __device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT
   __syncthreads();
   for (int i = threadIdx.x; i < kTileRows * kCols; i += W * 32) {
     const int r = i % kTileRows, token = i / kTileRows;
-    const int64_t out_row = static_cast<int64_t>(blockIdx.x) * kTileRows + r;
+    const int64_t out_row = tile * kTileRows + r;
     if (token >= p.rows || out_row >= p.n) continue;
     float v = 0.f;
     for (int w = 0; w < W; ++w) v += sums[(w * kTileRows + r) * kCols + token];
@@ -122,32 +123,54 @@ __device__ __forceinline__ void select_pair(Params& p) {
 }
 
 // Format: Load (a unit of rows g and g + 8 as lane t holds it), load<kWide>(p, row, unit, t,
-// Load&), product<NT>(p, Load, unit, g, t, acc) and row_bytes(k). (A minimum of blocks a SM in
-// the launch bounds made the k-quant kernels slower: 181 registers with 1 against 132 without.)
+// Load&), product<NT>(p, Load, unit, g, t, acc) and row_bytes(k). Blocks take tiles of 16 rows
+// blockIdx.x, + gridDim.x, ...: with fewer blocks than tiles (a persistent grid) each warp loads
+// its first unit of the next tile before the block meets to sum this one, so HBM stays busy.
 template <typename Format, int NT, int W, bool kWide, typename Tout>
-__global__ void __launch_bounds__(W * 32) kernel(Params p) {
+__device__ __forceinline__ void kernel_body(Params p) {
   __shared__ float sums[W * kTileRows * 8 * NT];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kTileRows + g;
-  float acc[NT][4] = {};
+  const int64_t tiles = (p.n + kTileRows - 1) / kTileRows;
+  int64_t tile = blockIdx.x;
   typename Format::Load first, second;
   if (p.expert_ids == nullptr) {
-    if (warp < p.units) Format::template load<kWide>(p, row, warp, t, first);  // before the wait: weights are ready
+    if (warp < p.units) Format::template load<kWide>(p, tile * kTileRows + g, warp, t, first);  // weights are ready
     wait_for_previous_kernel();
   } else {
     wait_for_previous_kernel();
     select_pair<Format, Tout>(p);
-    if (warp < p.units) Format::template load<kWide>(p, row, warp, t, first);
+    if (warp < p.units) Format::template load<kWide>(p, tile * kTileRows + g, warp, t, first);
   }
-  for (int64_t u = warp; u < p.units; u += 2 * W) {
-    const bool two = u + W < p.units;
-    if (two) Format::template load<kWide>(p, row, u + W, t, second);
-    Format::template product<NT>(p, first, u, g, t, acc);
-    if (u + 2 * W < p.units) Format::template load<kWide>(p, row, u + 2 * W, t, first);
-    if (two) Format::template product<NT>(p, second, u + W, g, t, acc);
+  for (; tile < tiles; tile += gridDim.x) {
+    const int64_t row = tile * kTileRows + g, next_row = (tile + gridDim.x) * kTileRows + g;
+    const bool has_next = tile + gridDim.x < tiles;
+    float acc[NT][4] = {};
+    for (int64_t u = warp; u < p.units; u += 2 * W) {
+      const bool two = u + W < p.units;
+      if (two) Format::template load<kWide>(p, row, u + W, t, second);
+      Format::template product<NT>(p, first, u, g, t, acc);
+      if (u + 2 * W < p.units) Format::template load<kWide>(p, row, u + 2 * W, t, first);
+      else if (has_next && warp < p.units) Format::template load<kWide>(p, next_row, warp, t, first);
+      if (two) Format::template product<NT>(p, second, u + W, g, t, acc);
+    }
+    if (!has_next) allow_next_kernel();
+    write_out<NT, W, Tout>(p, acc, tile, warp, g, t, sums);
+    if (has_next) __syncthreads();  // the sums are read before the next tile writes them
   }
-  allow_next_kernel();
-  write_out<NT, W, Tout>(p, acc, warp, g, t, sums);
+}
+
+// The compiler's own register budget: an explicit minimum of 1 block a SM made the k-quant
+// kernels slower (181 registers against 132 without).
+template <typename Format, int NT, int W, bool kWide, typename Tout>
+__global__ void __launch_bounds__(W * 32) kernel(Params p) {
+  kernel_body<Format, NT, W, kWide, Tout>(p);
+}
+
+// Two blocks of 8 warps a SM (at most 128 registers): twice the loads in flight where one block
+// of a wider kernel fills the register file.
+template <typename Format, int NT, bool kWide, typename Tout>
+__global__ void __launch_bounds__(256, 2) kernel_two_blocks(Params p) {
+  kernel_body<Format, NT, 8, kWide, Tout>(p);
 }
 
 template <typename Format, int NT, int W, typename Tout>
@@ -156,6 +179,33 @@ void launch_shape(const Params& p, unsigned pairs, cudaStream_t stream) {
   if (Format::row_bytes(p.k) % 16 == 0)
     return launch_dependent(kernel<Format, NT, W, true, Tout>, grid, dim3(W * 32), 0, stream, p);
   launch_dependent(kernel<Format, NT, W, false, Tout>, grid, dim3(W * 32), 0, stream, p);
+}
+
+// Blocks of `kernel` that fit on the chip at once (asked once per kernel).
+template <typename Kernel>
+int64_t resident_blocks(Kernel kernel, int threads) {
+  static const int64_t count = [&] {
+    int per_sm = 0;
+    STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    return static_cast<int64_t>(per_sm) * num_sms();
+  }();
+  return count;
+}
+
+// 8 warps, two blocks a SM, for 1-8 rows (no pairs); persistent: as many blocks as fit, each
+// looping over tiles.
+template <typename Format, typename Tout, bool kWide>
+void launch_two_blocks_aligned(const Params& p, bool persistent, cudaStream_t stream) {
+  const auto kernel = kernel_two_blocks<Format, 1, kWide, Tout>;
+  int64_t blocks = ceil_div(p.n, kTileRows);
+  if (persistent) blocks = std::min(blocks, resident_blocks(kernel, 256));
+  launch_dependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(256), 0, stream, p);
+}
+
+template <typename Format, typename Tout>
+void launch_two_blocks(const Params& p, bool persistent, cudaStream_t stream) {
+  if (Format::row_bytes(p.k) % 16 == 0) return launch_two_blocks_aligned<Format, Tout, true>(p, persistent, stream);
+  launch_two_blocks_aligned<Format, Tout, false>(p, persistent, stream);
 }
 
 template <typename Format, int W, typename Tout>
@@ -195,9 +245,18 @@ void widen(const Params& p, bf16* dst, cudaStream_t stream) {
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
-// warps: 8, 4 or 2 a block; pairs: 1, or the (token, expert) pairs with p.expert_ids.
+// How a GEMV is spread: warps a block (8, 4 or 2); two_blocks: 8 warps in at most 128 registers
+// (1-8 rows, no pairs), persistent: with as many blocks as fit.
+struct LaunchShape {
+  int warps = 8;
+  bool two_blocks = false, persistent = false;
+};
+
+// pairs: 1, or the (token, expert) pairs with p.expert_ids.
 template <typename Format, typename Tout>
-void launch(const Params& p, unsigned pairs, int warps, cudaStream_t stream) {
+void launch(const Params& p, unsigned pairs, LaunchShape shape, cudaStream_t stream) {
+  const int warps = shape.warps;
+  if (shape.two_blocks && p.rows <= 8 && pairs == 1) return launch_two_blocks<Format, Tout>(p, shape.persistent, stream);
   if (warps == 4) return launch_rows<Format, 4, Tout>(p, pairs, stream);
   if (warps == 2) return launch_rows<Format, 2, Tout>(p, pairs, stream);
   launch_rows<Format, 8, Tout>(p, pairs, stream);
@@ -205,9 +264,9 @@ void launch(const Params& p, unsigned pairs, int warps, cudaStream_t stream) {
 
 // launch<Format, Tout> for an out dtype of bf16 or f32.
 template <typename Format>
-void launch_for(DType out_dtype, const Params& p, unsigned pairs, int warps, cudaStream_t stream) {
-  if (out_dtype == DType::kF32) return launch<Format, float>(p, pairs, warps, stream);
-  launch<Format, bf16>(p, pairs, warps, stream);
+void launch_for(DType out_dtype, const Params& p, unsigned pairs, LaunchShape shape, cudaStream_t stream) {
+  if (out_dtype == DType::kF32) return launch<Format, float>(p, pairs, shape, stream);
+  launch<Format, bf16>(p, pairs, shape, stream);
 }
 
 // 32 columns with short rows: 4 warps a block (FP8 gate|up 90 us against 119 at 8, H200); else 8.

@@ -139,7 +139,7 @@ void q8_0_mma_gemv(const QuantGemvArgs& args, cudaStream_t stream) {
   STRATA_CHECK(q8_0_mma_gemv_supported(args));
   const Params params = mma_gemv::params_for(args);
   const int warps = mma_gemv::auto_warps(args.m, params.units);
-  mma_gemv::launch_for<Q8Format>(args.out_dtype, params, 1, warps, stream);
+  mma_gemv::launch_for<Q8Format>(args.out_dtype, params, 1, {.warps = warps}, stream);
 }
 
 bool q8_0_mma_gemv_experts_supported(const QuantExpertArgs& args) {
@@ -152,7 +152,7 @@ void q8_0_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream) {
   if (args.num_pairs == 0 || args.n == 0) return;
   STRATA_CHECK(q8_0_mma_gemv_experts_supported(args));
   const Params params = mma_gemv::params_for(args);
-  mma_gemv::launch_for<Q8Format>(args.out_dtype, params, static_cast<unsigned>(args.num_pairs), 8, stream);
+  mma_gemv::launch_for<Q8Format>(args.out_dtype, params, static_cast<unsigned>(args.num_pairs), {.warps = 8}, stream);
 }
 
 void dequantize_q8_0_to_bf16(const void* src, int64_t rows, int64_t k, void* dst) {
