@@ -31,12 +31,7 @@ std::string base64_floats(const std::vector<float>& values) {
 
 HttpReply create_embeddings(const ServedModel& model, const Json& body, const ClientWatch& client) {
   require_task(model, ModelTask::kEmbed, "/v1/embeddings");
-  const std::optional<std::string> name = read_string(body, "model");
-  if (check_model_name(model, name ? &*name : nullptr) >= 0)
-    throw bad_request("LoRA adapters serve generation only; name the base model", "model");
-  const Json* input = find_field(body, "input");
-  if (input == nullptr) throw bad_request("'input' is required", "input");
-  const std::vector<PoolingInput> inputs = read_pooling_inputs(*input, "input", model.vocab_size);
+  const std::vector<PoolingInput> inputs = read_body_inputs(model, body);
   const std::string format = read_string(body, "encoding_format").value_or("float");
   if (format != "float" && format != "base64")
     throw bad_request(fmt::format("'encoding_format' must be \"float\" or \"base64\", got {}", describe(Json(format))),

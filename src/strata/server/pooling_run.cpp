@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
+#include "strata/server/json_fields.h"
 
 namespace strata::server {
 namespace {
@@ -16,6 +17,15 @@ bool is_id_array(const Json& value) {
 }
 
 }  // namespace
+
+std::vector<PoolingInput> read_body_inputs(const ServedModel& model, const Json& body) {
+  const std::optional<std::string> name = read_string(body, "model");
+  if (check_model_name(model, name ? &*name : nullptr) >= 0)
+    throw bad_request("LoRA adapters serve generation only; name the base model", "model");
+  const Json* input = find_field(body, "input");
+  if (input == nullptr) throw bad_request("'input' is required", "input");
+  return read_pooling_inputs(*input, "input", model.vocab_size);
+}
 
 std::vector<PoolingInput> read_pooling_inputs(const Json& value, const char* field, int64_t vocab_size) {
   std::vector<PoolingInput> inputs;

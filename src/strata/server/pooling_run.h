@@ -22,6 +22,9 @@ using PoolingInput = std::variant<std::string, std::vector<int32_t>>;  // text o
 // `value`: a string, an array of strings, an array of token ids or an array of token-id arrays;
 // a 400 naming `field` for anything else, an empty array or more than kMaxPoolingInputs.
 std::vector<PoolingInput> read_pooling_inputs(const Json& value, const char* field, int64_t vocab_size);
+// The `input` field of an embeddings or classify body, after checking that `model` names the base
+// model (adapters serve generation only).
+std::vector<PoolingInput> read_body_inputs(const ServedModel& model, const Json& body);
 // Token ids of one input (`name` in messages: "input[2]"); a 400 for an empty one, or for text
 // when the model has no tokenizer.
 std::vector<int32_t> tokenize_input(const ServedModel& model, const PoolingInput& input, bool add_special_tokens,

@@ -145,12 +145,7 @@ HttpReply rerank(const ServedModel& model, const Json& body, const ClientWatch& 
 
 HttpReply classify(const ServedModel& model, const Json& body, const ClientWatch& client) {
   require_task(model, ModelTask::kClassify, "/v1/classify");
-  const std::optional<std::string> name = read_string(body, "model");
-  if (check_model_name(model, name ? &*name : nullptr) >= 0)
-    throw bad_request("LoRA adapters serve generation only; name the base model", "model");
-  const Json* input = find_field(body, "input");
-  if (input == nullptr) throw bad_request("'input' is required", "input");
-  const std::vector<PoolingInput> inputs = read_pooling_inputs(*input, "input", model.vocab_size);
+  const std::vector<PoolingInput> inputs = read_body_inputs(model, body);
   const bool add_special_tokens = read_bool(body, "add_special_tokens").value_or(true);
   std::vector<GenerationRequest> requests;
   std::vector<std::string> names;
