@@ -269,6 +269,43 @@ void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const 
     }
   }
 }
+
+// MoE experts on k-quant weights at the 30B's gate | up and down shapes (k distinct random
+// experts a token, in pair order): the op's launch and each forced one (TB/s of the active experts).
+void bench_k_quant_experts(Backend& gpu, const Timer& timer, const std::vector<int64_t>& token_counts) {
+  for (const MoeShape& s : {kShapes[0], kShapes[2]}) {
+    const int64_t per_x = s.k == 2048 ? s.top_k : 1;  // gate | up reads one x row for a token's k pairs
+    for (const DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+      const Tensor w = random_k_quant(gpu, dtype, {s.experts, s.n, s.k}, 14);
+      for (const int64_t tokens : token_counts) {
+        const int64_t pairs = tokens * s.top_k;
+        const std::vector<int32_t> offsets = random_offsets(tokens, s.top_k, s.experts, 7 + tokens);
+        Tensor ids = Tensor::host(DType::kI32, {pairs});
+        int64_t active = 0;
+        for (int64_t e = 0, i = 0; e < s.experts; ++e) {
+          active += offsets[e + 1] > offsets[e] ? 1 : 0;
+          for (int32_t j = offsets[e]; j < offsets[e + 1]; ++j) ids.data_as<int32_t>()[i++] = static_cast<int32_t>(e);
+        }
+        const Tensor gids = gpu.from_host(ids), x = random_bf16(gpu, {pairs / per_x, s.k}, 15 + tokens);
+        const Tensor out = gpu.empty(DType::kBF16, {pairs, s.n});
+        const double bytes = static_cast<double>(active) * s.n * dtype_bytes(dtype, s.k);
+        const cuda::QuantExpertArgs args{.x = x.data(), .weights = w.data(), .expert_ids = gids.data_as<int32_t>(),
+                                         .out = out.data(), .num_pairs = pairs, .n = s.n, .k = s.k, .pairs_per_x = per_x};
+        if (!cuda::k_quant_mma_gemv_experts_supported(dtype, args)) continue;
+        const std::pair<const char*, cuda::KQuantMmaGemvVariant> variants[] = {
+            {"op", cuda::KQuantMmaGemvVariant::kAuto},          {"w8", cuda::KQuantMmaGemvVariant::kWarps8},
+            {"w4", cuda::KQuantMmaGemvVariant::kWarps4},        {"w2", cuda::KQuantMmaGemvVariant::kWarps2},
+            {"w8x2", cuda::KQuantMmaGemvVariant::kWarps8TwoBlocks}, {"w8x2p", cuda::KQuantMmaGemvVariant::kPersistent}};
+        for (const auto& [name, variant] : variants) {
+          const double ms = time_ms(timer, [&] { cuda::k_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant); });
+          std::printf("%s\n", fmt::format(R"({{"shape":"{} experts","tokens":{},"kernel":"{}-{}","us":{:.1f},"tb_s":{:.2f}}})",
+                                          s.name, tokens, dtype_name(dtype), name, ms * 1e3, bytes / (ms * 1e-3) / 1e12)
+                                  .c_str());
+        }
+      }
+    }
+  }
+}
 #endif
 
 }  // namespace
@@ -298,6 +335,7 @@ int main(int argc, char** argv) {
   gpu->fill_bytes(timer.flush_weight, 0x3C);
   gpu->fill_bytes(timer.flush_x, 0x3C);
   if (k_quant_only) {
+    strata::bench_k_quant_experts(*gpu, timer, dense_rows);
     for (const strata::DenseShape& s : strata::kDenseShapes) strata::bench_k_quant(*gpu, timer, s, dense_rows);
     return 0;
   }

@@ -6,9 +6,14 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ops/cuda_op_support.h"
+#if defined(STRATA_WITH_CUDA)
+#include "strata/backend/cuda/cuda_check.h"
+#include "strata/ops/cuda/k_quant_mma_gemv.h"
+#endif
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/moe.h"
@@ -125,6 +130,39 @@ TEST_F(CudaKQuantLinear, ExpertLinearMatchesCpu) {
       expect_close(*gpu_, ggu, gu, kBf16Tolerance, what + " gate_up tokens=" + std::to_string(tokens));
       ops::expert_linear(gpu_bf16(gu), gdown, gids, gys, {.gated_input = ops::Activation::kSilu});
       expect_close(*gpu_, gys, ys, kBf16Tolerance, what + " down tokens=" + std::to_string(tokens));
+    }
+  }
+}
+
+// Every launch shape of the expert GEMV (one or two blocks a SM, persistent over the tiles of
+// every pair, 8 / 4 / 2 warps) at gate | up's shape (one x row for k pairs) and down's.
+TEST_F(CudaKQuantLinear, ExpertLaunchShapesMatchCpu) {
+  using cuda::KQuantMmaGemvVariant;
+  const int64_t experts = 12, k = 8;
+  for (const DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    for (const auto& [n, kk, per_x] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1536, 2048, k}, {2048, 768, 1}}) {
+      const Tensor q = random_blocks(dtype, {experts, n, kk}, 940 + n), w = dequantised(q), gq = gpu_copy(q);
+      for (const int64_t tokens : {1, 8}) {
+        const int64_t pairs = tokens * k;
+        Tensor ids = Tensor::host(DType::kI32, {pairs});
+        for (int64_t i = 0; i < pairs; ++i) ids.data_as<int32_t>()[i] = static_cast<int32_t>((i * 5 + i / k) % experts);
+        const Tensor x = random_rounded({pairs / per_x, kk}, 950 + tokens, -2.f, 2.f), gx = gpu_bf16(x);
+        const Tensor gids = gpu_copy(ids);
+        Tensor ref = Tensor::host(DType::kF32, {pairs, n});
+        ops::expert_linear(x, w, ids, ref);
+        for (const KQuantMmaGemvVariant variant :
+             {KQuantMmaGemvVariant::kAuto, KQuantMmaGemvVariant::kWarps8, KQuantMmaGemvVariant::kWarps4,
+              KQuantMmaGemvVariant::kWarps2, KQuantMmaGemvVariant::kWarps8TwoBlocks, KQuantMmaGemvVariant::kPersistent}) {
+          Tensor out = poisoned(DType::kBF16, {pairs, n});
+          const cuda::QuantExpertArgs args{.x = gx.data(), .weights = gq.data(), .expert_ids = gids.data_as<int32_t>(),
+                                           .out = out.data(), .num_pairs = pairs, .n = n, .k = kk, .pairs_per_x = per_x};
+          if (!cuda::k_quant_mma_gemv_experts_supported(dtype, args)) continue;
+          cuda::k_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant);
+          expect_close(*gpu_, out, ref, kBf16Tolerance,
+                       std::string(dtype_name(dtype)) + " k=" + std::to_string(kk) + " tokens=" + std::to_string(tokens) +
+                           " variant=" + std::to_string(static_cast<int>(variant)));
+        }
+      }
     }
   }
 }

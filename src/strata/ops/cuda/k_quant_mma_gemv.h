@@ -24,7 +24,8 @@ void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t strea
 
 // MoE experts [E, N, K] in pair order, the same conditions on K and alignment.
 bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args);
-void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStream_t stream);
+void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStream_t stream,
+                              KQuantMmaGemvVariant variant = KQuantMmaGemvVariant::kAuto);
 
 // The device-layout rows [rows, k] as bf16 (each value computed in f32 as ggml does, rounded once).
 void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst);

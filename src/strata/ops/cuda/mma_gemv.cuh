@@ -32,6 +32,7 @@ struct Params {
   bool accumulate;
   const int32_t* expert_ids = nullptr;  // [pairs]: block row y multiplies pair y by its expert
   int64_t pairs_per_x = 1;
+  int64_t flat_pairs = 1;  // pairs numbered in blockIdx.x's tiles (a persistent grid), not by blockIdx.y
 };
 
 // The skeleton's parameters for a linear's arguments (no experts); units of 128 columns.
@@ -113,49 +114,60 @@ __device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT
   }
 }
 
-// Pair blockIdx.y's expert weights, x row and out row (its expert id is written by routing).
+// Tile f of the launch (pair-major: pair blockIdx.y + f / tiles, rows 16 (f % tiles) + [0, 16)):
+// the parameters with that pair's expert weights, x row and out row (ids written by routing).
 template <typename Format, typename Tout>
-__device__ __forceinline__ void select_pair(Params& p) {
-  const int64_t pair = blockIdx.y;
-  p.weight += p.expert_ids[pair] * p.n * Format::row_bytes(p.k);
-  p.x += pair / p.pairs_per_x * p.k;
-  p.out = static_cast<Tout*>(p.out) + pair * p.n;
+__device__ __forceinline__ Params tile_params(const Params& base, int64_t f, int64_t tiles, int64_t& tile) {
+  tile = f % tiles;
+  if (base.expert_ids == nullptr) return base;
+  Params p = base;
+  const int64_t pair = blockIdx.y + f / tiles;
+  p.weight += base.expert_ids[pair] * base.n * Format::row_bytes(base.k);
+  p.x += pair / base.pairs_per_x * base.k;
+  p.out = static_cast<Tout*>(base.out) + pair * base.n;
+  return p;
 }
 
 // Format: Load (a unit of rows g and g + 8 as lane t holds it), load<kWide>(p, row, unit, t,
-// Load&), product<NT>(p, Load, unit, g, t, acc) and row_bytes(k). Blocks take tiles of 16 rows
-// blockIdx.x, + gridDim.x, ...: with fewer blocks than tiles (a persistent grid) each warp loads
-// its first unit of the next tile before the block meets to sum this one, so HBM stays busy.
+// Load&), product<NT>(p, Load, unit, g, t, acc) and row_bytes(k). Blocks take tiles blockIdx.x,
+// + gridDim.x, ...: with fewer blocks than tiles (a persistent grid) each warp loads its first
+// unit of the next tile before the block meets to sum this one, so HBM stays busy.
 template <typename Format, int NT, int W, bool kWide, typename Tout>
-__device__ __forceinline__ void kernel_body(Params p) {
+__device__ __forceinline__ void kernel_body(Params base) {
   __shared__ float sums[W * kTileRows * 8 * NT];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
-  const int64_t tiles = (p.n + kTileRows - 1) / kTileRows;
-  int64_t tile = blockIdx.x;
+  const int64_t tiles = (base.n + kTileRows - 1) / kTileRows, total = tiles * base.flat_pairs;
+  int64_t f = blockIdx.x, tile = 0;
   typename Format::Load first, second;
-  if (p.expert_ids == nullptr) {
+  Params p;
+  if (base.expert_ids == nullptr) {
+    p = tile_params<Format, Tout>(base, f, tiles, tile);
     if (warp < p.units) Format::template load<kWide>(p, tile * kTileRows + g, warp, t, first);  // weights are ready
     wait_for_previous_kernel();
   } else {
     wait_for_previous_kernel();
-    select_pair<Format, Tout>(p);
+    p = tile_params<Format, Tout>(base, f, tiles, tile);
     if (warp < p.units) Format::template load<kWide>(p, tile * kTileRows + g, warp, t, first);
   }
-  for (; tile < tiles; tile += gridDim.x) {
-    const int64_t row = tile * kTileRows + g, next_row = (tile + gridDim.x) * kTileRows + g;
-    const bool has_next = tile + gridDim.x < tiles;
+  for (; f < total; f += gridDim.x) {
+    const bool has_next = f + gridDim.x < total;
+    int64_t next_tile = 0;
+    const Params next = has_next ? tile_params<Format, Tout>(base, f + gridDim.x, tiles, next_tile) : p;
+    const int64_t row = tile * kTileRows + g, next_row = next_tile * kTileRows + g;
     float acc[NT][4] = {};
     for (int64_t u = warp; u < p.units; u += 2 * W) {
       const bool two = u + W < p.units;
       if (two) Format::template load<kWide>(p, row, u + W, t, second);
       Format::template product<NT>(p, first, u, g, t, acc);
       if (u + 2 * W < p.units) Format::template load<kWide>(p, row, u + 2 * W, t, first);
-      else if (has_next && warp < p.units) Format::template load<kWide>(p, next_row, warp, t, first);
+      else if (has_next && warp < p.units) Format::template load<kWide>(next, next_row, warp, t, first);
       if (two) Format::template product<NT>(p, second, u + W, g, t, acc);
     }
     if (!has_next) allow_next_kernel();
     write_out<NT, W, Tout>(p, acc, tile, warp, g, t, sums);
     if (has_next) __syncthreads();  // the sums are read before the next tile writes them
+    p = next;
+    tile = next_tile;
   }
 }
 
@@ -192,20 +204,25 @@ int64_t resident_blocks(Kernel kernel, int threads) {
   return count;
 }
 
-// 8 warps, two blocks a SM, for 1-8 rows (no pairs); persistent: as many blocks as fit, each
-// looping over tiles.
+// 8 warps, two blocks a SM, for 1-8 rows (1 x row a pair with experts); persistent: as many
+// blocks as fit, each looping over the tiles of every pair.
 template <typename Format, typename Tout, bool kWide>
-void launch_two_blocks_aligned(const Params& p, bool persistent, cudaStream_t stream) {
+void launch_two_blocks_aligned(Params p, unsigned pairs, bool persistent, cudaStream_t stream) {
   const auto kernel = kernel_two_blocks<Format, 1, kWide, Tout>;
-  int64_t blocks = ceil_div(p.n, kTileRows);
-  if (persistent) blocks = std::min(blocks, resident_blocks(kernel, 256));
-  launch_dependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(256), 0, stream, p);
+  const int64_t tiles = ceil_div(p.n, kTileRows);
+  dim3 grid(static_cast<unsigned>(tiles), pairs);
+  if (persistent) {
+    p.flat_pairs = pairs;
+    grid = dim3(static_cast<unsigned>(std::min(tiles * pairs, resident_blocks(kernel, 256))));
+  }
+  launch_dependent(kernel, grid, dim3(256), 0, stream, p);
 }
 
 template <typename Format, typename Tout>
-void launch_two_blocks(const Params& p, bool persistent, cudaStream_t stream) {
-  if (Format::row_bytes(p.k) % 16 == 0) return launch_two_blocks_aligned<Format, Tout, true>(p, persistent, stream);
-  launch_two_blocks_aligned<Format, Tout, false>(p, persistent, stream);
+void launch_two_blocks(const Params& p, unsigned pairs, bool persistent, cudaStream_t stream) {
+  if (Format::row_bytes(p.k) % 16 == 0)
+    return launch_two_blocks_aligned<Format, Tout, true>(p, pairs, persistent, stream);
+  launch_two_blocks_aligned<Format, Tout, false>(p, pairs, persistent, stream);
 }
 
 template <typename Format, int W, typename Tout>
@@ -246,7 +263,7 @@ void widen(const Params& p, bf16* dst, cudaStream_t stream) {
 }
 
 // How a GEMV is spread: warps a block (8, 4 or 2); two_blocks: 8 warps in at most 128 registers
-// (1-8 rows, no pairs), persistent: with as many blocks as fit.
+// (1-8 rows), persistent: with as many blocks as fit.
 struct LaunchShape {
   int warps = 8;
   bool two_blocks = false, persistent = false;
@@ -256,7 +273,7 @@ struct LaunchShape {
 template <typename Format, typename Tout>
 void launch(const Params& p, unsigned pairs, LaunchShape shape, cudaStream_t stream) {
   const int warps = shape.warps;
-  if (shape.two_blocks && p.rows <= 8 && pairs == 1) return launch_two_blocks<Format, Tout>(p, shape.persistent, stream);
+  if (shape.two_blocks && p.rows <= 8) return launch_two_blocks<Format, Tout>(p, pairs, shape.persistent, stream);
   if (warps == 4) return launch_rows<Format, 4, Tout>(p, pairs, stream);
   if (warps == 2) return launch_rows<Format, 2, Tout>(p, pairs, stream);
   launch_rows<Format, 8, Tout>(p, pairs, stream);
