@@ -4,7 +4,7 @@
 // SSM state slot per sequence in device memory. Writes JSON lines.
 //   gpu_decode_bench --model DIR [--batches 1,8,32,128,256] [--context 1024] [--steps 32]
 //                    [--prefill 4096] [--ttft 1024] [--json FILE] [--no-graphs] [--profile]
-//                    [--quantization fp8]
+//                    [--quantization fp8] [--kv-cache-dtype auto|fp8]
 // --profile: after the warm-up, one step of each benchmark between cudaProfilerStart and
 // Stop (for `ncu --profile-from-start off`), no timing.
 #include <algorithm>
@@ -39,6 +39,7 @@ struct BenchOptions {
   bool graphs = true;
   bool profile = false;
   std::string quantization = "none";  // fp8: the linears' dummy weights quantized as --quantization fp8 does
+  KvCacheDType kv_cache_dtype = KvCacheDType::kAuto;  // fp8: e4m3 keys and values, one byte each
 };
 
 // Brackets one step for a profiler started with --profile-from-start off.
@@ -87,6 +88,7 @@ BenchOptions parse_args(int argc, char** argv) {
     else if (a == "--no-graphs") o.graphs = false;
     else if (a == "--profile") o.profile = true;
     else if (a == "--quantization") o.quantization = next();
+    else if (a == "--kv-cache-dtype") o.kv_cache_dtype = parse_kv_cache_dtype(next());
     else fail("unknown flag '{}'; see the usage at the top of gpu_decode_bench.cpp", a);
   }
   if (o.model.empty()) fail("--model DIR is required (a folder with config.json)");
@@ -114,7 +116,7 @@ double expert_bytes_per_value(const LoadedModel& m, bool fp8) {
   return static_cast<double>(dtype_bytes(dtype, k)) / static_cast<double>(k);
 }
 
-ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers, bool fp8) {
+ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers, bool fp8, bool fp8_kv) {
   const ModelConfig& c = m.config;
   const double embed = static_cast<double>(c.vocab_size) * c.hidden_size;
   const double params = static_cast<double>(m.weights->num_parameters()) - (c.tie_word_embeddings ? 0 : embed);
@@ -129,7 +131,7 @@ ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers, bool fp8) {
   cost.weight_bytes = static_cast<double>(m.weights->num_bytes()) - (c.tie_word_embeddings ? 0 : 2 * embed) -
                       cost.expert_bytes;
   cost.matmul_params = params - expert_params + (cost.num_experts > 0 ? expert_params * cost.top_k / cost.num_experts : 0);
-  cost.kv_bytes_per_token = 2.0 * num_kv_layers * c.num_key_value_heads * c.head_dim * 2;
+  cost.kv_bytes_per_token = 2.0 * num_kv_layers * c.num_key_value_heads * c.head_dim * (fp8_kv ? 1 : 2);
   cost.attn_flops_factor = 4.0 * num_kv_layers * c.num_attention_heads * c.head_dim;  // QK^T + PV
   for (int64_t i = 0; i < m.model->num_layers(); ++i)
     cost.ssm_bytes_per_seq += 2.0 * 4 * static_cast<double>(m.model->caps(i).ssm_h_state_elems +
@@ -293,9 +295,10 @@ int run(int argc, char** argv) {
   const int64_t per_seq = (o.context + o.steps + 8 + 15) / 16 + 1;
   const int64_t blocks = max_batch * per_seq + (std::max(o.prefill, o.ttft) + 15) / 16 + 64;
   ModelRunner runner(*m.model, *backend,
-                     {.num_kv_blocks = blocks, .num_ssm_slots = max_batch + 1,
+                     {.num_kv_blocks = blocks, .num_ssm_slots = max_batch + 1, .kv_cache_dtype = o.kv_cache_dtype,
                       .max_graph_batch_size = o.graphs ? 512 : 0});
-  const ModelCost cost = model_cost(m, m.model->num_kv_layers(), o.quantization == "fp8");
+  const ModelCost cost =
+      model_cost(m, m.model->num_kv_layers(), o.quantization == "fp8", o.kv_cache_dtype == KvCacheDType::kFp8);
   Bench bench(runner, *backend, o, cost);
   bench.write(fmt::format(R"({{"bench":"setup","model":"{}","params":{},"weight_gb":{:.2f},"load_s":{:.1f},"kv_blocks":{},)"
                           R"("ssm_state_mb_per_seq":{:.1f}}})",

@@ -57,6 +57,7 @@ _SETTERS = {
     "enable_prefix_caching": _engine_field("enable_prefix_caching"),
     "async_scheduling": _engine_field("async_scheduling"),
     "speculative_config": _speculative,
+    "kv_cache_dtype": _model_field("kv_cache_dtype"),
     "runner": _model_field("runner"),
     "task": _model_field("task"),
     "pooler_config": _pooler_config,
@@ -74,6 +75,7 @@ _CHOICES = {
     "load_format": ("auto", "dummy"),
     "quantization": (None, "none", "fp8"),
     "ssm_state_dtype": ("f32", "f16"),
+    "kv_cache_dtype": ("auto", "fp8", "fp8_e4m3"),
     "runner": ("auto", "generate", "pooling"),
     "task": ("embed", "classify", "score", "generate"),
 }

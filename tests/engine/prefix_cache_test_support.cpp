@@ -45,7 +45,8 @@ std::unique_ptr<CheckedEngine> PrefixCacheEngineTest::engine(bool caching, int64
 
 std::unique_ptr<CheckedEngine> PrefixCacheEngineTest::engine(const EngineOptions& options, int64_t num_kv_blocks) {
   runners_.push_back(std::make_unique<ModelRunner>(*loaded_.model, *backend_,
-                                                   RunnerOptions{.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48}));
+                                                   RunnerOptions{.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48,
+                                                                 .kv_cache_dtype = kv_cache_dtype_}));
   return std::make_unique<CheckedEngine>(*runners_.back(), *tokenizer_, std::vector<int32_t>{}, options);
 }
 

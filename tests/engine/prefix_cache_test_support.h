@@ -46,6 +46,7 @@ class PrefixCacheEngineTest : public ::testing::TestWithParam<std::string> {
   static void expect_same(const CachedRunResult& got, const CachedRunResult& want);
 
   std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
+  KvCacheDType kv_cache_dtype_ = KvCacheDType::kAuto;  // of every engine made after it is set
   LoadedModel loaded_;
   std::unique_ptr<text::Tokenizer> tokenizer_;
   std::vector<std::unique_ptr<ModelRunner>> runners_;

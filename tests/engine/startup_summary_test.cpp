@@ -20,7 +20,7 @@ TEST(StartupSummary, FiguresComeFromTheWeightsPoolAndEngine) {
   EXPECT_EQ(lines[0], "weights: 508992 parameters, 1.02 MB in memory, stored as bf16 (" + f.loaded.weights->description() + ")");
   EXPECT_EQ(f.loaded.weights->num_parameters(), 508992);
   // 100 tokens take 7 blocks: 40 / 7 = 5 sequences; 4096 take 256, more than the pool.
-  EXPECT_EQ(lines[1], "KV cache: 40 blocks of 16 tokens (640 tokens); 0 sequences fit at the model's full context "
+  EXPECT_EQ(lines[1], "KV cache (f32): 40 blocks of 16 tokens (640 tokens); 0 sequences fit at the model's full context "
                       "(4096 tokens), 5 at max_model_len 100");
 }
 
@@ -33,7 +33,7 @@ TEST(StartupSummary, HybridModelsListTheirSsmSlots) {
                                                           .model_context_tokens = loaded.config.max_position_embeddings,
                                                           .max_model_len = 32});
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[1], "KV cache: 16 blocks of 16 tokens (256 tokens); 0 sequences fit at the model's full context "
+  EXPECT_EQ(lines[1], "KV cache (f32): 16 blocks of 16 tokens (256 tokens); 0 sequences fit at the model's full context "
                       "(4096 tokens), 8 at max_model_len 32");
   EXPECT_EQ(runner.ssm_pool()->slot_bytes(), 58368);
   EXPECT_EQ(lines[2], "SSM state: 6 slots of 58.4 kB");

@@ -29,7 +29,7 @@ def test_summary_precedes_the_ready_line(smol):
     assert summary[0] == ("weights: 134515008 parameters, 96.6 MB in memory, stored as f32, q4_1, q8_0 "
                           "(smollm2-135m-instruct-q4_1.gguf (GGUF v3, llama, 272 tensors))")
     # --num-kv-blocks 2048: 8192 tokens take 512 blocks, 1024 take 64.
-    assert summary[1] == ("KV cache: 2048 blocks of 16 tokens (32768 tokens); 4 sequences fit at the model's "
+    assert summary[1] == ("KV cache (f32): 2048 blocks of 16 tokens (32768 tokens); 4 sequences fit at the model's "
                           "full context (8192 tokens), 32 at max_model_len 1024")
     assert re.fullmatch(r"ready: serving model 'smollm2-135m-instruct-q4_1.gguf' \(max_model_len 1024\) "
                         r"on http://127\.0\.0\.1:\d+/v1", summary[2])

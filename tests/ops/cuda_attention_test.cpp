@@ -24,7 +24,15 @@ struct AttnCase {
   int64_t sliding_window = 0;
   float softcap = 0.0f;
   bool sinks = false;
+  bool fp8 = false;  // e4m3 caches (--kv-cache-dtype fp8)
 };
+
+// The f32 cache as e4m3 codes (every value already on the e4m3 grid after this).
+Tensor to_e4m3(const Tensor& f32) {
+  Tensor codes = Tensor::host(DType::kF8_E4M3, f32.shape());
+  for (int64_t i = 0; i < f32.numel(); ++i) codes.data_as<uint8_t>()[i] = f32_to_fp8_e4m3(f32.data_as<float>()[i]);
+  return codes;
+}
 
 constexpr int64_t kBlockSize = 16;
 
@@ -77,14 +85,21 @@ void CudaAttention::run_case(const AttnCase& c, uint64_t seed) {
   const Shape cache_shape{s.num_blocks, kBlockSize, hkv, d};
   Tensor k_cache = random_rounded(cache_shape, seed, -2.f, 2.f);
   Tensor v_cache = random_rounded(cache_shape, seed + 1, -2.f, 2.f);
-  Tensor gk_cache = gpu_bf16(k_cache), gv_cache = gpu_bf16(v_cache);
+  if (c.fp8) k_cache = to_e4m3(k_cache), v_cache = to_e4m3(v_cache);
+  Tensor gk_cache = c.fp8 ? gpu_copy(k_cache) : gpu_bf16(k_cache), gv_cache = c.fp8 ? gpu_copy(v_cache) : gpu_bf16(v_cache);
   const Tensor q = random_rounded({t, hq, d}, seed + 2, -2.f, 2.f);
   const Tensor k = random_rounded({t, hkv, d}, seed + 3, -2.f, 2.f);
   const Tensor v = random_rounded({t, hkv, d}, seed + 4, -2.f, 2.f);
   ops::store_kv(k, v, s.slot_mapping, k_cache, v_cache);
   ops::store_kv(gpu_bf16(k), gpu_bf16(v), gpu_copy(s.slot_mapping), gk_cache, gv_cache);
-  EXPECT_EQ(compare(as_f32_host(*gpu_, gk_cache), k_cache).rel_l2, 0.0) << "store_kv k";
-  EXPECT_EQ(compare(as_f32_host(*gpu_, gv_cache), v_cache).rel_l2, 0.0) << "store_kv v";
+  if (c.fp8) {  // the same codes, byte for byte
+    const Tensor hk = gpu_->to_host(gk_cache), hv = gpu_->to_host(gv_cache);
+    EXPECT_EQ(std::memcmp(hk.data(), k_cache.data(), k_cache.nbytes()), 0) << "store_kv k (e4m3)";
+    EXPECT_EQ(std::memcmp(hv.data(), v_cache.data(), v_cache.nbytes()), 0) << "store_kv v (e4m3)";
+  } else {
+    EXPECT_EQ(compare(as_f32_host(*gpu_, gk_cache), k_cache).rel_l2, 0.0) << "store_kv k";
+    EXPECT_EQ(compare(as_f32_host(*gpu_, gv_cache), v_cache).rel_l2, 0.0) << "store_kv v";
+  }
   const Tensor sinks = random_rounded({hq}, seed + 5, -1.f, 3.f);
   ops::AttentionParams params{.scale = 1.0f / std::sqrt(static_cast<float>(d)),
                               .sliding_window = c.sliding_window, .logit_softcap = c.softcap,
@@ -103,7 +118,7 @@ void CudaAttention::run_case(const AttnCase& c, uint64_t seed) {
   Tensor out = poisoned(DType::kBF16, {t, hq, d});
   ops::paged_attention(gpu_bf16(q), gk_cache, gv_cache, gmeta, gparams, out);
   expect_close(*gpu_, out, ref, kBf16Tolerance,
-               "attention hq=" + std::to_string(hq) + " hkv=" + std::to_string(hkv) + " d=" + std::to_string(d) +
+               std::string(c.fp8 ? "e4m3 " : "") + "attention hq=" + std::to_string(hq) + " hkv=" + std::to_string(hkv) + " d=" + std::to_string(d) +
                    " rows=" + std::to_string(c.rows.size()) + " max_q=" + std::to_string(s.max_q_len) +
                    " max_kv=" + std::to_string(s.max_kv_len));
 }
@@ -152,6 +167,25 @@ TEST_F(CudaAttention, SlidingWindowSoftcapAndSinks) {
   run_case({.q_heads = 64, .kv_heads = 8, .head_dim = 64, .rows = rows, .sliding_window = 128, .sinks = true},
            330);  // gpt-oss shapes
   run_case({.q_heads = 8, .kv_heads = 4, .head_dim = 256, .rows = {{1, 2000}}, .sliding_window = 1024}, 340);
+}
+
+// --kv-cache-dtype fp8: e4m3 caches through decode (split keys, every head size the decode
+// kernel has), prefill, chunked and mixed steps, windows and sinks.
+TEST_F(CudaAttention, Fp8CacheDecodeAndPrefillMatchCpu) {
+  const std::vector<RowSpec> decode{{1, 1}, {1, 17}, {1, 300}, {1, 4000}};
+  run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = decode, .fp8 = true}, 400);
+  run_case({.q_heads = 16, .kv_heads = 2, .head_dim = 256, .rows = decode, .fp8 = true}, 410);
+  run_case({.q_heads = 64, .kv_heads = 8, .head_dim = 64, .rows = decode, .sliding_window = 128, .sinks = true,
+            .fp8 = true}, 420);
+  run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = {{600, 600}}, .fp8 = true}, 430);
+  run_case({.q_heads = 32, .kv_heads = 4, .head_dim = 128, .rows = {{200, 200}, {1, 50}, {64, 130}, {1, 1}},
+            .fp8 = true}, 440);
+  run_case({.q_heads = 16, .kv_heads = 2, .head_dim = 256, .rows = {{77, 77}, {5, 90}}, .fp8 = true}, 450);
+  run_case({.q_heads = 4, .kv_heads = 2, .head_dim = 32, .rows = {{24, 24}, {7, 7}, {40, 40}}, .fp8 = true}, 460);
+  run_case({.q_heads = 12, .kv_heads = 4, .head_dim = 96, .rows = {{33, 33}, {1, 9}}, .fp8 = true}, 470);
+  run_case({.q_heads = 4, .kv_heads = 4, .head_dim = 48, .rows = {{24, 24}, {1, 7}, {40, 40}}, .fp8 = true}, 480);
+  run_case({.q_heads = 8, .kv_heads = 4, .head_dim = 64, .rows = {{150, 150}, {1, 300}, {20, 90}},
+            .softcap = 5.0f, .fp8 = true}, 490);
 }
 
 }  // namespace

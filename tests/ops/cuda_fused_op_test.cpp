@@ -63,6 +63,47 @@ TEST_F(CudaFusedOps, PrepareQkvMatchesCpu) {
   }
 }
 
+// Codes of an e4m3 cache (host or device) as f32.
+Tensor e4m3_as_f32(Backend& gpu, const Tensor& codes) {
+  const Tensor host = codes.device().is_cpu() ? codes : gpu.to_host(codes);
+  Tensor out = Tensor::host(DType::kF32, host.shape());
+  for (int64_t i = 0; i < host.numel(); ++i) out.data_as<float>()[i] = fp8_e4m3_to_f32(host.data_as<uint8_t>()[i]);
+  return out;
+}
+
+// --kv-cache-dtype fp8: k and v narrowed to e4m3 from f32 after norm and rotary, on both sides.
+TEST_F(CudaFusedOps, PrepareQkvWritesE4m3Caches) {
+  const int64_t tokens = 37, nh = 32, nkv = 8, hd = 128, block_size = 16, num_blocks = 6;
+  const ops::RopeTable table = ops::rope_frequencies(RopeConfig{.rope_theta = 1000000.0}, hd, 40960);
+  Tensor inv = Tensor::host(DType::kF32, {hd / 2});
+  std::memcpy(inv.data(), table.inv_freq.data(), inv.nbytes());
+  const Tensor qkv = random_rounded({tokens, (nh + 2 * nkv) * hd}, 70, -2.f, 2.f);
+  const Tensor qw = random_rounded({hd}, 71, 0.5f, 1.5f), kw = random_rounded({hd}, 72, 0.5f, 1.5f);
+  std::vector<int32_t> pos, slots(num_blocks * block_size);
+  for (int64_t t = 0; t < tokens; ++t) pos.push_back(static_cast<int32_t>(t * 13));
+  std::iota(slots.begin(), slots.end(), 0);
+  std::shuffle(slots.begin(), slots.end(), std::mt19937(73));
+  slots.resize(tokens);
+  Tensor k_ref = Tensor::host(DType::kF8_E4M3, {num_blocks, block_size, nkv, hd});
+  Tensor v_ref = Tensor::host(DType::kF8_E4M3, k_ref.shape());
+  for (int64_t i = 0; i < k_ref.numel(); ++i) k_ref.data_as<uint8_t>()[i] = v_ref.data_as<uint8_t>()[i] = (i * 37) % 0x7e;
+  Tensor k_gpu = gpu_copy(k_ref), v_gpu = gpu_copy(v_ref);
+  Tensor q_ref = Tensor::host(DType::kF32, {tokens, nh, hd}), q_gpu = poisoned(DType::kBF16, {tokens, nh, hd});
+  const ops::PrepareQkvParams params{.rotary_dim = hd, .norm_eps = 1e-6f};
+  ops::prepare_qkv({.qkv = qkv, .q_norm = qw, .k_norm = kw, .positions = int_tensor(pos), .inv_freq = inv,
+                    .slot_mapping = int_tensor(slots), .k_cache = k_ref, .v_cache = v_ref, .q_out = q_ref},
+                   params);
+  ops::prepare_qkv({.qkv = gpu_bf16(qkv), .q_norm = gpu_bf16(qw), .k_norm = gpu_bf16(kw),
+                    .positions = gpu_copy(int_tensor(pos)), .inv_freq = gpu_copy(inv),
+                    .slot_mapping = gpu_copy(int_tensor(slots)), .k_cache = k_gpu, .v_cache = v_gpu, .q_out = q_gpu},
+                   params);
+  expect_close(*gpu_, q_gpu, q_ref, kBf16Tolerance, "prepare_qkv e4m3 q");
+  // An element whose f32 value sits near a rounding midpoint may land one e4m3 step apart.
+  EXPECT_LT(compare(e4m3_as_f32(*gpu_, k_gpu), e4m3_as_f32(*gpu_, k_ref)).rel_l2, 1e-2) << "k cache";
+  const Tensor v_codes = gpu_->to_host(v_gpu);  // v is copied, not computed: the same codes
+  EXPECT_EQ(std::memcmp(v_codes.data(), v_ref.data(), v_ref.nbytes()), 0) << "v cache";
+}
+
 TEST_F(CudaFusedOps, GatedActivationHalvesMatchesCpu) {
   for (ops::Activation act : {ops::Activation::kSilu, ops::Activation::kGeluTanh}) {
     for (const Shape& shape : {Shape{1, 14336}, Shape{37, 768}, Shape{256, 512}}) {

@@ -2,12 +2,22 @@
 // the block ids of a BlockPool shared by all layers.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "strata/backend/backend.h"
 #include "strata/core/tensor.h"
 
 namespace strata {
+
+// --kv-cache-dtype: auto keeps keys and values in the activations' dtype (f32 on the CPU, bf16
+// on a GPU); fp8 stores e4m3 codes with scale 1 (vLLM's default), half of bf16's bytes.
+enum class KvCacheDType : uint8_t { kAuto, kFp8 };
+
+// "auto", "fp8" or "fp8_e4m3" (vLLM's names); an Error names the accepted values.
+KvCacheDType parse_kv_cache_dtype(std::string_view name);
+// The dtype of the cache tensors on `device`.
+DType kv_cache_storage_dtype(KvCacheDType dtype, Device device);
 
 struct KvCacheShape {
   int64_t num_layers = 0;    // attention layers only

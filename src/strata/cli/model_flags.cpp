@@ -33,6 +33,10 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
   command.add_option("--ssm-state-dtype", flags.ssm_state_dtype,
                      "storage of recurrent (SSM) states: f32, or f16 to halve their memory")
       ->check(CLI::IsMember({"f32", "f16"}));
+  command.add_option("--kv-cache-dtype", flags.kv_cache_dtype,
+                     "storage of attention keys and values: auto (bf16 on a GPU, f32 on the CPU), or fp8 / "
+                     "fp8_e4m3 (e4m3 with scale 1: twice the tokens in the same memory)")
+      ->check(CLI::IsMember({"auto", "fp8", "fp8_e4m3"}));
   command.add_option("--gpu-memory-utilization", flags.gpu_memory_utilization,
                      "share of GPU memory for weights, KV cache and activations; sizes the KV cache "
                      "when --num-kv-blocks is 0")
@@ -81,6 +85,7 @@ OpenModel open_model(const ModelFlags& given) {
                                                             .ssm_state_dtype = flags.ssm_state_dtype == "f16"
                                                                                    ? SsmStateDType::kF16
                                                                                    : SsmStateDType::kF32,
+                                                            .kv_cache_dtype = parse_kv_cache_dtype(flags.kv_cache_dtype),
                                                             .gpu_memory_utilization = flags.gpu_memory_utilization});
   return open;
 }

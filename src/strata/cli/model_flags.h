@@ -24,6 +24,7 @@ struct ModelFlags {
   double gpu_memory_utilization = 0.9;
   int64_t num_ssm_slots = 16;           // live sequences plus prefix-cache snapshots
   std::string ssm_state_dtype = "f32";  // f32 or f16 storage of recurrent states
+  std::string kv_cache_dtype = "auto";  // auto, or fp8 (e4m3) keys and values
   PoolingFlags pooling;         // --runner, --task, --pooler-config
   bool load_progress = false;  // weight loading progress on stderr (off where stdout is data)
 };

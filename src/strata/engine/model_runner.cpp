@@ -23,7 +23,7 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
                      .block_size = options_.block_size,
                      .num_kv_heads = model.kv_cache_heads(),
                      .head_dim = model.kv_cache_head_dim(),
-                     .dtype = backend.device().is_cpu() ? DType::kF32 : DType::kBF16};
+                     .dtype = kv_cache_storage_dtype(options_.kv_cache_dtype, backend.device())};
   std::unique_ptr<SsmStatePool> ssm_pool;
   std::unique_ptr<VerifyStateBuffers> verify_states;
   if (model.num_ssm_layers() > 0) {

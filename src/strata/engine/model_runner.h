@@ -25,6 +25,7 @@ struct RunnerOptions {
   int64_t num_ssm_slots = 16;   // live sequences plus snapshots (hybrid models)
   int64_t max_verify_tokens = 16;  // longest verify row whose SSM states can be rolled back
   SsmStateDType ssm_state_dtype = SsmStateDType::kF32;  // f16 halves h_state memory
+  KvCacheDType kv_cache_dtype = KvCacheDType::kAuto;    // fp8: e4m3 keys and values, half of bf16's memory
   double gpu_memory_utilization = 0.9;  // share of device memory weights + KV + activations may use
   int64_t activation_reserve_bytes = int64_t{4} << 30;  // kept out of the KV pool for temporaries
   int64_t max_graph_batch_size = 256;  // decode steps up to this many rows replay CUDA graphs; 0: never

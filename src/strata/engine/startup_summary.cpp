@@ -26,9 +26,10 @@ int64_t sequences_that_fit(int64_t num_blocks, int64_t block_size, int64_t num_t
 
 std::string kv_line(ModelRunner& runner, const StartupFacts& facts) {
   const int64_t num_blocks = runner.block_pool().num_blocks(), block_size = runner.block_size();
-  std::string line = fmt::format("KV cache: {} blocks of {} tokens ({} tokens); {} sequences fit at the model's "
+  const std::string dtype = runner.kv_cache() ? std::string(dtype_name(runner.kv_cache()->shape().dtype)) : "none";
+  std::string line = fmt::format("KV cache ({}): {} blocks of {} tokens ({} tokens); {} sequences fit at the model's "
                                  "full context ({} tokens)",
-                                 num_blocks, block_size, num_blocks * block_size,
+                                 dtype, num_blocks, block_size, num_blocks * block_size,
                                  sequences_that_fit(num_blocks, block_size, facts.model_context_tokens),
                                  facts.model_context_tokens);
   if (facts.max_model_len != facts.model_context_tokens)

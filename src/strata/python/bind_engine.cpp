@@ -60,6 +60,7 @@ void bind_options(py::module_& m) {
       .def_readwrite("num_kv_blocks", &cli::ModelFlags::num_kv_blocks)
       .def_readwrite("gpu_memory_utilization", &cli::ModelFlags::gpu_memory_utilization)
       .def_readwrite("ssm_state_dtype", &cli::ModelFlags::ssm_state_dtype)
+      .def_readwrite("kv_cache_dtype", &cli::ModelFlags::kv_cache_dtype)
       .def_readwrite("load_progress", &cli::ModelFlags::load_progress)
       .def_property("runner", [](const cli::ModelFlags& f) { return f.pooling.runner; },
                     [](cli::ModelFlags& f, const std::string& v) { f.pooling.runner = v; })

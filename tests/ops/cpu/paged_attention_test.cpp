@@ -101,5 +101,32 @@ TEST(PagedAttentionCpuTest, MatchesReference) {
   }
 }
 
+// --kv-cache-dtype fp8: store_kv narrows to e4m3 (nearest even, +-448 at most) and attention
+// over the codes equals attention over an f32 cache holding the same values, bit for bit.
+TEST(PagedAttentionCpuTest, E4m3CacheEqualsF32CacheOfTheSameValues) {
+  const Shape cache_shape{4, 4, 2, 32};
+  Tensor k = test::random_f32({5, 2, 32}, 5, -3.f, 3.f), v = test::random_f32({5, 2, 32}, 6, -3.f, 3.f);
+  k.data_as<float>()[0] = 1000.0f, k.data_as<float>()[1] = -0.0625f * 1.0625f;  // saturates; a midpoint
+  const Tensor slots = i32({3, 7, 8, 12, 1}, {5});
+  Tensor kc8 = Tensor::host(DType::kF8_E4M3, cache_shape), vc8 = Tensor::host(DType::kF8_E4M3, cache_shape);
+  std::fill_n(kc8.data_as<uint8_t>(), kc8.numel(), 0), std::fill_n(vc8.data_as<uint8_t>(), vc8.numel(), 0);
+  cpu::store_kv(k, v, slots, kc8, vc8);
+  EXPECT_EQ(kc8.data_as<uint8_t>()[3 * 64], 0x7e);      // 448
+  EXPECT_EQ(kc8.data_as<uint8_t>()[3 * 64 + 1], 0x98);  // -0.0664 (a midpoint) rounds to even -0.0625
+  Tensor kc = Tensor::host(DType::kF32, cache_shape), vc = Tensor::host(DType::kF32, cache_shape);
+  for (int64_t i = 0; i < kc.numel(); ++i) {
+    kc.data_as<float>()[i] = fp8_e4m3_to_f32(kc8.data_as<uint8_t>()[i]);
+    vc.data_as<float>()[i] = fp8_e4m3_to_f32(vc8.data_as<uint8_t>()[i]);
+  }
+  const Tensor q = test::random_f32({3, 4, 32}, 7, -2.f, 2.f);
+  const ops::AttentionMetadata meta{.cu_seqlens = i32({0, 1, 3}, {3}), .kv_lens = i32({13, 5}, {2}),
+                                    .block_tables = i32({0, 1, 2, 3, 0, 1, 2, 3}, {2, 4}),
+                                    .num_rows = 2, .max_q_len = 2, .max_kv_len = 13};
+  Tensor out8 = Tensor::host(DType::kF32, q.shape()), out = Tensor::host(DType::kF32, q.shape());
+  cpu::paged_attention(q, kc8, vc8, meta, {.scale = 0.17f}, out8);
+  cpu::paged_attention(q, kc, vc, meta, {.scale = 0.17f}, out);
+  for (int64_t i = 0; i < out.numel(); ++i) ASSERT_EQ(out8.data_as<float>()[i], out.data_as<float>()[i]) << i;
+}
+
 }  // namespace
 }  // namespace strata::cpu

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -12,17 +13,31 @@
 
 namespace strata::cpu {
 
+namespace {
+
+// A cache in f32, or in e4m3 (--kv-cache-dtype fp8: values rounded to nearest even, saturating
+// at +-448, scale 1 as vLLM's default).
+void store_rows(const float* src, const Tensor& cache, int64_t slot, int64_t elems) {
+  if (cache.dtype() == DType::kF32) {
+    std::memcpy(cache.data_as<float>() + slot * elems, src, elems * 4);
+    return;
+  }
+  uint8_t* dst = cache.data_as<uint8_t>() + slot * elems;
+  for (int64_t i = 0; i < elems; ++i) dst[i] = f32_to_fp8_e4m3(src[i]);
+}
+
+}  // namespace
+
 void store_kv(const Tensor& k, const Tensor& v, const Tensor& slot_mapping, const Tensor& k_cache,
               const Tensor& v_cache) {
+  STRATA_CHECK(k_cache.dtype() == DType::kF32 || k_cache.dtype() == DType::kF8_E4M3);
   const int64_t token_elems = k.dim(1) * k.dim(2);
   const int32_t* slots = slot_mapping.data_as<int32_t>();
   const int64_t num_slots = k_cache.dim(0) * k_cache.dim(1);
   for (int64_t t = 0; t < k.dim(0); ++t) {
     STRATA_CHECK_MSG(slots[t] >= 0 && slots[t] < num_slots, "slot {} of {}", slots[t], num_slots);
-    std::memcpy(k_cache.data_as<float>() + slots[t] * token_elems, k.data_as<float>() + t * token_elems,
-                token_elems * 4);
-    std::memcpy(v_cache.data_as<float>() + slots[t] * token_elems, v.data_as<float>() + t * token_elems,
-                token_elems * 4);
+    store_rows(k.data_as<float>() + t * token_elems, k_cache, slots[t], token_elems);
+    store_rows(v.data_as<float>() + t * token_elems, v_cache, slots[t], token_elems);
   }
 }
 
@@ -71,7 +86,21 @@ inline void axpy_head(float p, const float* v, float* acc, int64_t n) {
 struct Scratch {
   std::vector<float> scores;  // [visible keys]
   std::vector<float> acc;     // [head_dim]
+  std::vector<float> head;    // [head_dim]: an e4m3 cache's head widened
 };
+
+// The head at element `offset` of the cache as f32: in place, or widened into `tmp`.
+inline const float* head_f32(const Tensor& cache, int64_t offset, int64_t head_dim, std::vector<float>& tmp) {
+  if (cache.dtype() == DType::kF32) return cache.data_as<float>() + offset;
+  static const std::array<float, 256> kValues = [] {
+    std::array<float, 256> values{};
+    for (int c = 0; c < 256; ++c) values[c] = fp8_e4m3_to_f32(static_cast<uint8_t>(c));
+    return values;
+  }();
+  const uint8_t* codes = cache.data_as<uint8_t>() + offset;
+  for (int64_t d = 0; d < head_dim; ++d) tmp[d] = kValues[codes[d]];
+  return tmp.data();
+}
 
 void attend_one(const QueryJob& job, const Tensor& k_cache, const Tensor& v_cache,
                 const ops::AttentionParams& params, Scratch& scratch) {
@@ -79,6 +108,7 @@ void attend_one(const QueryJob& job, const Tensor& k_cache, const Tensor& v_cach
   const int64_t n = job.last_key - job.first_key + 1;
   scratch.scores.resize(n);
   scratch.acc.assign(head_dim, 0.0f);
+  scratch.head.resize(head_dim);
   float* scores = scratch.scores.data();
   // Element offset of key position `pos` for this job's kv head, in either cache.
   auto offset = [&](int64_t pos) {
@@ -87,7 +117,8 @@ void attend_one(const QueryJob& job, const Tensor& k_cache, const Tensor& v_cach
   };
   float max_score = job.sink;
   for (int64_t j = 0; j < n; ++j) {
-    float s = dot_head(job.q, k_cache.data_as<float>() + offset(job.first_key + j), head_dim) * params.scale;
+    const float* key = head_f32(k_cache, offset(job.first_key + j), head_dim, scratch.head);
+    float s = dot_head(job.q, key, head_dim) * params.scale;
     if (params.logit_softcap > 0) s = params.logit_softcap * std::tanh(s / params.logit_softcap);
     scores[j] = s;
     max_score = std::max(max_score, s);
@@ -98,7 +129,7 @@ void attend_one(const QueryJob& job, const Tensor& k_cache, const Tensor& v_cach
     denom += scores[j];
   }
   for (int64_t j = 0; j < n; ++j)
-    axpy_head(scores[j], v_cache.data_as<float>() + offset(job.first_key + j), scratch.acc.data(), head_dim);
+    axpy_head(scores[j], head_f32(v_cache, offset(job.first_key + j), head_dim, scratch.head), scratch.acc.data(), head_dim);
   const float inv = static_cast<float>(1.0 / denom);
   for (int64_t d = 0; d < head_dim; ++d) job.out[d] = scratch.acc[d] * inv;
 }

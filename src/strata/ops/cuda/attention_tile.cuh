@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 
@@ -59,6 +61,27 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const __nv_b
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
+}
+
+// An e4m3 KV cache (--kv-cache-dtype fp8) is copied into shared memory as codes and widened
+// there to the bf16 tiles the mma fragments read: 16 codes (one 16-byte chunk) into 16 bf16,
+// exactly (e4m3 -> f16 -> f32 -> bf16 loses nothing).
+__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t two) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two & 0xffffu), __NV_E4M3);
+  const float2 f = __half22float2(__half2(h));
+  return pack_bf16(f.x, f.y);
+}
+__device__ __forceinline__ void widen_e4m3x16(const uint8_t* codes, __nv_bfloat16* dst) {
+  const uint4 c = *reinterpret_cast<const uint4*>(codes);
+  const uint32_t words[4] = {c.x, c.y, c.z, c.w};
+  uint32_t out[8];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    out[2 * i] = e4m3x2_to_bf16x2(words[i]);
+    out[2 * i + 1] = e4m3x2_to_bf16x2(words[i] >> 16);
+  }
+  reinterpret_cast<uint4*>(dst)[0] = make_uint4(out[0], out[1], out[2], out[3]);
+  reinterpret_cast<uint4*>(dst)[1] = make_uint4(out[4], out[5], out[6], out[7]);
 }
 
 }  // namespace strata::cuda

@@ -4,6 +4,7 @@
 // scores and P·V run on mma.sync with ldmatrix fragments. The warps merge in shared memory;
 // splits past the keys exit at once, and the last live split to finish merges the others.
 #include <algorithm>
+#include <type_traits>
 
 #include "strata/ops/cuda/attention_tile.cuh"
 #include "strata/ops/cuda/common.cuh"
@@ -30,12 +31,15 @@ struct DecodeParams {
   int group, num_splits;
 };
 
-template <int D>
+// A warp's ring of K and V tiles. An e4m3 cache is copied as codes (kStageBytes a tile) and
+// widened into one bf16 K and V tile before the mma reads it.
+template <int D, bool kFp8>
 struct Ring {
   static constexpr int kLd = D + 8;  // padded rows: ldmatrix row addresses hit distinct banks
   static constexpr int kStages = D >= 256 ? 2 : 3;
   static constexpr int kTileElems = kTileKeys * kLd;
-  static constexpr int kBytes = 2 * kStages * kTileElems * 2;  // one warp's K and V slots
+  static constexpr int kStageBytes = kTileKeys * D;  // e4m3 codes of one tile
+  static constexpr int kBytes = kFp8 ? 2 * kStages * kStageBytes + 2 * kTileElems * 2 : 2 * kStages * kTileElems * 2;
 };
 
 // Shared memory once the rings are drained: every warp's scaled O rows and (max, sum), then
@@ -49,8 +53,8 @@ struct MergeSmem {
   int last;
 };
 
-template <int D>
-constexpr int kSmemBytes = std::max<int>(kWarps * Ring<D>::kBytes, sizeof(MergeSmem<D>));
+template <int D, bool kFp8>
+constexpr int kSmemBytes = std::max<int>(kWarps * Ring<D, kFp8>::kBytes, sizeof(MergeSmem<D>));
 
 // Where a row's keys are and how they split: [lower, kv_len) over `live` splits of `per` keys.
 struct KeySplit {
@@ -68,11 +72,13 @@ __device__ __forceinline__ KeySplit split_keys(const DecodeParams& p, int row) {
   return k;
 }
 
-// Keys [key0, key0 + 16) of K and V into ring slot `stage`; keys at or past key_end zero-filled.
-template <int D>
+// Keys [key0, key0 + 16) of K and V into ring slot `stage` (bf16 rows padded to kLd, or e4m3
+// codes unpadded); keys at or past key_end zero-filled. Lane c copies chunks c, c + 32, ...
+template <int D, bool kFp8>
 __device__ void load_tile(const DecodeParams& p, const int32_t* table, int kv_head, int key0, int key_end,
-                          bf16* ks, bf16* vs) {
-  constexpr int kChunks = D / 8;
+                          void* ks, void* vs) {
+  constexpr int kChunk = kFp8 ? 16 : 8, kChunks = D / kChunk, kRow = kFp8 ? D : Ring<D, kFp8>::kLd;
+  using Elem = std::conditional_t<kFp8, uint8_t, bf16>;
   const int lane = threadIdx.x % 32;
   for (int c = lane; c < kTileKeys * kChunks; c += 32) {
     const int i = c / kChunks, ch = c % kChunks, key = key0 + i;
@@ -80,10 +86,21 @@ __device__ void load_tile(const DecodeParams& p, const int32_t* table, int kv_he
     int64_t off = 0;
     if (valid) {
       const int64_t slot = static_cast<int64_t>(table[key / p.a.block_size]) * p.a.block_size + key % p.a.block_size;
-      off = (slot * p.a.num_kv_heads + kv_head) * D + ch * 8;
+      off = (slot * p.a.num_kv_heads + kv_head) * D + ch * kChunk;
     }
-    cp_async_16(ks + i * Ring<D>::kLd + ch * 8, p.a.k_cache + off, valid);
-    cp_async_16(vs + i * Ring<D>::kLd + ch * 8, p.a.v_cache + off, valid);
+    cp_async_16(static_cast<Elem*>(ks) + i * kRow + ch * kChunk, static_cast<const Elem*>(p.a.k_cache) + off, valid);
+    cp_async_16(static_cast<Elem*>(vs) + i * kRow + ch * kChunk, static_cast<const Elem*>(p.a.v_cache) + off, valid);
+  }
+}
+
+// The chunks this lane copied into an e4m3 slot, widened into the bf16 K and V tiles.
+template <int D>
+__device__ void widen_tile(const uint8_t* ks, const uint8_t* vs, bf16* kt, bf16* vt) {
+  constexpr int kChunks = D / 16, kLd = D + 8;
+  for (int c = threadIdx.x % 32; c < kTileKeys * kChunks; c += 32) {
+    const int i = c / kChunks, ch = c % kChunks;
+    widen_e4m3x16(ks + i * D + ch * 16, kt + i * kLd + ch * 16);
+    widen_e4m3x16(vs + i * D + ch * 16, vt + i * kLd + ch * 16);
   }
 }
 
@@ -101,7 +118,7 @@ __device__ void score_tile(const DecodeParams& p, const uint32_t (&qa)[D / 16][4
   const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
   // ldmatrix matrix (lane / 8) covers keys (lane / 16) * 8.. and dims +8 when odd: b[0..1] are
   // the B fragment of keys 0-7, b[2..3] of keys 8-15.
-  const bf16* row = ks + ((lane / 16) * 8 + lane % 8) * Ring<D>::kLd + ((lane / 8) % 2) * 8;
+  const bf16* row = ks + ((lane / 16) * 8 + lane % 8) * (D + 8) + ((lane / 8) % 2) * 8;
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
@@ -152,7 +169,7 @@ __device__ void softmax_pv(float (&s)[2][4], const bf16* vs, Accum<D>& acc) {
   const uint32_t a0 = pack_bf16(s[0][0], s[0][1]), a1 = pack_bf16(s[0][2], s[0][3]);
   const uint32_t a2 = pack_bf16(s[1][0], s[1][1]), a3 = pack_bf16(s[1][2], s[1][3]);
   // Transposed ldmatrix: matrix (lane / 8) covers keys ((lane / 8) % 2) * 8.. and dims (lane / 16) * 8..
-  const bf16* row = vs + (((lane / 8) % 2) * 8 + lane % 8) * Ring<D>::kLd + (lane / 16) * 8;
+  const bf16* row = vs + (((lane / 8) % 2) * 8 + lane % 8) * (D + 8) + (lane / 16) * 8;
 #pragma unroll
   for (int nd2 = 0; nd2 < D / 16; ++nd2) {
     uint32_t b[4];
@@ -195,18 +212,22 @@ __device__ void load_query(const DecodeParams& p, int row, int kv_head, uint32_t
 }
 
 // One warp's keys [key_begin, key_end) through its ring: the running softmax of its rows.
-template <int D>
-__device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key_begin, int key_end, bf16* ring,
-                            Accum<D>& acc) {
-  using R = Ring<D>;
-  bf16* ks = ring;
-  bf16* vs = ring + R::kStages * R::kTileElems;
+template <int D, bool kFp8>
+__device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key_begin, int key_end,
+                            unsigned char* ring, Accum<D>& acc) {
+  using R = Ring<D, kFp8>;
+  constexpr int kSlotBytes = kFp8 ? R::kStageBytes : R::kTileElems * 2;
+  unsigned char* ks = ring;
+  unsigned char* vs = ring + R::kStages * kSlotBytes;
+  bf16* kt = reinterpret_cast<bf16*>(ring + 2 * R::kStages * kSlotBytes);  // e4m3: the widened tiles
+  bf16* vt = kt + R::kTileElems;
   const int num_tiles = key_begin < key_end ? (key_end - key_begin + kTileKeys - 1) / kTileKeys : 0;
   const int32_t* table = p.a.block_tables + row * p.a.max_blocks_per_row;
 #pragma unroll
   for (int s = 0; s < R::kStages - 1; ++s) {
     if (s < num_tiles)
-      load_tile<D>(p, table, kv_head, key_begin + s * kTileKeys, key_end, ks + s * R::kTileElems, vs + s * R::kTileElems);
+      load_tile<D, kFp8>(p, table, kv_head, key_begin + s * kTileKeys, key_end, ks + s * kSlotBytes,
+                         vs + s * kSlotBytes);
     cp_async_commit();
   }
   uint32_t qa[D / 16][4];
@@ -217,14 +238,21 @@ __device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key
     const int next = t + R::kStages - 1;
     if (next < num_tiles) {
       const int slot = next % R::kStages;
-      load_tile<D>(p, table, kv_head, key_begin + next * kTileKeys, key_end, ks + slot * R::kTileElems,
-                   vs + slot * R::kTileElems);
+      load_tile<D, kFp8>(p, table, kv_head, key_begin + next * kTileKeys, key_end, ks + slot * kSlotBytes,
+                         vs + slot * kSlotBytes);
     }
     cp_async_commit();
     const int slot = t % R::kStages;
+    const bf16* k_tile = reinterpret_cast<const bf16*>(ks + slot * kSlotBytes);
+    const bf16* v_tile = reinterpret_cast<const bf16*>(vs + slot * kSlotBytes);
+    if constexpr (kFp8) {
+      widen_tile<D>(ks + slot * kSlotBytes, vs + slot * kSlotBytes, kt, vt);
+      __syncwarp();  // the widened tiles are whole before any lane reads them
+      k_tile = kt, v_tile = vt;
+    }
     float s[2][4];
-    score_tile<D>(p, qa, ks + slot * R::kTileElems, key_begin + t * kTileKeys, key_end, s);
-    softmax_pv<D>(s, vs + slot * R::kTileElems, acc);
+    score_tile<D>(p, qa, k_tile, key_begin + t * kTileKeys, key_end, s);
+    softmax_pv<D>(s, v_tile, acc);
     __syncwarp();  // all lanes are done reading the slot before it is refilled
   }
   cp_async_wait<0>();
@@ -366,7 +394,7 @@ __device__ void arrive_and_merge(const DecodeParams& p, MergeSmem<D>& sm, int ro
   if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (and graph replay)
 }
 
-template <int D>
+template <int D, bool kFp8>
 __global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodeParams p) {
   allow_next_kernel();  // the next kernel may get resident and fetch its weights
   wait_for_previous_kernel();
@@ -377,8 +405,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodePar
   const int per_warp = keys.per / kWarps;
   const int warp_begin = keys.lower + split * keys.per + warp * per_warp;
   Accum<D> acc;
-  attend_keys<D>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp),
-                 reinterpret_cast<bf16*>(smem) + warp * (Ring<D>::kBytes / 2), acc);
+  attend_keys<D, kFp8>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp),
+                       smem + warp * Ring<D, kFp8>::kBytes, acc);
   auto& sm = *reinterpret_cast<MergeSmem<D>*>(smem);
   merge_warps<D>(p, acc, sm);
   if (keys.live == 1) {
@@ -407,17 +435,23 @@ int choose_splits(int64_t pairs) {
   return static_cast<int>(std::clamp<int64_t>((target_blocks + pairs - 1) / pairs, 1, kMaxSplits));
 }
 
-template <int D>
-void launch(DecodeParams& p, cudaStream_t stream) {
+template <int D, bool kFp8>
+void launch_cache(DecodeParams& p, cudaStream_t stream) {
   static const bool configured = [] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           kSmemBytes<D>));
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_kernel<D, kFp8>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes<D, kFp8>));
     return true;
   }();
   (void)configured;
   const dim3 grid(p.num_splits, p.a.num_kv_heads, p.a.num_rows);
-  launch_dependent(decode_attention_kernel<D>, grid, dim3(kWarps * 32), kSmemBytes<D>, stream, p);
+  launch_dependent(decode_attention_kernel<D, kFp8>, grid, dim3(kWarps * 32), kSmemBytes<D, kFp8>, stream, p);
   STRATA_CUDA_CHECK_LAUNCH();
+}
+
+template <int D>
+void launch(DecodeParams& p, cudaStream_t stream) {
+  if (p.a.kv_fp8) return launch_cache<D, true>(p, stream);
+  launch_cache<D, false>(p, stream);
 }
 
 }  // namespace

@@ -13,13 +13,14 @@ namespace strata::cuda {
 
 struct DecodeAttentionArgs {
   const __nv_bfloat16* q;        // [R, Hq, D]: one token per row
-  const __nv_bfloat16* k_cache;  // [num_blocks, block_size, Hkv, D]
-  const __nv_bfloat16* v_cache;  // [num_blocks, block_size, Hkv, D]
+  const void* k_cache;           // [num_blocks, block_size, Hkv, D] bf16, or e4m3 with kv_fp8
+  const void* v_cache;           // [num_blocks, block_size, Hkv, D]
   __nv_bfloat16* out;            // [R, Hq, D]
   const int32_t* kv_lens;        // [R] keys after this step (the query is the last)
   const int32_t* block_tables;   // [R, max_blocks_per_row]
   const void* sinks = nullptr;   // [Hq] f32 or bf16, or null
   bool sinks_bf16 = false;
+  bool kv_fp8 = false;           // caches hold e4m3 codes (scale 1)
   int64_t max_blocks_per_row = 0;
   int num_rows = 0, num_q_heads = 0, num_kv_heads = 0, block_size = 0, head_dim = 0;
   float scale = 1.0f, softcap = 0.0f;

@@ -6,6 +6,7 @@
 // Steps of few query rows (decode) also split the key range over grid.z (flash-decoding)
 // and a combine kernel merges the partial results; see choose_num_splits().
 #include <algorithm>
+#include <type_traits>
 
 #include "strata/ops/cuda/attention_tile.cuh"
 #include "strata/ops/cuda/common.cuh"
@@ -16,14 +17,29 @@
 namespace strata::cuda {
 namespace {
 
+bool is_kv_cache_dtype(DType dtype) { return dtype == DType::kBF16 || dtype == DType::kF8_E4M3; }
+
+// 8 bf16 narrowed to e4m3 (nearest even, saturating to +-448, as the CPU's store does).
+__device__ __forceinline__ uint2 bf16x8_to_e4m3x8(uint4 v) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  uint32_t out[2] = {0u, 0u};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const uint16_t bits = static_cast<uint16_t>(w[i / 2] >> (16 * (i % 2)));
+    const float f = __uint_as_float(static_cast<uint32_t>(bits) << 16);
+    out[i / 4] |= static_cast<uint32_t>(__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3)) << (8 * (i % 4));
+  }
+  return make_uint2(out[0], out[1]);
+}
+
 using bf16 = __nv_bfloat16;
 constexpr int kBlockRows = 64;  // query rows per block: 4 warps x 16
 constexpr int kThreads = 128;
 
 struct AttnKernelParams {
   const bf16* q;               // [T, Hq, D]
-  const bf16* k_cache;         // [num_blocks, block_size, Hkv, D]
-  const bf16* v_cache;         // [num_blocks, block_size, Hkv, D]
+  const void* k_cache;         // [num_blocks, block_size, Hkv, D] bf16, or e4m3 (kv_fp8)
+  const void* v_cache;         // [num_blocks, block_size, Hkv, D]
   bf16* out;                   // [T, Hq, D]
   float* partial_o;            // [splits, T, Hq, D] when num_splits > 1
   float* partial_ml;           // [splits, T, Hq, 2] (max, sum) when num_splits > 1
@@ -31,7 +47,7 @@ struct AttnKernelParams {
   const int32_t* kv_lens;      // [R]
   const int32_t* block_tables; // [R, max_blocks_per_row]
   const void* sinks;           // [Hq] f32 or bf16, or null
-  bool sinks_bf16;
+  bool sinks_bf16, kv_fp8;
   int64_t max_blocks_per_row;
   int num_tokens, num_q_heads, num_kv_heads, group, block_size, num_splits;
   float scale, softcap;
@@ -82,12 +98,14 @@ __device__ void load_q_tile(const AttnKernelParams& p, const BlockSpan& s, bf16*
   }
 }
 
-// Starts copying keys [key0, key0 + BN) of the row into shared memory (cp.async); keys at or
-// past kv_end are zero-filled, so masked probabilities never multiply stale cache contents.
-template <int D, int BN>
+// Starts copying keys [key0, key0 + BN) of the row into shared memory (cp.async): bf16 rows
+// padded to D + 8, or e4m3 codes unpadded; keys at or past kv_end are zero-filled, so masked
+// probabilities never multiply stale cache contents. Thread c copies chunks c, c + 128, ...
+template <int D, int BN, bool kFp8>
 __device__ void load_kv_tile(const AttnKernelParams& p, const int32_t* table, int kv_head, int key0,
-                             int kv_end, bf16* ks, bf16* vs) {
-  constexpr int kChunks = D / 8, kLd = D + 8;
+                             int kv_end, void* ks, void* vs) {
+  constexpr int kChunk = kFp8 ? 16 : 8, kChunks = D / kChunk, kRow = kFp8 ? D : D + 8;
+  using Elem = std::conditional_t<kFp8, uint8_t, bf16>;
   for (int c = threadIdx.x; c < BN * kChunks; c += kThreads) {
     const int i = c / kChunks, ch = c % kChunks;
     const int key = key0 + i;
@@ -95,12 +113,33 @@ __device__ void load_kv_tile(const AttnKernelParams& p, const int32_t* table, in
     int64_t off = 0;
     if (valid) {
       const int64_t slot = static_cast<int64_t>(table[key / p.block_size]) * p.block_size + key % p.block_size;
-      off = (slot * p.num_kv_heads + kv_head) * D + ch * 8;
+      off = (slot * p.num_kv_heads + kv_head) * D + ch * kChunk;
     }
-    cp_async_16(ks + i * kLd + ch * 8, p.k_cache + off, valid);
-    cp_async_16(vs + i * kLd + ch * 8, p.v_cache + off, valid);
+    cp_async_16(static_cast<Elem*>(ks) + i * kRow + ch * kChunk, static_cast<const Elem*>(p.k_cache) + off, valid);
+    cp_async_16(static_cast<Elem*>(vs) + i * kRow + ch * kChunk, static_cast<const Elem*>(p.v_cache) + off, valid);
   }
 }
+
+// The chunks this thread copied into an e4m3 stage, widened into the bf16 K and V tiles.
+template <int D, int BN>
+__device__ void widen_kv_tile(const uint8_t* ks, const uint8_t* vs, bf16* kt, bf16* vt) {
+  constexpr int kChunks = D / 16;
+  for (int c = threadIdx.x; c < BN * kChunks; c += kThreads) {
+    const int i = c / kChunks, ch = c % kChunks;
+    widen_e4m3x16(ks + i * D + ch * 16, kt + i * (D + 8) + ch * 16);
+    widen_e4m3x16(vs + i * D + ch * 16, vt + i * (D + 8) + ch * 16);
+  }
+}
+
+// Shared memory of the attention kernel: the Q tile, two stages of K and V (bf16, or e4m3
+// codes then one widened bf16 K and V tile).
+template <int D, int BN, bool kFp8>
+struct AttnSmem {
+  static constexpr int kQBytes = kBlockRows * (D + 8) * 2;
+  static constexpr int kStageBytes = kFp8 ? BN * D : BN * (D + 8) * 2;  // one of K or V
+  static constexpr int kTileBytes = BN * (D + 8) * 2;
+  static constexpr int kBytes = kQBytes + 4 * kStageBytes + (kFp8 ? 2 * kTileBytes : 0);
+};
 
 // S = Q K^T for this warp's 16 rows and the tile's BN keys, scaled, capped and masked.
 template <int D, int BN>
@@ -224,13 +263,15 @@ __device__ void write_rows(const AttnKernelParams& p, const QueryRow (&rows)[2],
   }
 }
 
-template <int D, int BN>
+template <int D, int BN, bool kFp8>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p) {
-  constexpr int kLd = D + 8;
+  using S = AttnSmem<D, BN, kFp8>;
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* qs = reinterpret_cast<bf16*>(smem);
-  bf16* ks = qs + kBlockRows * kLd;  // [2][BN][kLd]: two stages
-  bf16* vs = ks + 2 * BN * kLd;      // [2][BN][kLd]
+  unsigned char* ks = smem + S::kQBytes;  // [2] stages
+  unsigned char* vs = ks + 2 * S::kStageBytes;
+  bf16* kt = reinterpret_cast<bf16*>(vs + 2 * S::kStageBytes);  // e4m3: the widened tiles
+  bf16* vt = kt + BN * (D + 8);
   const int r = blockIdx.y, split = blockIdx.z % p.num_splits;
   BlockSpan span{.q_begin = p.cu_seqlens[r], .q_len = p.cu_seqlens[r + 1] - p.cu_seqlens[r],
                  .kv_len = p.kv_lens[r], .kv_head = static_cast<int>(blockIdx.z) / p.num_splits,
@@ -249,7 +290,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p)
   const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) / 4;
   const QueryRow rows[2] = {query_row(p, span, warp * 16 + g), query_row(p, span, warp * 16 + g + 8)};
   const bool warp_active = span.entry0 + warp * 16 < span.num_entries;
-  if (first < last) load_kv_tile<D, BN>(p, table, span.kv_head, first * BN, kv_end, ks, vs);
+  if (first < last) load_kv_tile<D, BN, kFp8>(p, table, span.kv_head, first * BN, kv_end, ks, vs);
   cp_async_commit();
   load_q_tile<D>(p, span, qs);
   float o[D / 8][4] = {};
@@ -258,16 +299,22 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p)
     const int stage = (tile - first) & 1;
     __syncthreads();  // the other stage's tile is consumed (and the Q tile is stored)
     if (tile + 1 < last)
-      load_kv_tile<D, BN>(p, table, span.kv_head, (tile + 1) * BN, kv_end, ks + (stage ^ 1) * BN * kLd,
-                          vs + (stage ^ 1) * BN * kLd);
+      load_kv_tile<D, BN, kFp8>(p, table, span.kv_head, (tile + 1) * BN, kv_end, ks + (stage ^ 1) * S::kStageBytes,
+                                vs + (stage ^ 1) * S::kStageBytes);
     cp_async_commit();
     cp_async_wait<1>();  // this tile's copies landed (the next tile's may still run)
+    const bf16* k_tile = reinterpret_cast<const bf16*>(ks + stage * S::kStageBytes);
+    const bf16* v_tile = reinterpret_cast<const bf16*>(vs + stage * S::kStageBytes);
+    if constexpr (kFp8) {
+      widen_kv_tile<D, BN>(ks + stage * S::kStageBytes, vs + stage * S::kStageBytes, kt, vt);
+      k_tile = kt, v_tile = vt;
+    }
     __syncthreads();
     if (!warp_active) continue;
     float s[BN / 8][4];
-    tile_scores<D, BN>(p, qs, ks + stage * BN * kLd, tile * BN, rows, s);
+    tile_scores<D, BN>(p, qs, k_tile, tile * BN, rows, s);
     softmax_update<D, BN>(s, o, m, l);
-    accumulate_pv<D, BN>(s, vs + stage * BN * kLd, o);
+    accumulate_pv<D, BN>(s, v_tile, o);
   }
   cp_async_wait<0>();
 #pragma unroll
@@ -314,17 +361,17 @@ int choose_num_splits(int64_t grid_blocks) {
   return static_cast<int>(std::min<int64_t>(16, (target + grid_blocks - 1) / grid_blocks));
 }
 
-template <int D, int BN>
-void launch_attention(const AttnKernelParams& p, dim3 grid) {
-  constexpr int kSmemBytes = (kBlockRows + 4 * BN) * (D + 8) * 2;
+template <int D, int BN, bool kFp8>
+void launch_attention_cache(const AttnKernelParams& p, dim3 grid) {
+  constexpr int kSmemBytes = AttnSmem<D, BN, kFp8>::kBytes;
   static const bool configured = [] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<D, BN>,
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<D, BN, kFp8>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     return true;
   }();
   (void)configured;
   const cudaStream_t stream = current_stream();
-  attention_kernel<D, BN><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  attention_kernel<D, BN, kFp8><<<grid, kThreads, kSmemBytes, stream>>>(p);
   STRATA_CUDA_CHECK_LAUNCH();
   if (p.num_splits > 1) {
     combine_kernel<<<dim3(p.num_tokens, p.num_q_heads), std::min(D, 256), 0, stream>>>(p, D);
@@ -332,19 +379,31 @@ void launch_attention(const AttnKernelParams& p, dim3 grid) {
   }
 }
 
-// One block per token; k and v rows copied as 16-byte chunks. Slots outside the cache
-// (padding tokens carry -1) are skipped.
-__global__ void store_kv_kernel(const bf16* k, const bf16* v, const int32_t* slots, bf16* k_cache,
-                                bf16* v_cache, int64_t token_elems, int64_t num_slots) {
+template <int D, int BN>
+void launch_attention(const AttnKernelParams& p, dim3 grid) {
+  if (p.kv_fp8) return launch_attention_cache<D, BN, true>(p, grid);
+  launch_attention_cache<D, BN, false>(p, grid);
+}
+
+// One block per token; k and v rows copied as 16-byte chunks (bf16 caches) or narrowed to e4m3
+// 8 values at a time. Slots outside the cache (padding tokens carry -1) are skipped.
+template <typename Cache>
+__global__ void store_kv_kernel(const bf16* k, const bf16* v, const int32_t* slots, Cache* k_cache,
+                                Cache* v_cache, int64_t token_elems, int64_t num_slots) {
   const int64_t t = blockIdx.x;
   const int64_t slot = slots[t];
   if (slot < 0 || slot >= num_slots) return;
   const int64_t chunks = token_elems / 8;
   for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
-    reinterpret_cast<uint4*>(k_cache + slot * token_elems)[c] =
-        reinterpret_cast<const uint4*>(k + t * token_elems)[c];
-    reinterpret_cast<uint4*>(v_cache + slot * token_elems)[c] =
-        reinterpret_cast<const uint4*>(v + t * token_elems)[c];
+    const uint4 kc = reinterpret_cast<const uint4*>(k + t * token_elems)[c];
+    const uint4 vc = reinterpret_cast<const uint4*>(v + t * token_elems)[c];
+    if constexpr (std::is_same_v<Cache, uint8_t>) {
+      reinterpret_cast<uint2*>(k_cache + slot * token_elems)[c] = bf16x8_to_e4m3x8(kc);
+      reinterpret_cast<uint2*>(v_cache + slot * token_elems)[c] = bf16x8_to_e4m3x8(vc);
+    } else {
+      reinterpret_cast<uint4*>(k_cache + slot * token_elems)[c] = kc;
+      reinterpret_cast<uint4*>(v_cache + slot * token_elems)[c] = vc;
+    }
   }
 }
 
@@ -352,12 +411,13 @@ AttnKernelParams make_params(const Tensor& q, const Tensor& k_cache, const Tenso
                              const ops::AttentionMetadata& meta, const ops::AttentionParams& params,
                              const Tensor& out) {
   return AttnKernelParams{
-      .q = q.data_as<bf16>(), .k_cache = k_cache.data_as<bf16>(), .v_cache = v_cache.data_as<bf16>(),
+      .q = q.data_as<bf16>(), .k_cache = k_cache.data(), .v_cache = v_cache.data(),
       .out = out.data_as<bf16>(), .partial_o = nullptr, .partial_ml = nullptr,
       .cu_seqlens = meta.cu_seqlens.data_as<int32_t>(), .kv_lens = meta.kv_lens.data_as<int32_t>(),
       .block_tables = meta.block_tables.data_as<int32_t>(),
       .sinks = params.sinks.defined() ? params.sinks.data() : nullptr,
       .sinks_bf16 = params.sinks.defined() && params.sinks.dtype() == DType::kBF16,
+      .kv_fp8 = k_cache.dtype() == DType::kF8_E4M3,
       .max_blocks_per_row = meta.block_tables.dim(1), .num_tokens = static_cast<int>(q.dim(0)),
       .num_q_heads = static_cast<int>(q.dim(1)), .num_kv_heads = static_cast<int>(k_cache.dim(2)),
       .group = static_cast<int>(q.dim(1) / k_cache.dim(2)), .block_size = static_cast<int>(k_cache.dim(1)),
@@ -371,14 +431,21 @@ void store_kv(const Tensor& k, const Tensor& v, const Tensor& slot_mapping, cons
               const Tensor& v_cache) {
   const int64_t num_tokens = k.dim(0);
   if (num_tokens == 0) return;
-  if (k.dtype() != DType::kBF16 || k_cache.dtype() != DType::kBF16 || v.dtype() != DType::kBF16 ||
-      v_cache.dtype() != DType::kBF16)
-    unsupported_dtype("store_kv (bf16 k, v and caches)", k.dtype());
+  if (k.dtype() != DType::kBF16 || v.dtype() != DType::kBF16 || !is_kv_cache_dtype(k_cache.dtype()) ||
+      v_cache.dtype() != k_cache.dtype())
+    unsupported_dtype("store_kv (bf16 k and v, bf16 or e4m3 caches)", k_cache.dtype());
   const int64_t token_elems = k.dim(1) * k.dim(2);
   STRATA_CHECK(token_elems % 8 == 0);
-  store_kv_kernel<<<num_tokens, 128, 0, current_stream()>>>(
-      k.data_as<bf16>(), v.data_as<bf16>(), slot_mapping.data_as<int32_t>(), k_cache.data_as<bf16>(),
-      v_cache.data_as<bf16>(), token_elems, k_cache.dim(0) * k_cache.dim(1));
+  const int64_t num_slots = k_cache.dim(0) * k_cache.dim(1);
+  const int32_t* slots = slot_mapping.data_as<int32_t>();
+  if (k_cache.dtype() == DType::kF8_E4M3)
+    store_kv_kernel<<<num_tokens, 128, 0, current_stream()>>>(k.data_as<bf16>(), v.data_as<bf16>(), slots,
+                                                              k_cache.data_as<uint8_t>(), v_cache.data_as<uint8_t>(),
+                                                              token_elems, num_slots);
+  else
+    store_kv_kernel<<<num_tokens, 128, 0, current_stream()>>>(k.data_as<bf16>(), v.data_as<bf16>(), slots,
+                                                              k_cache.data_as<bf16>(), v_cache.data_as<bf16>(),
+                                                              token_elems, num_slots);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
@@ -386,14 +453,15 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
                      const ops::AttentionMetadata& meta, const ops::AttentionParams& params,
                      const Tensor& out) {
   if (q.dim(0) == 0 || meta.num_rows == 0) return;
-  if (q.dtype() != DType::kBF16 || k_cache.dtype() != DType::kBF16 || out.dtype() != DType::kBF16)
-    unsupported_dtype("paged_attention (bf16 q, caches and out)", q.dtype());
+  if (q.dtype() != DType::kBF16 || out.dtype() != DType::kBF16 || !is_kv_cache_dtype(k_cache.dtype()) ||
+      v_cache.dtype() != k_cache.dtype())
+    unsupported_dtype("paged_attention (bf16 q and out, bf16 or e4m3 caches)", k_cache.dtype());
   if (params.sinks.defined() && params.sinks.dtype() != DType::kF32 && params.sinks.dtype() != DType::kBF16)
     unsupported_dtype("paged_attention sinks", params.sinks.dtype());
   AttnKernelParams p = make_params(q, k_cache, v_cache, meta, params, out);
   if (meta.max_q_len == 1 && q.dim(0) == meta.num_rows && decode_attention_supported(q.dim(2), p.group)) {
     decode_attention({.q = p.q, .k_cache = p.k_cache, .v_cache = p.v_cache, .out = p.out, .kv_lens = p.kv_lens,
-                      .block_tables = p.block_tables, .sinks = p.sinks, .sinks_bf16 = p.sinks_bf16,
+                      .block_tables = p.block_tables, .sinks = p.sinks, .sinks_bf16 = p.sinks_bf16, .kv_fp8 = p.kv_fp8,
                       .max_blocks_per_row = p.max_blocks_per_row, .num_rows = static_cast<int>(meta.num_rows),
                       .num_q_heads = p.num_q_heads, .num_kv_heads = p.num_kv_heads, .block_size = p.block_size,
                       .head_dim = static_cast<int>(q.dim(2)), .scale = p.scale, .softcap = p.softcap,

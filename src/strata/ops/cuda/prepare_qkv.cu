@@ -3,6 +3,7 @@
 // head is staged in shared memory as f32, normalised and rounded like the separate RMSNorm
 // kernel, rotated like the rope kernel, then written to q_out or the cache slot.
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/fp8.cuh"
 #include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/prepare_qkv.h"
 
@@ -22,6 +23,7 @@ struct PrepareQkvKernelParams {
   void* k_cache;             // [num_slots, nkv, hd]
   void* v_cache;             // [num_slots, nkv, hd]
   void* q_out;               // [T, nh, hd]
+  bool cache_fp8;            // caches hold e4m3 codes (--kv-cache-dtype fp8), else T
   int64_t num_slots;
   int nh, nkv, hd, half;
   float attention_scaling, eps, weight_offset;
@@ -77,13 +79,19 @@ __global__ void __launch_bounds__(kWarps * 32) prepare_qkv_kernel(PrepareQkvKern
     }
     __syncwarp();
   }
-  T* dst;
   if (is_q) {
-    dst = static_cast<T*>(p.q_out) + (t * p.nh + head) * p.hd;
-  } else {
-    const int kvh = is_v ? head - p.nh - p.nkv : head - p.nh;
-    dst = static_cast<T*>(is_v ? p.v_cache : p.k_cache) + (slot * p.nkv + kvh) * p.hd;
+    T* dst = static_cast<T*>(p.q_out) + (t * p.nh + head) * p.hd;
+    for (int i = lane; i < p.hd; i += 32) dst[i] = from_f32<T>(h[i]);
+    return;
   }
+  const int kvh = is_v ? head - p.nh - p.nkv : head - p.nh;
+  const int64_t at = (slot * p.nkv + kvh) * p.hd;
+  if (p.cache_fp8) {  // narrowed from f32, as the CPU's store narrows its f32 rows
+    uint8_t* dst = static_cast<uint8_t*>(is_v ? p.v_cache : p.k_cache) + at;
+    for (int i = lane; i < p.hd; i += 32) dst[i] = float_to_fp8(h[i]);
+    return;
+  }
+  T* dst = static_cast<T*>(is_v ? p.v_cache : p.k_cache) + at;
   for (int i = lane; i < p.hd; i += 32) dst[i] = from_f32<T>(h[i]);
 }
 
@@ -92,9 +100,10 @@ __global__ void __launch_bounds__(kWarps * 32) prepare_qkv_kernel(PrepareQkvKern
 void prepare_qkv(const ops::PrepareQkvArgs& args, const ops::PrepareQkvParams& params) {
   const int64_t t = args.qkv.dim(0);
   if (t == 0) return;
+  const DType cache = args.k_cache.dtype();
   if (args.qkv.dtype() != DType::kBF16 || args.q_out.dtype() != DType::kBF16 ||
-      args.k_cache.dtype() != DType::kBF16 || args.v_cache.dtype() != DType::kBF16)
-    unsupported_dtype("prepare_qkv (bf16 qkv, q_out and caches)", args.qkv.dtype());
+      (cache != DType::kBF16 && cache != DType::kF8_E4M3) || args.v_cache.dtype() != cache)
+    unsupported_dtype("prepare_qkv (bf16 qkv and q_out, bf16 or e4m3 caches)", cache);
   const bool norm = args.q_norm.defined();
   if (norm && (args.q_norm.dtype() != args.k_norm.dtype() ||
                (args.q_norm.dtype() != DType::kF32 && args.q_norm.dtype() != DType::kBF16)))
@@ -106,7 +115,7 @@ void prepare_qkv(const ops::PrepareQkvArgs& args, const ops::PrepareQkvParams& p
       .positions = args.positions.data_as<int32_t>(),
       .inv_freq = params.rotary_dim > 0 ? args.inv_freq.data_as<float>() : nullptr,
       .slots = args.slot_mapping.data_as<int32_t>(), .k_cache = args.k_cache.data(), .v_cache = args.v_cache.data(),
-      .q_out = args.q_out.data(), .num_slots = args.k_cache.dim(0) * args.k_cache.dim(1),
+      .q_out = args.q_out.data(), .cache_fp8 = cache == DType::kF8_E4M3, .num_slots = args.k_cache.dim(0) * args.k_cache.dim(1),
       .nh = static_cast<int>(args.q_out.dim(1)), .nkv = static_cast<int>(args.k_cache.dim(2)), .hd = hd,
       .half = static_cast<int>(params.rotary_dim / 2), .attention_scaling = params.attention_scaling,
       .eps = params.norm_eps, .weight_offset = params.norm_unit_offset ? 1.0f : 0.0f};
