@@ -13,6 +13,15 @@ bool JsonGrammar::feed(unsigned char c) {
 
 bool JsonGrammar::feed(std::string_view bytes) { return feed_all(*this, bytes); }
 
+std::string JsonGrammar::key() const {
+  std::string out = {static_cast<char>(mode_), static_cast<char>(num_), static_cast<char>(string_is_key_),
+                     static_cast<char>(depth_)};
+  out.append(reinterpret_cast<const char*>(&string_), sizeof(string_));
+  out.append(literal_left_);  // the rest of a literal: its text says which
+  out.append(stack_.data(), depth_);
+  return out;
+}
+
 bool JsonGrammar::end_value() {
   mode_ = depth_ == 0 ? Mode::kDone : Mode::kCommaOrEnd;
   return true;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "strata/engine/json_lexing.h"
@@ -21,6 +22,8 @@ class JsonGrammar {
   bool feed(std::string_view bytes);
   // The top-level object is closed; only whitespace may follow.
   bool done() const { return mode_ == Mode::kDone; }
+  // Equal keys: equal states (a TokenMaskCache key).
+  std::string key() const;
 
  private:
   enum class Mode : uint8_t {

@@ -16,7 +16,7 @@ class JsonTokenMask {
   explicit JsonTokenMask(const text::Tokenizer& tokenizer);
 
   // One bit per token id ((vocab + 31) / 32 words): set where the token's text can follow
-  // `state` (a JsonGrammar or JsonSchemaGrammar). Special tokens are never set; the engine
+  // `state` (any recogniser with feed(byte)). Special tokens are never set; the engine
   // ends the request when the value closes.
   template <typename Grammar>
   std::vector<uint32_t> allowed(const Grammar& state) const {
@@ -36,6 +36,8 @@ class JsonTokenMask {
   void visit(int32_t node, const Grammar& state, std::vector<uint32_t>& bits) const {
     for (int32_t id : nodes_[node].ids) bits[id / 32] |= 1u << (id % 32);
     for (const auto& [byte, child] : nodes_[node].children) {
+      if constexpr (requires { state.accepts_byte(byte); })
+        if (!state.accepts_byte(byte)) continue;  // skips the copy for most children
       Grammar next = state;
       if (next.feed(byte)) visit(child, next, bits);
     }
