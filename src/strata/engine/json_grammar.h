@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "strata/engine/json_lexing.h"
+#include "strata/engine/json_number.h"
 
 namespace strata {
 
@@ -36,7 +37,7 @@ class JsonGrammar {
   bool number(unsigned char c);
 
   Mode mode_ = Mode::kStart;
-  json_lexing::Number num_ = json_lexing::Number::kSign;
+  BoundedNumber num_;  // digit counts bounded, values not
   bool string_is_key_ = false;
   json_lexing::StringBody string_;
   std::string_view literal_left_;  // the rest of true / false / null
