@@ -105,6 +105,18 @@ TEST(JsonSchemaKeywords, RecursiveRefs) {
   EXPECT_EQ(accepted_prefix(*list, R"({"v": 1, "next": 3)"), 17u);
 }
 
+// Between tokens: 2 spaces, or one line break ("\n", "\r\n") and 4 spaces of indentation per
+// open level, then no more.
+TEST(JsonSchemaKeywords, WhitespaceIsBounded) {
+  const auto s = compile(R"({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+      "required": ["a"]})");
+  EXPECT_TRUE(accepts(*s, "{\r\n        \"a\": [\n            1 ,  2\n        ]\n} \n"));
+  EXPECT_EQ(accepted_prefix(*s, "{\n\n"), 2u);
+  EXPECT_EQ(accepted_prefix(*s, "{         "), 3u);  // no break: 2 spaces
+  EXPECT_EQ(accepted_prefix(*s, "{\n         "), 10u);  // indentation inside one object: 8
+  EXPECT_EQ(accepted_prefix(*s, "{\"a\": [1\n\n"), 9u);
+}
+
 TEST(JsonSchemaKeywords, ErrorsNameTheMisuse) {
   const auto message = [](const char* schema) {
     try {

@@ -1,5 +1,7 @@
 #include "strata/engine/json_schema_grammar.h"
 
+#include <algorithm>
+
 #include "strata/engine/json_lexing.h"
 
 namespace strata {
@@ -32,11 +34,26 @@ bool JsonSchemaGrammar::feed(unsigned char c) {
 bool JsonSchemaGrammar::feed(std::string_view bytes) { return feed_all(*this, bytes); }
 
 bool JsonSchemaGrammar::step(unsigned char c) {
-  if (done_) return is_space(c);
+  if (leaf_ == Leaf::kNone && is_space(c)) return space(c);
+  if (!is_space(c)) run_spaces_ = run_breaks_ = 0;
+  if (done_) return false;
   if (leaf_ != Leaf::kNone) return leaf_step(c);
   if (depth_ > 0) return frame_step(c);
-  if (is_space(c)) return true;  // before the root value
   return start_value(schema_->root, c);
+}
+
+// Pretty-printing needs one line break and the indentation (4 spaces a level, 32 at most);
+// a run without a break needs 2 spaces at most (", ", " : "). More is padding.
+bool JsonSchemaGrammar::space(unsigned char c) {
+  if (c == '\r' || c == '\n') {  // "\n", "\r\n" or "\r": bit 0 a CR, bit 1 an LF
+    const uint8_t bit = c == '\r' ? 1 : 2;
+    if ((c == '\r' && run_breaks_ != 0) || (run_breaks_ & bit) != 0) return false;
+    if (bit == 2 || run_breaks_ == 0) run_spaces_ = 0;  // indentation counts from the break
+    run_breaks_ |= bit;
+    return true;
+  }
+  const int limit = run_breaks_ != 0 ? std::min(4 * (depth_ + 1), 32) : 2;
+  return ++run_spaces_ <= limit;
 }
 
 bool JsonSchemaGrammar::value_done() {
@@ -88,7 +105,6 @@ bool JsonSchemaGrammar::close_frame() {
 }
 
 bool JsonSchemaGrammar::frame_step(unsigned char c) {
-  if (is_space(c)) return true;
   Frame& f = stack_[depth_ - 1];
   const CompiledSchema::Node& node = schema_->nodes[f.node];
   if (node.kind == Kind::kObject) return object_step(f, node, c);
@@ -248,7 +264,8 @@ bool JsonSchemaGrammar::pattern_step(unsigned char c) {
 
 std::string JsonSchemaGrammar::key() const {
   std::string out = {static_cast<char>(depth_), static_cast<char>(leaf_), static_cast<char>(done_),
-                     static_cast<char>(string_.in_escape())};
+                     static_cast<char>(string_.in_escape()), static_cast<char>(run_spaces_),
+                     static_cast<char>(run_breaks_)};
   out.append(reinterpret_cast<const char*>(&string_), sizeof(string_));
   for (const int32_t v : {leaf_node_, static_cast<int32_t>(text_pos_), static_cast<int32_t>(num_chars_)})
     out.append(reinterpret_cast<const char*>(&v), sizeof(v));

@@ -6,6 +6,8 @@
 // is a map (additionalProperties: true or a schema, and no properties). Strings keep their
 // length bounds and pattern or format (a regex the unescaped text matches whole; \u escapes
 // are refused there), arrays their item counts, numbers their bounds (json_number.h).
+// Whitespace between tokens is bounded (2 spaces, or one line break and an indentation of
+// 4 spaces a level up to 32) so a small model cannot pad forever.
 #pragma once
 
 #include <array>
@@ -88,6 +90,7 @@ class JsonSchemaGrammar {
   bool key_step(unsigned char c);
   bool leaf_step(unsigned char c);
   bool close_frame();
+  bool space(unsigned char c);
   bool array_step(Frame& f, const CompiledSchema::Node& node, unsigned char c);
   bool string_step(unsigned char c);
   bool pattern_step(unsigned char c);
@@ -100,7 +103,8 @@ class JsonSchemaGrammar {
   json_lexing::StringBody string_;
   bool done_ = false;
   int32_t leaf_node_ = -1;  // kChoice, kString, kNumber: its node; kKey: the first property the key still matches
-  uint32_t num_chars_ = 0;  // kString with length bounds: characters so far
+  uint32_t num_chars_ = 0;
+  uint8_t run_spaces_ = 0, run_breaks_ = 0;  // the whitespace run between two tokens of JSON  // kString with length bounds: characters so far
   GrammarState pattern_;    // kString with a pattern: the unescaped text so far
   uint32_t text_pos_ = 0;
   uint64_t candidates_ = 0;  // kChoice: the choices still matching
