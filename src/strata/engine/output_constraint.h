@@ -1,7 +1,7 @@
 // OutputConstraint: what a constrained request's output must be (response_format
 // json_object or json_schema, a regex, choice or grammar, or tool calls when tool_choice
 // forces them), tracked token by token: the grammar state, the mask of tokens that may come
-// next (cached per state), and whether the output must end (done) or may end (can_end: the
+// next (from the constraint's shared TokenMaskAutomaton), and whether the output must end (done) or may end (can_end: the
 // engine then lets the end-of-sequence tokens through).
 #pragma once
 
@@ -15,7 +15,7 @@
 #include "strata/engine/json_schema_grammar.h"
 #include "strata/engine/json_token_mask.h"
 #include "strata/engine/request.h"
-#include "strata/engine/token_mask_cache.h"
+#include "strata/engine/token_mask_automaton.h"
 #include "strata/engine/tool_call_grammar.h"
 
 namespace strata {
@@ -25,17 +25,15 @@ class OutputConstraint {
   // The request's constraint, or null when its output is free.
   static std::unique_ptr<OutputConstraint> for_request(const GenerationRequest& request);
 
-  // States with a key() share masks through the cache; tool calls are walked each time.
+  // States with a key() go through the constraint's automaton; tool calls walk each time.
   std::vector<uint32_t> allowed(const JsonTokenMask& mask) const {
     return std::visit(
         [&](const auto& g) -> std::vector<uint32_t> {
-          if constexpr (requires { g.key(); }) {
-            const auto key = g.key();
-            if (const std::vector<uint32_t>* hit = cache_.find(key)) return *hit;
-            return cache_.put(key, mask.allowed(g));
-          } else {
+          using State = std::decay_t<decltype(g)>;
+          if constexpr (requires { g.key(); })
+            return static_cast<TokenMaskAutomaton<State>*>(automaton_.get())->allowed(g, mask);
+          else
             return mask.allowed(g);
-          }
         },
         grammar_);
   }
@@ -55,11 +53,18 @@ class OutputConstraint {
  private:
   using Grammar = std::variant<JsonGrammar, JsonSchemaGrammar, ToolCallGrammar, GrammarState>;
   OutputConstraint(std::shared_ptr<const void> owner, Grammar grammar)
-      : owner_(std::move(owner)), grammar_(std::move(grammar)) {}
+      : owner_(std::move(owner)), grammar_(std::move(grammar)) {
+    std::visit(
+        [&](const auto& g) {
+          using State = std::decay_t<decltype(g)>;
+          if constexpr (requires { g.key(); }) automaton_ = automaton_for<State>(owner_);
+        },
+        grammar_);
+  }
 
   std::shared_ptr<const void> owner_;  // the schema or format the grammar points into
   Grammar grammar_;
-  mutable TokenMaskCache cache_;
+  std::shared_ptr<void> automaton_;  // TokenMaskAutomaton<the grammar's type>, shared
 };
 
 inline std::unique_ptr<OutputConstraint> OutputConstraint::for_request(const GenerationRequest& request) {

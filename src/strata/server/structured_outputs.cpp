@@ -1,5 +1,9 @@
 #include "strata/server/structured_outputs.h"
 
+#include <list>
+#include <mutex>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
@@ -9,6 +13,40 @@
 
 namespace strata::server {
 namespace {
+
+// Compiled constraints by their text, most recently used first: a client sending the same
+// schema or regex again gets the same compiled object, so the token masks its mask
+// automaton already holds (TokenMaskAutomaton) serve the new request too.
+template <typename Compiled>
+class CompileCache {
+ public:
+  template <typename Compile>
+  std::shared_ptr<const Compiled> get(const std::string& key, Compile&& compile) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto it = entries_.begin(); it != entries_.end(); ++it)
+        if (it->first == key) {
+          entries_.splice(entries_.begin(), entries_, it);
+          return entries_.front().second;
+        }
+    }
+    std::shared_ptr<const Compiled> compiled = compile();  // throws for a bad one: nothing cached
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.emplace_front(key, compiled);
+    if (entries_.size() > kMaxEntries) entries_.pop_back();
+    return compiled;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 16;
+  std::mutex mutex_;
+  std::list<std::pair<std::string, std::shared_ptr<const Compiled>>> entries_;
+};
+
+CompileCache<CompiledGrammar>& grammar_cache() {
+  static CompileCache<CompiledGrammar> cache;
+  return cache;
+}
 
 // Keys of structured_outputs that change nothing here: there is one backend, no fallback.
 bool is_backend_hint(const std::string& key) { return key == "disable_fallback" || key == "backend"; }
@@ -38,9 +76,15 @@ void read_one(const std::string& kind, const Json& value, const std::string& fie
                       field);
   try {
     if (kind == "json") out.json_schema = compile_schema_field(value, field);
-    else if (kind == "regex") out.grammar = compile_regex(read_text(value, field));
-    else if (kind == "choice") out.grammar = compile_choice(read_choices(value, field));
-    else if (kind == "grammar") out.grammar = compile_gbnf(read_text(value, field));
+    else if (kind == "regex")
+      out.grammar = grammar_cache().get("regex:" + read_text(value, field),
+                                        [&] { return compile_regex(read_text(value, field)); });
+    else if (kind == "choice")
+      out.grammar = grammar_cache().get("choice:" + value.dump(),
+                                        [&] { return compile_choice(read_choices(value, field)); });
+    else if (kind == "grammar")
+      out.grammar = grammar_cache().get("gbnf:" + read_text(value, field),
+                                        [&] { return compile_gbnf(read_text(value, field)); });
     else if (!value.is_boolean()) throw bad_request(fmt::format("'{}' must be a boolean", field), field);
     else out.json_object = value.get<bool>();
   } catch (const strata::Error& e) {
@@ -75,8 +119,9 @@ std::shared_ptr<const CompiledSchema> compile_schema_field(const Json& schema, c
     if (parsed.is_discarded()) throw bad_request(fmt::format("'{}' is a string but not JSON text", field), field);
   }
   if (!parsed.is_object()) throw bad_request(fmt::format("'{}' must be a JSON schema (an object)", field), field);
+  static CompileCache<CompiledSchema> cache;
   try {
-    return CompiledSchema::compile(parsed);
+    return cache.get(parsed.dump(), [&] { return CompiledSchema::compile(parsed); });
   } catch (const strata::Error& e) {
     throw bad_request(e.what(), field);
   }
