@@ -8,10 +8,11 @@ using Kind = GrammarElement::Kind;
 
 GrammarState::GrammarState(const CompiledGrammar* grammar) : grammar_(grammar) {
   std::vector<Stack> stacks;
+  std::set<Stack> seen;
   for (int32_t start : grammar_->alternatives[grammar_->root]) {
     Stack stack;
     if (grammar_->elements[start].kind != Kind::kEnd) stack.push_back(start);
-    expand(stack, stacks);
+    expand(stack, stacks, seen);
   }
   settle(stacks);
 }
@@ -19,8 +20,8 @@ GrammarState::GrammarState(const CompiledGrammar* grammar) : grammar_(grammar) {
 // Replaces rule references on top until a byte set is on top (or the stack is empty: the
 // grammar may end there). Positions at an alternative's end are never pushed, so a rule
 // that ends in a reference (x*) recurses without growing the stack.
-void GrammarState::expand(Stack& stack, std::vector<Stack>& out) const {
-  if (stack.size() > kMaxDepth) return;
+void GrammarState::expand(Stack& stack, std::vector<Stack>& out, std::set<Stack>& seen) const {
+  if (stack.size() > kMaxDepth || seen.size() >= kMaxExpansions || !seen.insert(stack).second) return;
   if (stack.empty() || grammar_->elements[stack.back()].kind == Kind::kBytes) {
     out.push_back(stack);
     return;
@@ -31,7 +32,7 @@ void GrammarState::expand(Stack& stack, std::vector<Stack>& out) const {
   for (int32_t start : grammar_->alternatives[grammar_->elements[p].value]) {
     const bool empty = grammar_->elements[start].kind == Kind::kEnd;
     if (!empty) stack.push_back(start);
-    expand(stack, out);
+    expand(stack, out, seen);
     if (!empty) stack.pop_back();
   }
   if (grammar_->elements[p + 1].kind != Kind::kEnd) stack.pop_back();
@@ -59,6 +60,7 @@ void GrammarState::settle(std::vector<Stack>& stacks) {
 bool GrammarState::feed(unsigned char c) {
   if (!next_bytes_.test(c)) return false;
   std::vector<Stack> next;
+  std::set<Stack> seen;
   Stack stack;
   for (size_t i = 0; i < stacks_.size(); i += static_cast<size_t>(stacks_[i]) + 1) {
     const int32_t size = stacks_[i];
@@ -67,7 +69,7 @@ bool GrammarState::feed(unsigned char c) {
     stack.assign(stacks_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                  stacks_.begin() + static_cast<std::ptrdiff_t>(i) + size);
     if (grammar_->elements[top + 1].kind != Kind::kEnd) stack.push_back(top + 1);
-    expand(stack, next);
+    expand(stack, next, seen);
   }
   if (next.empty()) return false;
   settle(next);

@@ -7,6 +7,7 @@
 
 #include <bitset>
 #include <cstdint>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -39,7 +40,10 @@ class GrammarState {
 
  private:
   using Stack = std::vector<int32_t>;
-  void expand(Stack& stack, std::vector<Stack>& out) const;
+  static constexpr size_t kMaxExpansions = 1 << 16;  // distinct stacks expanded by one feed
+  // `seen`: the stacks already expanded in this feed (nested optional rules reach the same
+  // stack along exponentially many paths; each is expanded once).
+  void expand(Stack& stack, std::vector<Stack>& out, std::set<Stack>& seen) const;
   void settle(std::vector<Stack>& stacks);  // sort, dedupe, flatten; recompute next_bytes_, accepting_
 
   const CompiledGrammar* grammar_ = nullptr;
