@@ -94,6 +94,7 @@ void read(uint8_t control, const std::string& text) {
       const ChatRequest chat = read_chat_request(body, kVocabSize);
       check_fields(chat.fields);
       if (chat.json_schema) run_grammar<strata::JsonSchemaGrammar>(*chat.json_schema, text);
+      if (chat.grammar) run_grammar<strata::GrammarState>(*chat.grammar, text);
       if (chat.tool_choice.forced) run_grammar<strata::ToolCallGrammar>(*chat.tool_choice.forced, text);
       if (control & 4) render(chat.render);
       break;

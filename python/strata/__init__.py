@@ -15,7 +15,7 @@ from strata.llm import LLM
 from strata.outputs import CompletionOutput, Logprob, RequestOutput
 from strata.pooling import (ClassificationOutput, EmbeddingOutput, PoolingParams, PoolingRequestOutput,
                             ScoringOutput)
-from strata.sampling_params import SamplingParams
+from strata.sampling_params import GuidedDecodingParams, SamplingParams, StructuredOutputsParams
 
-__all__ = ["LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "Logprob", "StrataError", "PoolingParams",
+__all__ = ["LLM", "SamplingParams", "StructuredOutputsParams", "GuidedDecodingParams", "RequestOutput", "CompletionOutput", "Logprob", "StrataError", "PoolingParams",
            "PoolingRequestOutput", "EmbeddingOutput", "ClassificationOutput", "ScoringOutput"]

@@ -1,7 +1,8 @@
 """SamplingParams with vLLM's names and defaults; a few vLLM fields Strata lacks are accepted
 only at their defaults, so code written for vLLM that spells them out still runs."""
+import json as _json
 from dataclasses import dataclass, field, fields
-from typing import Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from strata import _engine
 
@@ -17,6 +18,38 @@ _DEFAULT_ONLY = {
     "allowed_token_ids": None,
     "logits_processors": None,
 }
+
+
+@dataclass(kw_only=True)
+class StructuredOutputsParams:
+    """vLLM's structured outputs: exactly one of a JSON schema (a dict or JSON text), a regex,
+    a list of choices, a GBNF grammar, or any JSON object; enforced by constrained decoding."""
+    json: Optional[Union[str, Dict[str, Any]]] = None
+    regex: Optional[str] = None
+    choice: Optional[List[str]] = None
+    grammar: Optional[str] = None
+    json_object: Optional[bool] = None
+
+    def __post_init__(self):
+        given = [name for name in ("json", "regex", "choice", "grammar", "json_object") if getattr(self, name)]
+        if len(given) != 1:
+            raise ValueError(f"StructuredOutputsParams takes exactly one of json, regex, choice, grammar, "
+                             f"json_object; got {given or 'none'}")
+
+    def _apply(self, request):
+        if self.json is not None:
+            request.set_json_schema(self.json if isinstance(self.json, str) else _json.dumps(self.json))
+        elif self.regex is not None:
+            request.set_regex(self.regex)
+        elif self.choice is not None:
+            request.set_choice([str(c) for c in self.choice])
+        elif self.grammar is not None:
+            request.set_grammar(self.grammar)
+        else:
+            request.json_object = True
+
+
+GuidedDecodingParams = StructuredOutputsParams  # vLLM's older name
 
 
 @dataclass(kw_only=True)
@@ -47,6 +80,8 @@ class SamplingParams:
     bad_words: Optional[List[str]] = None
     allowed_token_ids: Optional[List[int]] = None
     logits_processors: Optional[list] = field(default=None, repr=False)
+    structured_outputs: Optional[StructuredOutputsParams] = None
+    guided_decoding: Optional[StructuredOutputsParams] = None  # vLLM's older name
 
     def __post_init__(self):
         for name, default in _DEFAULT_ONLY.items():
@@ -88,4 +123,9 @@ class SamplingParams:
         request.skip_special_tokens = self.skip_special_tokens
         request.n = self.n
         request.prompt_logprobs = -1 if self.prompt_logprobs is None else self.prompt_logprobs
+        if self.structured_outputs is not None and self.guided_decoding is not None:
+            raise ValueError("SamplingParams: give structured_outputs or guided_decoding, not both")
+        constraint = self.structured_outputs or self.guided_decoding
+        if constraint is not None:
+            constraint._apply(request)
         return request

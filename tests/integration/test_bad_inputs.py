@@ -231,7 +231,7 @@ def chat_shape_cases():
         {"messages": MESSAGES, "tool_choice": {"type": "function", "function": {"name": 5}}},
         {"messages": MESSAGES, "response_format": {"type": "json_schema", "json_schema": {"schema": 5}}},
         {"messages": MESSAGES, "response_format": {"type": "json_schema", "json_schema": {"schema": {
-            "type": "string", "pattern": "a+"}}}},
+            "type": "string", "pattern": "(a+"}}}},
         {"messages": MESSAGES, "response_format": {"type": "json_schema", "json_schema": {"schema": {
             "$defs": {"A": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"}}}},
         {"messages": MESSAGES, "response_format": {"type": "json_schema", "json_schema": {"schema": {

@@ -123,7 +123,7 @@ def test_pydantic_tool_with_parse(smol):
     ({"tool_choice": "required", "response_format": {"type": "json_object"}}, "response_format"),
     ({"tool_choice": "required", "tools": [{"type": "function", "function": {
         "name": "f", "strict": True, "parameters": {"type": "object", "properties": {
-            "a": {"type": "string", "pattern": "x+"}}, "required": ["a"], "additionalProperties": False}}}]},
+            "a": {"type": "integer", "multipleOf": 3}}, "required": ["a"], "additionalProperties": False}}}]},
      "tools"),
 ])
 def test_unhonourable_tool_choices_are_400(smol, body, param):

@@ -42,13 +42,18 @@ TEST(RequestFieldPolicy, KnownButUnimplementedAreNamed) {
       {R"({"modalities": ["text", "audio"]})", "modalities"}, {R"({"prediction": {}})", "prediction"},
       {R"({"web_search_options": {}})", "web_search_options"}, {R"({"verbosity": "low"})", "verbosity"},
       {R"({"echo": true})", "echo"},
-      {R"({"min_tokens": 2})", "min_tokens"}, {R"({"guided_json": {}})", "guided_json"},
+      {R"({"min_tokens": 2})", "min_tokens"}, {R"({"guided_whitespace_pattern": " "})", "guided_whitespace_pattern"},
       {R"({"user": 5})", "user"}, {R"({"metadata": "x"})", "metadata"}};
   for (const auto& [body, param] : chat) EXPECT_EQ(refused_param(policy, body, kChat), param) << body;
   EXPECT_EQ(refused_param(policy, R"({"prompt_logprobs": 1})", kCompletions), "ok");  // its reader checks it
   EXPECT_EQ(refused_param(policy, R"({"prompt_logprobs": 1})", kChat), "ok");
   EXPECT_EQ(refused_param(policy, R"({"response_format": {}})", kCompletions), "response_format");
   EXPECT_EQ(refused_param(policy, R"({"messages": []})", kCompletions), "ok");  // unknown there, ignored
+  for (const char* route_field : {R"({"structured_outputs": {}})", R"({"guided_json": {}})", R"({"guided_regex": "a"})",
+                                  R"({"guided_choice": []})", R"({"guided_grammar": "g"})", R"({"grammar": "g"})",
+                                  R"({"guided_decoding_backend": "xgrammar"})"})
+    for (const ApiRoute route : {kChat, kCompletions})
+      EXPECT_EQ(refused_param(policy, route_field, route), "ok") << route_field;  // structured_outputs reads them
 }
 
 TEST(RequestFieldPolicy, MessagesAndResponsesRoutes) {

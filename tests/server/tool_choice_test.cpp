@@ -17,7 +17,7 @@ const Json kTools = Json::parse(R"([
   {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
     "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
   {"type": "function", "function": {"name": "add", "parameters": {"type": "object",
-    "properties": {"a": {"type": "integer", "minimum": 0}}}}},
+    "properties": {"a": {"type": "integer", "multipleOf": 2}}}}},
   {"type": "function", "function": {"name": "ping"}}])");
 
 ToolChoice read(const char* choice, const Json& tools = kTools, const ToolParser& parser = hermes_tool_parser()) {
@@ -146,7 +146,7 @@ TEST(ToolChoice, HarmonyForcesOneCallByItsHeader) {
   EXPECT_EQ(only.forced_prefix, "<|channel|>commentary to=functions.ping <|constrain|>json<|message|>");
 }
 
-// `minimum` is not enforced by the compiler: any object then, unless the function is strict.
+// `multipleOf` is not enforced by the compiler: any object then, unless the function is strict.
 TEST(ToolChoice, UnenforceableSchemasAreAnyObjectUnlessStrict) {
   const ToolChoice named = read(R"({"tool_choice": {"type": "function", "function": {"name": "add"}}})");
   ToolCallGrammar g(named.forced.get());

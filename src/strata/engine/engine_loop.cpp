@@ -224,7 +224,12 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
       for (int32_t j = 0; j <= drafts; ++j) tasks.push_back({.seq = &seq, .logits_row = logits_row + j});
       continue;
     }
-    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = output_.allowed_tokens(seq)});
+    std::vector<uint32_t> allowed = output_.allowed_tokens(seq);
+    if (seq.constraint != nullptr && std::none_of(allowed.begin(), allowed.end(), [](uint32_t w) { return w != 0; })) {
+      finish(seq, FinishReason::kStop, std::nullopt);  // a dead end: no token continues the grammar
+      continue;
+    }
+    tasks.push_back({.seq = &seq, .logits_row = logits_row, .allowed = std::move(allowed)});
     const bool first_of_request = seq.choice_index == 0 && seq.num_output_tokens() == 0;
     if (first_of_request && seq.request->request.n > 1)
       for (Sequence* child : fork_choices(seq))

@@ -13,6 +13,15 @@ bool JsonGrammar::feed(unsigned char c) {
 
 bool JsonGrammar::feed(std::string_view bytes) { return feed_all(*this, bytes); }
 
+std::string JsonGrammar::key() const {
+  std::string out = {static_cast<char>(mode_), static_cast<char>(string_is_key_), static_cast<char>(depth_)};
+  num_.append_key(out);
+  out.append(reinterpret_cast<const char*>(&string_), sizeof(string_));
+  out.append(literal_left_);  // the rest of a literal: its text says which
+  out.append(stack_.data(), depth_);
+  return out;
+}
+
 bool JsonGrammar::end_value() {
   mode_ = depth_ == 0 ? Mode::kDone : Mode::kCommaOrEnd;
   return true;
@@ -34,14 +43,13 @@ bool JsonGrammar::start_value(unsigned char c) {
   }
   if (c != '-' && !is_digit(c)) return false;
   mode_ = Mode::kNumber;
-  num_ = number_start(c);
-  return true;
+  return num_.start(c, NumberBounds{});
 }
 
 // Inside a number: digits extend it; any other byte ends it (if it may end here) and is
 // then read in the enclosing context.
 bool JsonGrammar::number(unsigned char c) {
-  switch (number_step(num_, c, /*integer_only=*/false)) {
+  switch (num_.step(c, NumberBounds{})) {
     case NumberStep::kTaken: return true;
     case NumberStep::kRefused: return false;
     case NumberStep::kEnded: break;

@@ -6,9 +6,11 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "strata/engine/json_lexing.h"
+#include "strata/engine/json_number.h"
 
 namespace strata {
 
@@ -21,6 +23,8 @@ class JsonGrammar {
   bool feed(std::string_view bytes);
   // The top-level object is closed; only whitespace may follow.
   bool done() const { return mode_ == Mode::kDone; }
+  // Equal keys: equal states (a TokenMaskCache key).
+  std::string key() const;
 
  private:
   enum class Mode : uint8_t {
@@ -33,7 +37,7 @@ class JsonGrammar {
   bool number(unsigned char c);
 
   Mode mode_ = Mode::kStart;
-  json_lexing::Number num_ = json_lexing::Number::kSign;
+  BoundedNumber num_;  // digit counts bounded, values not
   bool string_is_key_ = false;
   json_lexing::StringBody string_;
   std::string_view literal_left_;  // the rest of true / false / null

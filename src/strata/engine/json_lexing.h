@@ -53,6 +53,7 @@ inline NumberStep number_step(Number& state, unsigned char c, bool integer_only)
 class StringBody {
  public:
   enum class Step : uint8_t { kTaken, kClosed, kRefused };
+  bool in_escape() const { return escaped_ || hex_left_ > 0; }
   Step step(unsigned char c) {
     if (hex_left_ > 0) {
       if (!is_hex(c)) return Step::kRefused;

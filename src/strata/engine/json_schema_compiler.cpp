@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "strata/core/error.h"
+#include "strata/engine/json_schema_keywords.h"
 
 namespace strata {
 namespace {
@@ -20,7 +21,8 @@ using Json = nlohmann::ordered_json;
 
 const char* kKeywords =
     "type (one or a list), properties, required, additionalProperties, items, enum, const, anyOf, oneOf, $ref to "
-    "$defs / definitions, title, description, default";
+    "# / $defs / definitions (recursion too), minLength, maxLength, pattern, format, minimum, maximum, "
+    "exclusiveMinimum, exclusiveMaximum, minItems, maxItems, title, description, default";
 
 bool is_annotation(const std::string& key) {
   return key == "title" || key == "description" || key == "default" || key == "$schema" || key == "$defs" ||
@@ -74,7 +76,8 @@ class Compiler {
   static void check_keywords(const Json& s) {
     static const std::set<std::string> kSupported = {
         "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "oneOf",
-        "$ref", "$defs", "definitions", "title", "description", "default", "$schema"};
+        "$ref", "$defs", "definitions", "title", "description", "default", "$schema", "minLength", "maxLength",
+        "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems"};
     std::vector<std::string> constraints;
     for (const auto& [key, value] : s.items()) {
       if (!kSupported.contains(key)) fail("json_schema: keyword '{}' is not supported; supported: {}", key, kKeywords);
@@ -85,6 +88,7 @@ class Compiler {
         fail("json_schema: '{}' beside {} is not supported; move the other keywords into the schemas it names", alone,
              fmt::join(constraints, ", "));
     if (s.contains("enum") && s.contains("const")) fail("json_schema: give 'enum' or 'const', not both");
+    json_schema_keywords::check_types(s);
   }
 
   int32_t add(CompiledSchema::Node node) {
@@ -94,25 +98,78 @@ class Compiler {
     return static_cast<int32_t>(out_.nodes.size() - 1);
   }
 
+  // A $ref back into a schema still being compiled (recursion) gets a placeholder: an anyOf
+  // of one alternative, the target, filled in when the target is done.
   int32_t reference(const Json& ref, int depth) {
     const std::string path = ref.is_string() ? ref.get<std::string>() : "";
     if (const auto it = compiled_refs_.find(path); it != compiled_refs_.end()) return it->second;
-    if (!in_progress_.insert(path).second)
-      fail("json_schema: $ref {} refers back to itself (a recursive schema); recursion is not supported", brief(ref));
-    const int32_t node = compile(resolve(ref, path), depth);
+    if (in_progress_.contains(path)) {
+      const auto [it, inserted] = placeholders_.try_emplace(path, -1);
+      if (inserted) it->second = add({.kind = Kind::kAnyOf});
+      return it->second;
+    }
+    return compile_target(path, resolve(ref, path), depth);
+  }
+
+ public:
+  int32_t compile_target(const std::string& path, const Json& target, int depth) {
+    in_progress_.insert(path);
+    const int32_t node = compile(target, depth);
     in_progress_.erase(path);
     compiled_refs_[path] = node;
+    if (const auto it = placeholders_.find(path); it != placeholders_.end()) out_.nodes[it->second].alternatives = {node};
     return node;
   }
 
+  // After recursion: anyOf first bytes to a fixpoint, then the checks that needed them.
+  void settle_alternatives() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (CompiledSchema::Node& node : out_.nodes) {
+        if (node.kind != Kind::kAnyOf) continue;
+        std::bitset<256> bytes;
+        for (int32_t a : node.alternatives) bytes |= out_.nodes[a].first_bytes;
+        changed = changed || bytes != node.first_bytes;
+        node.first_bytes = bytes;
+      }
+    }
+    for (size_t n = 0; n < out_.nodes.size(); ++n) check_alternatives(static_cast<int32_t>(n));
+  }
+
+ private:
+  void check_alternatives(int32_t index) const {
+    const CompiledSchema::Node& node = out_.nodes[index];
+    if (node.kind != Kind::kAnyOf) return;
+    std::bitset<256> seen;
+    for (int32_t a : node.alternatives) {
+      if ((seen & out_.nodes[a].first_bytes).any())
+        fail("json_schema: anyOf alternatives start alike (e.g. two strings or two objects); only alternatives of "
+             "different kinds (such as a type and null) are supported");
+      seen |= out_.nodes[a].first_bytes;
+    }
+    // An anyOf that reaches itself through anyOfs alone would read no byte before recursing.
+    std::vector<int32_t> todo(node.alternatives.begin(), node.alternatives.end());
+    for (size_t steps = 0; !todo.empty() && steps <= out_.nodes.size(); ++steps) {
+      const int32_t next = todo.back();
+      todo.pop_back();
+      if (next == index)
+        fail("json_schema: a $ref refers back to itself before any object or array (a recursive schema must "
+             "recurse inside an object's property or an array's items)");
+      if (out_.nodes[next].kind == Kind::kAnyOf)
+        todo.insert(todo.end(), out_.nodes[next].alternatives.begin(), out_.nodes[next].alternatives.end());
+    }
+    if (node.first_bytes.none()) fail("json_schema: an anyOf or $ref describes no value");
+  }
+
   const Json& resolve(const Json& ref, const std::string& path) const {
+    if (path == "#") return root_;
     for (const std::string prefix : {"#/$defs/", "#/definitions/"}) {
       const std::string section = prefix.substr(2, prefix.size() - 3);
       if (path.rfind(prefix, 0) == 0 && root_.contains(section) && root_[section].is_object() &&
           root_[section].contains(path.substr(prefix.size())))
         return root_[section][path.substr(prefix.size())];
     }
-    fail("json_schema: $ref {} does not name an entry of $defs or definitions", brief(ref));
+    fail("json_schema: $ref {} does not name the root (#) or an entry of $defs or definitions", brief(ref));
   }
 
   CompiledSchema::Node choices(const Json& s) const {
@@ -146,10 +203,7 @@ class Compiler {
     if (!list.is_array() || list.empty()) fail("json_schema: anyOf / oneOf must be a non-empty array");
     CompiledSchema::Node node{.kind = Kind::kAnyOf};
     for (const Json& alternative : list) {
-      const int32_t a = compile(alternative, depth + 1);
-      if ((node.first_bytes & out_.nodes[a].first_bytes).any())
-        fail("json_schema: anyOf alternatives in {} start alike (e.g. two strings or two objects); only "
-             "alternatives of different kinds (such as a type and null) are supported", brief(list));
+      const int32_t a = compile(alternative, depth + 1);  // first bytes and overlaps: settle_alternatives
       node.first_bytes |= out_.nodes[a].first_bytes;
       node.alternatives.push_back(a);
     }
@@ -213,6 +267,7 @@ class Compiler {
       fail("json_schema: 'items' must be a schema (an object), got {}", brief(s["items"]));
     const int32_t items = s.contains("items") ? compile(s["items"], depth + 1) : any_value();
     out_.nodes[index].items = items;
+    json_schema_keywords::read_array(s, out_.nodes[index]);
     return index;
   }
 
@@ -222,10 +277,12 @@ class Compiler {
     if (type == "string") {
       node.kind = Kind::kString;
       node.first_bytes.set('"');
+      json_schema_keywords::read_string(s, node);
     } else if (type == "number" || type == "integer") {
       node.kind = type == "number" ? Kind::kNumber : Kind::kInteger;
-      node.first_bytes.set('-');
-      for (char d = '0'; d <= '9'; ++d) node.first_bytes.set(static_cast<unsigned char>(d));
+      json_schema_keywords::read_number(s, node);
+      node.first_bytes.set('-', node.bounds.negative);
+      for (char d = '0'; d <= '9'; ++d) node.first_bytes.set(static_cast<unsigned char>(d), node.bounds.non_negative);
     } else if (type == "boolean" || type == "null") {
       return choices(Json{{"enum", type == "null" ? Json::array({nullptr}) : Json::array({true, false})}});
     } else {
@@ -258,6 +315,7 @@ class Compiler {
   CompiledSchema& out_;
   std::map<std::string, int32_t> compiled_refs_;
   std::set<std::string> in_progress_;
+  std::map<std::string, int32_t> placeholders_;  // recursive $refs' nodes
   int32_t any_ = -1;
 };
 
@@ -265,7 +323,9 @@ class Compiler {
 
 std::shared_ptr<const CompiledSchema> CompiledSchema::compile(const nlohmann::ordered_json& schema) {
   auto out = std::make_shared<CompiledSchema>();
-  out->root = Compiler(schema, *out).compile(schema, 0);
+  Compiler compiler(schema, *out);
+  out->root = compiler.compile_target("#", schema, 0);
+  compiler.settle_alternatives();
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "strata/engine/json_schema_grammar.h"
 
+#include <algorithm>
+
 #include "strata/engine/json_lexing.h"
 
 namespace strata {
@@ -32,11 +34,26 @@ bool JsonSchemaGrammar::feed(unsigned char c) {
 bool JsonSchemaGrammar::feed(std::string_view bytes) { return feed_all(*this, bytes); }
 
 bool JsonSchemaGrammar::step(unsigned char c) {
-  if (done_) return is_space(c);
+  if (leaf_ == Leaf::kNone && is_space(c)) return space(c);
+  if (!is_space(c)) run_spaces_ = run_breaks_ = 0;
+  if (done_) return false;
   if (leaf_ != Leaf::kNone) return leaf_step(c);
   if (depth_ > 0) return frame_step(c);
-  if (is_space(c)) return true;  // before the root value
   return start_value(schema_->root, c);
+}
+
+// Pretty-printing needs one line break and the indentation (4 spaces a level, 32 at most);
+// a run without a break needs 2 spaces at most (", ", " : "). More is padding.
+bool JsonSchemaGrammar::space(unsigned char c) {
+  if (c == '\r' || c == '\n') {  // "\n", "\r\n" or "\r": bit 0 a CR, bit 1 an LF
+    const uint8_t bit = c == '\r' ? 1 : 2;
+    if ((c == '\r' && run_breaks_ != 0) || (run_breaks_ & bit) != 0) return false;
+    if (bit == 2 || run_breaks_ == 0) run_spaces_ = 0;  // indentation counts from the break
+    run_breaks_ |= bit;
+    return true;
+  }
+  const int limit = run_breaks_ != 0 ? std::min(4 * (depth_ + 1), 32) : 2;
+  return ++run_spaces_ <= limit;
 }
 
 bool JsonSchemaGrammar::value_done() {
@@ -55,15 +72,16 @@ bool JsonSchemaGrammar::start_value(int32_t node_index, unsigned char c) {
     case Kind::kString:
       if (c != '"') return false;
       leaf_ = Leaf::kString;
+      leaf_node_ = node_index;
       string_ = {};
+      num_chars_ = 0;
+      pattern_ = node.pattern ? GrammarState(node.pattern.get()) : GrammarState();
       return true;
     case Kind::kNumber:
     case Kind::kInteger:
-      if (c != '-' && !is_digit(c)) return false;
-      integer_ = node.kind == Kind::kInteger;
-      number_ = number_start(c);
       leaf_ = Leaf::kNumber;
-      return true;
+      leaf_node_ = node_index;
+      return number_.start(c, node.bounds);
     case Kind::kAnyOf:
       for (int32_t alternative : node.alternatives)
         if (schema_->nodes[alternative].first_bytes.test(c)) return start_value(alternative, c);
@@ -86,17 +104,22 @@ bool JsonSchemaGrammar::close_frame() {
   return value_done();
 }
 
-// Array phases: 1 after '[', 2 after an item, 3 after ','.
 bool JsonSchemaGrammar::frame_step(unsigned char c) {
-  if (is_space(c)) return true;
   Frame& f = stack_[depth_ - 1];
   const CompiledSchema::Node& node = schema_->nodes[f.node];
   if (node.kind == Kind::kObject) return object_step(f, node, c);
-  if (f.phase == 1 && c == ']') return close_frame();
+  return array_step(f, node, c);
+}
+
+// Array phases: 1 after '[', 2 after an item, 3 after ','. f.index: items so far.
+bool JsonSchemaGrammar::array_step(Frame& f, const CompiledSchema::Node& node, unsigned char c) {
+  const bool may_close = f.index >= node.min_items, may_add = f.index < node.max_items;
+  if (f.phase == 1 && c == ']') return may_close && close_frame();
   if (f.phase == 2) {
-    if (c == ',') { f.phase = 3; return true; }
-    return c == ']' && close_frame();
+    if (c == ',' && may_add) { f.phase = 3; return true; }
+    return c == ']' && may_close && close_frame();
   }
+  if (!may_add) return false;
   f.phase = 2;
   ++f.index;
   return start_value(node.items, c);
@@ -163,20 +186,16 @@ bool JsonSchemaGrammar::key_step(unsigned char c) {
 bool JsonSchemaGrammar::leaf_step(unsigned char c) {
   switch (leaf_) {
     case Leaf::kKey: return key_step(c);
+    case Leaf::kString: return string_step(c);
     case Leaf::kFreeKey:
-    case Leaf::kString:
       switch (string_.step(c)) {
         case StringBody::Step::kTaken: return true;
         case StringBody::Step::kRefused: return false;
         case StringBody::Step::kClosed: break;
       }
-      if (leaf_ == Leaf::kFreeKey) {
-        leaf_ = Leaf::kNone;
-        stack_[depth_ - 1].phase = 2;
-        return true;
-      }
       leaf_ = Leaf::kNone;
-      return value_done();
+      stack_[depth_ - 1].phase = 2;
+      return true;
     case Leaf::kChoice: {
       const std::vector<std::string>& choices = schema_->nodes[leaf_node_].choices;
       uint64_t next = 0;
@@ -194,7 +213,7 @@ bool JsonSchemaGrammar::leaf_step(unsigned char c) {
       return true;
     }
     case Leaf::kNumber:
-      switch (number_step(number_, c, integer_)) {
+      switch (number_.step(c, schema_->nodes[leaf_node_].bounds)) {
         case NumberStep::kTaken: return true;
         case NumberStep::kRefused: return false;
         case NumberStep::kEnded: break;
@@ -205,6 +224,61 @@ bool JsonSchemaGrammar::leaf_step(unsigned char c) {
     case Leaf::kNone: break;
   }
   return false;
+}
+
+// A string value's byte: length bounds count characters (a UTF-8 lead byte or an escape
+// starts one); a pattern sees the unescaped text and must match whole at the closing quote.
+bool JsonSchemaGrammar::string_step(unsigned char c) {
+  const CompiledSchema::Node& node = schema_->nodes[leaf_node_];
+  const bool starts_char = !string_.in_escape() && c != '"' && (c < 0x80 || c >= 0xC0);
+  if (starts_char && num_chars_ >= node.max_length) return false;
+  if (node.pattern && !pattern_step(c)) return false;
+  switch (string_.step(c)) {
+    case StringBody::Step::kTaken:
+      if (starts_char && node.length_bounded()) ++num_chars_;
+      return true;
+    case StringBody::Step::kRefused: return false;
+    case StringBody::Step::kClosed: break;
+  }
+  if (num_chars_ < node.min_length || (node.pattern && !pattern_.can_end())) return false;
+  leaf_ = Leaf::kNone;
+  return value_done();
+}
+
+bool JsonSchemaGrammar::pattern_step(unsigned char c) {
+  static constexpr std::pair<char, char> kEscapes[] = {{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'n', '\n'},
+                                                       {'t', '\t'}, {'r', '\r'}, {'b', '\b'}, {'f', '\f'}};
+  if (string_.in_escape()) {
+    for (const auto& [escape, byte] : kEscapes)
+      if (c == static_cast<unsigned char>(escape)) return pattern_.feed(static_cast<unsigned char>(byte));
+    return false;  // \u: not taken inside a pattern
+  }
+  if (c == '"') return true;  // the close: string_step checks the pattern may end
+  if (c == '\\') {
+    for (const auto& [escape, byte] : kEscapes)
+      if (pattern_.accepts_byte(static_cast<unsigned char>(byte))) return true;
+    return false;
+  }
+  return pattern_.feed(c);
+}
+
+std::string JsonSchemaGrammar::key() const {
+  std::string out = {static_cast<char>(depth_), static_cast<char>(leaf_), static_cast<char>(done_),
+                     static_cast<char>(string_.in_escape()), static_cast<char>(run_spaces_),
+                     static_cast<char>(run_breaks_)};
+  out.append(reinterpret_cast<const char*>(&string_), sizeof(string_));
+  for (const int32_t v : {leaf_node_, static_cast<int32_t>(text_pos_), static_cast<int32_t>(num_chars_)})
+    out.append(reinterpret_cast<const char*>(&v), sizeof(v));
+  out.append(reinterpret_cast<const char*>(&candidates_), sizeof(candidates_));
+  for (uint8_t d = 0; d < depth_; ++d) {
+    const Frame& f = stack_[d];
+    out.append(reinterpret_cast<const char*>(&f.node), sizeof(f.node));
+    out += static_cast<char>(f.phase);
+    out.append(reinterpret_cast<const char*>(&f.index), sizeof(f.index));
+  }
+  if (leaf_ == Leaf::kNumber) number_.append_key(out);
+  out += pattern_.key();  // last: its length varies
+  return out;
 }
 
 }  // namespace strata

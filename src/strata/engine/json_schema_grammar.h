@@ -3,7 +3,11 @@
 // is a small copyable state over it, like JsonGrammar, so JsonTokenMask can walk the
 // vocabulary with it. Object properties come in schema order (as strict-mode generators
 // write them): every `required` one, the others optional; no other keys unless the object
-// is a map (additionalProperties: true or a schema, and no properties).
+// is a map (additionalProperties: true or a schema, and no properties). Strings keep their
+// length bounds and pattern or format (a regex the unescaped text matches whole; \u escapes
+// are refused there), arrays their item counts, numbers their bounds (json_number.h).
+// Whitespace between tokens is bounded (2 spaces, or one line break and an indentation of
+// 4 spaces a level up to 32) so a small model cannot pad forever.
 #pragma once
 
 #include <array>
@@ -16,7 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/engine/grammar.h"
+#include "strata/engine/grammar_state.h"
 #include "strata/engine/json_lexing.h"
+#include "strata/engine/json_number.h"
 
 namespace strata {
 
@@ -35,7 +42,13 @@ struct CompiledSchema {
     std::vector<std::string> choices;  // enum, const, boolean, null: JSON texts
     std::vector<int32_t> alternatives; // anyOf / type lists: told apart by first byte
     std::bitset<256> first_bytes;      // the bytes a value of this node starts with
+    uint32_t min_length = 0, max_length = kUnbounded;  // string: in characters
+    std::shared_ptr<const CompiledGrammar> pattern;    // string: pattern or format, matched whole
+    uint32_t min_items = 0, max_items = kUnbounded;    // array
+    NumberBounds bounds;                                // number, integer
+    bool length_bounded() const { return min_length > 0 || max_length != kUnbounded; }
   };
+  static constexpr uint32_t kUnbounded = UINT32_MAX;
   std::vector<Node> nodes;  // nodes may refer to each other in cycles
   int32_t root = 0;
 
@@ -57,6 +70,8 @@ class JsonSchemaGrammar {
   bool feed(unsigned char c);
   bool feed(std::string_view bytes);
   bool done() const { return done_; }
+  // Equal keys: equal states (a TokenMaskCache key).
+  std::string key() const;
 
  private:
   enum class Leaf : uint8_t { kNone, kString, kNumber, kChoice, kKey, kFreeKey };
@@ -75,15 +90,22 @@ class JsonSchemaGrammar {
   bool key_step(unsigned char c);
   bool leaf_step(unsigned char c);
   bool close_frame();
+  bool space(unsigned char c);
+  bool array_step(Frame& f, const CompiledSchema::Node& node, unsigned char c);
+  bool string_step(unsigned char c);
+  bool pattern_step(unsigned char c);
 
   const CompiledSchema* schema_;
   std::array<Frame, kMaxDepth> stack_{};
   uint8_t depth_ = 0;
   Leaf leaf_ = Leaf::kNone;
-  json_lexing::Number number_ = json_lexing::Number::kSign;
+  BoundedNumber number_;
   json_lexing::StringBody string_;
-  bool integer_ = false, started_ = false, done_ = false;
-  int32_t leaf_node_ = -1;  // kChoice: its node; kKey: the first property the key still matches
+  bool done_ = false;
+  int32_t leaf_node_ = -1;  // kChoice, kString, kNumber: its node; kKey: the first property the key still matches
+  uint32_t num_chars_ = 0;
+  uint8_t run_spaces_ = 0, run_breaks_ = 0;  // the whitespace run between two tokens of JSON  // kString with length bounds: characters so far
+  GrammarState pattern_;    // kString with a pattern: the unescaped text so far
   uint32_t text_pos_ = 0;
   uint64_t candidates_ = 0;  // kChoice: the choices still matching
 };

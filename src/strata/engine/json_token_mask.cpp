@@ -1,10 +1,15 @@
 #include "strata/engine/json_token_mask.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace strata {
 
-JsonTokenMask::JsonTokenMask(const text::Tokenizer& tokenizer) : nodes_(1) {
+namespace {
+std::atomic<uint64_t> g_next_mask_id{1};
+}  // namespace
+
+JsonTokenMask::JsonTokenMask(const text::Tokenizer& tokenizer) : id_(g_next_mask_id++), nodes_(1) {
   const int32_t vocab = tokenizer.vocab_size();
   texts_.resize(static_cast<size_t>(vocab));
   for (int32_t id = 0; id < vocab; ++id) {

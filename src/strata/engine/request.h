@@ -12,6 +12,7 @@
 
 #include "strata/engine/prompt_logprobs.h"
 #include "strata/engine/sampler.h"
+#include "strata/engine/grammar.h"
 #include "strata/engine/json_schema_grammar.h"
 #include "strata/engine/sampling_params.h"
 
@@ -43,6 +44,7 @@ struct GenerationRequest {
   bool json_object = false;              // constrain the output to one JSON object, then stop
   std::shared_ptr<const CompiledSchema> json_schema;  // or to this schema (implies json_object)
   std::shared_ptr<const ToolCallFormat> tool_calls;   // or to tool calls in this format (forced)
+  std::shared_ptr<const CompiledGrammar> grammar;     // or to this regex, choice or grammar
   // >= 0: logprobs of the prompt's tokens with this many top tokens each; such a request
   // skips the prefix cache (a cached prefix has no logits). -1: none.
   int32_t prompt_logprobs = -1;

@@ -3,6 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "strata/core/error.h"
+#include "strata/engine/gbnf_compiler.h"
+#include "strata/engine/regex_compiler.h"
 #include "strata/engine/request.h"
 #include "strata/python/bindings.h"
 
@@ -37,6 +40,17 @@ void bind_requests(py::module_& m) {
       .def_readwrite("skip_special_tokens", &GenerationRequest::skip_special_tokens)
       .def_readwrite("n", &GenerationRequest::n)
       .def_readwrite("prompt_logprobs", &GenerationRequest::prompt_logprobs)
+      .def_readwrite("json_object", &GenerationRequest::json_object)
+      // Structured outputs (the package's StructuredOutputsParams): each compiles its
+      // constraint now, so a bad one raises StrataError before anything runs.
+      .def("set_regex", [](GenerationRequest& r, const std::string& pattern) { r.grammar = compile_regex(pattern); })
+      .def("set_choice", [](GenerationRequest& r, const std::vector<std::string>& c) { r.grammar = compile_choice(c); })
+      .def("set_grammar", [](GenerationRequest& r, const std::string& gbnf) { r.grammar = compile_gbnf(gbnf); })
+      .def("set_json_schema", [](GenerationRequest& r, const std::string& schema) {
+        const auto parsed = nlohmann::ordered_json::parse(schema, nullptr, /*allow_exceptions=*/false);
+        if (parsed.is_discarded()) fail("structured_outputs json: the schema is not JSON text");
+        r.json_schema = CompiledSchema::compile(parsed);
+      })
       .def("set_pooling", [](GenerationRequest& r, int32_t dimensions) {
         r.max_tokens = 0;
         r.pooling = PoolingRequest{.dimensions = dimensions};

@@ -8,6 +8,7 @@
 
 #include "strata/server/api_error.h"
 #include "strata/server/json_parse.h"
+#include "strata/server/structured_outputs.h"
 
 namespace strata::server {
 namespace {
@@ -104,11 +105,7 @@ void read_response_format(const Json& body, ChatRequest& chat) {
   const Json* spec = find_field(*format, "json_schema");
   const Json* schema = spec != nullptr && spec->is_object() ? find_field(*spec, "schema") : nullptr;
   if (schema == nullptr) throw bad_request("'response_format.json_schema.schema' is missing", "response_format");
-  try {
-    chat.json_schema = CompiledSchema::compile(*schema);
-  } catch (const strata::Error& e) {
-    throw bad_request(e.what(), "response_format");
-  }
+  chat.json_schema = compile_schema_field(*schema, "response_format");
 }
 
 // reasoning_effort reaches the template as a variable (gpt-oss templates read it), unless
@@ -143,7 +140,17 @@ ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   chat.tool_choice = read_tool_choice(body, chat.render.tools);
   chat.parse_tool_calls = !chat.render.tools.is_null() && chat.tool_choice.mode != ToolChoiceMode::kNone;
   read_response_format(body, chat);
-  if (chat.tool_choice.forces() && (chat.json_object || chat.json_schema))
+  StructuredOutput structured = read_structured_outputs(body);
+  if (structured.any() && (chat.json_object || chat.json_schema))
+    throw bad_request("response_format and structured_outputs (or a guided_* field) both constrain the output; "
+                      "give only one of them",
+                      "structured_outputs");
+  if (structured.any()) {
+    chat.json_object = structured.json_object;
+    chat.json_schema = std::move(structured.json_schema);
+    chat.grammar = std::move(structured.grammar);
+  }
+  if (chat.tool_choice.forces() && (chat.json_object || chat.json_schema || chat.grammar))
     throw bad_request("tool_choice forces a tool call and response_format asks for JSON; both constrain the "
                       "output, so give only one of them",
                       "response_format");

@@ -26,6 +26,7 @@ struct ChatRequest {
   ToolChoice tool_choice;         // its `forced` calls (set by start_chat) are enforced by constrained decoding
   bool json_object = false;       // response_format {"type": "json_object"}: enforced
   std::shared_ptr<const CompiledSchema> json_schema;  // response_format json_schema: enforced
+  std::shared_ptr<const CompiledGrammar> grammar;     // structured_outputs regex, choice or grammar
   bool include_reasoning = true;  // vLLM's include_reasoning: false drops the thinking from the reply
   // Set by the handler, not read from the body: the server's --reasoning-parser (none for
   // constrained output, which is written from its first token) and the end of the rendered

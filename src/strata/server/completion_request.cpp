@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "strata/server/api_error.h"
+#include "strata/server/structured_outputs.h"
 
 namespace strata::server {
 namespace {
@@ -52,6 +53,10 @@ CompletionRequest read_completion_request(const Json& body, int64_t vocab_size) 
     throw bad_request("'suffix' (fill-in-the-middle) is not supported by this server; leave it out", "suffix");
   c.prompts = read_prompts(*prompt, vocab_size);
   c.fields = read_generation_fields(body, vocab_size);
+  StructuredOutput structured = read_structured_outputs(body);
+  c.fields.request.json_object = structured.json_object;
+  c.fields.request.json_schema = std::move(structured.json_schema);
+  c.fields.request.grammar = std::move(structured.grammar);
   if (const std::optional<int64_t> best_of = read_int(body, "best_of", 1, kMaxChoices);
       best_of && *best_of != c.fields.request.n)
     throw bad_request(fmt::format("'best_of' {} asks for the best {} of {} choices, which this server does not "

@@ -34,6 +34,9 @@ constexpr FieldRule kShared[] = {
     {"stream_options"}, {"presence_penalty"}, {"frequency_penalty"}, {"logit_bias"}, {"logprobs"},
     {"top_k"}, {"min_p"}, {"repetition_penalty"}, {"stop_token_ids"}, {"ignore_eos"}, {"skip_special_tokens"},
     {"priority"}, {"prompt_logprobs"}, {"user", is_string, "must be a string"},
+    // Structured output (structured_outputs.cpp); the backend name changes no output.
+    {"structured_outputs"}, {"guided_json"}, {"guided_regex"}, {"guided_choice"}, {"guided_grammar"}, {"grammar"},
+    {"guided_decoding_backend", is_string, "must be a string"},
 };
 
 constexpr FieldRule kChat[] = {
@@ -130,8 +133,7 @@ constexpr FieldRule kClassify[] = {
 constexpr std::string_view kVllmUnsupported[] = {
     "min_tokens", "include_stop_str_in_output", "use_beam_search", "length_penalty",
     "allowed_token_ids", "bad_words", "truncate_prompt_tokens", "spaces_between_special_tokens",
-    "structured_outputs", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-    "guided_decoding_backend", "guided_whitespace_pattern", "logits_processors", "return_tokens_as_token_ids",
+    "guided_whitespace_pattern", "logits_processors", "return_tokens_as_token_ids",
     "cache_salt", "request_id", "kv_transfer_params", "vllm_xargs", "mm_processor_kwargs", "add_special_tokens",
     "prompt_embeds", "chat_template", "continue_final_message", "documents", "media_io_kwargs", "thinking_token_budget",
 };
