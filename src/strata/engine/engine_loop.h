@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -111,6 +112,8 @@ class EngineLoop {
   // Speculative decoding (engine_loop_speculative.cpp): drafts (n-gram or the draft model's)
   // for the running decode sequences; the draft model also catches up on prompts.
   void propose_drafts();
+  // SpeculativeOptions::draft_corruption: the benchmarks' acceptance control.
+  void corrupt_drafts();
   // How many drafts the sequence may verify this step (0: none).
   int32_t max_drafts(const Sequence& seq) const;
   // A verify row's sampling: k + 1 argmax tasks (greedy without penalties), or rejection
@@ -152,6 +155,7 @@ class EngineLoop {
   EngineLoopParts parts_;
   SequenceMemory& memory_;  // the runner's
   std::unique_ptr<DraftModel> draft_;  // speculative decoding with a draft model
+  std::mt19937_64 corruption_rng_{20260101};  // draft_corruption's draws (fixed: benchmarks repeat)
   SnapshotPolicy snapshot_policy_;
   Scheduler scheduler_;
   BatchSampler batch_sampler_;

@@ -2,6 +2,7 @@
 // or the draft model), the verify row's sampling (greedy argmax on the device, or rejection
 // sampling on the host for sampled requests and penalties) and what its result keeps.
 #include <algorithm>
+#include <random>
 
 #include "strata/engine/engine_loop.h"
 #include "strata/engine/rejection_sampler.h"
@@ -42,9 +43,21 @@ void EngineLoop::propose_drafts() {
       seq->draft_tokens = propose_ngram_drafts(seq->token_ids, spec.ngram(), num);
     }
   }
-  if (!draft_) return;
-  draft_->release_except(scheduler_.running());
-  draft_->propose(requests);
+  if (draft_) {
+    draft_->release_except(scheduler_.running());
+    draft_->propose(requests);
+  }
+  if (spec.draft_corruption > 0) corrupt_drafts();
+}
+
+void EngineLoop::corrupt_drafts() {
+  const int32_t vocab = static_cast<int32_t>(parts_.runner.model().config().vocab_size);
+  std::bernoulli_distribution corrupt(parts_.options.speculative.draft_corruption);
+  for (Sequence* seq : scheduler_.running()) {
+    if (!seq->sampler->params().greedy()) continue;  // a sampled draft must stay the one q drew
+    for (int32_t& token : seq->draft_tokens)
+      if (corrupt(corruption_rng_)) token = (token + 1) % vocab;
+  }
 }
 
 EngineLoop::InFlightStep::Verify EngineLoop::launch_verify(Sequence& seq, int32_t num_drafts, const Tensor& logits,

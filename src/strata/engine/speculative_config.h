@@ -18,6 +18,10 @@ struct SpeculativeOptions {
   int32_t prompt_lookup_max = 4;
   SpeculativeMethod method = SpeculativeMethod::kNgram;
   std::string draft_model;  // kDraftModel: a path or repo id with the target's vocabulary
+  // Benchmarks only, never read from JSON: each draft of a greedy request is replaced by
+  // another token with this probability, so a model as its own draft accepts a draft at
+  // 1 - this rate (tokens/s against a controlled acceptance).
+  double draft_corruption = 0;
 
   bool uses_draft_model() const { return num_speculative_tokens > 0 && method == SpeculativeMethod::kDraftModel; }
   NgramOptions ngram() const {
