@@ -151,6 +151,30 @@ INSTANTIATE_TEST_SUITE_P(Pairs, DraftModelSpeculation,
                                            DraftCase{.target = "mamba2", .draft = "mamba2", .self = true}),
                          case_name);
 
+// A step that throws fails its requests and frees their draft state (CheckedEngine checks
+// the draft's pools); the engine then serves the next request exactly.
+TEST(DraftModel, AFailedStepFreesTheDraftStateAndServingGoesOn) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(2);
+  const LoadedModel model = load_model({.model_path = test::fixture_path("hf/qwen3_next")}, *backend);
+  const auto tokenizer = text::make_id_tokenizer(static_cast<int32_t>(model.config.vocab_size));
+  ModelRunner runner(*model.model, *backend, {.num_kv_blocks = 64, .num_ssm_slots = 16});
+  ModelRunner draft(*model.model, *backend, {.num_kv_blocks = 64, .num_ssm_slots = 16});
+  const GenerationRequest request{.prompt_ids = test::engine_prompt(2, 7), .sampling = {.temperature = 0},
+                                  .max_tokens = 12, .ignore_eos = true};
+  std::vector<int32_t> plain;
+  {
+    test::CheckedEngine engine(runner, *tokenizer, {}, {});
+    plain = test::collect_choices(*engine.submit(request), 1)[0].tokens;
+  }
+  test::CheckedEngine engine(runner, *tokenizer, {},
+                             {.speculative = {.num_speculative_tokens = 3, .method = SpeculativeMethod::kDraftModel,
+                                              .draft_model = "qwen3_next"},
+                              .fault_injection = {.fail_at_step = 3}},
+                             &draft);
+  EXPECT_EQ(test::collect_choices(*engine.submit(request), 1)[0].finish, FinishReason::kError);
+  EXPECT_EQ(test::collect_choices(*engine.submit(request), 1)[0].tokens, plain);
+}
+
 TEST(DraftModel, RefusesADraftWithAnotherVocabulary) {
   test::EngineFixture f;
   // The qwen3 fixture's config with a larger vocabulary, as dummy weights.

@@ -125,8 +125,23 @@ void DraftModel::run_and_draft(std::vector<StepRow> rows, std::vector<Proposal>&
 }
 
 void DraftModel::propose(std::span<const DraftRequest> requests) {
-  std::vector<StepRow> rows;
   std::vector<Proposal> proposals;
+  try {
+    run_proposals(requests, proposals);
+  } catch (...) {
+    // A failed forward leaves the draft's states unknown: every sequence starts over.
+    for (const Proposal& p : proposals)
+      if (p.guess_slot >= 0) memory_.free_slot(p.guess_slot);
+    for (auto& [id, state] : states_) free_state(state);
+    states_.clear();
+    throw;
+  }
+  for (const Proposal& p : proposals)
+    if (p.guess_slot >= 0) memory_.free_slot(p.guess_slot);
+}
+
+void DraftModel::run_proposals(std::span<const DraftRequest> requests, std::vector<Proposal>& proposals) {
+  std::vector<StepRow> rows;
   int32_t budget = max_catch_up_tokens_;
   for (const DraftRequest& request : requests) add_catch_up_row(request, budget, rows, proposals);
   if (!rows.empty()) run_and_draft(std::move(rows), proposals);
@@ -146,8 +161,6 @@ void DraftModel::propose(std::span<const DraftRequest> requests) {
     if (guesses.empty()) break;
     run_and_draft(std::move(guesses), proposals);
   }
-  for (const Proposal& p : proposals)
-    if (p.guess_slot >= 0) memory_.free_slot(p.guess_slot);
 }
 
 }  // namespace strata

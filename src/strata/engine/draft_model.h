@@ -61,6 +61,8 @@ class DraftModel {
   // The catch-up row of one sequence, or false when it gets none this step.
   bool add_catch_up_row(const DraftRequest& request, int32_t& budget, std::vector<StepRow>& rows,
                         std::vector<Proposal>& proposals);
+  // The catch-up forward and the guessing ones; `proposals` holds the guess slots to free.
+  void run_proposals(std::span<const DraftRequest> requests, std::vector<Proposal>& proposals);
   // Runs `rows`, then appends each proposal's next draft from its logits row.
   void run_and_draft(std::vector<StepRow> rows, std::vector<Proposal>& proposals);
   void free_state(State& state);
