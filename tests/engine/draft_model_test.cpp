@@ -102,6 +102,7 @@ std::vector<GenerationRequest> greedy_requests() {
                         .max_tokens = 24, .ignore_eos = true});
   requests[4].n = 2;
   requests[5].sampling.logprobs = 2;
+  requests[1].sampling.presence_penalty = 1.5f;  // greedy with penalties: verified on the host
   return requests;
 }
 

@@ -61,6 +61,7 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
                         .max_tokens = 48, .ignore_eos = true});
   requests[1].sampling.logprobs = 2;
   requests[2].n = 2;
+  requests[5].sampling.repetition_penalty = 1.3f;  // greedy with penalties: verified on the host
   requests.push_back({.prompt_ids = repetitive_prompt(9, 20), .sampling = {.temperature = 0.8f, .seed = 3},
                       .max_tokens = 12, .ignore_eos = true});
   const Results plain = run(requests, 0);
