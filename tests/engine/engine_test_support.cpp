@@ -34,11 +34,15 @@ void expect_pools_idle(ModelRunner& runner) {
 }
 
 CheckedEngine::CheckedEngine(ModelRunner& runner, const text::Tokenizer& tokenizer,
-                             std::vector<int32_t> eos_token_ids, const EngineOptions& options)
-    : runner_(runner), engine_(std::make_unique<Engine>(runner, tokenizer, std::move(eos_token_ids), options)) {}
+                             std::vector<int32_t> eos_token_ids, const EngineOptions& options,
+                             ModelRunner* draft_runner)
+    : runner_(runner), draft_runner_(draft_runner),
+      engine_(std::make_unique<Engine>(runner, tokenizer, std::move(eos_token_ids), options, draft_runner)) {}
 
 CheckedEngine::~CheckedEngine() {
   engine_->shutdown(std::chrono::seconds(10));
+  // Every finished sequence gave its draft state back while the engine still stands.
+  if (draft_runner_ != nullptr) expect_pools_idle(*draft_runner_);
   engine_.reset();
   expect_pools_idle(runner_);
 }

@@ -1,6 +1,7 @@
 // Helpers of the engine tests: deterministic prompts, everything a stream delivers gathered
 // per choice, and CheckedEngine, through which every engine test runs its Engine: when it
-// goes away it checks that every KV block, SSM slot and verify buffer is back in its pool.
+// goes away it checks that every KV block, SSM slot and verify buffer is back in its pool
+// (the draft model's too).
 #pragma once
 
 #include <memory>
@@ -43,7 +44,7 @@ void expect_pools_idle(ModelRunner& runner);
 class CheckedEngine {
  public:
   CheckedEngine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
-                const EngineOptions& options);
+                const EngineOptions& options, ModelRunner* draft_runner = nullptr);
   ~CheckedEngine();
   CheckedEngine(const CheckedEngine&) = delete;
   CheckedEngine& operator=(const CheckedEngine&) = delete;
@@ -60,6 +61,7 @@ class CheckedEngine {
 
  private:
   ModelRunner& runner_;
+  ModelRunner* draft_runner_;  // checked too: the draft model's blocks and slots
   std::unique_ptr<Engine> engine_;
 };
 

@@ -8,14 +8,27 @@ namespace strata {
 namespace {
 
 TEST(SpeculativeConfig, ParsesVllmNgramForm) {
-  const NgramOptions o = parse_speculative_config(
+  const SpeculativeOptions o = parse_speculative_config(
       R"({"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 6, "prompt_lookup_min": 3})");
   EXPECT_EQ(o.num_speculative_tokens, 5);
   EXPECT_EQ(o.prompt_lookup_max, 6);
   EXPECT_EQ(o.prompt_lookup_min, 3);
-  const NgramOptions d = parse_speculative_config(R"({"num_speculative_tokens": 2})");
+  const SpeculativeOptions d = parse_speculative_config(R"({"num_speculative_tokens": 2})");
   EXPECT_EQ(d.prompt_lookup_max, 4);
   EXPECT_EQ(d.prompt_lookup_min, 2);
+}
+
+TEST(SpeculativeConfig, ParsesVllmDraftModelForm) {
+  const SpeculativeOptions o = parse_speculative_config(R"({"model": "/m/draft", "num_speculative_tokens": 4})");
+  EXPECT_EQ(o.method, SpeculativeMethod::kDraftModel);
+  EXPECT_EQ(o.draft_model, "/m/draft");
+  EXPECT_EQ(o.num_speculative_tokens, 4);
+  EXPECT_TRUE(o.uses_draft_model());
+  const SpeculativeOptions m =
+      parse_speculative_config(R"({"method": "draft_model", "model": "org/name", "num_speculative_tokens": 1})");
+  EXPECT_EQ(m.method, SpeculativeMethod::kDraftModel);
+  EXPECT_EQ(m.draft_model, "org/name");
+  EXPECT_FALSE(parse_speculative_config(R"({"num_speculative_tokens": 2})").uses_draft_model());
 }
 
 TEST(SpeculativeConfig, RejectsWhatItCannotDo) {
@@ -32,7 +45,11 @@ TEST(SpeculativeConfig, RejectsWhatItCannotDo) {
             std::string::npos);
   EXPECT_NE(message(R"({"method": "ngram"})").find("needs num_speculative_tokens"), std::string::npos);
   EXPECT_NE(message(R"({"num_speculative_tokens": 40})").find("[1, 15]"), std::string::npos);
-  EXPECT_NE(message(R"({"num_speculative_tokens": 2, "model": "x"})").find("unknown key 'model'"), std::string::npos);
+  EXPECT_NE(message(R"({"num_speculative_tokens": 2, "draft": "x"})").find("unknown key 'draft'"), std::string::npos);
+  EXPECT_NE(message(R"({"method": "ngram", "num_speculative_tokens": 2, "model": "x"})").find("takes no 'model'"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"method": "draft_model", "num_speculative_tokens": 2})").find("needs 'model'"),
+            std::string::npos);
   EXPECT_NE(message(R"({"num_speculative_tokens": 2, "prompt_lookup_min": 5, "prompt_lookup_max": 3})").find("exceeds"),
             std::string::npos);
 }

@@ -1,7 +1,8 @@
 // Speculative decoding with n-gram drafts gives exactly the tokens plain greedy decoding
 // gives (logprobs within the chunked-prefill tolerance), on dense, MoE, MLA and hybrid models
 // (where rejected drafts roll the SSM state back), with stop tokens, n > 1, logprobs and a
-// sampled request (not speculated) alongside; and it does accept and reject drafts.
+// sampled request (rejection sampling, reproducible by its seed) alongside; and it does accept
+// and reject drafts.
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_support.h"
@@ -60,6 +61,7 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
                         .max_tokens = 48, .ignore_eos = true});
   requests[1].sampling.logprobs = 2;
   requests[2].n = 2;
+  requests[5].sampling.repetition_penalty = 1.3f;  // greedy with penalties: verified on the host
   requests.push_back({.prompt_ids = repetitive_prompt(9, 20), .sampling = {.temperature = 0.8f, .seed = 3},
                       .max_tokens = 12, .ignore_eos = true});
   const Results plain = run(requests, 0);
@@ -74,7 +76,11 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
   if (GetParam() != "qwen3_next" && GetParam() != "nemotron_h_moe") {
     EXPECT_GT(stats_.spec_accepted_tokens_total, 0u) << "no draft was accepted: the test proves less";
   }
-  for (size_t i = 0; i < requests.size(); ++i)
+  // The sampled request speculates too (rejection sampling): its first token comes from the
+  // prefill as before, and its seed replays the same tokens.
+  EXPECT_EQ(speculative[6][0].tokens.at(0), plain_with_stop[6][0].tokens.at(0));
+  EXPECT_EQ(run(requests, 3)[6][0].tokens, speculative[6][0].tokens);
+  for (size_t i = 0; i + 1 < requests.size(); ++i)
     for (size_t c = 0; c < plain_with_stop[i].size(); ++c) {
       const test::ChoiceResult &want = plain_with_stop[i][c], &got = speculative[i][c];
       EXPECT_EQ(got.tokens, want.tokens) << "request " << i << " choice " << c;

@@ -140,6 +140,18 @@ def tiny_speculative():
 
 
 @pytest.fixture(scope="session")
+def tiny_draft():
+    """The tiny fixture with the llama fixture (same vocabulary) as its draft model."""
+    model, draft = FIXTURES / "hf" / "qwen3", FIXTURES / "hf" / "llama"
+    if not draft.exists():
+        pytest.skip(f"fixture model {draft} is missing")
+    server = Server(["--model", str(model), "--max-model-len", "256", "--speculative-config",
+                     json.dumps({"model": str(draft), "num_speculative_tokens": 3})], "tiny_draft")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def tiny_lora():
     """The tiny fixture serving two PEFT adapters beside the base model."""
     model, lora = FIXTURES / "hf" / "qwen3", FIXTURES / "lora" / "qwen3"

@@ -1,5 +1,7 @@
-"""`strata serve --speculative-config` (n-gram drafts): greedy completions, streamed or not,
-are the ones the server without speculation returns, and /metrics counts accepted drafts."""
+"""`strata serve --speculative-config` (n-gram drafts, a draft model): greedy completions,
+streamed or not, are the ones the server without speculation returns, a seeded sampled
+request replays, and /metrics counts drafts, accepted drafts and acceptance per position."""
+import json
 import random
 import subprocess
 
@@ -32,3 +34,31 @@ def test_bad_speculative_config_names_the_problem():
                         '{"method": "eagle", "num_speculative_tokens": 2}'], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     assert "method 'eagle' is not supported" in r.stderr
+
+
+def test_draft_model_greedy_output_equals_plain_server(tiny, tiny_draft):
+    for seed in range(4):
+        prompt = repetitive_prompt(seed)
+        want = complete(tiny.client(), tiny.model, prompt, max_tokens=30).choices[0].model_extra["token_ids"]
+        got = complete(tiny_draft.client(), tiny_draft.model, prompt, max_tokens=30)
+        assert got.choices[0].model_extra["token_ids"] == want, seed
+        _, streamed = stream_complete(tiny_draft.client(), tiny_draft.model, prompt, max_tokens=30)
+        assert streamed == want, seed
+    sampled = [complete(tiny_draft.client(), tiny_draft.model, [5, 6, 7], max_tokens=20, extra={"temperature": 1.0},
+                        seed=11).choices[0].model_extra["token_ids"] for _ in range(2)]
+    assert sampled[0] == sampled[1]
+    m = tiny_draft.metrics()
+    assert m["strata:spec_decode_num_drafts_total"] > 0
+    assert m["strata:spec_decode_num_draft_tokens_total"] >= m["strata:spec_decode_num_drafts_total"]
+    assert 0 < m["strata:spec_decode_num_accepted_tokens_total"] <= m["strata:spec_decode_num_draft_tokens_total"]
+
+
+def test_draft_model_with_another_vocabulary_is_refused(tmp_path):
+    config = json.loads((FIXTURES / "hf" / "qwen3" / "config.json").read_text())
+    config["vocab_size"] = 1000
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    r = subprocess.run([str(BINARY), "serve", str(FIXTURES / "hf" / "qwen3"), "--load-format", "dummy",
+                        "--speculative-config", json.dumps({"model": str(tmp_path), "num_speculative_tokens": 2})],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "vocabulary of 1000 tokens" in r.stderr

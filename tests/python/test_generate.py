@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import SMOL, TINY, cli_generate, strata
+from conftest import FIXTURES, SMOL, TINY, cli_generate, strata
 
 
 def random_prompt(seed):
@@ -128,3 +128,17 @@ def test_prompt_logprobs_and_logit_bias(tiny):
         assert token in entry and entry[token].rank >= 1
     forced = tiny.generate([prompt], greedy(3, logit_bias={77: 100.0}, ignore_eos=True))[0].outputs[0]
     assert forced.token_ids == [77, 77, 77]
+
+
+def test_speculative_config_with_a_draft_model_keeps_greedy_tokens(tiny):
+    draft = FIXTURES / "hf" / "llama"
+    if not draft.exists():
+        pytest.skip(f"fixture model {draft} is missing")
+    llm = strata.LLM(str(TINY), speculative_config={"model": str(draft), "num_speculative_tokens": 3},
+                     max_model_len=256)
+    prompts = [random_prompt(i) for i in range(3)]
+    want = [o.outputs[0].token_ids for o in tiny.generate(prompts, greedy(16, ignore_eos=True))]
+    got = [o.outputs[0].token_ids for o in llm.generate(prompts, greedy(16, ignore_eos=True))]
+    assert got == want
+    sampled = strata.SamplingParams(temperature=1.0, seed=4, max_tokens=16, ignore_eos=True)
+    assert llm.generate(prompts, sampled)[0].outputs[0].token_ids == llm.generate(prompts, sampled)[0].outputs[0].token_ids

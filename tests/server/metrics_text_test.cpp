@@ -52,5 +52,22 @@ TEST(MetricsText, HybridPrefixCacheSnapshotsAndCachedTokensPerRequest) {
   EXPECT_NE(text.find("strata:request_cached_prompt_tokens_sum{model_name=\"m\"} 2048\n"), std::string::npos);
 }
 
+TEST(MetricsText, SpeculativeDecodingCountersPerPosition) {
+  EngineStatsSnapshot s;
+  s.spec_num_drafts_total = 4;
+  s.spec_draft_tokens_total = 12;
+  s.spec_accepted_tokens_total = 5;
+  s.spec_accepted_per_pos_total = {3, 2, 0};
+  const std::string text = render_metrics(s, "m");
+  EXPECT_NE(text.find("strata:spec_decode_num_drafts_total{model_name=\"m\"} 4\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:spec_decode_num_draft_tokens_total{model_name=\"m\"} 12\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:spec_decode_num_accepted_tokens_total{model_name=\"m\"} 5\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE strata:spec_decode_num_accepted_tokens_per_pos_total counter\n"
+                      "strata:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"0\"} 3\n"
+                      "strata:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"1\"} 2\n"
+                      "strata:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"2\"} 0\n"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -28,10 +28,11 @@ std::unique_ptr<BenchEngine> start_bench_engine(const OfflineBenchFlags& flags) 
   EngineOptions options = flags.engine;
   options.num_kv_blocks = model.num_kv_blocks;
   auto bench = std::make_unique<BenchEngine>();
-  bench->open = open_model(model);
+  bench->open = open_model(model, options.speculative);
   bench->text = open_model_tokenizer(model.model, bench->open.loaded.config);
   capture_decode_graphs(bench->open, options, "strata bench");
-  bench->engine = std::make_unique<Engine>(*bench->open.runner, *bench->text.tokenizer, bench->text.eos_token_ids, options);
+  bench->engine = std::make_unique<Engine>(*bench->open.runner, *bench->text.tokenizer, bench->text.eos_token_ids, options,
+                                           bench->open.draft_runner.get());
   return bench;
 }
 

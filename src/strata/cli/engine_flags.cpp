@@ -30,7 +30,7 @@ void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option_function<std::string>(
       "--speculative-config", [&engine](const std::string& json) { engine.speculative = parse_speculative_config(json); },
-      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' (greedy requests))");
+      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' or a draft model with the same vocabulary '{"model": PATH, "num_speculative_tokens": 3}')");
   cmd.add_option("--ssm-cache-slots", engine.ssm_cache_slots, "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--ssm-snapshot-interval", engine.ssm_snapshot_interval,

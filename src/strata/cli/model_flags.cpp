@@ -58,35 +58,72 @@ void resolve_model_name(ModelFlags& flags) {
   fmt::print(stderr, "strata: {} (revision {}) is {}\n", ref->repo_id, flags.revision, flags.model);
 }
 
-OpenModel open_model(const ModelFlags& given) {
+namespace {
+
+std::unique_ptr<Backend> open_backend(const ModelFlags& flags) {
+  const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::thread::hardware_concurrency());
+  std::unique_ptr<Backend> backend;
+  if (flags.device != "cpu") backend = make_cuda_backend(0);
+  if (backend) return backend;
+  if (flags.device == "cuda")
+    fail("--device cuda: {}", cuda_backend_compiled() ? "no CUDA GPU is visible" : "this build has no CUDA backend");
+  return make_cpu_backend(threads);
+}
+
+LoadedModel load_with_flags(const ModelFlags& flags, const std::string& path, Backend& backend) {
+  std::optional<ProgressReporter> progress;
+  if (flags.load_progress) progress.emplace(ProgressReporter::to_stderr("loading weights"));
+  return load_model({.model_path = path,
+                     .load_format = parse_load_format(flags.load_format),
+                     .quantization = parse_weight_quantization(flags.quantization),
+                     .pooling = flags.pooling,
+                     .progress = progress ? &*progress : nullptr},
+                    backend);
+}
+
+RunnerOptions runner_options(const ModelFlags& flags) {
+  return {.num_kv_blocks = flags.num_kv_blocks,
+          .num_ssm_slots = flags.num_ssm_slots,
+          .ssm_state_dtype = flags.ssm_state_dtype == "f16" ? SsmStateDType::kF16 : SsmStateDType::kF32,
+          .kv_cache_dtype = parse_kv_cache_dtype(flags.kv_cache_dtype),
+          .gpu_memory_utilization = flags.gpu_memory_utilization};
+}
+
+// The draft's weights load before the target's runner sizes its KV pool from what is left.
+void open_draft(const ModelFlags& flags, const SpeculativeOptions& speculative, OpenModel& open) {
+  ModelFlags draft_flags = flags;
+  draft_flags.model = speculative.draft_model;
+  draft_flags.pooling = {};
+  try {
+    resolve_model_name(draft_flags);
+    open.draft_loaded = load_with_flags(draft_flags, draft_flags.model, *open.backend);
+  } catch (const Error& e) {
+    fail("--speculative-config: the draft model '{}' could not be loaded: {}", speculative.draft_model, e.what());
+  }
+}
+
+}  // namespace
+
+OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculative) {
   ModelFlags flags = given;
   resolve_model_name(flags);  // a no-op for callers that resolved already: a path stays a path
   OpenModel open;
-  const int threads = flags.threads > 0 ? flags.threads
-                                        : static_cast<int>(std::thread::hardware_concurrency());
-  if (flags.device != "cpu") open.backend = make_cuda_backend(0);
-  if (!open.backend) {
-    if (flags.device == "cuda")
-      fail("--device cuda: {}", cuda_backend_compiled() ? "no CUDA GPU is visible"
-                                                        : "this build has no CUDA backend");
-    open.backend = make_cpu_backend(threads);
+  open.backend = open_backend(flags);
+  open.loaded = load_with_flags(flags, flags.model, *open.backend);
+  RunnerOptions options = runner_options(flags);
+  if (speculative.uses_draft_model()) {
+    open_draft(flags, speculative, open);
+    options.shared_kv_bytes_per_block =
+        kv_cache_shape(*open.draft_loaded.model, *open.backend, options.block_size, options.kv_cache_dtype)
+            .bytes_per_block();
   }
-  std::optional<ProgressReporter> progress;
-  if (flags.load_progress) progress.emplace(ProgressReporter::to_stderr("loading weights"));
-  open.loaded = load_model({.model_path = flags.model,
-                            .load_format = parse_load_format(flags.load_format),
-                            .quantization = parse_weight_quantization(flags.quantization),
-                            .pooling = flags.pooling,
-                            .progress = progress ? &*progress : nullptr},
-                           *open.backend);
-  open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
-                                              RunnerOptions{.num_kv_blocks = flags.num_kv_blocks,
-                                                            .num_ssm_slots = flags.num_ssm_slots,
-                                                            .ssm_state_dtype = flags.ssm_state_dtype == "f16"
-                                                                                   ? SsmStateDType::kF16
-                                                                                   : SsmStateDType::kF32,
-                                                            .kv_cache_dtype = parse_kv_cache_dtype(flags.kv_cache_dtype),
-                                                            .gpu_memory_utilization = flags.gpu_memory_utilization});
+  open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend, options);
+  if (speculative.uses_draft_model()) {
+    RunnerOptions draft_options = runner_options(flags);
+    draft_options.num_kv_blocks = open.runner->num_kv_blocks();
+    draft_options.num_ssm_slots = flags.num_ssm_slots;  // size_ssm_slots gives two per sequence: kept and guessing
+    open.draft_runner = std::make_unique<ModelRunner>(*open.draft_loaded.model, *open.backend, draft_options);
+  }
   return open;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "strata/engine/model_runner.h"
+#include "strata/engine/speculative_config.h"
 #include "strata/model/model_loader.h"
 #include "strata/text/tokenizer.h"
 
@@ -36,13 +37,18 @@ struct OpenModel {
   std::unique_ptr<Backend> backend;
   LoadedModel loaded;
   std::unique_ptr<ModelRunner> runner;
+  LoadedModel draft_loaded;                   // speculative decoding with a draft model
+  std::unique_ptr<ModelRunner> draft_runner;  // null without one
 };
 
 // Replaces a repo id in flags.model with the local path it resolves to (the Hugging Face
 // cache, downloading what is missing); a path is left as it is.
 void resolve_model_name(ModelFlags& flags);
 
-OpenModel open_model(const ModelFlags& flags);
+// With a draft model in `speculative` it is loaded too, on the same backend with the same
+// load format, and its KV pool gets as many blocks as the target's (an automatic GPU size
+// leaves room for both).
+OpenModel open_model(const ModelFlags& flags, const SpeculativeOptions& speculative = {});
 
 struct ModelTokenizer {
   std::unique_ptr<text::Tokenizer> tokenizer;

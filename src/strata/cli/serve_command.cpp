@@ -251,12 +251,12 @@ void run_serve(ServeFlags flags) {
   }
   size_ssm_slots(flags.model, flags.engine);
   flags.model.load_progress = true;
-  OpenModel open = open_model(flags.model);
+  OpenModel open = open_model(flags.model, flags.engine.speculative);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
   open.runner->set_lora(lora.set.get());
   const ModelTokenizer text = open_model_tokenizer(path, open.loaded.config);
   capture_decode_graphs(open, flags.engine, "strata serve");
-  Engine engine(*open.runner, *text.tokenizer, text.eos_token_ids, flags.engine);
+  Engine engine(*open.runner, *text.tokenizer, text.eos_token_ids, flags.engine, open.draft_runner.get());
   server::EngineService service(engine);
   const server::ServedModel model{.service = &service,
                                   .tokenizer = text.tokenizer.get(),
@@ -274,7 +274,9 @@ void run_serve(ServeFlags flags) {
   const int port = http.bind();
   const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),
                            .model_context_tokens = open.loaded.config.max_position_embeddings,
-                           .max_model_len = engine.max_model_len()};
+                           .max_model_len = engine.max_model_len(),
+                           .draft_weights = open.draft_runner ? open.draft_loaded.weights.get() : nullptr,
+                           .draft_runner = open.draft_runner.get()};
   for (const std::string& line : startup_summary(facts)) fmt::print("{}\n", line);
   if (const std::optional<PoolerConfig>& pooler = open.loaded.config.pooler)
     fmt::print("runner: pooling ({}: {} pooling{}), served on /v1/{}\n", model_task_name(open.loaded.config),

@@ -68,12 +68,30 @@ void check_runner(const GenerationRequest& request, const std::optional<PoolerCo
     fail("dimensions {} is not one this model was trained for; use one of {}", dimensions, fmt::join(allowed, ", "));
 }
 
+// A draft model proposes token ids the target reads: the vocabularies must be the same.
+void check_draft_runner(const SpeculativeOptions& spec, ModelRunner& runner, ModelRunner* draft_runner) {
+  if (spec.uses_draft_model() != (draft_runner != nullptr))
+    fail("speculative config: {}", draft_runner ? "a draft model's runner was given, but the method is not draft_model"
+                                                : "method draft_model needs the draft model loaded beside the target");
+  if (draft_runner == nullptr) return;
+  const ModelConfig &target = runner.model().config(), &draft = draft_runner->model().config();
+  if (draft.vocab_size != target.vocab_size)
+    fail("--speculative-config: the draft model {} has a vocabulary of {} tokens, the target's has {}; a draft "
+         "must share the target's tokenizer (pick a smaller model of the same family)", spec.draft_model,
+         draft.vocab_size, target.vocab_size);
+  if (&draft_runner->backend() != &runner.backend())
+    fail("--speculative-config: the draft model must run on the target's backend");
+  if (draft_runner->model().config().pooler)
+    fail("--speculative-config: the draft model {} is a pooling model; a draft must generate text", spec.draft_model);
+}
+
 }  // namespace
 
 Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
-               const EngineOptions& options)
+               const EngineOptions& options, ModelRunner* draft_runner)
     : options_(options) {
   validate_engine_options(options);
+  check_draft_runner(options.speculative, runner, draft_runner);
   max_model_len_ = resolve_max_model_len(options, runner);
   vocab_size_ = runner.model().config().vocab_size;
   hidden_size_ = runner.model().config().hidden_size;
@@ -83,7 +101,7 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
   options_.async_scheduling = options.speculative.num_speculative_tokens == 0 &&
                               options.async_scheduling.value_or(!runner.backend().device().is_cpu());
-  const NgramOptions& spec = options.speculative;
+  const SpeculativeOptions& spec = options.speculative;
   if (spec.num_speculative_tokens < 0 || spec.num_speculative_tokens >= runner.max_verify_tokens() ||
       spec.prompt_lookup_min < 1 || spec.prompt_lookup_max < spec.prompt_lookup_min)
     fail("speculative config: num_speculative_tokens {} must be in [0, {}] and 1 <= prompt_lookup_min {} <= "
@@ -94,7 +112,8 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
                                                        .eos_token_ids = std::move(eos_token_ids),
                                                        .options = options_,
                                                        .max_model_len = max_model_len_,
-                                                       .stats = stats_});
+                                                       .stats = stats_,
+                                                       .draft_runner = draft_runner});
   thread_ = std::thread([this] { run(); });
 }
 

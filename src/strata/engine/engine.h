@@ -27,9 +27,10 @@ class EngineLoop;
 class Engine {
  public:
   // The runner and tokenizer must outlive the engine. eos_token_ids end every request
-  // unless it sets ignore_eos.
+  // unless it sets ignore_eos. draft_runner: the draft model's runner when the speculative
+  // method is draft_model (the same backend, the target's vocabulary), else null.
   Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
-         const EngineOptions& options);
+         const EngineOptions& options, ModelRunner* draft_runner = nullptr);
   ~Engine();
 
   // Validates (an Error naming the limit and the flag that raises it, for a request the

@@ -43,6 +43,9 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                .stats = parts_.stats}),
       async_scheduling_(parts_.options.async_scheduling.value_or(false)) {  // Engine resolved it
   if (parts_.options.enable_prefix_caching) memory_.start_prefix_cache(parts_.options.ssm_cache_slots);
+  if (parts_.draft_runner != nullptr)
+    draft_ = std::make_unique<DraftModel>(*parts_.draft_runner, parts_.options.speculative.num_speculative_tokens,
+                                          parts_.options.max_num_batched_tokens);
 }
 
 EngineLoop::~EngineLoop() { memory_.stop_prefix_cache(); }
@@ -219,9 +222,7 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
       continue;
     }
     if (drafts > 0) {
-      verifies.push_back({.seq = &seq, .first_task = tasks.size(),
-                          .drafts = {seq.draft_tokens.begin(), seq.draft_tokens.begin() + drafts}});
-      for (int32_t j = 0; j <= drafts; ++j) tasks.push_back({.seq = &seq, .logits_row = logits_row + j});
+      verifies.push_back(launch_verify(seq, drafts, logits, logits_row, tasks));
       continue;
     }
     std::vector<uint32_t> allowed = output_.allowed_tokens(seq);
@@ -265,7 +266,7 @@ void EngineLoop::add_pending_tokens(InFlightStep& step) {
   step.token_positions.assign(launched.size(), -1);
   std::vector<bool> verifying(launched.size(), false);
   for (const InFlightStep::Verify& v : step.verifies)
-    std::fill_n(verifying.begin() + static_cast<int64_t>(v.first_task), v.drafts.size() + 1, true);
+    if (!v.on_host) std::fill_n(verifying.begin() + static_cast<int64_t>(v.first_task), v.drafts.size() + 1, true);
   for (size_t i = 0; i < launched.size(); ++i) {
     if (verifying[i]) continue;
     Sequence& seq = *launched[i].seq;
@@ -281,7 +282,9 @@ void EngineLoop::add_pending_tokens(InFlightStep& step) {
 void EngineLoop::finish_step(InFlightStep& step) {
   const std::vector<SampleResult> samples = batch_sampler_.collect(step.ticket);
   for (const InFlightStep::Verify& verify : step.verifies)
-    finish_verify(verify, std::span<const SampleResult>(samples).subspan(verify.first_task, verify.drafts.size() + 1));
+    finish_verify(verify, verify.on_host ? std::span<const SampleResult>(verify.host_samples)
+                                         : std::span<const SampleResult>(samples).subspan(verify.first_task,
+                                                                                          verify.drafts.size() + 1));
   for (size_t i = 0; i < samples.size(); ++i) {
     if (step.token_positions[i] < 0) continue;
     Sequence& seq = *step.ticket.tasks[i].seq;
@@ -289,42 +292,6 @@ void EngineLoop::finish_step(InFlightStep& step) {
     // Finished by an earlier token (EOS, a stop string, a cancel): this row ran for nothing.
     if (seq.status == SequenceStatus::kFinished) continue;
     append_token(seq, step.token_positions[i], samples[i]);
-  }
-}
-
-void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples) {
-  Sequence& seq = *verify.seq;
-  if (seq.status == SequenceStatus::kFinished) return;
-  const int32_t num_drafts = static_cast<int32_t>(verify.drafts.size());
-  int32_t matched = 0;
-  while (matched < num_drafts && samples[matched].token_id == verify.drafts[matched]) ++matched;
-  // The row fed the last known token (counted at launch) and the drafts; the states after it
-  // and the matched drafts are the ones plain decoding would have.
-  seq.num_computed_tokens += matched;
-  if (seq.ssm_slot >= 0) memory_.roll_back(seq.ssm_slot, num_drafts + 1, 1 + matched);
-  parts_.stats.update([&](EngineStatsSnapshot& s) {
-    s.spec_draft_tokens_total += num_drafts;
-    s.spec_accepted_tokens_total += matched;
-  });
-  for (int32_t j = 0; j <= matched && seq.status != SequenceStatus::kFinished; ++j) {
-    seq.token_ids.push_back(kPendingToken);
-    append_token(seq, seq.num_tokens() - 1, samples[j]);
-  }
-}
-
-void EngineLoop::propose_drafts() {
-  const NgramOptions& ngram = parts_.options.speculative;
-  for (Sequence* seq : scheduler_.running()) {
-    seq->draft_tokens.clear();
-    if (ngram.num_speculative_tokens == 0 || seq->num_tokens_behind() != 1 || seq->num_pending_tokens > 0 ||
-        seq->constraint != nullptr)
-      continue;
-    const SamplingParams& sampling = seq->sampler->params();
-    if (!sampling.greedy() || sampling.has_penalties()) continue;  // drafts are checked by argmax
-    const int32_t max_drafts = std::min({seq->request->request.max_tokens - seq->num_output_tokens() - 1,
-                                         parts_.max_model_len - seq->num_tokens() - 1,
-                                         static_cast<int32_t>(parts_.runner.max_verify_tokens()) - 1});
-    if (max_drafts > 0) seq->draft_tokens = propose_ngram_drafts(seq->token_ids, ngram, max_drafts);
   }
 }
 
@@ -382,6 +349,7 @@ void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResul
 
 void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
   if (seq.status == SequenceStatus::kFinished) return;
+  if (draft_) draft_->release(seq.id);
   drop_unhashed_snapshots(seq);
   scheduler_.remove(&seq);
   output_.finish(seq, reason, std::move(stop_reason));

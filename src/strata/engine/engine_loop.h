@@ -8,10 +8,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <span>
 #include <vector>
 
 #include "strata/engine/batch_sampler.h"
+#include "strata/engine/draft_model.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/engine_stats.h"
 #include "strata/engine/output_processor.h"
@@ -29,6 +31,7 @@ struct EngineLoopParts {
   EngineOptions options;  // async_scheduling resolved by the Engine
   int32_t max_model_len = 0;
   EngineStats& stats;
+  ModelRunner* draft_runner = nullptr;  // the draft model's (speculative method draft_model)
 };
 
 class EngineLoop {
@@ -72,6 +75,11 @@ class EngineLoop {
       Sequence* seq = nullptr;
       size_t first_task = 0;
       std::vector<int32_t> drafts;
+      // Rejection sampling on the host (sampled requests, penalties): no sample tasks; the
+      // tokens it kept and the one after them.
+      bool on_host = false;
+      int32_t num_accepted = 0;
+      std::vector<SampleResult> host_samples;
     };
     std::vector<Verify> verifies;
   };
@@ -101,11 +109,22 @@ class EngineLoop {
   // Reads the step's samples back and appends them (stop checks, streaming, finishing).
   void finish_step(InFlightStep& step);
   void finish_in_flight();
-  // Speculative decoding: n-gram drafts for the running greedy decode sequences.
+  // Speculative decoding (engine_loop_speculative.cpp): drafts (n-gram or the draft model's)
+  // for the running decode sequences; the draft model also catches up on prompts.
   void propose_drafts();
-  // Accepts the drafts the model agrees with (greedy), rolls the SSM state back to them and
-  // appends the model's tokens up to and including the first disagreement.
+  // SpeculativeOptions::draft_corruption: the benchmarks' acceptance control.
+  void corrupt_drafts();
+  // How many drafts the sequence may verify this step (0: none).
+  int32_t max_drafts(const Sequence& seq) const;
+  // A verify row's sampling: k + 1 argmax tasks (greedy without penalties), or rejection
+  // sampling on the host now, against the distribution plain sampling would use.
+  InFlightStep::Verify launch_verify(Sequence& seq, int32_t num_drafts, const Tensor& logits, int64_t logits_row,
+                                     std::vector<SampleTask>& tasks);
+  void verify_on_host(InFlightStep::Verify& verify, const Tensor& logits, int64_t logits_row);
+  // Keeps the accepted drafts, rolls the SSM state (and the draft's) back to them and appends
+  // the kept tokens and the one after them.
   void finish_verify(const InFlightStep::Verify& verify, std::span<const SampleResult> samples);
+  void count_verified(int32_t num_drafts, int32_t num_accepted);
   // Whether a planned row needs the in-flight step's token on the host first (penalties).
   bool needs_tokens_on_host(const StepPlan& plan) const;
   // Hybrid models (engine_loop_snapshots.cpp): slots for the snapshot points the row's
@@ -135,6 +154,8 @@ class EngineLoop {
 
   EngineLoopParts parts_;
   SequenceMemory& memory_;  // the runner's
+  std::unique_ptr<DraftModel> draft_;  // speculative decoding with a draft model
+  std::mt19937_64 corruption_rng_{20260101};  // draft_corruption's draws (fixed: benchmarks repeat)
   SnapshotPolicy snapshot_policy_;
   Scheduler scheduler_;
   BatchSampler batch_sampler_;

@@ -15,7 +15,7 @@ void validate_engine_options(const EngineOptions& options) {
   if (options.ssm_cache_slots < 0) fail("--ssm-cache-slots is {}; it must be >= 0", options.ssm_cache_slots);
   if (options.ssm_snapshot_interval < 0)
     fail("--ssm-snapshot-interval is {}; it must be >= 0 (0: no interval snapshots)", options.ssm_snapshot_interval);
-  const NgramOptions& spec = options.speculative;
+  const SpeculativeOptions& spec = options.speculative;
   if (spec.num_speculative_tokens > 0 && spec.num_speculative_tokens >= options.max_num_batched_tokens)
     fail("--speculative-config: num_speculative_tokens {} leaves no room in --max-num-batched-tokens {} for the "
          "token they follow; lower one or raise the other", spec.num_speculative_tokens,

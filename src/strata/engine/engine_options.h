@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "strata/engine/ngram_proposer.h"
+#include "strata/engine/speculative_config.h"
 
 namespace strata {
 
@@ -34,9 +34,9 @@ struct EngineOptions {
   // so the host's work overlaps the GPU's. Unset: on for GPU backends, off on the CPU (where
   // the step is host work, and overlapping would only delay each token by a step).
   std::optional<bool> async_scheduling;
-  // Speculative decoding with n-gram drafts (greedy requests without penalties); drafts need
+  // Speculative decoding (n-gram drafts or a draft model; rejection sampling for sampled requests); drafts need
   // the newest token on the host, so it turns async scheduling off.
-  NgramOptions speculative;
+  SpeculativeOptions speculative;
   FaultInjection fault_injection;
 };
 

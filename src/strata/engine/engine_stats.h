@@ -35,8 +35,10 @@ struct EngineStatsSnapshot {
   uint64_t ssm_snapshots_taken_total = 0;   // SSM states the prefix cache kept (hybrid models)
   int64_t ssm_snapshots = 0;                // held now
   int64_t ssm_snapshot_bytes = 0;           // their state
+  uint64_t spec_num_drafts_total = 0;       // verify rows (one run of drafts each)
   uint64_t spec_draft_tokens_total = 0;     // speculative drafts verified
   uint64_t spec_accepted_tokens_total = 0;  // of them, the ones the model agreed with
+  std::vector<uint64_t> spec_accepted_per_pos_total;  // [position in the run] drafts accepted there
   Histogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
   Histogram inter_token_latency{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}};
   Histogram e2e_latency{{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}};

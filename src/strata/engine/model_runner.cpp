@@ -14,16 +14,20 @@ constexpr int64_t kMaxAutoBlocks = int64_t{1} << 22;
 
 }  // namespace
 
+KvCacheShape kv_cache_shape(const Model& model, const Backend& backend, int64_t block_size, KvCacheDType dtype) {
+  return {.num_layers = model.num_kv_layers(),
+          .num_blocks = 0,
+          .block_size = block_size,
+          .num_kv_heads = model.kv_cache_heads(),
+          .head_dim = model.kv_cache_head_dim(),
+          .dtype = kv_cache_storage_dtype(dtype, backend.device())};
+}
+
 ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptions& options)
     : model_(model), backend_(backend), options_(options), layer_workspace_(backend),
       step_workspace_(backend), step_buffers_(backend) {
   const ModelConfig& config = model.config();
-  KvCacheShape shape{.num_layers = model.num_kv_layers(),
-                     .num_blocks = 0,
-                     .block_size = options_.block_size,
-                     .num_kv_heads = model.kv_cache_heads(),
-                     .head_dim = model.kv_cache_head_dim(),
-                     .dtype = kv_cache_storage_dtype(options_.kv_cache_dtype, backend.device())};
+  KvCacheShape shape = kv_cache_shape(model, backend, options_.block_size, options_.kv_cache_dtype);
   std::unique_ptr<SsmStatePool> ssm_pool;
   std::unique_ptr<VerifyStateBuffers> verify_states;
   if (model.num_ssm_layers() > 0) {
@@ -80,7 +84,7 @@ int64_t ModelRunner::auto_kv_blocks(const KvCacheShape& shape) const {
   const int64_t budget = static_cast<int64_t>(static_cast<double>(memory->total_bytes) *
                                               options_.gpu_memory_utilization) -
                          used - options_.activation_reserve_bytes;
-  const int64_t blocks = budget / shape.bytes_per_block();
+  const int64_t blocks = budget / (shape.bytes_per_block() + options_.shared_kv_bytes_per_block);
   if (blocks < 1)
     fail("--gpu-memory-utilization {}: {} MiB of {} MiB are in use already, {} MiB are reserved for "
          "activations; no room for the KV cache. Raise the utilization or use a smaller model",

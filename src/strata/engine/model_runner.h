@@ -30,7 +30,13 @@ struct RunnerOptions {
   int64_t activation_reserve_bytes = int64_t{4} << 30;  // kept out of the KV pool for temporaries
   int64_t max_graph_batch_size = 256;  // decode steps up to this many rows replay CUDA graphs; 0: never
   int64_t max_graph_kv_len = 16384;    // longer rows run eagerly (fixed block-table stride in graphs)
+  // KV bytes another runner takes for each block of this pool (a draft model's cache, given as
+  // many blocks): an automatic GPU size splits the budget so both fit.
+  int64_t shared_kv_bytes_per_block = 0;
 };
+
+// The paged KV cache's shape for `model` on `backend` (num_blocks 0: the caller sizes it).
+KvCacheShape kv_cache_shape(const Model& model, const Backend& backend, int64_t block_size, KvCacheDType dtype);
 
 class ModelRunner {
  public:

@@ -35,6 +35,8 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
   // The random number of the next token, as ops::SamplingRow::random_bits.
   uint32_t next_random_bits() { return static_cast<uint32_t>(rng_() >> 32); }
+  // A number in [0, 1) from the same generator (rejection sampling of speculative drafts).
+  double next_uniform() { return next_random_bits() * (1.0 / 4294967296.0); }
 
  private:
   SamplingParams params_;

@@ -73,6 +73,9 @@ struct Sequence {
   int32_t pending_sample = -1;       // the newest pending token's sample index in its step
   bool awaiting_last_token = false;  // the newest pending token ends it (max_tokens, context)
   std::vector<int32_t> draft_tokens;  // speculative guesses of the next tokens, this step only
+  // [draft][vocab] the distribution a draft model drew each guess from (sampled requests);
+  // empty: one-hot at each guess (n-gram drafts, greedy requests).
+  std::vector<std::vector<double>> draft_probs;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopChecker> stop_checker;

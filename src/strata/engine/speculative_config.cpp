@@ -15,22 +15,44 @@ int32_t int_field(const nlohmann::json& config, const char* key, int32_t fallbac
   return v.get<int32_t>();
 }
 
+void check_keys(const nlohmann::json& config) {
+  for (const auto& [key, value] : config.items())
+    if (key != "method" && key != "model" && key != "num_speculative_tokens" && key != "prompt_lookup_max" &&
+        key != "prompt_lookup_min")
+      fail("--speculative-config: unknown key '{}'; supported: method, model, num_speculative_tokens, "
+           "prompt_lookup_max, prompt_lookup_min", key);
+}
+
+// vLLM's rule: a "model" without a method is a draft model.
+SpeculativeMethod read_method(const nlohmann::json& config) {
+  const bool has_model = config.contains("model");
+  if (has_model && (!config["model"].is_string() || config["model"].get<std::string>().empty()))
+    fail("--speculative-config: 'model' must be the draft model's path or repo id, got {}", config["model"].dump());
+  const std::string method = config.value("method", std::string(has_model ? "draft_model" : "ngram"));
+  if (method == "ngram") {
+    if (has_model) fail("--speculative-config: method 'ngram' takes no 'model'; drop it, or use method 'draft_model'");
+    return SpeculativeMethod::kNgram;
+  }
+  if (method == "draft_model") {
+    if (!has_model) fail("--speculative-config: method 'draft_model' needs 'model', the draft model's path or repo id");
+    return SpeculativeMethod::kDraftModel;
+  }
+  fail("--speculative-config: method '{}' is not supported; supported: ngram (prompt lookup), draft_model "
+       "(a smaller model with the same vocabulary, given as 'model')", method);
+}
+
 }  // namespace
 
-NgramOptions parse_speculative_config(std::string_view json) {
+SpeculativeOptions parse_speculative_config(std::string_view json) {
   const nlohmann::json config = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded() || !config.is_object())
     fail("--speculative-config must be a JSON object, e.g. "
          "'{{\"method\": \"ngram\", \"num_speculative_tokens\": 3}}'");
-  for (const auto& [key, value] : config.items())
-    if (key != "method" && key != "num_speculative_tokens" && key != "prompt_lookup_max" && key != "prompt_lookup_min")
-      fail("--speculative-config: unknown key '{}'; supported: method, num_speculative_tokens, prompt_lookup_max, "
-           "prompt_lookup_min", key);
-  const std::string method = config.value("method", std::string("ngram"));
-  if (method != "ngram")
-    fail("--speculative-config: method '{}' is not supported; supported: ngram (prompt lookup, no draft model)", method);
+  check_keys(config);
+  SpeculativeOptions options;
+  options.method = read_method(config);
+  if (options.method == SpeculativeMethod::kDraftModel) options.draft_model = config["model"].get<std::string>();
   if (!config.contains("num_speculative_tokens")) fail("--speculative-config needs num_speculative_tokens");
-  NgramOptions options;
   options.num_speculative_tokens = int_field(config, "num_speculative_tokens", 0, 1, 15);
   options.prompt_lookup_max = int_field(config, "prompt_lookup_max", 4, 1, 64);
   options.prompt_lookup_min = int_field(config, "prompt_lookup_min", std::min(2, options.prompt_lookup_max), 1, 64);

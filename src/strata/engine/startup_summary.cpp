@@ -45,6 +45,13 @@ std::vector<std::string> startup_summary(const StartupFacts& facts) {
   std::vector<std::string> lines = {weights_line(*facts.weights), kv_line(runner, facts)};
   if (const SsmStatePool* ssm = runner.ssm_pool())
     lines.push_back(fmt::format("SSM state: {} slots of {}", ssm->capacity(), format_bytes(ssm->slot_bytes())));
+  if (facts.draft_runner != nullptr) {
+    ModelRunner& draft = *facts.draft_runner;
+    lines.push_back(fmt::format("draft model: {} parameters, {} in memory; its KV cache {} blocks{}",
+                                facts.draft_weights->num_parameters(), format_bytes(facts.draft_weights->num_bytes()),
+                                draft.block_pool().num_blocks(),
+                                draft.ssm_pool() ? fmt::format(", {} SSM slots", draft.ssm_pool()->capacity()) : ""));
+  }
   if (!runner.backend().device().is_cpu()) {
     const std::vector<int64_t> sizes = runner.captured_batch_sizes();
     lines.push_back(sizes.empty() ? std::string("CUDA graphs: none (decode runs eagerly)")

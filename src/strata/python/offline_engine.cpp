@@ -15,7 +15,7 @@ OfflineEngine::OfflineEngine(OfflineEngineOptions options) : options_(std::move(
   // As strata serve sizes them: live sequences, n > 1 forks and the prefix cache's snapshots.
   model.num_ssm_slots = 2 * options_.engine.max_num_seqs + options_.engine.ssm_cache_slots;
   options_.engine.num_kv_blocks = model.num_kv_blocks;
-  open_ = cli::open_model(model);
+  open_ = cli::open_model(model, options_.engine.speculative);
   if (options_.skip_tokenizer_init) {
     tokenizer_.tokenizer = text::make_id_tokenizer(static_cast<int32_t>(vocab_size()));
     tokenizer_.eos_token_ids.assign(open_.loaded.config.eos_token_ids.begin(), open_.loaded.config.eos_token_ids.end());
@@ -24,7 +24,8 @@ OfflineEngine::OfflineEngine(OfflineEngineOptions options) : options_(std::move(
     tokenizer_ = cli::open_model_tokenizer(path, open_.loaded.config);
   }
   if (!open_.backend->device().is_cpu()) open_.runner->capture_decode_graphs(options_.engine.max_num_seqs);
-  engine_ = std::make_unique<Engine>(*open_.runner, *tokenizer_.tokenizer, tokenizer_.eos_token_ids, options_.engine);
+  engine_ = std::make_unique<Engine>(*open_.runner, *tokenizer_.tokenizer, tokenizer_.eos_token_ids, options_.engine,
+                                     open_.draft_runner.get());
 }
 
 OfflineEngine::~OfflineEngine() {

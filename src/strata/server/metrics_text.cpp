@@ -71,10 +71,17 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
   w.scalar("ssm_snapshots", "gauge", "SSM snapshots the prefix cache holds.", static_cast<double>(s.ssm_snapshots));
   w.scalar("ssm_snapshot_bytes", "gauge", "Bytes of SSM state held by prefix-cache snapshots.",
            static_cast<double>(s.ssm_snapshot_bytes));
+  w.scalar("spec_decode_num_drafts_total", "counter", "Runs of speculative drafts verified (one a verify row).",
+           static_cast<double>(s.spec_num_drafts_total));
   w.scalar("spec_decode_num_draft_tokens_total", "counter", "Speculative draft tokens verified.",
            static_cast<double>(s.spec_draft_tokens_total));
   w.scalar("spec_decode_num_accepted_tokens_total", "counter", "Speculative draft tokens the model accepted.",
            static_cast<double>(s.spec_accepted_tokens_total));
+  w.header("spec_decode_num_accepted_tokens_per_pos_total", "counter",
+           "Speculative draft tokens accepted at each position of their run (0: the first draft).");
+  for (size_t pos = 0; pos < s.spec_accepted_per_pos_total.size(); ++pos)
+    w.out += fmt::format("strata:spec_decode_num_accepted_tokens_per_pos_total{{{},position=\"{}\"}} {}\n", w.labels,
+                         pos, s.spec_accepted_per_pos_total[pos]);
   w.histogram("time_to_first_token_seconds", "Time from arrival to the first generated token.", s.time_to_first_token);
   w.histogram("inter_token_latency_seconds", "Time between consecutive generated tokens.", s.inter_token_latency);
   w.histogram("e2e_request_latency_seconds", "Time from arrival to the end of a request.", s.e2e_latency);

@@ -8,6 +8,7 @@
 #include "strata/core/parallel.h"
 #include "strata/ops/sampling.h"
 #include "strata/ops/sampling_math.h"
+#include "strata/ops/sampling_weights.h"
 
 namespace strata::cpu {
 namespace {
@@ -27,67 +28,16 @@ double log_sum_exp(const float* raw, int64_t vocab) {
   return std::log(sum) + max;
 }
 
-int32_t argmax_by_key(const float* x, int64_t vocab) {
-  int32_t best = 0;
-  for (int64_t i = 1; i < vocab; ++i)
-    if (sampling::key_of(x[i]) > sampling::key_of(x[best])) best = static_cast<int32_t>(i);
-  return best;
-}
-
-// Orders ids by key descending, ties lowest id first, sorting only the first `count`.
-void sort_prefix(std::vector<int32_t>& order, const float* x, int64_t count) {
-  auto before = [&](int32_t a, int32_t b) {
-    const uint32_t ka = sampling::key_of(x[a]), kb = sampling::key_of(x[b]);
-    return ka > kb || (ka == kb && a < b);
-  };
-  if (count < static_cast<int64_t>(order.size())) {
-    std::nth_element(order.begin(), order.begin() + count, order.end(), before);
-  }
-  std::sort(order.begin(), order.begin() + count, before);
-}
-
 int32_t draw(const RowView& v, const SamplingRow& p) {
-  const float max = v.x[argmax_by_key(v.x, v.vocab)];
-  const float inv_t = 1.0f / p.temperature;
-  std::vector<float> prob(v.vocab);
-  std::vector<uint64_t> weight(v.vocab);
-  for (int64_t i = 0; i < v.vocab; ++i) {
-    prob[i] = sampling::relative_prob(v.x[i], max, inv_t);
-    weight[i] = sampling::weight_of(prob[i]);
-  }
-  std::vector<uint8_t> kept(v.vocab, 1);
-  const bool top_k = p.top_k > 0 && p.top_k < v.vocab;
-  if (top_k || p.top_p < 1.0f) {
-    std::vector<int32_t> order(v.vocab);
-    std::iota(order.begin(), order.end(), 0);
-    int64_t prefix = top_k ? p.top_k : v.vocab;
-    sort_prefix(order, v.x, prefix);
-    if (p.top_p < 1.0f) {
-      uint64_t total = 0;
-      for (int64_t i = 0; i < prefix; ++i) total += weight[order[i]];
-      const uint64_t target = sampling::top_p_target(p.top_p, total);
-      uint64_t mass = 0;
-      int64_t n = 0;
-      while (n < prefix && mass < target) mass += weight[order[n++]];
-      prefix = n;
-    }
-    std::fill(kept.begin(), kept.end(), 0);
-    for (int64_t i = 0; i < prefix; ++i) kept[order[i]] = 1;
-  }
-  uint64_t total = 0;
-  for (int64_t i = 0; i < v.vocab; ++i) {
-    if (p.min_p > 0.0f && !(prob[i] >= p.min_p)) kept[i] = 0;
-    if (kept[i]) total += weight[i];
-  }
-  if (total == 0) return argmax_by_key(v.x, v.vocab);
-  const uint64_t target = sampling::draw_target(p.random_bits, total);
+  const sampling::KeptWeights kept = sampling::kept_weights(v.x, v.vocab, p);
+  if (kept.total == 0) return sampling::argmax_by_key(v.x, v.vocab);
+  const uint64_t target = sampling::draw_target(p.random_bits, kept.total);
   uint64_t acc = 0;
   for (int64_t i = 0; i < v.vocab; ++i) {
-    if (!kept[i]) continue;
-    acc += weight[i];
+    acc += kept.weight[i];
     if (acc > target) return static_cast<int32_t>(i);
   }
-  return argmax_by_key(v.x, v.vocab);
+  return sampling::argmax_by_key(v.x, v.vocab);
 }
 
 // The penalised copy of a row, or the raw row when the row has no penalty tokens.
@@ -109,7 +59,7 @@ void top_logprobs(const float* raw, int64_t vocab, double lse, int32_t n, int32_
   std::vector<int32_t> order(vocab);
   std::iota(order.begin(), order.end(), 0);
   const int64_t count = std::min<int64_t>(n, vocab);
-  sort_prefix(order, raw, count);
+  sampling::sort_prefix(order, raw, count);
   for (int32_t j = 0; j < ops::kMaxTopLogprobs; ++j) {
     ids[j] = j < count ? order[j] : -1;
     values[j] = j < count ? static_cast<float>(raw[order[j]] - lse) : 0.0f;
@@ -122,7 +72,7 @@ void sample_row(const ops::SamplingArgs& args, int64_t r) {
   const float* raw = args.logits.data_as<const float>() + p.logits_row * vocab;
   std::vector<float> buffer;
   const RowView view{.raw = raw, .x = apply_penalties(args, p, raw, vocab, buffer), .vocab = vocab};
-  const int32_t token = sampling::is_greedy(p.temperature, p.top_k) ? argmax_by_key(view.x, vocab)
+  const int32_t token = sampling::is_greedy(p.temperature, p.top_k) ? sampling::argmax_by_key(view.x, vocab)
                                                                      : draw(view, p);
   const double lse = log_sum_exp(raw, vocab);
   args.token_ids.data_as<int32_t>()[r] = token;
