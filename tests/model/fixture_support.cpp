@@ -35,9 +35,9 @@ Fixture load_fixture(const std::string& name, std::unique_ptr<Backend> backend) 
 }
 
 Tensor run_sequence(ModelRunner& runner, const std::vector<int32_t>& tokens, int32_t prefill_len,
-                    int32_t chunk) {
+                    int32_t chunk, std::shared_ptr<const MultimodalPrompt> images) {
   DirectSession session(runner);
-  const int64_t id = session.add_sequence();
+  const int64_t id = session.add_sequence(std::move(images));
   const int64_t vocab = runner.model().config().vocab_size;
   Tensor out = Tensor::host(DType::kF32, {static_cast<int64_t>(tokens.size()), vocab});
   int32_t done = 0;

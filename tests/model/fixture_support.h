@@ -29,9 +29,10 @@ struct Fixture {
 Fixture load_fixture(const std::string& name, std::unique_ptr<Backend> backend = nullptr);
 
 // Prefill the first `prefill_len` tokens in chunks of `chunk` (0: one chunk), then decode
-// the rest one token at a time. Returns the logits of every position [len, vocab].
+// the rest one token at a time. Returns the logits of every position [len, vocab]. `images`:
+// the prompt's images (multimodal fixtures), null for text.
 Tensor run_sequence(ModelRunner& runner, const std::vector<int32_t>& tokens, int32_t prefill_len,
-                    int32_t chunk);
+                    int32_t chunk, std::shared_ptr<const MultimodalPrompt> images = nullptr);
 
 // Rows [begin, end) of a [N, V] tensor, max |a - b|.
 float max_abs_diff_rows(const Tensor& a, const Tensor& b, int64_t begin, int64_t end);

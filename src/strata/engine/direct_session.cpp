@@ -25,8 +25,8 @@ int32_t DirectSession::allocate_ssm_slot() {
   return *slot;
 }
 
-int64_t DirectSession::add_sequence() {
-  SequenceState seq;
+int64_t DirectSession::add_sequence(std::shared_ptr<const MultimodalPrompt> images) {
+  SequenceState seq{.images = std::move(images)};
   if (runner_.ssm_pool() != nullptr) seq.ssm_slot = allocate_ssm_slot();
   sequences_[next_id_] = std::move(seq);
   return next_id_++;
@@ -57,7 +57,8 @@ StepRow DirectSession::make_row(const StepInput& in, SequenceState& seq) {
   reserve_blocks(seq, seq.num_tokens + n);
   StepRow row{.seq_id = in.seq_id, .token_ids = in.token_ids,
               .num_computed_tokens = seq.num_tokens, .block_table = seq.block_table,
-              .ssm_slot = seq.ssm_slot, .logits = in.logits, .lora_slot = in.lora_slot};
+              .ssm_slot = seq.ssm_slot, .logits = in.logits, .lora_slot = in.lora_slot,
+              .multimodal = seq.images};
   if (runner_.ssm_pool() != nullptr) {
     row.keep_intermediates = in.verify;
     if (in.snapshot_after > 0) {
@@ -108,7 +109,7 @@ int64_t DirectSession::fork(int64_t seq_id, int32_t num_tokens) {
     fail("fork of sequence {} at {} tokens: no free KV block or SSM slot; raise --num-kv-blocks or "
          "RunnerOptions::num_ssm_slots, or release sequences", seq_id, num_tokens);
   SequenceState child{.num_tokens = num_tokens, .block_table = std::move(memory->block_table),
-                      .ssm_slot = memory->ssm_slot};
+                      .ssm_slot = memory->ssm_slot, .images = parent.images};
   // A hybrid model's fork at 0 tokens starts from a fresh state.
   if (runner_.ssm_pool() != nullptr && child.ssm_slot < 0) child.ssm_slot = allocate_ssm_slot();
   sequences_[next_id_] = std::move(child);

@@ -28,8 +28,9 @@ class DirectSession {
   explicit DirectSession(ModelRunner& runner) : runner_(runner) {}
   ~DirectSession();
 
-  // Throws strata::Error when a hybrid model's SSM slots are all taken.
-  int64_t add_sequence();
+  // Throws strata::Error when a hybrid model's SSM slots are all taken. `images`: the prompt's
+  // images (their placeholders' embeddings and MRoPE positions), null for text.
+  int64_t add_sequence(std::shared_ptr<const MultimodalPrompt> images = nullptr);
   // Frees the sequence's KV blocks, SSM slot and snapshots.
   void release(int64_t seq_id);
   int32_t num_tokens(int64_t seq_id) const { return sequences_.at(seq_id).num_tokens; }
@@ -56,6 +57,7 @@ class DirectSession {
     std::map<int32_t, int32_t> snapshots;  // sequence length -> SSM slot holding that state
     int32_t verify_base = -1;              // length before the last verify input; -1: none
     int32_t verify_len = 0;
+    std::shared_ptr<const MultimodalPrompt> images;
   };
   void reserve_blocks(SequenceState& seq, int32_t num_tokens);
   int32_t allocate_ssm_slot();

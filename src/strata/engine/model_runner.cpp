@@ -161,6 +161,7 @@ int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
 int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
   if (model_.config().pooler) return 0;  // prefill only: one-token prompts are not worth a graph
+  if (step.has_image_tokens()) return 0;  // prompts only; their embeddings and streams are not captured
   // Recurrent layers are captured as one batched launch over slot ids: no snapshots, no
   // per-token states, f32 state.
   if (model_.num_ssm_layers() > 0 &&

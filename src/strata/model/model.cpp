@@ -36,11 +36,25 @@ void Model::add_layer(std::unique_ptr<Layer> layer, std::string description) {
   descriptions_.push_back(std::move(description));
 }
 
+// Image placeholder tokens take the vision tower's embeddings instead of their token embedding.
+void Model::place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
+  const Tensor& embeds = step.device().image_embeds;  // [N, hidden] f32
+  if (embeds.dim(1) != config_.hidden_size)
+    fail("image embeddings have width {} but the text model's hidden_size is {}", embeds.dim(1), config_.hidden_size);
+  Tensor rows = embeds;
+  if (x.dtype() != DType::kF32) {
+    rows = ctx.step_workspace.alloc(x.dtype(), embeds.shape());
+    ops::convert(embeds, rows);
+  }
+  ops::scatter_rows(rows, step.device().image_rows, x);
+}
+
 Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
   ops::embedding(parts_.embed_tokens, step.device().token_ids, x);
   if (parts_.embed_scale != 1.0f) ops::scale(x, parts_.embed_scale);
+  if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];

@@ -48,6 +48,8 @@ class Model {
   const std::vector<std::string>& layer_plan() const { return descriptions_; }
 
  private:
+  void place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+
   ModelConfig config_;
   Parts parts_;
   std::vector<std::unique_ptr<Layer>> layers_;

@@ -1,6 +1,8 @@
 #include "strata/model/step_batch.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 
 #include "strata/core/error.h"
 
@@ -23,13 +25,13 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
       const int32_t t = static_cast<int32_t>(token_ids_.size());
       token_ids_.push_back(row.token_ids[i]);
       lora_slots_.push_back(row.lora_slot);
-      positions_.push_back(pos);
       slot_mapping_.push_back(row.padding ? -1
                                           : static_cast<int32_t>(row.block_table[pos / block_size] * block_size +
                                                                  pos % block_size));
       if (row.logits == LogitsMode::kAll || (row.logits == LogitsMode::kLast && i == row.q_len() - 1))
         logits_indices_.push_back(t);
     }
+    add_positions(row);
     if (row.pending_sample >= 0) {  // kPendingToken becomes id 0 until the runner writes the sample
       STRATA_CHECK(!row.padding);
       token_ids_.back() = 0;
@@ -45,6 +47,42 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
     plain_ssm_decode_ = plain_ssm_decode_ && row.q_len() == 1 && row.ssm_slot >= 0 &&
                         row.ssm_snapshots.empty() && !row.keep_intermediates;
     max_kv_len_ = std::max<int64_t>(max_kv_len_, kv_len);
+  }
+  if (!has_image_tokens()) return;
+  // Three streams for every token; text rows' streams are equal.
+  const std::vector<int32_t> triples = std::move(mrope_positions_);
+  const int64_t t = num_tokens();
+  mrope_positions_.assign(3 * t, 0);
+  for (int64_t i = 0; i < t; ++i)
+    for (int s = 0; s < 3; ++s) mrope_positions_[s * t + i] = triples[3 * i + s];
+  gather_image_embeds();
+}
+
+// Appends the row's 1-D positions (the temporal stream) and, as (t, h, w) triples, all three.
+void StepBatch::add_positions(const StepRow& row) {
+  for (int32_t i = 0; i < row.q_len(); ++i) {
+    const int32_t index = row.num_computed_tokens + i;
+    std::array<int32_t, 3> pos = {index, index, index};
+    if (row.multimodal) {
+      pos = row.multimodal->rope_position(index);
+      if (const PromptImage* image = row.multimodal->image_at(index)) {
+        image_rows_.push_back(static_cast<int32_t>(positions_.size()));
+        image_tokens_.push_back({image, index - image->first_token});
+      }
+    }
+    positions_.push_back(pos[0]);
+    mrope_positions_.insert(mrope_positions_.end(), pos.begin(), pos.end());
+  }
+}
+
+void StepBatch::gather_image_embeds() {
+  const int64_t hidden = image_tokens_.front().image->embeds.dim(1);
+  image_embeds_ = Tensor::host(DType::kF32, {static_cast<int64_t>(image_tokens_.size()), hidden});
+  for (size_t n = 0; n < image_tokens_.size(); ++n) {
+    const ImageToken& token = image_tokens_[n];
+    STRATA_CHECK(token.image->embeds.dim(1) == hidden && token.image->embeds.dtype() == DType::kF32);
+    std::memcpy(image_embeds_.data_as<float>() + n * hidden, token.image->embeds.data_as<float>() + token.offset * hidden,
+                hidden * sizeof(float));
   }
 }
 
@@ -65,9 +103,15 @@ void StepBatch::upload(Backend& backend) {
   device_.ssm_slots = plain_ssm_decode_ && r > 0 ? to_device(ssm_slots_, {r}) : Tensor();
   device_.pending_tokens = to_device(pending_tokens_, {num_pending_tokens(), 2});
   device_.lora_slots = to_device(lora_slots_, {num_tokens()});
+  if (!has_image_tokens()) return;
+  device_.mrope_positions = to_device(mrope_positions_, {3, num_tokens()});
+  device_.image_rows = to_device(image_rows_, {static_cast<int64_t>(image_rows_.size())});
+  device_.image_embeds = backend.device().is_cpu() ? image_embeds_ : backend.from_host(image_embeds_);
 }
 
 void StepBatch::upload(StepBuffers& buffers) {
+  // Images run on the CPU backend only (the vision tower is not built on the GPU).
+  STRATA_CHECK_MSG(!has_image_tokens(), "a step with image tokens on a device backend");
   const int64_t r = num_rows();
   StepBuffers::Fields fields;
   fields[StepBuffers::kTokenIds] = token_ids_;

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "strata/backend/backend.h"
 #include "strata/core/tensor.h"
+#include "strata/model/multimodal_prompt.h"
 #include "strata/model/step_buffers.h"
 
 namespace strata {
@@ -36,6 +38,8 @@ struct StepRow {
   // sample #pending_sample; token_ids holds kPendingToken there, and the runner writes the id.
   int32_t pending_sample = -1;
   int32_t lora_slot = -1;  // the LoRA adapter every token of the row uses; -1: the base model
+  // The sequence's images (MRoPE positions, embeddings of placeholder tokens); null: text only.
+  std::shared_ptr<const MultimodalPrompt> multimodal;
 
   int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -51,6 +55,10 @@ struct StepTensors {
   Tensor ssm_slots;       // [R] i32: each row's SSM state slot; only for is_plain_ssm_decode()
   Tensor pending_tokens;  // [P, 2] i32: (index into token_ids, previous step's sample index)
   Tensor lora_slots;      // [T] i32: each token's LoRA adapter slot, -1 for none
+  // Only when the step holds image tokens (has_image_tokens()), else undefined:
+  Tensor mrope_positions;  // [3, T] i32: temporal, height, width rotary positions
+  Tensor image_rows;       // [N] i32: the token rows that take image embeddings
+  Tensor image_embeds;     // [N, hidden] f32: their embeddings, in image_rows' order
 };
 
 class StepBatch {
@@ -74,6 +82,8 @@ class StepBatch {
   const std::vector<int32_t>& logits_row_offsets() const { return logits_row_offsets_; }
   // Tokens the previous step sampled on the device that this step takes as input.
   int64_t num_pending_tokens() const { return static_cast<int64_t>(pending_tokens_.size() / 2); }
+  // Image placeholder tokens in this step: they need three position streams and their embeddings.
+  bool has_image_tokens() const { return !image_tokens_.empty(); }
 
   // Copies the metadata to the backend's device (views of host memory on the CPU).
   void upload(Backend& backend);
@@ -89,6 +99,15 @@ class StepBatch {
   std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_, ssm_slots_, pending_tokens_, lora_slots_;
   int64_t max_blocks_per_row_ = 1, max_q_len_ = 0, max_kv_len_ = 0;
   bool plain_ssm_decode_ = true;
+  struct ImageToken {
+    const PromptImage* image;
+    int32_t offset;  // row of image->embeds
+  };
+  std::vector<ImageToken> image_tokens_;
+  std::vector<int32_t> mrope_positions_, image_rows_;  // [3, T], [N]; only with image tokens
+  Tensor image_embeds_;                                // [N, hidden] f32 host
+  void add_positions(const StepRow& row);
+  void gather_image_embeds();
   StepTensors device_;
 };
 

@@ -36,6 +36,12 @@ void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
   STRATA_DISPATCH(src.device(), cpu::gather_rows(src, indices, out), cuda::gather_rows(src, indices, out));
 }
 
+void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
+  STRATA_CHECK(src.rank() == 2 && out.rank() == 2 && indices.dtype() == DType::kI32);
+  STRATA_CHECK(src.dim(0) == indices.numel() && src.dim(1) == out.dim(1) && src.dtype() == out.dtype());
+  STRATA_DISPATCH(src.device(), cpu::scatter_rows(src, indices, out), cuda::scatter_rows(src, indices, out));
+}
+
 void convert(const Tensor& src, const Tensor& dst) {
   STRATA_CHECK(src.numel() == dst.numel());
   STRATA_DISPATCH(src.device(), cpu::convert(src, dst), cuda::convert(src, dst));

@@ -16,6 +16,8 @@ void split_halves(const Tensor& packed, const Tensor& first, const Tensor& secon
 void scale(const Tensor& x, float factor);
 // Rows of src picked by index: out[i] = src[indices[i]]; src [N, D], indices [M] i32, out [M, D].
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
+// Rows of out overwritten by index: out[indices[i]] = src[i]; src [M, D], indices [M] i32, out [N, D].
+void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 // Copies and converts between activation dtypes (f32 <-> bf16) of the same shape.
 void convert(const Tensor& src, const Tensor& dst);
 
@@ -28,6 +30,7 @@ void elementwise(const Tensor& x, const Tensor& y, ops::ElementwiseKind kind);
 void split_halves(const Tensor& packed, const Tensor& first, const Tensor& second);
 void scale(const Tensor& x, float factor);
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
+void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void convert(const Tensor& src, const Tensor& dst);
 }  // namespace strata::cpu
 namespace strata::cuda {
@@ -35,5 +38,6 @@ void elementwise(const Tensor& x, const Tensor& y, ops::ElementwiseKind kind);
 void split_halves(const Tensor& packed, const Tensor& first, const Tensor& second);
 void scale(const Tensor& x, float factor);
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
+void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void convert(const Tensor& src, const Tensor& dst);
 }  // namespace strata::cuda

@@ -3,6 +3,7 @@
 // scaling variant (default, linear, llama3, yarn); see rope_frequencies().
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "strata/core/model_config.h"
@@ -10,10 +11,24 @@
 
 namespace strata::ops {
 
+// MRoPE: which position stream (0 temporal, 1 height, 2 width) each rotary frequency reads.
+struct MropeSections {
+  std::array<int32_t, 3> section{};  // frequencies per stream; all 0: plain rotary
+  bool interleaved = false;          // t h w t h w ... (Qwen3.5) rather than runs (Qwen2-VL)
+
+  bool enabled() const { return section[0] + section[1] + section[2] > 0; }
+  int stream(int64_t freq) const {
+    if (!interleaved) return freq < section[0] ? 0 : freq < section[0] + section[1] ? 1 : 2;
+    if (freq % 3 == 1 && freq < 3 * section[1]) return 1;
+    return freq % 3 == 2 && freq < 3 * section[2] ? 2 : 0;
+  }
+};
+
 struct RopeTable {
   std::vector<float> inv_freq;    // [rotary_dim / 2]
   int64_t rotary_dim = 0;
   float attention_scaling = 1.0f;  // multiplies cos and sin (yarn)
+  MropeSections mrope;
 };
 
 // The inverse frequencies and scaling of `rope` for heads of size head_dim, rounded to
@@ -25,10 +40,12 @@ RopeTable rope_frequencies(const RopeConfig& rope, int64_t head_dim, int64_t max
 struct RopeParams {
   int64_t rotary_dim = 0;
   float attention_scaling = 1.0f;
+  MropeSections mrope;  // read only with [3, T] positions
 };
 
 // q: [T, num_q_heads, head_dim], k: [T, num_kv_heads, head_dim], rotated in place;
-// positions: [T] i32; inv_freq: [rotary_dim / 2] f32 on the same device.
+// positions: [T] i32, or [3, T] i32 MRoPE streams (CPU only; params.mrope enabled);
+// inv_freq: [rotary_dim / 2] f32 on the same device.
 void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq,
           const RopeParams& params);
 

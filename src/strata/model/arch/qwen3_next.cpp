@@ -36,6 +36,18 @@ bool names_partial_rotary_factor(const nlohmann::json& raw) {
   return false;
 }
 
+// Qwen3.5's rope_parameters.mrope_section / mrope_interleaved (Qwen3-Next has none: plain rotary).
+ops::MropeSections mrope_sections(const ModelConfig& config, int64_t rotary_dim) {
+  const nlohmann::json& params = config.raw.contains("rope_parameters") ? config.raw["rope_parameters"] : config.raw;
+  if (!params.is_object() || !params.contains("mrope_section")) return {};
+  const auto section = params["mrope_section"].get<std::vector<int32_t>>();
+  if (section.size() != 3 || section[0] + section[1] + section[2] != rotary_dim / 2)
+    fail("config.json: rope_parameters.mrope_section {} must name 3 streams (temporal, height, width) whose "
+         "frequencies add up to rotary_dim / 2 = {}", params["mrope_section"].dump(), rotary_dim / 2);
+  return {.section = {section[0], section[1], section[2]},
+          .interleaved = params.value("mrope_interleaved", false)};
+}
+
 AttentionOptions gated_attention_options(const ModelConfig& config) {
   AttentionOptions attention = attention_options(config);
   attention.qk_norm = true;
@@ -46,6 +58,7 @@ AttentionOptions gated_attention_options(const ModelConfig& config) {
     rope.partial_rotary_factor = 0.25;
     attention.rope = ops::rope_frequencies(rope, config.head_dim, config.max_position_embeddings, config.dtype);
   }
+  attention.rope.mrope = mrope_sections(config, attention.rope.rotary_dim);
   return attention;
 }
 

@@ -38,7 +38,7 @@ void Attention::load_projections(const WeightScope& w) {
   const AttentionOptions& o = options_;
   const int64_t q_out = o.num_heads * o.head_dim * (o.output_gate ? 2 : 1);
   const int64_t kv_out = o.num_kv_heads * o.head_dim;
-  if (!o.output_gate) {
+  if (!o.output_gate && !o.rope.mrope.enabled()) {  // prepare_qkv rotates by 1-D positions only
     qkv_proj_ = w.fused_rows({"q_proj.weight", "k_proj.weight", "v_proj.weight"},
                              {{q_out, o.hidden_size}, {kv_out, o.hidden_size}, {kv_out, o.hidden_size}});
     if (qkv_proj_.defined() && o.qkv_bias)
@@ -119,9 +119,12 @@ void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& ou
       q_norm_.apply(q.reshape({t * nh, hd}), q.reshape({t * nh, hd}));
       k_norm_.apply(k.reshape({t * nkv, hd}), k.reshape({t * nkv, hd}));
     }
+    // A step with image tokens carries three position streams; otherwise they are all equal.
+    const bool mrope = options_.rope.mrope.enabled() && meta.mrope_positions.defined();
     if (options_.rope.rotary_dim > 0)
-      ops::rope(q, k, meta.positions, inv_freq_,
-                {.rotary_dim = options_.rope.rotary_dim, .attention_scaling = options_.rope.attention_scaling});
+      ops::rope(q, k, mrope ? meta.mrope_positions : meta.positions, inv_freq_,
+                {.rotary_dim = options_.rope.rotary_dim, .attention_scaling = options_.rope.attention_scaling,
+                 .mrope = options_.rope.mrope});
     ops::store_kv(k, v, meta.slot_mapping, k_cache, v_cache);
   }
   Tensor attn = ctx.temp({t, nh, hd});

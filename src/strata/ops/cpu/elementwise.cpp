@@ -45,6 +45,16 @@ void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
   }
 }
 
+void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
+  const int64_t row_bytes = src.row_bytes();
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    const int32_t r = indices.data_as<int32_t>()[i];
+    STRATA_CHECK(r >= 0 && r < out.dim(0));
+    std::memcpy(static_cast<char*>(out.data()) + r * row_bytes,
+                static_cast<const char*>(src.data()) + i * row_bytes, row_bytes);
+  }
+}
+
 void convert(const Tensor& src, const Tensor& dst) {
   if (src.dtype() == DType::kF32) {
     narrow_from_f32(src.data_as<float>(), dst.dtype(), src.numel(), dst.data());

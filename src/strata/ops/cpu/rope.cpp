@@ -25,11 +25,13 @@ void rotate_heads(float* x, int64_t num_heads, int64_t head_dim, const float* co
 void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq,
           const ops::RopeParams& params) {
   const int64_t num_tokens = q.dim(0), head_dim = q.dim(2), half = params.rotary_dim / 2;
+  const bool mrope = positions.rank() == 2;  // [3, T]: frequency i reads stream mrope.stream(i)
   parallel_for(num_tokens, 4, [&](int64_t begin, int64_t end) {
     std::vector<float> cos(half), sin(half);
     for (int64_t t = begin; t < end; ++t) {
-      const float pos = static_cast<float>(positions.data_as<int32_t>()[t]);
       for (int64_t i = 0; i < half; ++i) {
+        const int64_t stream = mrope ? params.mrope.stream(i) : 0;
+        const float pos = static_cast<float>(positions.data_as<int32_t>()[stream * num_tokens + t]);
         const float angle = pos * inv_freq.data_as<float>()[i];
         cos[i] = std::cos(angle) * params.attention_scaling;
         sin[i] = std::sin(angle) * params.attention_scaling;

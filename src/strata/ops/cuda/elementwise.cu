@@ -49,6 +49,16 @@ __global__ void gather_rows_kernel(const W* src, const int32_t* indices, W* out,
     out[i * row_words + c] = valid ? src[r * row_words + c] : W{};
 }
 
+// out[indices[i]] = src[i]; bad indices are skipped.
+template <typename W>
+__global__ void scatter_rows_kernel(const W* src, const int32_t* indices, W* out, int64_t out_rows,
+                                    int64_t row_words) {
+  const int64_t i = blockIdx.x;
+  const int32_t r = indices[i];
+  if (r < 0 || r >= out_rows) return;
+  for (int64_t c = threadIdx.x; c < row_words; c += blockDim.x) out[r * row_words + c] = src[i * row_words + c];
+}
+
 template <typename Tin, typename Tout>
 __global__ void convert_kernel(const Tin* src, Tout* dst, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -129,6 +139,21 @@ void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
   } else {
     gather_rows_kernel<uint8_t><<<m, 256, 0, stream>>>(src.data_as<uint8_t>(), indices.data_as<int32_t>(),
                                                        out.data_as<uint8_t>(), src.dim(0), row_bytes);
+  }
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
+  const int64_t m = indices.numel();
+  if (m == 0) return;
+  const int64_t row_bytes = src.row_bytes();
+  const cudaStream_t stream = current_stream();
+  if (row_bytes % 4 == 0) {
+    scatter_rows_kernel<uint32_t><<<m, 256, 0, stream>>>(src.data_as<uint32_t>(), indices.data_as<int32_t>(),
+                                                         out.data_as<uint32_t>(), out.dim(0), row_bytes / 4);
+  } else {
+    scatter_rows_kernel<uint8_t><<<m, 256, 0, stream>>>(src.data_as<uint8_t>(), indices.data_as<int32_t>(),
+                                                        out.data_as<uint8_t>(), out.dim(0), row_bytes);
   }
   STRATA_CUDA_CHECK_LAUNCH();
 }
