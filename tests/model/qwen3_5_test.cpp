@@ -90,12 +90,12 @@ Tensors per_expert(const WeightInfo& info) {
   return out;
 }
 
-// Qwen3_5MoeForConditionalGeneration's layout: model.language_model.*, a vision tower beside it.
+// Qwen3_5MoeForConditionalGeneration's layout: model.language_model.*, no vision tensors (a
+// checkpoint without them is read as text only).
 Tensors multimodal(const WeightInfo& info) {
   Tensors out;
   if (info.name.starts_with("model.")) {
     out.emplace_back("model.language_model." + info.name.substr(6), whole(info));
-    if (info.name == "model.norm.weight") out.emplace_back("model.visual.merger.norm.weight", whole(info));
   } else {
     out.emplace_back(info.name, whole(info));
   }
@@ -120,6 +120,11 @@ TEST(Qwen35, PerExpertTensorsGiveTheFusedExpertsModel) {
   expect_same_model_as_the_fixture(rewritten_moe_fixture("qwen3_5_moe_per_expert", moe_text_config(), per_expert));
 }
 
+// A tower of depth 1, width 32, patch 16, merge 2, into the MoE fixture's width 64.
+const nlohmann::json kSmallVisionConfig = {{"depth", 1}, {"hidden_size", 32}, {"intermediate_size", 64},
+                                           {"num_heads", 2}, {"patch_size", 16}, {"out_hidden_size", 64},
+                                           {"num_position_embeddings", 16}};
+
 // Qwen3_5MoeForConditionalGeneration: the MoE text config nested under text_config, its weights
 // under model.language_model; dummy weights take that layout from the config alone.
 TEST(Qwen35, MultimodalMoeLayoutGivesTheTextOnlyModel) {
@@ -127,14 +132,18 @@ TEST(Qwen35, MultimodalMoeLayoutGivesTheTextOnlyModel) {
                                  {"architectures", {"Qwen3_5MoeForConditionalGeneration"}},
                                  {"tie_word_embeddings", false},
                                  {"text_config", moe_text_config()},
-                                 {"vision_config", {{"depth", 1}}}};
+                                 {"vision_config", kSmallVisionConfig}};
   const std::string dir = rewritten_moe_fixture("qwen3_5_moe_multimodal", config, multimodal);
   expect_same_model_as_the_fixture(dir);
   auto cpu = make_cpu_backend(1);
   const LoadedModel dummy = load_model({.model_path = dir, .load_format = LoadFormat::kDummy}, *cpu);
   const LoadedModel text_only = load_model({.model_path = fixture_path("hf/qwen3_5_moe_text")}, *cpu);
   EXPECT_EQ(dummy.model->layer_plan(), plan_of("moe"));
-  EXPECT_EQ(dummy.weights->num_parameters(), text_only.weights->num_parameters());
+  ASSERT_NE(dummy.model->vision_tower(), nullptr);  // dummy weights follow the config
+  // patch embedding, positions, one block (norms, qkv, proj, fc1, fc2), the merger (norm, fc1, fc2)
+  const int64_t tower = 32 * 1536 + 32 + 16 * 32 + (4 * 32 + 96 * 32 + 96 + 32 * 32 + 32 + 64 * 32 + 64 + 32 * 64 + 32) +
+                        (2 * 32 + 128 * 128 + 128 + 64 * 128 + 64);
+  EXPECT_EQ(dummy.weights->num_parameters(), text_only.weights->num_parameters() + tower);
 }
 
 // transformers' Qwen3.5 attention always gates its output; a config that says otherwise is not

@@ -1,6 +1,7 @@
 #include "strata/model/model.h"
 
 #include "strata/core/error.h"
+#include "strata/model/vision/vision_tower.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
@@ -17,6 +18,10 @@ Model::Model(ModelConfig config, Parts parts) : config_(std::move(config)), part
     fail("model_type '{}' cannot be served as a pooling model (its builder sets its own output head); serve it "
          "with --runner generate", config_.model_type);
 }
+
+Model::~Model() = default;
+
+void Model::set_vision_tower(std::unique_ptr<VisionTower> tower) { vision_tower_ = std::move(tower); }
 
 int64_t Model::output_width() const {
   switch (config_.head()) {

@@ -14,6 +14,8 @@
 
 namespace strata {
 
+class VisionTower;
+
 class Model {
  public:
   struct Parts {
@@ -28,6 +30,12 @@ class Model {
   // Throws an Error when the parts do not give config.head() (an architecture whose builder
   // sets its own lm_head cannot be a pooling model).
   Model(ModelConfig config, Parts parts);
+  ~Model();
+
+  // Multimodal checkpoints: the tower that turns images into embeddings for the placeholder
+  // tokens (null: the model takes text only).
+  void set_vision_tower(std::unique_ptr<VisionTower> tower);
+  const VisionTower* vision_tower() const { return vision_tower_.get(); }
 
   void add_layer(std::unique_ptr<Layer> layer, std::string description);
 
@@ -52,6 +60,7 @@ class Model {
 
   ModelConfig config_;
   Parts parts_;
+  std::unique_ptr<VisionTower> vision_tower_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<LayerCaps> caps_;
   std::vector<int64_t> kv_index_, ssm_index_;  // per layer; -1 when unused

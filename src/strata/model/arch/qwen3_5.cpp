@@ -2,13 +2,15 @@
 // Qwen3-Next stack with the DeltaNet's projections stored split, a dense MLP on every layer or
 // (MoE) routed experts, top-k always renormalised, plus a sigmoid-gated shared expert on every
 // layer. Text prompts give MRoPE's three position streams one value, so the rotary is plain partial
-// rotary. Multimodal checkpoints hold the text model under model.language_model.
+// rotary. Multimodal checkpoints hold the text model under model.language_model and a vision
+// tower under model.visual (image prompts then use MRoPE's three streams).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "strata/core/error.h"
 #include "strata/model/arch/builders.h"
 #include "strata/model/arch/qwen3_next.h"
+#include "strata/model/vision/vision_tower.h"
 
 namespace strata {
 namespace {
@@ -22,12 +24,27 @@ std::string text_prefix(const ModelConfig& config, const ModelWeights& weights) 
   return nested ? kNestedPrefix : "model";
 }
 
+// The vision tower of a multimodal checkpoint, on the CPU backend only (its attention, LayerNorm
+// and position resampling have no CUDA kernels yet): elsewhere the model takes text only.
+void add_vision_tower(Model& model, const ModelConfig& config, const ModelWeights& weights) {
+  // Dummy weights follow the config; a real checkpoint must hold the tower to have one.
+  const bool has_tower = weights.is_dummy() || !weights.names_under("model.visual.").empty();
+  if (!has_tower || !config.raw.contains("vision_config")) return;
+  if (!weights.backend().device().is_cpu()) {
+    spdlog::info("{}: the vision tower (model.visual.*) runs on the CPU backend only; on {} this model takes text "
+                 "prompts, and requests with images are refused", config.model_type, weights.backend().name());
+    return;
+  }
+  const VisionTowerOptions options = vision_tower_options(config.raw["vision_config"]);
+  if (options.out_hidden_size != config.hidden_size)
+    fail("config.json: vision_config.out_hidden_size is {} but the text model's hidden_size is {}; image embeddings "
+         "must have the text model's width", options.out_hidden_size, config.hidden_size);
+  model.set_vision_tower(std::make_unique<VisionTower>(options, WeightScope(weights, "model.visual"), weights.backend()));
+}
+
 // Parts of the checkpoint no layer reads, said once at start-up (dummy weights have none).
 void log_unread_parts(const ModelConfig& config, const ModelWeights& weights) {
-  const size_t vision = weights.names_under("model.visual.").size(), mtp = weights.names_under("mtp.").size();
-  if (vision > 0)
-    spdlog::info("{}: the vision tower (model.visual.*, {} tensors) is not loaded; image and video input are not "
-                 "supported yet, text prompts are", config.model_type, vision);
+  const size_t mtp = weights.names_under("mtp.").size();
   if (mtp > 0)
     spdlog::info("{}: the multi-token prediction layers (mtp.*, {} tensors) are not loaded; speculative decoding "
                  "with them is not supported yet", config.model_type, mtp);
@@ -66,7 +83,7 @@ std::unique_ptr<Model> build(const ModelConfig& config, const ModelWeights& weig
     fail("config.json of {}: num_experts ({}) and shared_expert_intermediate_size ({}) must be positive",
          config.model_type, moe.num_experts, moe.shared_intermediate_size);
   const MlpOptions mlp = dense_mlp_options(config);
-  return build_qwen3_next_stack(
+  std::unique_ptr<Model> model = build_qwen3_next_stack(
       config, weights,
       {.prefix = text_prefix(config, weights),
        .split_gdn_projections = true,
@@ -74,6 +91,8 @@ std::unique_ptr<Model> build(const ModelConfig& config, const ModelWeights& weig
          if (moe_layers) return moe_ffn(moe, w);
          return Qwen3NextFfn{std::make_unique<Mlp>(mlp, w), "mlp"};
        }});
+  add_vision_tower(*model, config, weights);
+  return model;
 }
 
 }  // namespace

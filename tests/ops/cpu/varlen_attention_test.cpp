@@ -1,0 +1,45 @@
+// Bidirectional attention within segments: against a double reference, and a token's output
+// does not change when another segment's values do.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "strata/ops/varlen_attention.h"
+#include "test_support.h"
+
+namespace strata {
+namespace {
+
+TEST(VarlenAttentionOp, EachTokenAttendsToAllOfItsSegmentOnly) {
+  const Tensor q = test::random_f32({7, 2, 8}, 51), k = test::random_f32({7, 2, 8}, 52);
+  Tensor v = test::random_f32({7, 2, 8}, 53), out = Tensor::host(DType::kF32, {7, 2, 8});
+  const std::vector<int32_t> cu = {0, 3, 7};
+  ops::varlen_attention(q, k, v, cu, 0.35f, out);
+  for (int64_t t = 0; t < 7; ++t)
+    for (int64_t h = 0; h < 2; ++h) {
+      const int64_t begin = t < 3 ? 0 : 3, end = t < 3 ? 3 : 7;
+      std::vector<double> p;
+      double sum = 0;
+      for (int64_t j = begin; j < end; ++j) {
+        double dot = 0;
+        for (int i = 0; i < 8; ++i) dot += q.data_as<float>()[(t * 2 + h) * 8 + i] * k.data_as<float>()[(j * 2 + h) * 8 + i];
+        p.push_back(std::exp(dot * 0.35));
+        sum += p.back();
+      }
+      for (int i = 0; i < 8; ++i) {
+        double ref = 0;
+        for (int64_t j = begin; j < end; ++j) ref += p[j - begin] / sum * v.data_as<float>()[(j * 2 + h) * 8 + i];
+        ASSERT_NEAR(out.data_as<float>()[(t * 2 + h) * 8 + i], ref, 1e-5) << t << "," << h << "," << i;
+      }
+    }
+  const Tensor before = test::random_f32({7, 2, 8}, 54);
+  std::memcpy(before.data(), out.data(), out.nbytes());
+  for (int64_t i = 3 * 16; i < 7 * 16; ++i) v.data_as<float>()[i] += 1.0f;  // the second segment only
+  ops::varlen_attention(q, k, v, cu, 0.35f, out);
+  for (int64_t i = 0; i < 3 * 16; ++i) ASSERT_EQ(out.data_as<float>()[i], before.data_as<float>()[i]) << i;
+}
+
+}  // namespace
+}  // namespace strata
