@@ -1,0 +1,40 @@
+#include "strata/image/rgb_image.h"
+
+#include <cstring>
+#include <limits>
+
+#include "strata/core/error.h"
+
+#if defined(STRATA_WITH_STB_IMAGE)
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_PNG
+#define STBI_NO_STDIO
+#include <stb/stb_image.h>
+#endif
+
+namespace strata {
+
+#if !defined(STRATA_WITH_STB_IMAGE)
+RgbImage decode_image(std::span<const uint8_t>) {
+  fail("this Strata was built without stb_image, so it cannot decode images; install libstb-dev "
+       "(scripts/setup.sh) and rebuild");
+}
+#else
+RgbImage decode_image(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) fail("the image is empty (0 bytes); send a JPEG or PNG file");
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    fail("the image is {} bytes, more than the decoder takes", bytes.size());
+  int width = 0, height = 0, channels = 0;
+  stbi_uc* data = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height, &channels, 3);
+  if (data == nullptr)
+    fail("could not decode the image ({}); send a JPEG or PNG file", stbi_failure_reason());
+  RgbImage image{.width = width, .height = height};
+  image.pixels.assign(data, data + static_cast<size_t>(width) * height * 3);
+  stbi_image_free(data);
+  return image;
+}
+#endif
+
+}  // namespace strata
