@@ -37,8 +37,7 @@ std::shared_ptr<const MultimodalPrompt> VisionSequence::prompt(const VisionFixtu
     const int32_t j = images.at(placed.size());
     const VisionImage& image = fixture.images[j];
     placed.push_back({.first_token = i, .grid_t = image.grid_thw[0], .grid_h = image.grid_thw[1] / 2,
-                      .grid_w = image.grid_thw[2] / 2, .embeds = embeds.empty() ? image.embeds : embeds[j],
-                      .content_hash = static_cast<uint64_t>(j + 1)});
+                      .grid_w = image.grid_thw[2] / 2, .embeds = embeds.empty() ? image.embeds : embeds[j]});
   }
   return std::make_shared<const MultimodalPrompt>(std::move(placed));
 }

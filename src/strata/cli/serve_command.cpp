@@ -23,6 +23,7 @@
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
+#include "strata/server/vision_prompt.h"
 #include "strata/server/tool_parsers/tool_parser_registry.h"
 #include "strata/server/response_headers.h"
 #include "strata/server/weight_prefetch.h"
@@ -94,6 +95,25 @@ void add_http_limit_flags(CLI::App& cmd, server::ServerOptions& s) {
       ->check(CLI::Range(1, 1 << 20));
 }
 
+// What one request may send to a model that takes images (docs/serving.md, "Images").
+void add_image_flags(CLI::App& cmd, server::ImageInputOptions& images) {
+  cmd.add_option_function<std::string>(
+      "--limit-mm-per-prompt",
+      [&images](const std::string& text) {
+        const nlohmann::json limits = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+        if (!limits.is_object() || !limits.contains("image") || !limits["image"].is_number_integer() ||
+            limits["image"].get<int64_t>() < 0 || limits.size() != 1)
+          fail("--limit-mm-per-prompt takes JSON like '{{\"image\": 4}}' (images per prompt), got '{}'", text);
+        images.max_images_per_prompt = limits["image"].get<int32_t>();
+      },
+      "most images one prompt may hold, as JSON: '{\"image\": N}' (default 8); more get 400");
+  cmd.add_option("--max-image-pixels", images.max_image_pixels,
+                 "largest decoded image (width x height) a request may send; larger get 400")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--allowed-local-media-path", images.allowed_local_media_path,
+                 "let image_url parts name file:// images under this folder (default: file:// refused)");
+}
+
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_model_flags(cmd, f.model, /*model_required=*/false);
   cmd.add_option("MODEL", f.positional_model, "model folder or .gguf (default: the embedded SmolLM2)");
@@ -127,6 +147,7 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   cmd.add_flag_function("--enable-auto-tool-choice", [](int64_t) {},
                         "accepted for vLLM command lines: tool calls are always parsed");
   add_http_limit_flags(cmd, f.server);
+  add_image_flags(cmd, f.server.images);
   add_engine_flags(cmd, f.engine);
   cmd.add_option("--lora-modules", f.lora_modules,
                  "LoRA adapters as name=path (PEFT folders); a request picks one by its 'model' field");
@@ -159,6 +180,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--header-timeout", "HTTP limits"}, {"--body-timeout", "HTTP limits"},
       {"--keep-alive-timeout", "HTTP limits"}, {"--send-timeout", "HTTP limits"},
       {"--max-connections", "HTTP limits"}, {"--max-connections-per-client", "HTTP limits"},
+      {"--limit-mm-per-prompt", "Images"}, {"--max-image-pixels", "Images"}, {"--allowed-local-media-path", "Images"},
   };
   for (CLI::Option* option : cmd.get_options()) {
     if (option->get_group().empty() || option == cmd.get_help_ptr()) continue;
@@ -166,6 +188,19 @@ void group_serve_flags(CLI::App& cmd) {
     STRATA_CHECK_MSG(it != kGroups.end(), "serve flag without a --help group");
     option->group(it->second);
   }
+}
+
+// A model with a vision tower takes images, preprocessed as its preprocessor_config.json says.
+std::optional<server::VisionInput> vision_input(const OpenModel& open, const std::string& path,
+                                                const server::ImageInputOptions& limits) {
+  const VisionTower* tower = open.loaded.model->vision_tower();
+  if (tower == nullptr) return std::nullopt;
+  const int64_t image_token_id = open.loaded.config.get_int("image_token_id", -1);
+  if (image_token_id < 0) fail("config.json of this multimodal model names no image_token_id");
+  fmt::print("images: taken (vision tower on the CPU; at most {} a prompt, {} pixels each)\n",
+             limits.max_images_per_prompt, limits.max_image_pixels);
+  return server::VisionInput{.tower = tower, .processor = read_image_processor_config(path),
+                             .image_token_id = static_cast<int32_t>(image_token_id), .limits = limits};
 }
 
 // Set by the SIGINT/SIGTERM handler (any thread may run it: OpenBLAS starts threads before
@@ -258,6 +293,7 @@ void run_serve(ServeFlags flags) {
   capture_decode_graphs(open, flags.engine, "strata serve");
   Engine engine(*open.runner, *text.tokenizer, text.eos_token_ids, flags.engine, open.draft_runner.get());
   server::EngineService service(engine);
+  const std::optional<server::VisionInput> vision = vision_input(open, path, flags.server.images);
   const server::ServedModel model{.service = &service,
                                   .tokenizer = text.tokenizer.get(),
                                   .accepts_text = text.has_text,
@@ -269,7 +305,8 @@ void run_serve(ServeFlags flags) {
                                   .vocab_size = open.loaded.config.vocab_size,
                                   .pooler = open.loaded.config.pooler ? &*open.loaded.config.pooler : nullptr,
                                   .created_unix = static_cast<int64_t>(std::time(nullptr)),
-                                  .tool_parser = pick_tool_parser(flags, *text.tokenizer)};
+                                  .tool_parser = pick_tool_parser(flags, *text.tokenizer),
+                                  .vision = vision ? &*vision : nullptr};
   server::HttpServer http(model, flags.server);
   const int port = http.bind();
   const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),

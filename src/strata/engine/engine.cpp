@@ -96,6 +96,8 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   vocab_size_ = runner.model().config().vocab_size;
   hidden_size_ = runner.model().config().hidden_size;
   pooler_ = runner.model().config().pooler;
+  if (runner.model().vision_tower() != nullptr)
+    image_token_id_ = static_cast<int32_t>(runner.model().config().get_int("image_token_id", -1));
   options_.block_size = static_cast<int32_t>(runner.block_size());
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
@@ -130,6 +132,17 @@ void Engine::run() {
 
 std::optional<std::string> Engine::fatal_error() const { return loop_->fatal_error(); }
 
+// Images fill their placeholders in the prompt; the prefix cache keys their blocks by the
+// images' content as well as the tokens (the placeholders alone are the same for every image).
+void Engine::check_images(GenerationRequest& request) const {
+  if (image_token_id_ < 0)
+    fail("this model takes text only: it has no vision tower (the checkpoint has no model.visual.*, or it is served "
+         "on a GPU, where images are not supported yet); send the request without images");
+  if (request.pooling) fail("a pooling request takes no images");
+  request.images->check_against(request.prompt_ids, image_token_id_, hidden_size_);
+  request.cache_key = (request.cache_key ^ request.images->content_hash()) * 0x9e3779b97f4a7c15ULL + 1;
+}
+
 std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   if (stopping_.load()) fail("the server is shutting down; retry on another instance");
   if (auto fatal = fatal_error()) fail("the engine has stopped after a device failure ({}); retry shortly", *fatal);
@@ -154,6 +167,7 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
     fail("LoRA slot {} does not exist; this engine has {} adapters", request.lora_slot, num_lora_slots_);
   if (auto error = request.sampling.validate()) fail("{}", *error);
   check_token_ids(request, vocab_size_);
+  if (request.images) check_images(request);
   auto state = std::make_shared<RequestState>();
   state->request_id = next_request_id_++;
   state->request = std::move(request);

@@ -54,12 +54,14 @@ class Engine {
 
  private:
   void run();
+  void check_images(GenerationRequest& request) const;
 
   EngineOptions options_;
   int32_t num_lora_slots_ = 0;  // the runner's adapters when the engine was made
   int32_t max_model_len_;
   int64_t vocab_size_;
   int64_t hidden_size_;
+  int32_t image_token_id_ = -1;  // the placeholder images fill; -1: the model takes no images
   std::optional<PoolerConfig> pooler_;
   EngineStats stats_;
   std::unique_ptr<EngineLoop> loop_;

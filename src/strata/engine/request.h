@@ -15,6 +15,7 @@
 #include "strata/engine/grammar.h"
 #include "strata/engine/json_schema_grammar.h"
 #include "strata/engine/sampling_params.h"
+#include "strata/model/multimodal_prompt.h"
 
 namespace strata {
 
@@ -49,6 +50,9 @@ struct GenerationRequest {
   // skips the prefix cache (a cached prefix has no logits). -1: none.
   int32_t prompt_logprobs = -1;
   std::optional<PoolingRequest> pooling;  // set: pool the prompt (pooling models only)
+  // The prompt's images: their placeholder tokens' embeddings and MRoPE positions. The engine
+  // keys the prefix cache by their content too, so other images never share these blocks.
+  std::shared_ptr<const MultimodalPrompt> images;
 };
 
 // kCancelled: the client cancelled it or the server shut down before it ended ("abort", as

@@ -17,16 +17,20 @@
 namespace strata {
 
 #if !defined(STRATA_WITH_STB_IMAGE)
-RgbImage decode_image(std::span<const uint8_t>) {
+RgbImage decode_image(std::span<const uint8_t>, int64_t) {
   fail("this Strata was built without stb_image, so it cannot decode images; install libstb-dev "
        "(scripts/setup.sh) and rebuild");
 }
 #else
-RgbImage decode_image(std::span<const uint8_t> bytes) {
+RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels) {
   if (bytes.empty()) fail("the image is empty (0 bytes); send a JPEG or PNG file");
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     fail("the image is {} bytes, more than the decoder takes", bytes.size());
   int width = 0, height = 0, channels = 0;
+  if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height, &channels) == 0)
+    fail("could not read the image's header ({}); send a JPEG or PNG file", stbi_failure_reason());
+  if (static_cast<int64_t>(width) * height > max_pixels)
+    fail("the image is {}x{} pixels, more than the limit of {} pixels", width, height, max_pixels);
   stbi_uc* data = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height, &channels, 3);
   if (data == nullptr)
     fail("could not decode the image ({}); send a JPEG or PNG file", stbi_failure_reason());

@@ -16,7 +16,8 @@ struct RgbImage {
   uint8_t at(int32_t y, int32_t x, int c) const { return pixels[(static_cast<size_t>(y) * width + x) * 3 + c]; }
 };
 
-// Throws strata::Error naming the problem when the bytes are not a JPEG or PNG image it can read.
-RgbImage decode_image(std::span<const uint8_t> bytes);
+// Throws strata::Error naming the problem when the bytes are not a JPEG or PNG image it can read,
+// or when the header says it has more than max_pixels pixels (checked before decoding).
+RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels = int64_t{1} << 40);
 
 }  // namespace strata

@@ -1,5 +1,7 @@
 #include "strata/model/multimodal_prompt.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 
 #include "strata/core/error.h"
@@ -40,6 +42,37 @@ const PromptImage* MultimodalPrompt::image_at(int32_t index) const {
   for (const PromptImage& image : images_)
     if (index >= image.first_token && index < image.first_token + image.num_tokens()) return &image;
   return nullptr;
+}
+
+}  // namespace strata
+
+namespace strata {
+
+uint64_t MultimodalPrompt::content_hash() const {
+  uint64_t hash = 0;
+  for (const PromptImage& image : images_) {
+    const uint64_t place[] = {static_cast<uint64_t>(image.first_token), static_cast<uint64_t>(image.grid_t),
+                              static_cast<uint64_t>(image.grid_h), static_cast<uint64_t>(image.grid_w)};
+    hash = XXH3_64bits_withSeed(place, sizeof(place), hash);
+    if (image.embeds.defined()) hash = XXH3_64bits_withSeed(image.embeds.data(), image.embeds.nbytes(), hash);
+  }
+  return hash;
+}
+
+void MultimodalPrompt::check_against(const std::vector<int32_t>& prompt_ids, int32_t image_token_id,
+                                     int64_t hidden_size) const {
+  for (size_t i = 0; i < images_.size(); ++i) {
+    const PromptImage& image = images_[i];
+    const int64_t end = static_cast<int64_t>(image.first_token) + image.num_tokens();
+    if (end > static_cast<int64_t>(prompt_ids.size()))
+      fail("image {} needs tokens [{}, {}) but the prompt has {}", i, image.first_token, end, prompt_ids.size());
+    for (int64_t t = image.first_token; t < end; ++t)
+      if (prompt_ids[t] != image_token_id)
+        fail("image {}: prompt token {} is {}, not the image placeholder {}", i, t, prompt_ids[t], image_token_id);
+    if (!image.embeds.defined() || image.embeds.dtype() != DType::kF32 || image.embeds.rank() != 2 ||
+        image.embeds.dim(0) != image.num_tokens() || image.embeds.dim(1) != hidden_size)
+      fail("image {}: its embeddings must be [{}, {}] f32", i, image.num_tokens(), hidden_size);
+  }
 }
 
 }  // namespace strata

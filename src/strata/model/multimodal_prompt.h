@@ -16,7 +16,6 @@ struct PromptImage {
   int32_t first_token = 0;  // index in the prompt of its first placeholder token
   int32_t grid_t = 1, grid_h = 0, grid_w = 0;  // the merged grid: one token per (t, h, w), row-major
   Tensor embeds;            // [num_tokens, hidden] f32 host: the vision tower's output
-  uint64_t content_hash = 0;  // of the decoded pixels, so prefix caching tells images apart
 
   int32_t num_tokens() const { return grid_t * grid_h * grid_w; }
 };
@@ -33,6 +32,12 @@ class MultimodalPrompt {
   // The image whose placeholders cover `index`, or nullptr for a text token.
   const PromptImage* image_at(int32_t index) const;
   const std::vector<PromptImage>& images() const { return images_; }
+  // Of every image's embeddings and place (computed here, never taken from a caller): prompts
+  // with other images or placements differ.
+  uint64_t content_hash() const;
+  // Throws strata::Error unless every image's placeholders are `image_token_id` tokens of the
+  // prompt and its embeddings have one row of `hidden_size` per placeholder.
+  void check_against(const std::vector<int32_t>& prompt_ids, int32_t image_token_id, int64_t hidden_size) const;
 
  private:
   std::vector<PromptImage> images_;

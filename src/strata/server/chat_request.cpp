@@ -15,21 +15,42 @@ namespace {
 
 constexpr const char* kRoles[] = {"system", "developer", "user", "assistant", "tool"};
 
-// [{type: text, text}, ...] -> the texts joined by newlines, as vLLM does.
-std::string join_text_parts(const Json& parts, size_t index) {
-  std::string out;
+// The URL of an image_url part: {"image_url": {"url": ...}} or {"image_url": "..."}.
+std::string image_part_url(const Json& part, size_t index) {
+  const Json* image = find_field(part, "image_url");
+  const Json* url = image != nullptr && image->is_object() ? find_field(*image, "url") : image;
+  if (url == nullptr || !url->is_string())
+    throw bad_request(fmt::format("messages[{}].content: an image part reads {{\"type\": \"image_url\", "
+                                  "\"image_url\": {{\"url\": \"data:image/png;base64,...\"}}}}", index),
+                      "messages");
+  return url->get<std::string>();
+}
+
+// [{type: text, text}, ...] -> the texts joined by newlines, as vLLM does. With image_url parts the
+// parts stay a list for the template, images as {"type": "image"} (their URLs go to image_urls).
+Json read_content_parts(const Json& parts, size_t index, std::vector<std::string>& image_urls) {
+  std::string text;
+  Json kept = Json::array();
+  bool has_image = false;
   for (const Json& part : parts) {
     const Json* type = part.is_object() ? find_field(part, "type") : nullptr;
+    if (type != nullptr && *type == "image_url") {
+      image_urls.push_back(image_part_url(part, index));
+      kept.push_back(Json{{"type", "image"}});
+      has_image = true;
+      continue;
+    }
     if (type == nullptr || !type->is_string() || *type != "text" || !part.contains("text") ||
         !part["text"].is_string())
-      throw bad_request(fmt::format("messages[{}].content: only parts of the form {{\"type\": \"text\", \"text\": "
-                                    "\"...\"}} are supported by this text-only model",
+      throw bad_request(fmt::format("messages[{}].content: parts must be {{\"type\": \"text\", \"text\": \"...\"}} "
+                                    "or {{\"type\": \"image_url\", \"image_url\": {{\"url\": \"...\"}}}}",
                                     index),
                         "messages");
-    if (!out.empty()) out += "\n";
-    out += part["text"].get<std::string>();
+    if (!text.empty()) text += "\n";
+    text += part["text"].get<std::string>();
+    kept.push_back(Json{{"type", "text"}, {"text", part["text"]}});
   }
-  return out;
+  return has_image ? kept : Json(text);
 }
 
 // Assistant tool_calls carry arguments as JSON text; templates expect objects. The text is
@@ -48,7 +69,7 @@ void arguments_to_objects(Json& message, size_t index) {
   }
 }
 
-Json read_messages(const Json& body) {
+Json read_messages(const Json& body, std::vector<std::string>& image_urls) {
   const Json* messages = find_field(body, "messages");
   if (messages == nullptr || !messages->is_array() || messages->empty())
     throw bad_request("'messages' must be a non-empty array of {role, content} objects", "messages");
@@ -65,9 +86,10 @@ Json read_messages(const Json& body) {
     // Null content (an assistant turn of only tool calls) is empty text: templates test it
     // with `in` and string filters, which fail on None.
     if (content == nullptr) m["content"] = "";
-    else if (content->is_array()) m["content"] = join_text_parts(*content, i);
+    else if (content->is_array()) m["content"] = read_content_parts(*content, i, image_urls);
     else if (!content->is_string())
-      throw bad_request(fmt::format("messages[{}].content must be a string or an array of text parts", i), "messages");
+      throw bad_request(
+          fmt::format("messages[{}].content must be a string or an array of text and image_url parts", i), "messages");
     arguments_to_objects(m, i);
     out.push_back(std::move(m));
   }
@@ -121,9 +143,11 @@ void read_reasoning_effort(const Json& body, ChatRenderRequest& render) {
 
 }  // namespace
 
-ChatRenderRequest read_conversation(const Json& body) {
+ChatRenderRequest read_conversation(const Json& body, std::vector<std::string>* image_urls) {
   ChatRenderRequest render;
-  render.messages = read_messages(body);
+  std::vector<std::string> urls;
+  render.messages = read_messages(body, urls);
+  if (image_urls != nullptr) *image_urls = std::move(urls);
   render.tools = read_tools(body);
   render.add_generation_prompt = read_bool(body, "add_generation_prompt").value_or(true);
   if (const Json* kwargs = find_field(body, "chat_template_kwargs")) {
@@ -136,7 +160,7 @@ ChatRenderRequest read_conversation(const Json& body) {
 
 ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   ChatRequest chat;
-  chat.render = read_conversation(body);
+  chat.render = read_conversation(body, &chat.image_urls);
   chat.tool_choice = read_tool_choice(body, chat.render.tools);
   chat.parse_tool_calls = !chat.render.tools.is_null() && chat.tool_choice.mode != ToolChoiceMode::kNone;
   read_response_format(body, chat);

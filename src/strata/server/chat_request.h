@@ -34,13 +34,15 @@ struct ChatRequest {
   ReasoningFormat reasoning = ReasoningFormat::kNone;
   std::string prompt_tail;
   const ToolParser* tool_parser = nullptr;  // the served model's (null: hermes)
+  std::vector<std::string> image_urls;      // of the image_url parts, in order (the template sees {"type": "image"})
 };
 
 // A 400 naming the field for anything malformed.
 ChatRequest read_chat_request(const Json& body, int64_t vocab_size);
 
 // The conversation part alone (also used by /tokenize): messages, tools,
-// chat_template_kwargs, reasoning_effort (a template variable), add_generation_prompt.
-ChatRenderRequest read_conversation(const Json& body);
+// chat_template_kwargs, reasoning_effort (a template variable), add_generation_prompt. The
+// image_url parts' URLs go to `image_urls` when given.
+ChatRenderRequest read_conversation(const Json& body, std::vector<std::string>* image_urls = nullptr);
 
 }  // namespace strata::server

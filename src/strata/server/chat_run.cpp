@@ -7,6 +7,7 @@
 #include "strata/core/error.h"
 #include "strata/server/api_error.h"
 #include "strata/server/tool_parsers/tool_parser_registry.h"
+#include "strata/server/vision_prompt.h"
 #include "strata/text/chat_prompt.h"
 
 namespace strata::server {
@@ -17,15 +18,26 @@ constexpr size_t kPromptTailBytes = 256;
 
 }  // namespace
 
-std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, const char* field) {
+std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, const char* field,
+                                 std::shared_ptr<const MultimodalPrompt>* images) {
   const text::Tokenizer& tokenizer = require_tokenizer(model, field);
-  std::vector<int32_t> ids;
+  if (!chat.image_urls.empty() && (model.vision == nullptr || images == nullptr))
+    throw bad_request(fmt::format("the model '{}' takes text only; send the messages without image_url parts",
+                                  model.served_name), field);
+  std::string prompt;
   try {
-    const std::string prompt = text::render_conversation(tokenizer, chat.render) + chat.tool_choice.forced_prefix;
-    ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
-    chat.prompt_tail = prompt.substr(prompt.size() - std::min(prompt.size(), kPromptTailBytes));
+    prompt = text::render_conversation(tokenizer, chat.render) + chat.tool_choice.forced_prefix;
   } catch (const Error& e) {
     throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), field);
+  }
+  chat.prompt_tail = prompt.substr(prompt.size() - std::min(prompt.size(), kPromptTailBytes));
+  std::vector<int32_t> ids;
+  if (chat.image_urls.empty()) {
+    ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
+  } else {
+    VisionPrompt vision = encode_with_images(*model.vision, tokenizer, prompt, chat.image_urls, field);
+    ids = std::move(vision.ids);
+    *images = std::move(vision.images);
   }
   for (int32_t id : ids)
     if (id < 0 || id >= model.vocab_size)
@@ -47,9 +59,11 @@ StartedChat start_chat(const ServedModel& model, ChatRequest& chat, const ChatSt
   // need them in the text, and drop them.
   if (chat.reasoning == ReasoningFormat::kHarmony || (chat.parse_tool_calls && chat.tool_parser->needs_special_tokens()))
     chat.fields.request.skip_special_tokens = false;
+  std::shared_ptr<const MultimodalPrompt> images;
   GenerationRequest request =
-      fit_to_context(chat.fields, encode_chat(model, chat, start.prompt_field),
+      fit_to_context(chat.fields, encode_chat(model, chat, start.prompt_field, &images),
                      {.max_model_len = model.service->max_model_len(), .prompt_field = start.prompt_field});
+  request.images = std::move(images);
   StartedChat started{.model = apply_lora_choice(model, lora_slot, request)};
   request.json_object = chat.json_object;
   request.json_schema = chat.json_schema ? chat.json_schema : chat.tool_choice.forced_arguments;

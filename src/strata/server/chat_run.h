@@ -14,8 +14,10 @@
 namespace strata::server {
 
 // The rendered prompt's token ids; its end is kept in chat.prompt_tail for the reasoning
-// parser. A 400 naming `field` when the template cannot render the conversation.
-std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, const char* field = "messages");
+// parser. A 400 naming `field` when the template cannot render the conversation, or when the
+// messages hold images and `images` is null or the model takes none; else the images go there.
+std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, const char* field = "messages",
+                                 std::shared_ptr<const MultimodalPrompt>* images = nullptr);
 
 struct StartedChat {
   std::unique_ptr<GenerationRun> run;

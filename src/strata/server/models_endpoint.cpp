@@ -16,6 +16,7 @@ Json model_object(const ServedModel& m, int32_t lora_slot) {
   Json card{{"id", id}, {"object", "model"}, {"created", m.created_unix}, {"owned_by", "strata"},
             {"root", base ? m.model_path : m.lora_paths[lora_slot]}, {"max_model_len", m.service->max_model_len()}};
   if (!base) card["parent"] = m.served_name;
+  card["input_modalities"] = m.vision != nullptr ? Json::array({"text", "image"}) : Json::array({"text"});
   return card;
 }
 

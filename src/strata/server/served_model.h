@@ -14,6 +14,8 @@
 
 namespace strata::server {
 
+struct VisionInput;
+
 struct ServedModel {
   GenerationService* service = nullptr;
   const text::Tokenizer* tokenizer = nullptr;  // decodes output; encodes only when accepts_text
@@ -27,6 +29,7 @@ struct ServedModel {
   const PoolerConfig* pooler = nullptr;        // a pooling model: embeddings or scores, no generation
   int64_t created_unix = 0;                    // when the server started
   const ToolParser* tool_parser = nullptr;     // how its output writes tool calls (null: hermes)
+  const VisionInput* vision = nullptr;         // a model that takes images (null: text only)
 };
 
 // The tokenizer for encoding text, or a 400 saying this model takes token ids only.

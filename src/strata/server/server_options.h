@@ -11,6 +11,13 @@
 
 namespace strata::server {
 
+// Image input (models with a vision tower): what one request may send.
+struct ImageInputOptions {
+  int32_t max_images_per_prompt = 8;       // --limit-mm-per-prompt '{"image": N}'; more get 400
+  int64_t max_image_pixels = 4096 * 4096;  // decoded width x height (--max-image-pixels); larger get 400
+  std::string allowed_local_media_path;    // file:// URLs must lie under it; empty: file:// refused
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;                          // 0: any free port
@@ -28,6 +35,7 @@ struct ServerOptions {
   bool ignore_unknown_fields = false;       // request fields nobody defines: ignored (logged once) instead of 400
   bool ui = true;                           // GET / serves the chat page (--no-ui: 404 there)
   ReasoningFormat reasoning_parser = ReasoningFormat::kNone;  // how chat output marks thinking (--reasoning-parser)
+  ImageInputOptions images;
 };
 
 }  // namespace strata::server

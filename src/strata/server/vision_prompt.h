@@ -1,0 +1,39 @@
+// A chat prompt with images made ready for the engine, as transformers' Qwen-VL processor does
+// it: each image preprocessed and encoded by the vision tower, the template's one image
+// placeholder per image repeated once per merged patch, and the images placed on the tokens.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/image/image_processor.h"
+#include "strata/model/multimodal_prompt.h"
+#include "strata/server/server_options.h"
+#include "strata/text/tokenizer.h"
+
+namespace strata {
+class VisionTower;
+}
+
+namespace strata::server {
+
+// What a model that takes images serves them with (null in ServedModel: text only).
+struct VisionInput {
+  const VisionTower* tower = nullptr;
+  ImageProcessorConfig processor;  // preprocessor_config.json
+  int32_t image_token_id = -1;     // config.json's placeholder
+  ImageInputOptions limits;
+};
+
+struct VisionPrompt {
+  std::vector<int32_t> ids;
+  std::shared_ptr<const MultimodalPrompt> images;
+};
+
+// `prompt`: the rendered text with one placeholder token per image, in the order of `image_urls`.
+// A 400 naming `field` when the counts differ, an image cannot be read, or there are too many.
+VisionPrompt encode_with_images(const VisionInput& vision, const text::Tokenizer& tokenizer, const std::string& prompt,
+                                const std::vector<std::string>& image_urls, const char* field);
+
+}  // namespace strata::server

@@ -1,0 +1,86 @@
+// Requests with images through the engine (qwen3_5_vision fixture, images encoded by our tower):
+// greedy tokens are transformers' own, a prefix-cache hit with the same images equals a cold run,
+// other images behind the same placeholders get no hit, and batched requests equal each alone.
+#include "engine/prefix_cache_test_support.h"
+#include "model/vision_fixture_support.h"
+#include "strata/core/error.h"
+#include "strata/model/vision/vision_tower.h"
+
+namespace strata {
+namespace {
+
+using test::CachedRunResult;
+
+class ImageRequests : public test::PrefixCacheEngineTest {
+ protected:
+  void SetUp() override {
+    PrefixCacheEngineTest::SetUp();
+    for (const test::VisionImage& image : fixture_.images)
+      embeds_.push_back(loaded_.model->vision_tower()->encode(image.pixel_values, image.grid_thw));
+  }
+  GenerationRequest request(size_t i, std::vector<Tensor> embeds = {}) const {
+    const test::VisionSequence& seq = fixture_.sequences[i];
+    GenerationRequest r = test::greedy_request({seq.tokens.begin(), seq.tokens.begin() + seq.prompt_len});
+    r.images = seq.prompt(fixture_, embeds.empty() ? embeds_ : embeds);
+    return r;
+  }
+  test::VisionFixture fixture_ = test::load_vision_fixture();
+  std::vector<Tensor> embeds_;
+};
+
+TEST_P(ImageRequests, GreedyTokensAreTransformers) {
+  auto engine = this->engine(false);
+  for (size_t i = 0; i < fixture_.sequences.size(); ++i) {
+    const test::VisionSequence& seq = fixture_.sequences[i];
+    const CachedRunResult got = test::wait_result(*engine->submit(request(i)));
+    EXPECT_EQ(got.tokens, std::vector<int32_t>(seq.tokens.begin() + seq.prompt_len,
+                                               seq.tokens.begin() + seq.prompt_len + 4)) << i;
+  }
+}
+
+TEST_P(ImageRequests, PrefixHitWithTheSameImagesEqualsAColdRun) {
+  auto warm = engine(true);
+  test::wait_result(*warm->submit(request(1)));
+  const CachedRunResult hit = test::wait_result(*warm->submit(request(1)));
+  EXPECT_GT(hit.num_cached_tokens, 0);  // a block boundary with a DeltaNet snapshot
+  expect_same(hit, cold(request(1)));
+}
+
+// The same tokens with another image's content behind the placeholders: no block is shared.
+TEST_P(ImageRequests, OtherImagesBehindTheSamePlaceholdersGetNoHit) {
+  std::vector<Tensor> other = {Tensor::host(DType::kF32, embeds_[0].shape()), embeds_[1]};
+  for (int64_t k = 0; k < other[0].numel(); ++k)
+    other[0].data_as<float>()[k] = -0.5f * embeds_[0].data_as<float>()[other[0].numel() - 1 - k];
+  GenerationRequest changed = request(0, other);
+  auto warm = engine(true);
+  test::wait_result(*warm->submit(request(0)));
+  const CachedRunResult miss = test::wait_result(*warm->submit(changed));
+  EXPECT_EQ(miss.num_cached_tokens, 0);
+  expect_same(miss, cold(changed));
+  const CachedRunResult first = cold(request(0));
+  EXPECT_NE(miss.logprobs.front().logprob, first.logprobs.front().logprob);  // the image matters
+}
+
+TEST_P(ImageRequests, BatchedWithTextEqualsAlone) {
+  auto engine = this->engine(true);
+  const GenerationRequest text = test::greedy_request(test::cache_prompt(20, 3));
+  std::vector<std::shared_ptr<RequestStream>> streams = {engine->submit(request(0)), engine->submit(request(1)),
+                                                         engine->submit(text)};
+  expect_same(test::wait_result(*streams[0]), cold(request(0)));
+  expect_same(test::wait_result(*streams[1]), cold(request(1)));
+  expect_same(test::wait_result(*streams[2]), cold(text));
+}
+
+TEST_P(ImageRequests, ImagesThatDoNotFitThePromptAreRefused) {
+  auto engine = this->engine(false);
+  GenerationRequest shifted = request(0);
+  shifted.prompt_ids.insert(shifted.prompt_ids.begin(), 7);  // the placeholders moved one token on
+  EXPECT_THROW(engine->submit(shifted), Error);
+  GenerationRequest wrong_width = request(0, {Tensor::host(DType::kF32, {6, 32}), embeds_[1]});
+  EXPECT_THROW(engine->submit(wrong_width), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vision, ImageRequests, ::testing::Values("qwen3_5_vision"));
+
+}  // namespace
+}  // namespace strata
