@@ -205,6 +205,17 @@ def qwen3_tokenizer_model(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def vision():
+    """The Qwen3.5 fixture with a vision tower (tests/fixtures/hf/qwen3_5_vision) on the CPU,
+    its own folder allowed for file:// images, at most 2 images of 10000 pixels a prompt."""
+    model = LOCAL_FIXTURES / "hf" / "qwen3_5_vision"
+    server = Server([str(model), "--device", "cpu", "--max-model-len", "256", "--allowed-local-media-path",
+                     str(model), "--limit-mm-per-prompt", '{"image": 2}', "--max-image-pixels", "10000"], "vision")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def embedder():
     """The Qwen3-Embedding-style fixture (a sentence-transformers folder: pooling found from it),
     with a 16-token step budget so longer inputs run in chunks."""
