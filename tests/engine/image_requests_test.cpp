@@ -1,10 +1,13 @@
 // Requests with images through the engine (qwen3_5_vision fixture, images encoded by our tower):
-// greedy tokens are transformers' own, a prefix-cache hit with the same images equals a cold run,
-// other images behind the same placeholders get no hit, and batched requests equal each alone.
+// greedy tokens are transformers' own (with n-gram speculation too), a prefix-cache hit with the
+// same images equals a cold run, other images behind the same placeholders get no hit, batched
+// requests equal each alone, and a model without a vision tower refuses images.
 #include "engine/prefix_cache_test_support.h"
 #include "model/vision_fixture_support.h"
 #include "strata/core/error.h"
 #include "strata/model/vision/vision_tower.h"
+#include "strata/text/id_tokenizer.h"
+#include "test_support.h"
 
 namespace strata {
 namespace {
@@ -36,6 +39,23 @@ TEST_P(ImageRequests, GreedyTokensAreTransformers) {
     EXPECT_EQ(got.tokens, std::vector<int32_t>(seq.tokens.begin() + seq.prompt_len,
                                                seq.tokens.begin() + seq.prompt_len + 4)) << i;
   }
+}
+
+// n-gram drafts (the greedy answers repeat, so drafts are proposed and accepted) verified in rows
+// past the images: the 16 tokens transformers chose, and the same log-probabilities as without.
+TEST_P(ImageRequests, SpeculativeDecodingKeepsTransformersTokens) {
+  auto engine = this->engine(EngineOptions{.max_num_batched_tokens = 64,
+                                           .speculative = {.num_speculative_tokens = 3, .prompt_lookup_min = 1,
+                                                           .prompt_lookup_max = 3}});
+  for (size_t i = 0; i < fixture_.sequences.size(); ++i) {
+    const test::VisionSequence& seq = fixture_.sequences[i];
+    GenerationRequest r = request(i);
+    r.max_tokens = 16;
+    const CachedRunResult got = test::wait_result(*engine->submit(r));
+    EXPECT_EQ(got.tokens, std::vector<int32_t>(seq.tokens.begin() + seq.prompt_len, seq.tokens.end())) << i;
+    expect_same(got, cold(r));
+  }
+  EXPECT_GT(engine->stats().spec_accepted_tokens_total, 0);
 }
 
 TEST_P(ImageRequests, PrefixHitWithTheSameImagesEqualsAColdRun) {
@@ -81,6 +101,24 @@ TEST_P(ImageRequests, ImagesThatDoNotFitThePromptAreRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vision, ImageRequests, ::testing::Values("qwen3_5_vision"));
+
+TEST(ImageRequestsOnATextModel, AreRefusedSayingSo) {
+  auto cpu = make_cpu_backend(1);
+  const LoadedModel loaded = load_model({.model_path = test::fixture_path("hf/qwen3")}, *cpu);
+  ModelRunner runner(*loaded.model, *cpu, {.num_kv_blocks = 16});
+  const auto tokenizer = text::make_id_tokenizer(static_cast<int32_t>(loaded.config.vocab_size));
+  test::CheckedEngine engine(runner, *tokenizer, {}, {});
+  GenerationRequest r = test::greedy_request({5, 9, 9, 7});
+  r.images = std::make_shared<const MultimodalPrompt>(std::vector<PromptImage>{
+      {.first_token = 1, .grid_h = 1, .grid_w = 2,
+       .embeds = test::random_f32({2, loaded.config.hidden_size}, 3)}});
+  try {
+    engine.submit(r);
+    ADD_FAILURE() << "accepted images on a text model";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("takes text only"), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace strata
