@@ -58,6 +58,13 @@ TEST_P(ImageRequests, SpeculativeDecodingKeepsTransformersTokens) {
   EXPECT_GT(engine->stats().spec_accepted_tokens_total, 0);
 }
 
+// Steps of 7 tokens: prompt chunks end inside images, each chunk scattering its part of them.
+TEST_P(ImageRequests, ChunksCuttingThroughImagesEqualAWholePrefill) {
+  auto chunked = engine(false, 128, /*budget=*/7);
+  for (size_t i = 0; i < fixture_.sequences.size(); ++i)
+    expect_same(test::wait_result(*chunked->submit(request(i))), cold(request(i)));
+}
+
 TEST_P(ImageRequests, PrefixHitWithTheSameImagesEqualsAColdRun) {
   auto warm = engine(true);
   test::wait_result(*warm->submit(request(1)));

@@ -49,6 +49,20 @@ TEST(VisionTower, OwnEmbeddingsGiveTransformersLogits) {
   }
 }
 
+// The qwen3_5 fixture stores its tower in bf16 (patch 4, one block): the linears read bf16 rows,
+// the norms and position table are widened at load.
+TEST(VisionTower, Bf16CheckpointTowerEncodes) {
+  auto cpu = make_cpu_backend(2);
+  const LoadedModel loaded = load_model({.model_path = fixture_path("hf/qwen3_5")}, *cpu);
+  const VisionTower* tower = loaded.model->vision_tower();
+  ASSERT_NE(tower, nullptr);
+  const Tensor pixels = random_f32({4 * 6, tower->options().patch_dim()}, 11);
+  const Tensor embeds = tower->encode(pixels, {1, 4, 6});
+  ASSERT_EQ(embeds.shape(), (Shape{6, loaded.config.hidden_size}));
+  for (int64_t i = 0; i < embeds.numel(); ++i) ASSERT_TRUE(std::isfinite(embeds.data_as<float>()[i])) << i;
+  EXPECT_GT(max_abs_diff(embeds, Tensor::host(DType::kF32, embeds.shape())), 0.01f);
+}
+
 TEST(VisionTower, PixelValuesOfAnotherGridAreRefused) {
   auto cpu = make_cpu_backend(1);
   const VisionFixture fixture = load_vision_fixture();
