@@ -139,6 +139,25 @@ TEST_F(ImageChat, BadImagesAreClear400s) {
   EXPECT_EQ(last_status, 200) << last_reply.dump();  // still serving
 }
 
+// /tokenize counts what the chat request would run: each image's placeholders, not one.
+TEST_F(ImageChat, TokenizeGivesTheChatPromptsIds) {
+  const Json content = Json::array({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(1))});
+  const Json body{{"model", "m"}, {"messages", {{{"role", "user"}, {"content", content}}}}};
+  httplib::Client client("127.0.0.1", port_);
+  auto res = client.Post("/tokenize", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 400);  // image 1 is over this server's pixel limit
+  options_.images.max_image_pixels = vision_.limits.max_image_pixels = 1 << 20;
+  res = client.Post("/tokenize", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto ids = Json::parse(res->body)["tokens"].get<std::vector<int32_t>>();
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), test::kImageTokenId), 12);  // an 8 x 6 patch grid merged by 2
+  const std::string prompt = "<|im_start|>user\nLook: <|vision_start|><|image_pad|><|vision_end|><|im_end|>\n"
+                             "<|im_start|>assistant\n";
+  EXPECT_EQ(ids, encode_with_images(vision_, *tokenizer_, prompt, {png_data_url(1)}, "messages").ids);
+}
+
 TEST_F(ImageChat, ModelsSayTheModelTakesImages) {
   httplib::Client client("127.0.0.1", port_);
   auto res = client.Get("/v1/models");

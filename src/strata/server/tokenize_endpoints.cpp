@@ -7,6 +7,7 @@
 #include "strata/server/chat_request.h"
 #include "strata/server/logprobs_json.h"
 #include "strata/server/openai_objects.h"
+#include "strata/server/vision_prompt.h"
 #include "strata/text/chat_prompt.h"
 
 namespace strata::server {
@@ -17,13 +18,20 @@ HttpReply tokenize(const ServedModel& model, const Json& body) {
   std::vector<int32_t> ids;
   if (find_field(body, "messages") != nullptr) {
     const text::Tokenizer& tokenizer = require_tokenizer(model, "messages");
-    const ChatRenderRequest render = read_conversation(body);
+    std::vector<std::string> image_urls;
+    const ChatRenderRequest render = read_conversation(body, &image_urls);
+    if (!image_urls.empty() && model.vision == nullptr)
+      throw bad_request(fmt::format("the model '{}' takes text only; send the messages without image_url parts",
+                                    model.served_name), "messages");
+    std::string text;
     try {
-      const std::string text = text::render_conversation(tokenizer, render);
-      ids = tokenizer.encode(text, read_bool(body, "add_special_tokens").value_or(false));
+      text = text::render_conversation(tokenizer, render);
     } catch (const Error& e) {
       throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), "messages");
     }
+    // With images, the ids a chat request gets: each placeholder repeated per merged patch.
+    ids = image_urls.empty() ? tokenizer.encode(text, read_bool(body, "add_special_tokens").value_or(false))
+                             : tokenize_with_images(*model.vision, tokenizer, text, image_urls, "messages");
   } else {
     const std::optional<std::string> prompt = read_string(body, "prompt");
     if (!prompt) throw bad_request("give 'prompt' (a string) or 'messages'", "prompt");

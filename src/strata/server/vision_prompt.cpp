@@ -10,24 +10,32 @@
 namespace strata::server {
 namespace {
 
-struct EncodedImage {
-  std::array<int32_t, 3> merged_grid;
-  Tensor embeds;  // [tokens, hidden] f32
-};
-
-EncodedImage encode_image(const VisionInput& vision, const std::string& url, const std::string& what,
-                          const char* field) {
+ProcessedImage prepare_image(const VisionInput& vision, const std::string& url, const std::string& what,
+                             const char* field) {
   const RgbImage image = load_image_url(url, vision.limits, what, field);
-  ProcessedImage processed;
   try {
-    processed = process_image(image, vision.processor);
+    return process_image(image, vision.processor);
   } catch (const Error& e) {
     throw bad_request(fmt::format("{}: {}", what, e.what()), field);
   }
-  const auto merge = static_cast<int32_t>(vision.processor.merge_size);
-  const auto [t, h, w] = processed.grid_thw;
-  return {.merged_grid = {t, h / merge, w / merge}, .embeds = vision.tower->encode(processed.pixel_values,
-                                                                                  processed.grid_thw)};
+}
+
+// Each image preprocessed, in order; a 400 past the per-prompt limit.
+std::vector<ProcessedImage> prepare_images(const VisionInput& vision, const std::vector<std::string>& image_urls,
+                                           const char* field) {
+  if (static_cast<int64_t>(image_urls.size()) > vision.limits.max_images_per_prompt)
+    throw bad_request(fmt::format("the request has {} images, more than the {} a prompt may hold "
+                                  "(--limit-mm-per-prompt)", image_urls.size(), vision.limits.max_images_per_prompt),
+                      field);
+  std::vector<ProcessedImage> images;
+  for (size_t k = 0; k < image_urls.size(); ++k)
+    images.push_back(prepare_image(vision, image_urls[k], fmt::format("{}: image {}", field, k), field));
+  return images;
+}
+
+int32_t num_image_tokens(const VisionInput& vision, const ProcessedImage& image) {
+  const auto [t, h, w] = image.grid_thw;
+  return t * h * w / (vision.processor.merge_size * vision.processor.merge_size);
 }
 
 // The prompt with the k-th placeholder repeated counts[k] times.
@@ -49,35 +57,41 @@ std::string expand_placeholders(const std::string& prompt, const std::string& pl
   return out + prompt.substr(from);
 }
 
+// The prompt's token ids with each image's placeholder repeated once per merged patch.
+std::vector<int32_t> expanded_ids(const VisionInput& vision, const text::Tokenizer& tokenizer,
+                                  const std::string& prompt, const std::vector<ProcessedImage>& images,
+                                  const char* field) {
+  const std::optional<std::string> placeholder = tokenizer.id_to_token(vision.image_token_id);
+  if (!placeholder) fail("the tokenizer has no token {} (config.json's image_token_id)", vision.image_token_id);
+  std::vector<int32_t> counts;
+  for (const ProcessedImage& image : images) counts.push_back(num_image_tokens(vision, image));
+  return tokenizer.encode(expand_placeholders(prompt, *placeholder, counts, field), /*add_special_tokens=*/false);
+}
+
 }  // namespace
+
+std::vector<int32_t> tokenize_with_images(const VisionInput& vision, const text::Tokenizer& tokenizer,
+                                          const std::string& prompt, const std::vector<std::string>& image_urls,
+                                          const char* field) {
+  return expanded_ids(vision, tokenizer, prompt, prepare_images(vision, image_urls, field), field);
+}
 
 VisionPrompt encode_with_images(const VisionInput& vision, const text::Tokenizer& tokenizer, const std::string& prompt,
                                 const std::vector<std::string>& image_urls, const char* field) {
-  if (static_cast<int64_t>(image_urls.size()) > vision.limits.max_images_per_prompt)
-    throw bad_request(fmt::format("the request has {} images, more than the {} a prompt may hold "
-                                  "(--limit-mm-per-prompt)", image_urls.size(), vision.limits.max_images_per_prompt),
-                      field);
-  std::vector<EncodedImage> encoded;
-  std::vector<int32_t> counts;
-  for (size_t k = 0; k < image_urls.size(); ++k) {
-    encoded.push_back(encode_image(vision, image_urls[k], fmt::format("{}: image {}", field, k), field));
-    counts.push_back(static_cast<int32_t>(encoded.back().embeds.dim(0)));
-  }
-  const std::optional<std::string> placeholder = tokenizer.id_to_token(vision.image_token_id);
-  if (!placeholder) fail("the tokenizer has no token {} (config.json's image_token_id)", vision.image_token_id);
-  VisionPrompt out{.ids = tokenizer.encode(expand_placeholders(prompt, *placeholder, counts, field),
-                                           /*add_special_tokens=*/false)};
+  const std::vector<ProcessedImage> images = prepare_images(vision, image_urls, field);
+  VisionPrompt out{.ids = expanded_ids(vision, tokenizer, prompt, images, field)};
   std::vector<PromptImage> placed;
-  for (int32_t i = 0; i < static_cast<int32_t>(out.ids.size()); ++i) {
+  for (int32_t i = 0; i < static_cast<int32_t>(out.ids.size()) && placed.size() < images.size(); ++i) {
     if (out.ids[i] != vision.image_token_id || (i > 0 && out.ids[i - 1] == vision.image_token_id)) continue;
-    if (placed.size() == encoded.size()) break;
-    const EncodedImage& image = encoded[placed.size()];
-    placed.push_back({.first_token = i, .grid_t = image.merged_grid[0], .grid_h = image.merged_grid[1],
-                      .grid_w = image.merged_grid[2], .embeds = image.embeds});
+    const ProcessedImage& image = images[placed.size()];
+    const int32_t merge = vision.processor.merge_size;
+    placed.push_back({.first_token = i, .grid_t = image.grid_thw[0], .grid_h = image.grid_thw[1] / merge,
+                      .grid_w = image.grid_thw[2] / merge,
+                      .embeds = vision.tower->encode(image.pixel_values, image.grid_thw)});
   }
-  if (placed.size() != encoded.size())
+  if (placed.size() != images.size())
     throw bad_request(fmt::format("the tokenized prompt holds {} image placeholder runs for {} images",
-                                  placed.size(), encoded.size()), field);
+                                  placed.size(), images.size()), field);
   out.images = std::make_shared<const MultimodalPrompt>(std::move(placed));
   return out;
 }

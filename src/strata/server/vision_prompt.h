@@ -35,5 +35,10 @@ struct VisionPrompt {
 // A 400 naming `field` when the counts differ, an image cannot be read, or there are too many.
 VisionPrompt encode_with_images(const VisionInput& vision, const text::Tokenizer& tokenizer, const std::string& prompt,
                                 const std::vector<std::string>& image_urls, const char* field);
+// The same token ids without running the vision tower (/tokenize): the images are only
+// preprocessed, for their grids.
+std::vector<int32_t> tokenize_with_images(const VisionInput& vision, const text::Tokenizer& tokenizer,
+                                          const std::string& prompt, const std::vector<std::string>& image_urls,
+                                          const char* field);
 
 }  // namespace strata::server
