@@ -42,7 +42,8 @@ def _text_content(message: dict) -> dict:
     texts = []
     for part in content:
         if not isinstance(part, dict) or part.get("type") != "text":
-            raise ValueError(f"message content part {part!r}: only text parts are supported")
+            raise ValueError(f"message content part {part!r}: only text parts are supported (images: image_url "
+                             "parts on `strata serve`, or `strata chat --image`)")
         texts.append(part["text"])
     return {**message, "content": "\n".join(texts)}
 

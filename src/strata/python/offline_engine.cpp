@@ -58,7 +58,16 @@ std::vector<int32_t> OfflineEngine::encode_pair(const std::string& a, const std:
   return text_tokenizer().encode_pair(a, b, add_special_tokens);
 }
 
+// Content parts of an image type would render as one placeholder without the image behind it:
+// refused, so a conversation never runs without its pictures.
 std::vector<int32_t> OfflineEngine::encode_chat(const ChatRenderRequest& request) const {
+  for (const auto& message : request.messages) {
+    if (!message.is_object() || !message.contains("content") || !message["content"].is_array()) continue;
+    for (const auto& part : message["content"])
+      if (part.is_object() && part.value("type", "").find("image") != std::string::npos)
+        fail("LLM.chat takes text parts only: images are served by `strata serve` (image_url parts) and "
+             "`strata chat --image`, not yet by the Python module");
+  }
   return text::encode_conversation(text_tokenizer(), request);
 }
 
