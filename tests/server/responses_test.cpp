@@ -127,8 +127,8 @@ TEST(ResponsesTest, UnsupportedInputsNameWhatIsRefused) {
     return Json::parse(reply.body)["error"]["message"].get<std::string>();
   };
   EXPECT_EQ(message(R"({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]})"),
-            "input[0].content[0]: parts of type \"input_image\" are not supported; this server runs text-only models, "
-            "so send input_text parts");
+            "input[0].content[0]: parts of type \"input_image\" are not supported on this route, so send input_text "
+            "parts (models that take images take them as image_url parts on /v1/chat/completions)");
   EXPECT_EQ(message(R"({"input": "hi", "tools": [{"type": "web_search"}]})"),
             "tools[0]: only {\"type\": \"function\", \"name\", \"parameters\"} tools are supported, got type "
             "\"web_search\"");

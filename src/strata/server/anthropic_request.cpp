@@ -25,7 +25,8 @@ std::string text_of(const Json& block, const std::string& where) {
 
 std::string refusal_of(const std::string& type, const std::string& where) {
   if (type == "image" || type == "document")
-    return fmt::format("{}: {} blocks are not supported; this server runs text-only models, so send text blocks",
+    return fmt::format("{}: {} blocks are not supported on this route, so send text blocks (models that take "
+                       "images take them as image_url parts on /v1/chat/completions)",
                        where, type);
   return fmt::format("{}: blocks of type {} are not supported here", where, describe(Json(type)));
 }

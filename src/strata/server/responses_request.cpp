@@ -24,8 +24,9 @@ std::string text_of_parts(const Json& content, const std::string& where) {
     const bool refusal = type != nullptr && *type == "refusal";
     const char* key = refusal ? "refusal" : "text";
     if (!text && !refusal)
-      throw bad_request(fmt::format("{}.content[{}]: parts of type {} are not supported; this server runs text-only "
-                                    "models, so send input_text parts",
+      throw bad_request(fmt::format("{}.content[{}]: parts of type {} are not supported on this route, so send "
+                                    "input_text parts (models that take images take them as image_url parts on "
+                                    "/v1/chat/completions)",
                                     where, i, type != nullptr ? describe(*type) : "(none)"),
                         "input");
     const Json* value = find_field(part, key);
