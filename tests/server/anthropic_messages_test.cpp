@@ -132,8 +132,7 @@ TEST(AnthropicMessagesTest, ErrorsInAnthropicsShape) {
       "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}])"));
   EXPECT_EQ(image.status, 400);
   EXPECT_EQ(Json::parse(image.body)["error"]["message"],
-            "messages[0].content[0]: image blocks are not supported on this route, so send text blocks (models that take "
-            "images take them as image_url parts on /v1/chat/completions)");
+            "the model 'm' takes text only; send the messages without images");
   const Reply prefill = server.post("/v1/messages", R"({"max_tokens": 5, "messages": [{"role": "user", "content": "hi"},
       {"role": "assistant", "content": "The answer is"}]})");
   EXPECT_EQ(prefill.status, 400);

@@ -158,6 +158,26 @@ TEST_F(ImageChat, TokenizeGivesTheChatPromptsIds) {
   EXPECT_EQ(ids, encode_with_images(vision_, *tokenizer_, prompt, {png_data_url(1)}, "messages").ids);
 }
 
+// Anthropic's image blocks (base64 sources) take the chat path's images: the same answer.
+TEST_F(ImageChat, AnthropicImageBlocksAnswerAsChat) {
+  const std::string png = png_data_url(0).substr(std::string("data:image/png;base64,").size());
+  const Json block{{"type", "image"}, {"source", {{"type", "base64"}, {"media_type", "image/png"}, {"data", png}}}};
+  const Json body{{"model", "m"}, {"max_tokens", 4}, {"temperature", 0},
+                  {"messages", {{{"role", "user"}, {"content", Json::array({{{"type", "text"}, {"text", "Look: "}},
+                                                                             block})}}}}};
+  httplib::Client client("127.0.0.1", port_);
+  auto res = client.Post("/v1/messages", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto [status, reply] = chat(Json::array({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(0))}));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(Json::parse(res->body)["content"][0]["text"], reply["choices"][0]["message"]["content"]);
+  const Json count_body{{"model", "m"}, {"messages", body["messages"]}};
+  auto count = client.Post("/v1/messages/count_tokens", count_body.dump(), "application/json");
+  ASSERT_TRUE(count);
+  EXPECT_EQ(Json::parse(count->body)["input_tokens"], reply["usage"]["prompt_tokens"]) << count->body;
+}
+
 TEST_F(ImageChat, ModelsSayTheModelTakesImages) {
   httplib::Client client("127.0.0.1", port_);
   auto res = client.Get("/v1/models");

@@ -188,7 +188,7 @@ HttpReply count_message_tokens(const ServedModel& model, ReasoningFormat reasoni
   const std::optional<std::string> name = read_string(body, "model");
   check_model_name(model, name ? &*name : nullptr);
   ChatRequest chat;
-  chat.render = read_messages_conversation(body, reasoning != ReasoningFormat::kNone);
+  chat.render = read_messages_conversation(body, reasoning != ReasoningFormat::kNone, &chat.image_urls);
   Json j;
   j["input_tokens"] = encode_chat(model, chat).size();
   return {.body = dump_json(j)};

@@ -1,5 +1,7 @@
 #include "strata/server/anthropic_request.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "strata/server/api_error.h"
@@ -25,8 +27,7 @@ std::string text_of(const Json& block, const std::string& where) {
 
 std::string refusal_of(const std::string& type, const std::string& where) {
   if (type == "image" || type == "document")
-    return fmt::format("{}: {} blocks are not supported on this route, so send text blocks (models that take "
-                       "images take them as image_url parts on /v1/chat/completions)",
+    return fmt::format("{}: {} blocks are not supported here, so send text blocks (images go in user messages)",
                        where, type);
   return fmt::format("{}: blocks of type {} are not supported here", where, describe(Json(type)));
 }
@@ -66,6 +67,23 @@ Json tool_result_of(const Json& block, const std::string& where) {
   return {{"role", "tool"}, {"tool_call_id", *id}, {"content", text}};
 }
 
+// An image block as the chat path's image_url part: base64 sources as data URLs, url sources as
+// they are (the chat path says which URLs it takes).
+Json image_part_of(const Json& block, const std::string& where) {
+  const Json* source = find_field(block, "source");
+  const Json* kind = source != nullptr && source->is_object() ? find_field(*source, "type") : nullptr;
+  std::string url;
+  if (kind != nullptr && *kind == "base64" && source->contains("media_type") && (*source)["media_type"].is_string() &&
+      source->contains("data") && (*source)["data"].is_string())
+    url = "data:" + (*source)["media_type"].get<std::string>() + ";base64," + (*source)["data"].get<std::string>();
+  else if (kind != nullptr && *kind == "url" && source->contains("url") && (*source)["url"].is_string())
+    url = (*source)["url"].get<std::string>();
+  else
+    throw bad_request(fmt::format("{} must be {{\"type\": \"image\", \"source\": {{\"type\": \"base64\", "
+                                  "\"media_type\": \"image/png\", \"data\": \"...\"}}}}", where), "messages");
+  return {{"type", "image_url"}, {"image_url", {{"url", url}}}};
+}
+
 // One Anthropic message as chat messages: the tool results first (each its own tool
 // message), then the text and tool calls. Thinking blocks sent back are dropped, as
 // templates drop earlier turns' thinking.
@@ -84,13 +102,18 @@ void append_message(const Json& message, size_t index, Json& out) {
     throw bad_request(fmt::format("{}.content must be a string or an array of content blocks", where), "messages");
   const bool assistant = *role == "assistant";
   std::string text;
+  Json parts = Json::array();  // text and image_url parts in order, when the message holds images
   Json calls = Json::array();
   size_t num_results = 0;
   for (size_t i = 0; i < content->size(); ++i) {
     const Json& block = (*content)[i];
     const std::string at = fmt::format("{}.content[{}]", where, i);
     const std::string type = block_type(block, at);
-    if (type == "text") text += (text.empty() ? "" : "\n") + text_of(block, at);
+    if (type == "text") {
+      text += (text.empty() ? "" : "\n") + text_of(block, at);
+      parts.push_back({{"type", "text"}, {"text", text_of(block, at)}});
+    }
+    else if (type == "image" && !assistant) parts.push_back(image_part_of(block, at));
     else if (type == "tool_use" && assistant) calls.push_back(tool_call_of(block, at));
     else if (type == "tool_result" && !assistant) {
       out.push_back(tool_result_of(block, at));
@@ -99,8 +122,9 @@ void append_message(const Json& message, size_t index, Json& out) {
     else if ((type == "thinking" || type == "redacted_thinking") && assistant) continue;
     else throw bad_request(refusal_of(type, at), "messages");
   }
-  if (text.empty() && calls.empty() && (assistant || num_results > 0)) return;
-  Json m = {{"role", *role}, {"content", text}};
+  const bool has_image = std::any_of(parts.begin(), parts.end(), [](const Json& p) { return p["type"] == "image_url"; });
+  if (text.empty() && calls.empty() && !has_image && (assistant || num_results > 0)) return;
+  Json m = {{"role", *role}, {"content", has_image ? parts : Json(text)}};
   if (!calls.empty()) m["tool_calls"] = std::move(calls);
   out.push_back(std::move(m));
 }
@@ -249,8 +273,9 @@ MessagesRequest read_messages_request(const Json& body, int64_t vocab_size, bool
   return request;
 }
 
-ChatRenderRequest read_messages_conversation(const Json& body, bool reasoning_parser) {
-  return read_conversation(conversation_body(body, reasoning_parser));
+ChatRenderRequest read_messages_conversation(const Json& body, bool reasoning_parser,
+                                             std::vector<std::string>* image_urls) {
+  return read_conversation(conversation_body(body, reasoning_parser), image_urls);
 }
 
 }  // namespace strata::server

@@ -23,6 +23,7 @@ struct MessagesRequest {
 MessagesRequest read_messages_request(const Json& body, int64_t vocab_size, bool reasoning_parser);
 
 // The conversation alone, for count_tokens.
-ChatRenderRequest read_messages_conversation(const Json& body, bool reasoning_parser);
+ChatRenderRequest read_messages_conversation(const Json& body, bool reasoning_parser,
+                                             std::vector<std::string>* image_urls = nullptr);
 
 }  // namespace strata::server

@@ -21,8 +21,8 @@ constexpr size_t kPromptTailBytes = 256;
 std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, const char* field,
                                  std::shared_ptr<const MultimodalPrompt>* images) {
   const text::Tokenizer& tokenizer = require_tokenizer(model, field);
-  if (!chat.image_urls.empty() && (model.vision == nullptr || images == nullptr))
-    throw bad_request(fmt::format("the model '{}' takes text only; send the messages without image_url parts",
+  if (!chat.image_urls.empty() && model.vision == nullptr)
+    throw bad_request(fmt::format("the model '{}' takes text only; send the messages without images",
                                   model.served_name), field);
   std::string prompt;
   try {
@@ -34,6 +34,8 @@ std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, co
   std::vector<int32_t> ids;
   if (chat.image_urls.empty()) {
     ids = tokenizer.encode(prompt, /*add_special_tokens=*/false);
+  } else if (images == nullptr) {  // the ids alone (counting tokens): the images are not encoded
+    ids = tokenize_with_images(*model.vision, tokenizer, prompt, chat.image_urls, field);
   } else {
     VisionPrompt vision = encode_with_images(*model.vision, tokenizer, prompt, chat.image_urls, field);
     ids = std::move(vision.ids);

@@ -15,7 +15,8 @@ namespace strata::server {
 
 // The rendered prompt's token ids; its end is kept in chat.prompt_tail for the reasoning
 // parser. A 400 naming `field` when the template cannot render the conversation, or when the
-// messages hold images and `images` is null or the model takes none; else the images go there.
+// messages hold images the model does not take. The images, encoded, go to `images`; when it is
+// null only the ids are made (each placeholder repeated per merged patch, nothing encoded).
 std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, const char* field = "messages",
                                  std::shared_ptr<const MultimodalPrompt>* images = nullptr);
 

@@ -21,7 +21,7 @@ HttpReply tokenize(const ServedModel& model, const Json& body) {
     std::vector<std::string> image_urls;
     const ChatRenderRequest render = read_conversation(body, &image_urls);
     if (!image_urls.empty() && model.vision == nullptr)
-      throw bad_request(fmt::format("the model '{}' takes text only; send the messages without image_url parts",
+      throw bad_request(fmt::format("the model '{}' takes text only; send the messages without images",
                                     model.served_name), "messages");
     std::string text;
     try {
