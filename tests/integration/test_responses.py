@@ -162,7 +162,8 @@ def test_unknown_and_unstored_previous_response_id(smol):
 @pytest.mark.parametrize("body,field", [
     ({}, "input"),
     ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]}]},
-     "input_image"),
+     "takes text only"),
+    ({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file_1"}]}]}, "input_file"),
     ({"input": "hi", "bogus_field": 1}, "bogus_field"),
     ({"input": "hi", "tools": [{"type": "web_search"}]}, "web_search"),
     ({"input": "hi", "tool_choice": {"type": "function", "name": "nope"}, "tools": [TIME_TOOL]}, "nope"),

@@ -178,6 +178,22 @@ TEST_F(ImageChat, AnthropicImageBlocksAnswerAsChat) {
   EXPECT_EQ(Json::parse(count->body)["input_tokens"], reply["usage"]["prompt_tokens"]) << count->body;
 }
 
+// The Responses API's input_image parts take the chat path's images too.
+TEST_F(ImageChat, ResponsesInputImagesAnswerAsChat) {
+  const Json content = Json::array({{{"type", "input_text"}, {"text", "Look: "}},
+                                    {{"type", "input_image"}, {"image_url", png_data_url(0)}}});
+  const Json body{{"model", "m"}, {"max_output_tokens", 4}, {"temperature", 0},
+                  {"input", {{{"role", "user"}, {"content", content}}}}};
+  httplib::Client client("127.0.0.1", port_);
+  auto res = client.Post("/v1/responses", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto [status, reply] = chat(Json::array({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(0))}));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(Json::parse(res->body)["output"][0]["content"][0]["text"], reply["choices"][0]["message"]["content"])
+      << res->body;
+}
+
 TEST_F(ImageChat, ModelsSayTheModelTakesImages) {
   httplib::Client client("127.0.0.1", port_);
   auto res = client.Get("/v1/models");

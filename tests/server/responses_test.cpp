@@ -127,8 +127,10 @@ TEST(ResponsesTest, UnsupportedInputsNameWhatIsRefused) {
     return Json::parse(reply.body)["error"]["message"].get<std::string>();
   };
   EXPECT_EQ(message(R"({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]})"),
-            "input[0].content[0]: parts of type \"input_image\" are not supported on this route, so send input_text "
-            "parts (models that take images take them as image_url parts on /v1/chat/completions)");
+            "the model 'm' takes text only; send the messages without images");
+  EXPECT_EQ(message(R"({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "x"}]}]})"),
+            "input[0].content[0]: parts of type \"input_file\" are not supported here, so send input_text parts "
+            "(input_image parts go in user messages)");
   EXPECT_EQ(message(R"({"input": "hi", "tools": [{"type": "web_search"}]})"),
             "tools[0]: only {\"type\": \"function\", \"name\", \"parameters\"} tools are supported, got type "
             "\"web_search\"");

@@ -24,9 +24,8 @@ std::string text_of_parts(const Json& content, const std::string& where) {
     const bool refusal = type != nullptr && *type == "refusal";
     const char* key = refusal ? "refusal" : "text";
     if (!text && !refusal)
-      throw bad_request(fmt::format("{}.content[{}]: parts of type {} are not supported on this route, so send "
-                                    "input_text parts (models that take images take them as image_url parts on "
-                                    "/v1/chat/completions)",
+      throw bad_request(fmt::format("{}.content[{}]: parts of type {} are not supported here, so send input_text "
+                                    "parts (input_image parts go in user messages)",
                                     where, i, type != nullptr ? describe(*type) : "(none)"),
                         "input");
     const Json* value = find_field(part, key);
@@ -36,6 +35,30 @@ std::string text_of_parts(const Json& content, const std::string& where) {
     out += value->get<std::string>();
   }
   return out;
+}
+
+// A user message's content with input_image parts: the chat path's text and image_url parts in
+// order (images are read there); without images, the text as text_of_parts joins it.
+Json message_content(const Json& content, const std::string& where, bool user) {
+  const auto is_image = [](const Json& part) {
+    return part.is_object() && part.contains("type") && part["type"] == "input_image";
+  };
+  if (!user || !content.is_array() || std::none_of(content.begin(), content.end(), is_image))
+    return text_of_parts(content, where);
+  Json parts = Json::array();
+  for (size_t i = 0; i < content.size(); ++i) {
+    const Json& part = content[i];
+    if (!is_image(part)) {
+      parts.push_back({{"type", "text"}, {"text", text_of_parts(Json::array({part}), where)}});
+      continue;
+    }
+    const Json* url = find_field(part, "image_url");
+    if (url == nullptr || !url->is_string())
+      throw bad_request(fmt::format("{}.content[{}]: an input_image part needs 'image_url' (a data: URL); file_id "
+                                    "images are not supported", where, i), "input");
+    parts.push_back({{"type", "image_url"}, {"image_url", {{"url", *url}}}});
+  }
+  return parts;
 }
 
 const std::string& string_field(const Json& item, const char* name, const std::string& where) {
@@ -66,7 +89,8 @@ void append_item(const Json& item, size_t index, Json& out) {
     if (!role->is_string() || std::find(std::begin(kRoles), std::end(kRoles), role->get<std::string>()) == std::end(kRoles))
       throw bad_request(fmt::format("{}.role must be one of user, system, developer, assistant", where), "input");
     const Json* content = find_field(item, "content");
-    out.push_back({{"role", *role}, {"content", content == nullptr ? "" : text_of_parts(*content, where)}});
+    out.push_back({{"role", *role}, {"content", content == nullptr ? Json("") : message_content(*content, where,
+                                                                                              *role == "user")}});
   } else if (type != nullptr && *type == "function_call") {
     append_function_call(item, where, out);
   } else if (type != nullptr && *type == "function_call_output") {
