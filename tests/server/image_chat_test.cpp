@@ -69,6 +69,19 @@ class ImageChat : public ::testing::Test {
     EXPECT_TRUE(res);
     return {res ? res->status : 0, res ? Json::parse(res->body, nullptr, false) : Json()};
   }
+  // A POST's reply as JSON; a status other than 200 fails the test.
+  Json post_ok(const std::string& path, const Json& body) {
+    httplib::Client client("127.0.0.1", port_);
+    auto res = client.Post(path, body.dump(), "application/json");
+    EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no reply");
+    return res ? Json::parse(res->body, nullptr, false) : Json();
+  }
+  // The chat reply to "Look: " and image 0: what the other routes must answer.
+  Json look_at_image_0() {
+    const auto [status, reply] = chat(Json::array({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(0))}));
+    EXPECT_EQ(status, 200);
+    return reply;
+  }
   static Json image_part(const std::string& url) { return {{"type", "image_url"}, {"image_url", {{"url", url}}}}; }
   std::string png_data_url(int j) const {
     return "data:image/png;base64," + base64(read_bytes(fixture_.dir + "/image_" + std::to_string(j) + ".png"));
@@ -162,36 +175,22 @@ TEST_F(ImageChat, TokenizeGivesTheChatPromptsIds) {
 TEST_F(ImageChat, AnthropicImageBlocksAnswerAsChat) {
   const std::string png = png_data_url(0).substr(std::string("data:image/png;base64,").size());
   const Json block{{"type", "image"}, {"source", {{"type", "base64"}, {"media_type", "image/png"}, {"data", png}}}};
-  const Json body{{"model", "m"}, {"max_tokens", 4}, {"temperature", 0},
-                  {"messages", {{{"role", "user"}, {"content", Json::array({{{"type", "text"}, {"text", "Look: "}},
-                                                                             block})}}}}};
-  httplib::Client client("127.0.0.1", port_);
-  auto res = client.Post("/v1/messages", body.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  const auto [status, reply] = chat(Json::array({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(0))}));
-  ASSERT_EQ(status, 200);
-  EXPECT_EQ(Json::parse(res->body)["content"][0]["text"], reply["choices"][0]["message"]["content"]);
-  const Json count_body{{"model", "m"}, {"messages", body["messages"]}};
-  auto count = client.Post("/v1/messages/count_tokens", count_body.dump(), "application/json");
-  ASSERT_TRUE(count);
-  EXPECT_EQ(Json::parse(count->body)["input_tokens"], reply["usage"]["prompt_tokens"]) << count->body;
+  const Json messages = {{{"role", "user"}, {"content", Json::array({{{"type", "text"}, {"text", "Look: "}}, block})}}};
+  const Json reply = post_ok("/v1/messages", {{"model", "m"}, {"max_tokens", 4}, {"temperature", 0},
+                                              {"messages", messages}});
+  const Json want = look_at_image_0();
+  EXPECT_EQ(reply["content"][0]["text"], want["choices"][0]["message"]["content"]);
+  const Json count = post_ok("/v1/messages/count_tokens", {{"model", "m"}, {"messages", messages}});
+  EXPECT_EQ(count["input_tokens"], want["usage"]["prompt_tokens"]);
 }
 
 // The Responses API's input_image parts take the chat path's images too.
 TEST_F(ImageChat, ResponsesInputImagesAnswerAsChat) {
   const Json content = Json::array({{{"type", "input_text"}, {"text", "Look: "}},
                                     {{"type", "input_image"}, {"image_url", png_data_url(0)}}});
-  const Json body{{"model", "m"}, {"max_output_tokens", 4}, {"temperature", 0},
-                  {"input", {{{"role", "user"}, {"content", content}}}}};
-  httplib::Client client("127.0.0.1", port_);
-  auto res = client.Post("/v1/responses", body.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  const auto [status, reply] = chat(Json::array({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(0))}));
-  ASSERT_EQ(status, 200);
-  EXPECT_EQ(Json::parse(res->body)["output"][0]["content"][0]["text"], reply["choices"][0]["message"]["content"])
-      << res->body;
+  const Json reply = post_ok("/v1/responses", {{"model", "m"}, {"max_output_tokens", 4}, {"temperature", 0},
+                                               {"input", {{{"role", "user"}, {"content", content}}}}});
+  EXPECT_EQ(reply["output"][0]["content"][0]["text"], look_at_image_0()["choices"][0]["message"]["content"]);
 }
 
 TEST_F(ImageChat, ModelsSayTheModelTakesImages) {
