@@ -10,7 +10,7 @@ SUDO=""
 PACKAGES=(cmake ninja-build g++ ccache pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev
   libfmt-dev libpcre2-dev libxxhash-dev libopenblas-dev libgtest-dev libgmock-dev
   libbenchmark-dev libcpp-httplib-dev libssl-dev libutfcpp-dev libicu-dev python3 python3-venv
-  libstb-dev  # stb_image: JPEG and PNG decoding for image input (src/strata/vision/)
+  libstb-dev libwebp-dev  # JPEG and PNG (stb_image) and WebP decoding for image input (src/strata/image/)
   python3-dev  # Python.h for the Python module (src/strata/python/)
   clang libclang-rt-14-dev  # clang + libFuzzer runtime for scripts/fuzz.sh
   chromium chromium-driver)  # the chat page's browser test (tests/integration/test_web_chat.py)

@@ -48,6 +48,17 @@ TEST(ImageProcessor, SmartResizeRoundsAsTransformers) {
   EXPECT_THROW(smart_resize(10, 2100, 32, 3136, 65536), Error);
 }
 
+// A lossless WebP of image 0 (written by Pillow) decodes to the PNG's pixels, byte for byte.
+TEST(ImageProcessor, LosslessWebpDecodesToThePngsPixels) {
+  const std::string dir = load_vision_fixture().dir;
+  const RgbImage png = decode_image(read_bytes(dir + "/image_0.png"));
+  const RgbImage webp = decode_image(read_bytes(dir + "/image_0.webp"));
+  EXPECT_EQ(webp.width, 45);
+  EXPECT_EQ(webp.height, 70);
+  EXPECT_EQ(webp.pixels, png.pixels);
+  EXPECT_THROW(decode_image(read_bytes(dir + "/image_0.webp"), /*max_pixels=*/45 * 70 - 1), Error);
+}
+
 TEST(ImageProcessor, BytesThatAreNoImageAreRefused) {
   EXPECT_THROW(decode_image({}), Error);
   const std::vector<uint8_t> text = {'n', 'o', 't', ' ', 'a', 'n', ' ', 'i', 'm', 'a', 'g', 'e'};

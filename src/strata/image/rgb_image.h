@@ -1,6 +1,6 @@
 // A decoded image: 8-bit RGB, rows top to bottom. Decoding takes JPEG and PNG (stb_image, from
-// Debian's libstb-dev); other channel layouts become RGB as PIL's convert("RGB") makes them
-// (grey replicated, alpha dropped).
+// Debian's libstb-dev) and WebP (libwebp-dev); other channel layouts become RGB as PIL's
+// convert("RGB") makes them (grey replicated, alpha dropped).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ struct RgbImage {
   uint8_t at(int32_t y, int32_t x, int c) const { return pixels[(static_cast<size_t>(y) * width + x) * 3 + c]; }
 };
 
-// Throws strata::Error naming the problem when the bytes are not a JPEG or PNG image it can read,
+// Throws strata::Error naming the problem when the bytes are not a JPEG, PNG or WebP image it can read,
 // or when the header says it has more than max_pixels pixels (checked before decoding).
 RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels = int64_t{1} << 40);
 
