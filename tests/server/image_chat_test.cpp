@@ -137,8 +137,8 @@ TEST_F(ImageChat, BadImagesAreClear400s) {
   const std::vector<std::pair<Json, std::string>> cases = {
       {Json::array({image_part("https://example.com/cat.png")}), "fetches no remote images"},
       {Json::array({image_part("data:image/png;base64,@@@")}), "not valid base64"},
-      {Json::array({image_part("data:image/png;base64," + base64({1, 2, 3, 4, 5}))}), "JPEG or PNG"},
-      {Json::array({image_part(png_data_url(1))}), "pixel limit"},  // 131 x 83 over 100 x 100
+      {Json::array({image_part("data:image/png;base64," + base64({1, 2, 3, 4, 5}))}), "JPEG, PNG or WebP"},
+      {Json::array({image_part(png_data_url(1))}), "--max-image-pixels"},  // 131 x 83 over 100 x 100
       {Json::array({image_part(png_data_url(0)), image_part(png_data_url(0)), image_part(png_data_url(0))}),
        "--limit-mm-per-prompt"},
       {Json::array({{{"type", "image_url"}}}), "image part reads"},

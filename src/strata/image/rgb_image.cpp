@@ -27,6 +27,12 @@ RgbImage decode_image(std::span<const uint8_t>, int64_t) {
 #else
 namespace {
 
+void check_pixels(int width, int height, int64_t max_pixels) {
+  if (static_cast<int64_t>(width) * height > max_pixels)
+    throw ImageTooLarge(fmt::format("the image is {}x{} pixels, more than the limit of {} pixels", width, height,
+                                    max_pixels));
+}
+
 bool is_webp(std::span<const uint8_t> bytes) {
   return bytes.size() >= 12 && std::memcmp(bytes.data(), "RIFF", 4) == 0 && std::memcmp(bytes.data() + 8, "WEBP", 4) == 0;
 }
@@ -35,8 +41,7 @@ RgbImage decode_webp(std::span<const uint8_t> bytes, int64_t max_pixels) {
 #if defined(STRATA_WITH_WEBP)
   int width = 0, height = 0;
   if (WebPGetInfo(bytes.data(), bytes.size(), &width, &height) == 0) fail("could not read the WebP image's header");
-  if (static_cast<int64_t>(width) * height > max_pixels)
-    fail("the image is {}x{} pixels, more than the limit of {} pixels", width, height, max_pixels);
+  check_pixels(width, height, max_pixels);
   uint8_t* data = WebPDecodeRGB(bytes.data(), bytes.size(), &width, &height);
   if (data == nullptr) fail("could not decode the WebP image");
   RgbImage image{.width = width, .height = height};
@@ -60,8 +65,7 @@ RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels) {
   int width = 0, height = 0, channels = 0;
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height, &channels) == 0)
     fail("could not read the image's header ({}); send a JPEG, PNG or WebP file", stbi_failure_reason());
-  if (static_cast<int64_t>(width) * height > max_pixels)
-    fail("the image is {}x{} pixels, more than the limit of {} pixels", width, height, max_pixels);
+  check_pixels(width, height, max_pixels);
   stbi_uc* data = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height, &channels, 3);
   if (data == nullptr)
     fail("could not decode the image ({}); send a JPEG, PNG or WebP file", stbi_failure_reason());

@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "strata/core/error.h"
+
 namespace strata {
 
 struct RgbImage {
@@ -16,8 +18,13 @@ struct RgbImage {
   uint8_t at(int32_t y, int32_t x, int c) const { return pixels[(static_cast<size_t>(y) * width + x) * 3 + c]; }
 };
 
-// Throws strata::Error naming the problem when the bytes are not a JPEG, PNG or WebP image it can read,
-// or when the header says it has more than max_pixels pixels (checked before decoding).
+// Over the pixel limit that decode_image was given (said by the header, before decoding).
+struct ImageTooLarge : Error {
+  using Error::Error;
+};
+
+// Throws strata::Error naming the problem when the bytes are not a JPEG, PNG or WebP image it can
+// read, ImageTooLarge when the header says it has more than max_pixels pixels.
 RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels = int64_t{1} << 40);
 
 }  // namespace strata

@@ -81,8 +81,10 @@ RgbImage load_image_url(const std::string& url, const ImageInputOptions& options
   RgbImage image;
   try {
     image = decode_image(bytes, options.max_image_pixels);
+  } catch (const ImageTooLarge& e) {
+    throw bad_request(fmt::format("{}: {} (this server's --max-image-pixels)", what, e.what()), field);
   } catch (const Error& e) {
-    throw bad_request(fmt::format("{}: {} (the server's pixel limit is --max-image-pixels)", what, e.what()), field);
+    throw bad_request(fmt::format("{}: {}", what, e.what()), field);
   }
   return image;
 }
