@@ -31,6 +31,10 @@ void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {
   cmd.add_option_function<std::string>(
       "--speculative-config", [&engine](const std::string& json) { engine.speculative = parse_speculative_config(json); },
       R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' or a draft model with the same vocabulary '{"model": PATH, "num_speculative_tokens": 3}')");
+  cmd.add_option("--swap-space", engine.swap_space_gib,
+                 "GiB of host memory (pinned on a GPU) preempted sequences' KV blocks and SSM states move to, "
+                 "so they resume without recomputing; 0: preemption recomputes (default 4)")
+      ->check(CLI::Range(0.0, kMaxSwapSpaceGib));
   cmd.add_option("--ssm-cache-slots", engine.ssm_cache_slots, "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--ssm-snapshot-interval", engine.ssm_snapshot_interval,

@@ -4,6 +4,10 @@
 
 namespace strata {
 
+int64_t swap_space_bytes(const EngineOptions& options) {
+  return static_cast<int64_t>(options.swap_space_gib * static_cast<double>(int64_t{1} << 30));
+}
+
 void validate_engine_options(const EngineOptions& options) {
   if (options.max_num_batched_tokens < 1)
     fail("--max-num-batched-tokens is {}; it must be at least 1", options.max_num_batched_tokens);
@@ -15,6 +19,9 @@ void validate_engine_options(const EngineOptions& options) {
   if (options.ssm_cache_slots < 0) fail("--ssm-cache-slots is {}; it must be >= 0", options.ssm_cache_slots);
   if (options.ssm_snapshot_interval < 0)
     fail("--ssm-snapshot-interval is {}; it must be >= 0 (0: no interval snapshots)", options.ssm_snapshot_interval);
+  if (!(options.swap_space_gib >= 0 && options.swap_space_gib <= kMaxSwapSpaceGib))
+    fail("--swap-space is {} GiB; it must be between 0 (preemption recomputes) and {}", options.swap_space_gib,
+         kMaxSwapSpaceGib);
   const SpeculativeOptions& spec = options.speculative;
   if (spec.num_speculative_tokens > 0 && spec.num_speculative_tokens >= options.max_num_batched_tokens)
     fail("--speculative-config: num_speculative_tokens {} leaves no room in --max-num-batched-tokens {} for the "
