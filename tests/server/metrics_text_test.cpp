@@ -69,6 +69,23 @@ TEST(MetricsText, SwapCountsAndBytes) {
             std::string::npos);
 }
 
+TEST(MetricsText, SsmSnapshotHostTierTraffic) {
+  EngineStatsSnapshot s;
+  s.ssm_host_snapshots = 2;
+  s.ssm_host_snapshot_bytes = 2 * 58368;
+  s.ssm_host_stored_total = 6;
+  s.ssm_host_restored_total = 3;
+  s.ssm_host_stored_bytes_total = 6 * 58368;
+  s.ssm_host_restored_bytes_total = 3 * 58368;
+  const std::string text = render_metrics(s, "m");
+  EXPECT_NE(text.find("strata:ssm_host_snapshots{model_name=\"m\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_snapshot_bytes{model_name=\"m\"} 116736\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_stored_total{model_name=\"m\"} 6\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_restored_total{model_name=\"m\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_stored_bytes_total{model_name=\"m\"} 350208\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_restored_bytes_total{model_name=\"m\"} 175104\n"), std::string::npos);
+}
+
 TEST(MetricsText, SpeculativeDecodingCountersPerPosition) {
   EngineStatsSnapshot s;
   s.spec_num_drafts_total = 4;

@@ -82,13 +82,17 @@ PrefixMatch SequenceMemory::match_prefix(std::span<const int32_t> tokens, uint64
   if (prefix_cache_ == nullptr) return {};
   prefix_cache_->extend_block_hashes(tokens, cache_key, hashes);
   const PrefixMatch match = prefix_cache_->match(hashes, static_cast<int32_t>(tokens.size()));
-  if (match.ssm_snapshot_slot >= 0) ssm_->copy_slot(match.ssm_snapshot_slot, ssm_slot);
+  prefix_cache_->restore_snapshot(match, ssm_slot);
   return match;
 }
 
-void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots) {
+void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes) {
   STRATA_CHECK(prefix_cache_ == nullptr);
-  prefix_cache_ = std::make_unique<PrefixCache>(*blocks_, block_size_, ssm_.get(), num_snapshot_slots);
+  std::unique_ptr<SnapshotHostTier> host_tier;
+  if (ssm_ != nullptr && host_snapshot_bytes > 0)
+    host_tier = std::make_unique<SnapshotHostTier>(*ssm_, host_snapshot_bytes, backend_);
+  prefix_cache_ = std::make_unique<PrefixCache>(*blocks_, block_size_, ssm_.get(), num_snapshot_slots,
+                                                std::move(host_tier));
 }
 
 void SequenceMemory::stop_prefix_cache() { prefix_cache_.reset(); }

@@ -42,8 +42,9 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                .max_model_len = parts_.max_model_len,
                .stats = parts_.stats}),
       async_scheduling_(parts_.options.async_scheduling.value_or(false)) {  // Engine resolved it
-  if (parts_.options.enable_prefix_caching) memory_.start_prefix_cache(parts_.options.ssm_cache_slots);
-  memory_.start_swap_space(swap_space_bytes(parts_.options));
+  if (parts_.options.enable_prefix_caching)
+    memory_.start_prefix_cache(parts_.options.ssm_cache_slots, gib_to_bytes(parts_.options.ssm_host_cache_gib));
+  memory_.start_swap_space(gib_to_bytes(parts_.options.swap_space_gib));
   if (parts_.draft_runner != nullptr)
     draft_ = std::make_unique<DraftModel>(*parts_.draft_runner, parts_.options.speculative.num_speculative_tokens,
                                           parts_.options.max_num_batched_tokens);
@@ -387,6 +388,15 @@ void EngineLoop::update_gauges() {
     s.prefix_cached_blocks = cache ? cache->num_cached_blocks() : 0;
     s.ssm_snapshots = cache ? cache->num_snapshots() : 0;
     s.ssm_snapshot_bytes = cache ? cache->snapshot_bytes() : 0;
+    if (const SnapshotHostTier* host = cache ? cache->host_tier() : nullptr) {
+      const SnapshotHostTierCounters& c = host->counters();
+      s.ssm_host_snapshots = host->num_snapshots();
+      s.ssm_host_snapshot_bytes = host->bytes();
+      s.ssm_host_stored_total = static_cast<uint64_t>(c.num_stored);
+      s.ssm_host_restored_total = static_cast<uint64_t>(c.num_restored);
+      s.ssm_host_stored_bytes_total = static_cast<uint64_t>(c.bytes_stored);
+      s.ssm_host_restored_bytes_total = static_cast<uint64_t>(c.bytes_restored);
+    }
     if (const SwapSpace* swap = memory_.swap_space()) {
       const SwapCounters& c = swap->counters();
       s.swapped_out_total = static_cast<uint64_t>(c.num_swapped_out);

@@ -33,6 +33,9 @@ struct EngineOptions {
   // --swap-space: host memory (GiB) preempted sequences' KV blocks and SSM states move to, so
   // they resume without recomputing; 0: preemption recomputes. Never more than the device pools.
   double swap_space_gib = 4;
+  // --ssm-host-cache-gb: host memory (GiB) the prefix cache's SSM snapshots move to when they
+  // lose their device slot, restored from on a hit (hybrid models); 0: off.
+  double ssm_host_cache_gib = 0;
   // Queue step N+1 before reading step N's tokens back (they reach step N+1 on the device),
   // so the host's work overlaps the GPU's. Unset: on for GPU backends, off on the CPU (where
   // the step is host work, and overlapping would only delay each token by a step).
@@ -43,10 +46,10 @@ struct EngineOptions {
   FaultInjection fault_injection;
 };
 
-inline constexpr double kMaxSwapSpaceGib = 1 << 20;  // keeps the byte count in range
+inline constexpr double kMaxSwapSpaceGib = 1 << 20;  // keeps byte counts of host memory in range
 
-// --swap-space in bytes.
-int64_t swap_space_bytes(const EngineOptions& options);
+// --swap-space and --ssm-host-cache-gb in bytes.
+int64_t gib_to_bytes(double gib);
 
 // Throws strata::Error naming the flag for a value out of range or flags that contradict
 // each other (checked again by the Engine against the model and the KV pool).

@@ -35,6 +35,12 @@ struct EngineStatsSnapshot {
   uint64_t ssm_snapshots_taken_total = 0;   // SSM states the prefix cache kept (hybrid models)
   int64_t ssm_snapshots = 0;                // held now
   int64_t ssm_snapshot_bytes = 0;           // their state
+  int64_t ssm_host_snapshots = 0;           // in the host tier now (--ssm-host-cache-gb)
+  int64_t ssm_host_snapshot_bytes = 0;
+  uint64_t ssm_host_stored_total = 0;       // snapshots moved there from the device
+  uint64_t ssm_host_restored_total = 0;     // prefix hits restored from there
+  uint64_t ssm_host_stored_bytes_total = 0;
+  uint64_t ssm_host_restored_bytes_total = 0;
   uint64_t swapped_out_total = 0;           // preempted sequences moved to host memory (--swap-space)
   uint64_t swapped_in_total = 0;            // of them, brought back
   uint64_t swap_out_bytes_total = 0;        // KV blocks and SSM states copied out

@@ -56,6 +56,10 @@ std::vector<std::string> startup_summary(const StartupFacts& facts) {
   if (const SsmStatePool* ssm = runner.ssm_pool())
     lines.push_back(fmt::format("SSM state: {} slots of {}", ssm->capacity(), format_bytes(ssm->slot_bytes())));
   lines.push_back(swap_line(runner));
+  const PrefixCache* cache = runner.memory().prefix_cache();
+  if (const SnapshotHostTier* host = cache != nullptr ? cache->host_tier() : nullptr)
+    lines.push_back(fmt::format("SSM snapshot host tier: {} snapshots in {} of host memory", host->capacity(),
+                                format_bytes(host->capacity() * runner.ssm_pool()->slot_bytes())));
   if (facts.draft_runner != nullptr) {
     ModelRunner& draft = *facts.draft_runner;
     lines.push_back(fmt::format("draft model: {} parameters, {} in memory; its KV cache {} blocks{}",

@@ -71,6 +71,18 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
   w.scalar("ssm_snapshots", "gauge", "SSM snapshots the prefix cache holds.", static_cast<double>(s.ssm_snapshots));
   w.scalar("ssm_snapshot_bytes", "gauge", "Bytes of SSM state held by prefix-cache snapshots.",
            static_cast<double>(s.ssm_snapshot_bytes));
+  w.scalar("ssm_host_snapshots", "gauge", "SSM snapshots in the prefix cache's host tier (--ssm-host-cache-gb).",
+           static_cast<double>(s.ssm_host_snapshots));
+  w.scalar("ssm_host_snapshot_bytes", "gauge", "Bytes of SSM state in the host tier.",
+           static_cast<double>(s.ssm_host_snapshot_bytes));
+  w.scalar("ssm_host_stored_total", "counter", "SSM snapshots moved from the device to the host tier.",
+           static_cast<double>(s.ssm_host_stored_total));
+  w.scalar("ssm_host_restored_total", "counter", "Prefix hits restored from the host tier.",
+           static_cast<double>(s.ssm_host_restored_total));
+  w.scalar("ssm_host_stored_bytes_total", "counter", "Bytes copied into the host tier.",
+           static_cast<double>(s.ssm_host_stored_bytes_total));
+  w.scalar("ssm_host_restored_bytes_total", "counter", "Bytes restored from the host tier.",
+           static_cast<double>(s.ssm_host_restored_bytes_total));
   w.scalar("num_swapped_out_total", "counter", "Preempted sequences whose memory moved to host memory (--swap-space).",
            static_cast<double>(s.swapped_out_total));
   w.scalar("num_swapped_in_total", "counter", "Swapped-out sequences brought back to the device.",
