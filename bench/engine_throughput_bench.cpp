@@ -117,13 +117,13 @@ std::string result_json(const Flags& flags, const Setup& setup, const bench::Eng
       R"("total_prompt_tokens":{},"total_output_tokens":{},"wall_s":{:.6f},"output_tok_s":{:.1f},"total_tok_s":{:.1f},)"
       R"("ttft_ms_mean":{:.2f},"ttft_ms_p50":{:.2f},"ttft_ms_p99":{:.2f},"tpot_ms_mean":{:.3f},"tpot_ms_p50":{:.3f},)"
       R"("tpot_ms_p99":{:.3f},"max_num_seqs":{},"max_num_batched_tokens":{},"chunked_prefill":{},"kv_blocks":{},)"
-      R"("preemptions":{},"temperature":{},"graphs":{},"async_scheduling":{},"load_s":{:.2f},)"
+      R"("preemptions":{},"swapped_out":{},"swap_out_bytes":{},"temperature":{},"graphs":{},"async_scheduling":{},"load_s":{:.2f},)"
       R"("warmup_s":{:.2f}}})",
       flags.model, setup.device_name, flags.requests, flags.prompt_tokens, flags.output_tokens, prompt_tokens,
       out_tokens, run.wall_s, static_cast<double>(out_tokens) / run.wall_s,
       static_cast<double>(out_tokens + prompt_tokens) / run.wall_s, t.mean, t.p50, t.p99, p.mean, p.p50, p.p99,
       flags.engine.max_num_seqs, flags.engine.max_num_batched_tokens, flags.engine.enable_chunked_prefill,
-      setup.kv_blocks, stats.preemptions_total, flags.temperature, flags.graphs, setup.async_scheduling, setup.load_s,
+      setup.kv_blocks, stats.preemptions_total, stats.swapped_out_total, stats.swap_out_bytes_total, flags.temperature, flags.graphs, setup.async_scheduling, setup.load_s,
       setup.warmup_s);
 }
 
@@ -208,6 +208,7 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_flag("!--no-enable-chunked-prefill", f.engine.enable_chunked_prefill, "prefill each prompt in one step");
   app.add_flag("!--no-enable-prefix-caching", f.engine.enable_prefix_caching, "turn the prefix cache off");
   app.add_option("--num-kv-blocks", f.num_kv_blocks, "KV blocks of 16 tokens (0: all requests fit at once)");
+  app.add_option("--swap-space", f.engine.swap_space_gib, "GiB of host memory preempted sequences swap to (0: recompute)");
   app.add_option("--temperature", f.temperature, "0: greedy (default); > 0 samples");
   app.add_flag("!--no-graphs", f.graphs, "never replay CUDA graphs for decode steps");
   app.add_option_function<std::string>(

@@ -56,6 +56,7 @@ _SETTERS = {
     "enable_chunked_prefill": _engine_field("enable_chunked_prefill"),
     "enable_prefix_caching": _engine_field("enable_prefix_caching"),
     "async_scheduling": _engine_field("async_scheduling"),
+    "swap_space": _engine_field("swap_space"),
     "speculative_config": _speculative,
     "kv_cache_dtype": _model_field("kv_cache_dtype"),
     "runner": _model_field("runner"),
@@ -67,6 +68,7 @@ _SETTERS = {
     "ssm_state_dtype": _model_field("ssm_state_dtype"),
     "ssm_cache_slots": _engine_field("ssm_cache_slots"),
     "ssm_snapshot_interval": _engine_field("ssm_snapshot_interval"),
+    "ssm_host_cache_gb": _engine_field("ssm_host_cache_gb"),
     "load_progress": _model_field("load_progress"),
 }
 
@@ -87,6 +89,8 @@ _RANGES = {
     "num_kv_blocks": (0, None),
     "num_gpu_blocks_override": (0, None),
     "max_model_len": (0, None),
+    "swap_space": (0, 1 << 20),
+    "ssm_host_cache_gb": (0, 1 << 20),
 }
 
 ENGINE_ARGS = sorted([*_SETTERS, "seed", *_DEFAULT_ONLY])

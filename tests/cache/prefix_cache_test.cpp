@@ -91,17 +91,17 @@ TEST(PrefixCache, SnapshotsBoundTheMatchAndEvictLru) {
   cache.extend_block_hashes(tokens(16), 0, h);
   EXPECT_EQ(cache.match(h, 16).num_tokens, 0);  // blocks cached, but no snapshot yet
   const int32_t s1 = *cache.reserve_snapshot(h[0]);
-  cache.commit_snapshot(h[0], s1);
+  cache.commit_snapshot(h[0], s1, 16);
   PrefixMatch m = cache.match(h, 16);
   EXPECT_EQ(m.num_tokens, 4);
   EXPECT_EQ(m.ssm_snapshot_slot, s1);
   const int32_t s2 = *cache.reserve_snapshot(h[1]);
-  cache.commit_snapshot(h[1], s2);
+  cache.commit_snapshot(h[1], s2, 16);
   EXPECT_EQ(cache.match(h, 16).num_tokens, 8);
   // A third snapshot evicts the least recently used one (h[0]: h[1] was matched last).
   const int32_t s3 = *cache.reserve_snapshot(h[2]);
   EXPECT_EQ(s3, s1);
-  cache.commit_snapshot(h[2], s3);
+  cache.commit_snapshot(h[2], s3, 16);
   EXPECT_FALSE(cache.has_snapshot(h[0]));
   EXPECT_EQ(cache.match(h, 16).num_tokens, 12);
 }
@@ -122,7 +122,7 @@ struct CachedChain {
 // The blocks found before the cut to the deepest snapshot tell where a prompt branched off.
 TEST(PrefixCache, MatchReportsTheBlockDepthBeyondTheDeepestSnapshot) {
   CachedChain c;
-  c.cache.commit_snapshot(c.h[0], *c.cache.reserve_snapshot(c.h[0]));
+  c.cache.commit_snapshot(c.h[0], *c.cache.reserve_snapshot(c.h[0]), 16);
   const PrefixMatch m = c.cache.match(c.h, 16);
   EXPECT_EQ(m.num_tokens, 4);
   EXPECT_EQ(m.num_block_tokens, 12);
@@ -134,10 +134,10 @@ TEST(PrefixCache, UnusedSnapshotGivesItsSlotBackForTheNextBoundary) {
   PrefixCache& cache = c.cache;
   const std::vector<uint64_t>& h = c.h;
   const int32_t s1 = *cache.reserve_snapshot(h[0]);
-  cache.commit_snapshot(h[0], s1);
+  cache.commit_snapshot(h[0], s1, 16);
   EXPECT_EQ(cache.take_unused_snapshot(h[0]), s1);
   EXPECT_FALSE(cache.has_snapshot(h[0]));
-  EXPECT_TRUE(cache.commit_snapshot(h[1], s1));
+  EXPECT_TRUE(cache.commit_snapshot(h[1], s1, 16));
   EXPECT_EQ(cache.match(h, 16).ssm_snapshot_slot, s1);  // used: it stays
   EXPECT_EQ(cache.take_unused_snapshot(h[1]), std::nullopt);
   EXPECT_EQ(cache.num_snapshots_taken(), 2);
@@ -149,10 +149,10 @@ TEST(PrefixCache, EvictionGivesUpUnusedSnapshotsFirst) {
   CachedChain c;
   PrefixCache& cache = c.cache;
   const int32_t used = *cache.reserve_snapshot(c.h[0]);
-  cache.commit_snapshot(c.h[0], used);
+  cache.commit_snapshot(c.h[0], used, 16);
   EXPECT_EQ(cache.match(c.h, 5).ssm_snapshot_slot, used);  // a 5-token prompt: only h[0] can match
   const int32_t unused = *cache.reserve_snapshot(c.h[1]);
-  cache.commit_snapshot(c.h[1], unused);
+  cache.commit_snapshot(c.h[1], unused, 16);
   // h[0] is the least recently used, but h[1] goes.
   EXPECT_EQ(cache.reserve_snapshot(c.h[2]), unused);
   EXPECT_TRUE(cache.has_snapshot(c.h[0]));
@@ -171,8 +171,8 @@ TEST(PrefixCache, SecondCommitOfAHashFreesItsSlot) {
   PrefixCache cache(pool, 4, &ssm, 3);
   const int32_t s1 = *cache.reserve_snapshot_slot();
   const int32_t s2 = *cache.reserve_snapshot_slot();
-  EXPECT_TRUE(cache.commit_snapshot(7, s1));
-  EXPECT_FALSE(cache.commit_snapshot(7, s2));
+  EXPECT_TRUE(cache.commit_snapshot(7, s1, 16));
+  EXPECT_FALSE(cache.commit_snapshot(7, s2, 16));
   EXPECT_EQ(ssm.num_free(), 3);
   EXPECT_EQ(cache.num_snapshots(), 1);
 }
@@ -182,7 +182,7 @@ TEST(PrefixCache, DestroyingItFreesReservedAndCommittedSlots) {
   SsmStatePool ssm({{8, 2}}, 4);
   {
     PrefixCache cache(pool, 4, &ssm, 3);
-    cache.commit_snapshot(1, *cache.reserve_snapshot(1));
+    cache.commit_snapshot(1, *cache.reserve_snapshot(1), 16);
     ASSERT_TRUE(cache.reserve_snapshot_slot().has_value());
     EXPECT_EQ(ssm.num_free(), 2);
   }

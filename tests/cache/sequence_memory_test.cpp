@@ -97,7 +97,7 @@ TEST(SequenceMemory, SnapshotsGiveTheirSlotsToSequencesAndStoppingReturnsThem) {
   Fixture f;
   f.memory.start_prefix_cache(/*num_snapshot_slots=*/2);
   PrefixCache& cache = *f.memory.prefix_cache();
-  for (uint64_t hash : {5u, 6u}) cache.commit_snapshot(hash, *cache.reserve_snapshot(hash));
+  for (uint64_t hash : {5u, 6u}) cache.commit_snapshot(hash, *cache.reserve_snapshot(hash), 16);
   const int32_t a = *f.memory.acquire_slot();  // the free one
   const int32_t b = *f.memory.acquire_slot();  // snapshot 5's, the least recently used
   EXPECT_NE(a, b);

@@ -49,10 +49,7 @@ class AsyncScheduling : public ::testing::TestWithParam<std::string> {
                                  int32_t budget) {
     ModelRunner runner(*loaded_.model, *backend_, {.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48});
     test::CheckedEngine engine(runner, *tokenizer_, {}, {.max_num_batched_tokens = budget, .async_scheduling = async});
-    std::vector<std::shared_ptr<RequestStream>> streams;
-    for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
-    std::vector<RequestResult> results;
-    for (size_t i = 0; i < requests.size(); ++i) results.push_back(test::collect_choices(*streams[i], requests[i].n));
+    std::vector<RequestResult> results = test::run_concurrently(engine, requests);
     engine.shutdown(std::chrono::seconds(5));
     stats_ = engine.stats();
     const int32_t cached = runner.block_pool().num_free();  // cached blocks count as free

@@ -20,6 +20,15 @@ std::vector<ChoiceResult> collect_choices(RequestStream& stream, int32_t n, int 
   return r;
 }
 
+std::vector<std::vector<ChoiceResult>> run_concurrently(CheckedEngine& engine,
+                                                        const std::vector<GenerationRequest>& requests) {
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
+  std::vector<std::vector<ChoiceResult>> results;
+  for (size_t i = 0; i < requests.size(); ++i) results.push_back(collect_choices(*streams[i], requests[i].n));
+  return results;
+}
+
 std::vector<int32_t> engine_prompt(int32_t seed, int32_t len) {
   std::vector<int32_t> ids;
   for (int32_t i = 0; i < len; ++i) ids.push_back((seed * 131 + i * 17) % 500 + 3);

@@ -33,6 +33,11 @@ struct ChoiceResult {
 // Reads the stream until the request finishes (a test failure after `timeout_ms` of silence).
 std::vector<ChoiceResult> collect_choices(RequestStream& stream, int32_t n, int timeout_ms = 120000);
 
+class CheckedEngine;
+// Submits every request at once, then reads each one's choices to the end.
+std::vector<std::vector<ChoiceResult>> run_concurrently(CheckedEngine& engine,
+                                                        const std::vector<GenerationRequest>& requests);
+
 // `len` token ids in [3, 503), different for each seed.
 std::vector<int32_t> engine_prompt(int32_t seed, int32_t len);
 

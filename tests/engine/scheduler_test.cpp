@@ -140,7 +140,7 @@ TEST(Scheduler, WithoutChunkedPrefillAPreemptedSequenceRecomputesInChunks) {
 TEST(Scheduler, SnapshotsGiveTheirSsmSlotsToSequences) {
   Harness h(8, {.max_num_batched_tokens = 64, .block_size = 16}, /*num_ssm_slots=*/2);
   PrefixCache& cache = *h.memory.prefix_cache();
-  for (uint64_t hash : {11u, 12u}) cache.commit_snapshot(hash, *cache.reserve_snapshot(hash));
+  for (uint64_t hash : {11u, 12u}) cache.commit_snapshot(hash, *cache.reserve_snapshot(hash), 16);
   EXPECT_EQ(h.memory.ssm()->num_free(), 0);
   Sequence& a = h.add(10);
   const StepPlan plan = h.scheduler.schedule();
@@ -165,7 +165,7 @@ TEST(Scheduler, HybridHitBelowTheCachedBlocksMarksTheBranchPoint) {
   for (int32_t b = 0; b < 3; ++b) cache.insert(hashes[b], earlier[b]);
   int32_t no_slot = -1;
   h.memory.free(earlier, no_slot);
-  cache.commit_snapshot(hashes[0], *cache.reserve_snapshot(hashes[0]));
+  cache.commit_snapshot(hashes[0], *cache.reserve_snapshot(hashes[0]), 16);
   Sequence& a = h.add(40);  // 40 sevens: blocks 0 and 1 match, the last token is computed
   const StepPlan plan = h.scheduler.schedule();
   ASSERT_EQ(plan.rows.size(), 1u);

@@ -38,10 +38,7 @@ class SpeculativeDecoding : public ::testing::TestWithParam<std::string> {
                    .speculative = {.num_speculative_tokens = num_speculative_tokens, .prompt_lookup_min = 1,
                                    .prompt_lookup_max = 3}});
     EXPECT_FALSE(engine.async_scheduling());
-    std::vector<std::shared_ptr<RequestStream>> streams;
-    for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
-    Results results;
-    for (size_t i = 0; i < requests.size(); ++i) results.push_back(test::collect_choices(*streams[i], requests[i].n));
+    Results results = test::run_concurrently(engine, requests);
     engine.shutdown(std::chrono::seconds(5));
     stats_ = engine.stats();
     EXPECT_EQ(runner.block_pool().num_free(), 256);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "engine_test_support.h"
+#include "strata/core/progress.h"
 #include "strata/engine/startup_summary.h"
 
 namespace strata {
@@ -16,12 +17,15 @@ TEST(StartupSummary, FiguresComeFromTheWeightsPoolAndEngine) {
                                                           .runner = &runner,
                                                           .model_context_tokens = f.loaded.config.max_position_embeddings,
                                                           .max_model_len = engine.max_model_len()});
-  ASSERT_EQ(lines.size(), 2u);  // no SSM line (no recurrent layers), no graph line (CPU)
+  ASSERT_EQ(lines.size(), 3u);  // no SSM line (no recurrent layers), no graph line (CPU)
   EXPECT_EQ(lines[0], "weights: 508992 parameters, 1.02 MB in memory, stored as bf16 (" + f.loaded.weights->description() + ")");
   EXPECT_EQ(f.loaded.weights->num_parameters(), 508992);
   // 100 tokens take 7 blocks: 40 / 7 = 5 sequences; 4096 take 256, more than the pool.
   EXPECT_EQ(lines[1], "KV cache (f32): 40 blocks of 16 tokens (640 tokens); 0 sequences fit at the model's full context "
                       "(4096 tokens), 5 at max_model_len 100");
+  // The default 4 GiB would hold more than the pool: capped at its 40 blocks.
+  EXPECT_EQ(lines[2], "swap space: " + format_bytes(40 * runner.kv_cache()->shape().bytes_per_block()) +
+                          " of host memory for preempted sequences, 40 KV blocks");
 }
 
 TEST(StartupSummary, HybridModelsListTheirSsmSlots) {
@@ -32,11 +36,17 @@ TEST(StartupSummary, HybridModelsListTheirSsmSlots) {
                                                           .runner = &runner,
                                                           .model_context_tokens = loaded.config.max_position_embeddings,
                                                           .max_model_len = 32});
-  ASSERT_EQ(lines.size(), 3u);
+  ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[1], "KV cache (f32): 16 blocks of 16 tokens (256 tokens); 0 sequences fit at the model's full context "
                       "(4096 tokens), 8 at max_model_len 32");
   EXPECT_EQ(runner.ssm_pool()->slot_bytes(), 58368);
   EXPECT_EQ(lines[2], "SSM state: 6 slots of 58.4 kB");
+  EXPECT_EQ(lines[3], "swap space: none (preempted sequences recompute; --swap-space GiB to keep them)");
+  const int64_t block_bytes = runner.kv_cache()->shape().bytes_per_block();
+  runner.memory().start_swap_space((16 * block_bytes + 6 * 58368) / 2);  // half of the pools: 8 blocks, 3 slots
+  const std::vector<std::string> swapping = startup_summary({.weights = loaded.weights.get(), .runner = &runner});
+  EXPECT_EQ(swapping[3], "swap space: " + format_bytes(8 * block_bytes + 3 * 58368) +
+                             " of host memory for preempted sequences, 8 KV blocks and 3 SSM slots");
 }
 
 }  // namespace

@@ -212,7 +212,8 @@ def test_models_health_metrics(smol):
     for name in ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", "prompt_tokens_total",
                  "generation_tokens_total", "num_preemptions_total", "prefix_cache_hits_total",
                  "prefix_cache_queries_total", "time_to_first_token_seconds_count",
-                 "inter_token_latency_seconds_count", "e2e_request_latency_seconds_count"):
+                 "inter_token_latency_seconds_count", "e2e_request_latency_seconds_count", "num_swapped_out_total",
+                 "num_swapped_in_total", "swap_space_used_bytes", "ssm_host_restored_total"):
         assert "strata:" + name in m
 
 

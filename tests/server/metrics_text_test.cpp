@@ -52,6 +52,40 @@ TEST(MetricsText, HybridPrefixCacheSnapshotsAndCachedTokensPerRequest) {
   EXPECT_NE(text.find("strata:request_cached_prompt_tokens_sum{model_name=\"m\"} 2048\n"), std::string::npos);
 }
 
+TEST(MetricsText, SwapCountsAndBytes) {
+  EngineStatsSnapshot s;
+  s.swapped_out_total = 5;
+  s.swapped_in_total = 4;
+  s.swap_out_bytes_total = 5 * 4096;
+  s.swap_in_bytes_total = 4 * 4096;
+  s.swap_space_used_bytes = 4096;
+  const std::string text = render_metrics(s, "m");
+  EXPECT_NE(text.find("# TYPE strata:num_swapped_out_total counter\nstrata:num_swapped_out_total{model_name=\"m\"} 5\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata:num_swapped_in_total{model_name=\"m\"} 4\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:swap_out_bytes_total{model_name=\"m\"} 20480\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:swap_in_bytes_total{model_name=\"m\"} 16384\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE strata:swap_space_used_bytes gauge\nstrata:swap_space_used_bytes{model_name=\"m\"} 4096\n"),
+            std::string::npos);
+}
+
+TEST(MetricsText, SsmSnapshotHostTierTraffic) {
+  EngineStatsSnapshot s;
+  s.ssm_host_snapshots = 2;
+  s.ssm_host_snapshot_bytes = 2 * 58368;
+  s.ssm_host_stored_total = 6;
+  s.ssm_host_restored_total = 3;
+  s.ssm_host_stored_bytes_total = 6 * 58368;
+  s.ssm_host_restored_bytes_total = 3 * 58368;
+  const std::string text = render_metrics(s, "m");
+  EXPECT_NE(text.find("strata:ssm_host_snapshots{model_name=\"m\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_snapshot_bytes{model_name=\"m\"} 116736\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_stored_total{model_name=\"m\"} 6\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_restored_total{model_name=\"m\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_stored_bytes_total{model_name=\"m\"} 350208\n"), std::string::npos);
+  EXPECT_NE(text.find("strata:ssm_host_restored_bytes_total{model_name=\"m\"} 175104\n"), std::string::npos);
+}
+
 TEST(MetricsText, SpeculativeDecodingCountersPerPosition) {
   EngineStatsSnapshot s;
   s.spec_num_drafts_total = 4;

@@ -9,15 +9,17 @@
 namespace strata {
 
 PrefixCache::PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_pool,
-                         int32_t num_snapshot_slots)
+                         int32_t num_snapshot_slots, std::unique_ptr<SnapshotHostTier> host_tier)
     : pool_(pool), block_size_(block_size), ssm_pool_(ssm_pool), num_snapshot_slots_(num_snapshot_slots),
-      hash_of_block_(pool.num_blocks()) {
+      hash_of_block_(pool.num_blocks()), host_tier_(std::move(host_tier)) {
   pool_.set_on_reuse([this](int32_t block) { forget_block(block); });
 }
 
 PrefixCache::~PrefixCache() {
   pool_.set_on_reuse(nullptr);
-  while (release_snapshot_slot()) {
+  while (!snapshot_lru_.empty()) {
+    ssm_pool_->free(evict_snapshot(/*to_host=*/false));
+    --num_snapshot_slots_held_;
   }
   for (int32_t slot : reserved_slots_) ssm_pool_->free(slot);
 }
@@ -43,12 +45,14 @@ PrefixMatch PrefixCache::match(std::span<const uint64_t> hashes, int32_t num_pro
   while (hit < std::min(max_blocks, hashes.size()) && block_of_hash_.count(hashes[hit])) ++hit;
   PrefixMatch m{.num_block_tokens = static_cast<int32_t>(hit) * block_size_};
   int32_t snapshot = -1;
-  if (ssm_pool_ != nullptr) {  // only as deep as the deepest snapshot
-    while (hit > 0 && !snapshot_of_hash_.count(hashes[hit - 1])) --hit;
-    if (hit > 0) {
-      Snapshot& found = snapshot_of_hash_.at(hashes[hit - 1]);
-      snapshot = found.slot;
-      ++found.num_hits;
+  if (ssm_pool_ != nullptr) hit = snapshot_depth(hashes, hit);  // only as deep as the deepest snapshot
+  if (ssm_pool_ != nullptr && hit > 0) {
+    const auto found = snapshot_of_hash_.find(hashes[hit - 1]);
+    if (found == snapshot_of_hash_.end()) {
+      m.host_snapshot = hashes[hit - 1];
+    } else {
+      snapshot = found->second.slot;
+      ++found->second.num_hits;
       snapshot_lru_.remove(hashes[hit - 1]);
       snapshot_lru_.push_back(hashes[hit - 1]);
     }
@@ -61,6 +65,16 @@ PrefixMatch PrefixCache::match(std::span<const uint64_t> hashes, int32_t num_pro
   m.num_tokens = static_cast<int32_t>(hit) * block_size_;
   m.ssm_snapshot_slot = snapshot;
   return m;
+}
+
+size_t PrefixCache::snapshot_depth(std::span<const uint64_t> hashes, size_t hit) const {
+  while (hit > 0 && !has_snapshot(hashes[hit - 1])) --hit;
+  return hit;
+}
+
+void PrefixCache::restore_snapshot(const PrefixMatch& match, int32_t dst) {
+  if (match.ssm_snapshot_slot >= 0) ssm_pool_->copy_slot(match.ssm_snapshot_slot, dst);
+  if (match.host_snapshot) host_tier_->restore(*match.host_snapshot, dst);
 }
 
 void PrefixCache::insert(uint64_t hash, int32_t block) {
@@ -87,10 +101,7 @@ std::optional<int32_t> PrefixCache::reserve_snapshot_slot() {
     slot = ssm_pool_->allocate();
     if (slot) ++num_snapshot_slots_held_;
   } else if (!snapshot_lru_.empty()) {
-    const auto victim = eviction_victim();
-    slot = snapshot_of_hash_.at(*victim).slot;
-    snapshot_of_hash_.erase(*victim);
-    snapshot_lru_.erase(victim);
+    slot = evict_snapshot(/*to_host=*/true);
   }
   if (slot) reserved_slots_.insert(*slot);
   return slot;
@@ -106,14 +117,15 @@ std::optional<int32_t> PrefixCache::take_unused_snapshot(uint64_t hash) {
   return slot;
 }
 
-bool PrefixCache::commit_snapshot(uint64_t hash, int32_t slot) {
+bool PrefixCache::commit_snapshot(uint64_t hash, int32_t slot, int32_t num_tokens) {
   STRATA_CHECK(reserved_slots_.count(slot));
   if (snapshot_of_hash_.count(hash)) {
     cancel_snapshot(slot);
     return false;
   }
   reserved_slots_.erase(slot);
-  snapshot_of_hash_[hash] = Snapshot{.slot = slot};
+  if (host_tier_ != nullptr) host_tier_->erase(hash);  // the device copy serves hits now
+  snapshot_of_hash_[hash] = Snapshot{.slot = slot, .num_tokens = num_tokens};
   snapshot_lru_.push_back(hash);
   ++num_snapshots_taken_;
   return true;
@@ -131,12 +143,18 @@ int64_t PrefixCache::snapshot_bytes() const {
 
 bool PrefixCache::release_snapshot_slot() {
   if (snapshot_lru_.empty()) return false;
-  const auto victim = eviction_victim();
-  ssm_pool_->free(snapshot_of_hash_.at(*victim).slot);
-  snapshot_of_hash_.erase(*victim);
-  snapshot_lru_.erase(victim);
+  ssm_pool_->free(evict_snapshot(/*to_host=*/true));
   --num_snapshot_slots_held_;
   return true;
+}
+
+int32_t PrefixCache::evict_snapshot(bool to_host) {
+  const auto victim = eviction_victim();
+  const Snapshot snapshot = snapshot_of_hash_.at(*victim);
+  if (to_host && host_tier_ != nullptr) host_tier_->store(*victim, snapshot.slot, snapshot.num_tokens);
+  snapshot_of_hash_.erase(*victim);
+  snapshot_lru_.erase(victim);
+  return snapshot.slot;
 }
 
 // A state some request started from is likely shared by the next ones too; one that only

@@ -5,11 +5,12 @@
 // Hybrid models: a match is usable only up to the deepest boundary with an SSM snapshot;
 // snapshots live in a bounded set of SSM slots (reserved before the step that fills them,
 // committed or cancelled after, all freed with the cache) under an LRU that gives up unused
-// snapshots before used ones.
+// snapshots before used ones; with a host tier, what the device gives up moves there.
 #pragma once
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "strata/cache/block_pool.h"
+#include "strata/cache/snapshot_host_tier.h"
 #include "strata/cache/ssm_state_pool.h"
 
 namespace strata {
@@ -24,7 +26,8 @@ namespace strata {
 struct PrefixMatch {
   std::vector<int32_t> blocks;  // referenced for the caller
   int32_t num_tokens = 0;       // tokens those blocks cover
-  int32_t ssm_snapshot_slot = -1;  // hybrid models: the state after num_tokens
+  int32_t ssm_snapshot_slot = -1;  // hybrid models: the state after num_tokens (a device slot)
+  std::optional<uint64_t> host_snapshot;  // or, from the host tier, the snapshot of this hash
   // Tokens of the cached full blocks before the cut to the deepest snapshot: beyond
   // num_tokens the prompt follows a cached chain whose state was never kept (a branch point).
   int32_t num_block_tokens = 0;
@@ -32,8 +35,10 @@ struct PrefixMatch {
 
 class PrefixCache {
  public:
-  // ssm_pool null for attention-only models; num_snapshot_slots bounds the snapshots.
-  PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_pool, int32_t num_snapshot_slots);
+  // ssm_pool null for attention-only models; num_snapshot_slots bounds the snapshots;
+  // host_tier (null: none) keeps snapshots the device slots give up.
+  PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_pool, int32_t num_snapshot_slots,
+              std::unique_ptr<SnapshotHostTier> host_tier = nullptr);
   // Gives the snapshot slots back to the SSM pool and stops following the block pool.
   ~PrefixCache();
   PrefixCache(const PrefixCache&) = delete;
@@ -47,6 +52,8 @@ class PrefixCache {
   // The longest usable cached prefix of a prompt, leaving at least its last token to be
   // computed (so the first sampled token has logits). References the matched blocks.
   PrefixMatch match(std::span<const uint64_t> hashes, int32_t num_prompt_tokens);
+  // Copies a match's snapshot (device slot or host tier) into slot `dst`; nothing without one.
+  void restore_snapshot(const PrefixMatch& match, int32_t dst);
 
   // Makes `block` findable under `hash` (its contents are computed). A hash already cached
   // keeps its block.
@@ -61,9 +68,9 @@ class PrefixCache {
   // Takes back the slot of snapshot `hash` as a reserved one when no match has used it yet:
   // a decoding sequence moves its answer's snapshot forward instead of taking a new slot.
   std::optional<int32_t> take_unused_snapshot(uint64_t hash);
-  // The slot now holds the state at `hash`; false (the slot freed) when another sequence
-  // committed that hash first.
-  bool commit_snapshot(uint64_t hash, int32_t slot);
+  // The slot now holds the state at `hash`, after num_tokens tokens (what a hit saves); false
+  // (the slot freed) when another sequence committed that hash first.
+  bool commit_snapshot(uint64_t hash, int32_t slot, int32_t num_tokens);
   void cancel_snapshot(int32_t slot);  // a reserved slot that was not filled
   // Frees the eviction victim's slot to the SSM pool (a sequence needs one); false when no
   // snapshot is held.
@@ -71,7 +78,11 @@ class PrefixCache {
 
   int64_t num_cached_blocks() const { return static_cast<int64_t>(block_of_hash_.size()); }
   int64_t num_snapshots() const { return static_cast<int64_t>(snapshot_of_hash_.size()); }
-  bool has_snapshot(uint64_t hash) const { return snapshot_of_hash_.count(hash) > 0; }
+  // Kept on the device or in the host tier.
+  bool has_snapshot(uint64_t hash) const {
+    return snapshot_of_hash_.count(hash) > 0 || (host_tier_ != nullptr && host_tier_->contains(hash));
+  }
+  const SnapshotHostTier* host_tier() const { return host_tier_.get(); }
   int64_t num_snapshots_taken() const { return num_snapshots_taken_; }  // commits so far
   int64_t snapshot_bytes() const;  // SSM state held by committed snapshots
 
@@ -79,11 +90,17 @@ class PrefixCache {
   struct Snapshot {
     int32_t slot = -1;
     int64_t num_hits = 0;  // matches that restored it
+    int32_t num_tokens = 0;
   };
 
   void forget_block(int32_t block);
   // The snapshot to give up: the least recently used of those no match has used, else of all.
   std::list<uint64_t>::iterator eviction_victim();
+  // Gives the victim's slot up (its state moved to the host tier when there is one, unless
+  // the cache is going away); returns the slot, still allocated.
+  int32_t evict_snapshot(bool to_host);
+  // The deepest of the first `hit` hashes with a snapshot on the device or the host; 0: none.
+  size_t snapshot_depth(std::span<const uint64_t> hashes, size_t hit) const;
 
   BlockPool& pool_;
   int32_t block_size_;
@@ -96,6 +113,7 @@ class PrefixCache {
   std::unordered_set<int32_t> reserved_slots_;  // reserved, neither committed nor cancelled
   int32_t num_snapshot_slots_held_ = 0;         // committed and reserved
   int64_t num_snapshots_taken_ = 0;
+  std::unique_ptr<SnapshotHostTier> host_tier_;
 };
 
 }  // namespace strata

@@ -1,16 +1,22 @@
 #include "strata/cache/sequence_memory.h"
 
+#include <algorithm>
+
 #include "strata/core/error.h"
 
 namespace strata {
 
 SequenceMemory::SequenceMemory(SequenceMemoryParts parts)
     : blocks_(std::move(parts.blocks)), ssm_(std::move(parts.ssm)), verify_(std::move(parts.verify)),
-      block_size_(parts.block_size), copy_kv_block_(std::move(parts.copy_kv_block)) {
+      block_size_(parts.block_size), copy_kv_block_(std::move(parts.copy_kv_block)),
+      kv_pools_(std::move(parts.kv_pools)), backend_(parts.backend) {
   STRATA_CHECK(blocks_ != nullptr && block_size_ > 0 && (ssm_ == nullptr) == (verify_ == nullptr));
 }
 
-SequenceMemory::~SequenceMemory() { stop_prefix_cache(); }
+SequenceMemory::~SequenceMemory() {
+  stop_prefix_cache();
+  stop_swap_space();
+}
 
 bool SequenceMemory::reserve(std::vector<int32_t>& block_table, int64_t num_tokens) {
   const int64_t needed = (num_tokens + block_size_ - 1) / block_size_;
@@ -76,15 +82,69 @@ PrefixMatch SequenceMemory::match_prefix(std::span<const int32_t> tokens, uint64
   if (prefix_cache_ == nullptr) return {};
   prefix_cache_->extend_block_hashes(tokens, cache_key, hashes);
   const PrefixMatch match = prefix_cache_->match(hashes, static_cast<int32_t>(tokens.size()));
-  if (match.ssm_snapshot_slot >= 0) ssm_->copy_slot(match.ssm_snapshot_slot, ssm_slot);
+  prefix_cache_->restore_snapshot(match, ssm_slot);
   return match;
 }
 
-void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots) {
+void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes) {
   STRATA_CHECK(prefix_cache_ == nullptr);
-  prefix_cache_ = std::make_unique<PrefixCache>(*blocks_, block_size_, ssm_.get(), num_snapshot_slots);
+  std::unique_ptr<SnapshotHostTier> host_tier;
+  if (ssm_ != nullptr && host_snapshot_bytes > 0)
+    host_tier = std::make_unique<SnapshotHostTier>(*ssm_, host_snapshot_bytes, backend_);
+  prefix_cache_ = std::make_unique<PrefixCache>(*blocks_, block_size_, ssm_.get(), num_snapshot_slots,
+                                                std::move(host_tier));
 }
 
 void SequenceMemory::stop_prefix_cache() { prefix_cache_.reset(); }
+
+void SequenceMemory::start_swap_space(int64_t bytes) {
+  STRATA_CHECK(swap_ == nullptr);
+  if (bytes <= 0) return;
+  std::vector<Tensor> ssm_pools;
+  for (int layer = 0; ssm_ != nullptr && layer < ssm_->num_layers(); ++layer) {
+    ssm_pools.push_back(ssm_->h_states(layer));
+    ssm_pools.push_back(ssm_->conv_states(layer));
+  }
+  swap_ = std::make_unique<SwapSpace>(SwapSpaceParts{.kv_pools = kv_pools_,
+                                                     .ssm_pools = std::move(ssm_pools),
+                                                     .num_device_blocks = blocks_->num_blocks(),
+                                                     .num_device_slots = ssm_ != nullptr ? ssm_->capacity() : 0,
+                                                     .bytes = bytes,
+                                                     .backend = backend_});
+}
+
+bool SequenceMemory::swap_out(std::vector<int32_t>& block_table, int32_t num_computed_tokens, int32_t& ssm_slot,
+                              std::optional<SwappedMemory>& swapped) {
+  STRATA_CHECK(!swapped);
+  if (swap_ == nullptr) return false;
+  const int32_t num_blocks = (num_computed_tokens + block_size_ - 1) / block_size_;
+  swapped = swap_->swap_out(block_table, num_blocks, ssm_slot);
+  if (!swapped) return false;
+  free(block_table, ssm_slot);
+  return true;
+}
+
+bool SequenceMemory::swap_in(std::optional<SwappedMemory>& swapped, int64_t num_tokens,
+                             std::vector<int32_t>& block_table, int32_t& ssm_slot) {
+  STRATA_CHECK(swapped && block_table.empty() && ssm_slot < 0);
+  if (swapped->host_slot >= 0) {
+    const std::optional<int32_t> slot = acquire_slot();
+    if (!slot) return false;
+    ssm_slot = *slot;
+  }
+  if (!reserve(block_table, std::max<int64_t>(num_tokens, int64_t{swapped->num_blocks} * block_size_))) {
+    if (ssm_slot >= 0) free_slot(ssm_slot);
+    ssm_slot = -1;
+    return false;
+  }
+  swap_->swap_in(*swapped, block_table, ssm_slot);
+  swapped.reset();
+  return true;
+}
+
+void SequenceMemory::free_swapped(std::optional<SwappedMemory>& swapped) {
+  if (swapped && swap_ != nullptr) swap_->release(*swapped);
+  swapped.reset();
+}
 
 }  // namespace strata

@@ -15,6 +15,7 @@
 #include "strata/cache/block_pool.h"
 #include "strata/cache/prefix_cache.h"
 #include "strata/cache/ssm_state_pool.h"
+#include "strata/cache/swap_space.h"
 #include "strata/cache/verify_state_buffers.h"
 
 namespace strata {
@@ -31,6 +32,8 @@ struct SequenceMemoryParts {
   std::unique_ptr<VerifyStateBuffers> verify;     // null with ssm
   int32_t block_size = 16;
   std::function<void(int32_t src, int32_t dst)> copy_kv_block;  // one block's KV, every layer
+  std::vector<Tensor> kv_pools;  // every attention layer's K and V [num_blocks, ...], for swapping
+  Backend* backend = nullptr;    // the pools' (pinned host memory for swap); null: host pools
 };
 
 class SequenceMemory {
@@ -60,9 +63,25 @@ class SequenceMemory {
   PrefixMatch match_prefix(std::span<const int32_t> tokens, uint64_t cache_key, std::vector<uint64_t>& hashes,
                            int32_t ssm_slot);
 
-  // The prefix cache while an engine serves (snapshots in at most num_snapshot_slots slots);
-  // stopping it gives the snapshots' slots back. Null when stopped.
-  void start_prefix_cache(int32_t num_snapshot_slots);
+  // Swap (--swap-space) while an engine serves: host memory for preempted sequences, at most
+  // `bytes` (0: none, preemption recomputes). Stopping it drops what it held.
+  void start_swap_space(int64_t bytes);
+  void stop_swap_space() { swap_.reset(); }
+  const SwapSpace* swap_space() const { return swap_.get(); }
+  // Moves the blocks covering num_computed_tokens and the slot to host memory and frees them
+  // here; false (nothing moved or freed) without swap space or when it is full.
+  bool swap_out(std::vector<int32_t>& block_table, int32_t num_computed_tokens, int32_t& ssm_slot,
+                std::optional<SwappedMemory>& swapped);
+  // Blocks covering num_tokens and a slot (when it had one), the swapped contents copied back;
+  // false (nothing taken, still swapped) when blocks or a slot are short.
+  bool swap_in(std::optional<SwappedMemory>& swapped, int64_t num_tokens, std::vector<int32_t>& block_table,
+               int32_t& ssm_slot);
+  void free_swapped(std::optional<SwappedMemory>& swapped);
+
+  // The prefix cache while an engine serves (snapshots in at most num_snapshot_slots slots,
+  // and those they give up in host_snapshot_bytes of host memory on hybrid models); stopping
+  // it gives the snapshots' slots back. Null when stopped.
+  void start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes = 0);
   void stop_prefix_cache();
   PrefixCache* prefix_cache() { return prefix_cache_.get(); }
 
@@ -79,7 +98,10 @@ class SequenceMemory {
   std::unique_ptr<VerifyStateBuffers> verify_;
   int32_t block_size_;
   std::function<void(int32_t, int32_t)> copy_kv_block_;
+  std::vector<Tensor> kv_pools_;
+  Backend* backend_;
   std::unique_ptr<PrefixCache> prefix_cache_;
+  std::unique_ptr<SwapSpace> swap_;
 };
 
 }  // namespace strata

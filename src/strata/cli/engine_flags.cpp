@@ -31,6 +31,14 @@ void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {
   cmd.add_option_function<std::string>(
       "--speculative-config", [&engine](const std::string& json) { engine.speculative = parse_speculative_config(json); },
       R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' or a draft model with the same vocabulary '{"model": PATH, "num_speculative_tokens": 3}')");
+  cmd.add_option("--swap-space", engine.swap_space_gib,
+                 "GiB of host memory (pinned on a GPU) preempted sequences' KV blocks and SSM states move to, "
+                 "so they resume without recomputing; 0: preemption recomputes (default 4)")
+      ->check(CLI::Range(0.0, kMaxSwapSpaceGib));
+  cmd.add_option("--ssm-host-cache-gb", engine.ssm_host_cache_gib,
+                 "hybrid models: GiB of host memory (pinned on a GPU) that prefix-cache SSM snapshots move to when "
+                 "they lose their device slot, and that hits restore from; 0 off (default)")
+      ->check(CLI::Range(0.0, kMaxSwapSpaceGib));
   cmd.add_option("--ssm-cache-slots", engine.ssm_cache_slots, "SSM state snapshots the prefix cache keeps (hybrid models)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--ssm-snapshot-interval", engine.ssm_snapshot_interval,

@@ -168,7 +168,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--device", "Device"}, {"--threads", "Device"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
       {"--kv-cache-dtype", "Cache"},
-      {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
+      {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--swap-space", "Cache"}, {"--ssm-host-cache-gb", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
       {"--max-num-batched-tokens", "Scheduler"}, {"--max-num-seqs", "Scheduler"},
       {"--enable-chunked-prefill", "Scheduler"}, {"--async-scheduling", "Scheduler"},
       {"--speculative-config", "Speculative"},

@@ -93,6 +93,10 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   validate_engine_options(options);
   check_draft_runner(options.speculative, runner, draft_runner);
   max_model_len_ = resolve_max_model_len(options, runner);
+  // A hybrid model's sequence holds a slot for its whole life: without one nothing could run.
+  if (const SsmStatePool* ssm = runner.ssm_pool(); ssm != nullptr && ssm->capacity() < 1)
+    fail("the model has recurrent layers, but its SSM state pool has no slot for a sequence; give it at least one "
+         "(strata serve sizes it from --max-num-seqs and --ssm-cache-slots)");
   vocab_size_ = runner.model().config().vocab_size;
   hidden_size_ = runner.model().config().hidden_size;
   pooler_ = runner.model().config().pooler;

@@ -42,13 +42,18 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                .max_model_len = parts_.max_model_len,
                .stats = parts_.stats}),
       async_scheduling_(parts_.options.async_scheduling.value_or(false)) {  // Engine resolved it
-  if (parts_.options.enable_prefix_caching) memory_.start_prefix_cache(parts_.options.ssm_cache_slots);
+  if (parts_.options.enable_prefix_caching)
+    memory_.start_prefix_cache(parts_.options.ssm_cache_slots, gib_to_bytes(parts_.options.ssm_host_cache_gib));
+  memory_.start_swap_space(gib_to_bytes(parts_.options.swap_space_gib));
   if (parts_.draft_runner != nullptr)
     draft_ = std::make_unique<DraftModel>(*parts_.draft_runner, parts_.options.speculative.num_speculative_tokens,
                                           parts_.options.max_num_batched_tokens);
 }
 
-EngineLoop::~EngineLoop() { memory_.stop_prefix_cache(); }
+EngineLoop::~EngineLoop() {
+  memory_.stop_prefix_cache();
+  memory_.stop_swap_space();
+}
 
 void EngineLoop::enqueue(std::shared_ptr<RequestState> request) {
   std::optional<std::string> fatal;
@@ -304,7 +309,8 @@ void EngineLoop::finish_in_flight() {
 }
 
 void EngineLoop::register_blocks(Sequence& seq) {
-  if (memory_.prefix_cache() == nullptr) return;
+  // A preempted sequence's blocks are gone (swapped out): registered again once it is back.
+  if (memory_.prefix_cache() == nullptr || seq.status != SequenceStatus::kRunning) return;
   const int32_t num_known = seq.num_known_tokens();
   const int32_t num_full = std::min(seq.num_computed_tokens, num_known) / parts_.options.block_size;
   if (seq.num_registered_blocks >= num_full) return;
@@ -383,6 +389,23 @@ void EngineLoop::update_gauges() {
     s.prefix_cached_blocks = cache ? cache->num_cached_blocks() : 0;
     s.ssm_snapshots = cache ? cache->num_snapshots() : 0;
     s.ssm_snapshot_bytes = cache ? cache->snapshot_bytes() : 0;
+    if (const SnapshotHostTier* host = cache ? cache->host_tier() : nullptr) {
+      const SnapshotHostTierCounters& c = host->counters();
+      s.ssm_host_snapshots = host->num_snapshots();
+      s.ssm_host_snapshot_bytes = host->bytes();
+      s.ssm_host_stored_total = static_cast<uint64_t>(c.num_stored);
+      s.ssm_host_restored_total = static_cast<uint64_t>(c.num_restored);
+      s.ssm_host_stored_bytes_total = static_cast<uint64_t>(c.bytes_stored);
+      s.ssm_host_restored_bytes_total = static_cast<uint64_t>(c.bytes_restored);
+    }
+    if (const SwapSpace* swap = memory_.swap_space()) {
+      const SwapCounters& c = swap->counters();
+      s.swapped_out_total = static_cast<uint64_t>(c.num_swapped_out);
+      s.swapped_in_total = static_cast<uint64_t>(c.num_swapped_in);
+      s.swap_out_bytes_total = static_cast<uint64_t>(c.bytes_swapped_out);
+      s.swap_in_bytes_total = static_cast<uint64_t>(c.bytes_swapped_in);
+      s.swap_space_used_bytes = c.bytes_held;
+    }
   });
 }
 

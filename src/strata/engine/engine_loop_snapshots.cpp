@@ -60,7 +60,7 @@ void EngineLoop::cancel_snapshots(const std::vector<PlannedSnapshot>& planned) {
 }
 
 void EngineLoop::commit_snapshot(Sequence& seq, const SnapshotPoint& point, uint64_t hash, int32_t slot) {
-  const bool committed = memory_.prefix_cache()->commit_snapshot(hash, slot);
+  const bool committed = memory_.prefix_cache()->commit_snapshot(hash, slot, point.num_tokens);
   // Committed first by another sequence: the state is the same, so it serves as this answer's.
   if (point.kind == SnapshotKind::kAnswer) seq.answer_snapshot_hash = hash;
   if (committed) parts_.stats.update([](EngineStatsSnapshot& s) { ++s.ssm_snapshots_taken_total; });

@@ -4,6 +4,8 @@
 
 namespace strata {
 
+int64_t gib_to_bytes(double gib) { return static_cast<int64_t>(gib * static_cast<double>(int64_t{1} << 30)); }
+
 void validate_engine_options(const EngineOptions& options) {
   if (options.max_num_batched_tokens < 1)
     fail("--max-num-batched-tokens is {}; it must be at least 1", options.max_num_batched_tokens);
@@ -15,6 +17,11 @@ void validate_engine_options(const EngineOptions& options) {
   if (options.ssm_cache_slots < 0) fail("--ssm-cache-slots is {}; it must be >= 0", options.ssm_cache_slots);
   if (options.ssm_snapshot_interval < 0)
     fail("--ssm-snapshot-interval is {}; it must be >= 0 (0: no interval snapshots)", options.ssm_snapshot_interval);
+  if (!(options.swap_space_gib >= 0 && options.swap_space_gib <= kMaxSwapSpaceGib))
+    fail("--swap-space is {} GiB; it must be between 0 (preemption recomputes) and {}", options.swap_space_gib,
+         kMaxSwapSpaceGib);
+  if (!(options.ssm_host_cache_gib >= 0 && options.ssm_host_cache_gib <= kMaxSwapSpaceGib))
+    fail("--ssm-host-cache-gb is {}; it must be between 0 (off) and {}", options.ssm_host_cache_gib, kMaxSwapSpaceGib);
   const SpeculativeOptions& spec = options.speculative;
   if (spec.num_speculative_tokens > 0 && spec.num_speculative_tokens >= options.max_num_batched_tokens)
     fail("--speculative-config: num_speculative_tokens {} leaves no room in --max-num-batched-tokens {} for the "

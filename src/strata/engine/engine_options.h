@@ -30,6 +30,12 @@ struct EngineOptions {
   bool enable_prefix_caching = true;      // reuse KV blocks (and SSM snapshots) of earlier prompts
   int32_t ssm_cache_slots = 16;           // SSM snapshots the prefix cache may hold (hybrid models)
   int32_t ssm_snapshot_interval = 512;    // hybrid models: a snapshot every this many prompt tokens; 0: off
+  // --swap-space: host memory (GiB) preempted sequences' KV blocks and SSM states move to, so
+  // they resume without recomputing; 0: preemption recomputes. Never more than the device pools.
+  double swap_space_gib = 4;
+  // --ssm-host-cache-gb: host memory (GiB) the prefix cache's SSM snapshots move to when they
+  // lose their device slot, restored from on a hit (hybrid models); 0: off.
+  double ssm_host_cache_gib = 0;
   // Queue step N+1 before reading step N's tokens back (they reach step N+1 on the device),
   // so the host's work overlaps the GPU's. Unset: on for GPU backends, off on the CPU (where
   // the step is host work, and overlapping would only delay each token by a step).
@@ -39,6 +45,11 @@ struct EngineOptions {
   SpeculativeOptions speculative;
   FaultInjection fault_injection;
 };
+
+inline constexpr double kMaxSwapSpaceGib = 1 << 20;  // keeps byte counts of host memory in range
+
+// --swap-space and --ssm-host-cache-gb in bytes.
+int64_t gib_to_bytes(double gib);
 
 // Throws strata::Error naming the flag for a value out of range or flags that contradict
 // each other (checked again by the Engine against the model and the KV pool).

@@ -35,6 +35,17 @@ struct EngineStatsSnapshot {
   uint64_t ssm_snapshots_taken_total = 0;   // SSM states the prefix cache kept (hybrid models)
   int64_t ssm_snapshots = 0;                // held now
   int64_t ssm_snapshot_bytes = 0;           // their state
+  int64_t ssm_host_snapshots = 0;           // in the host tier now (--ssm-host-cache-gb)
+  int64_t ssm_host_snapshot_bytes = 0;
+  uint64_t ssm_host_stored_total = 0;       // snapshots moved there from the device
+  uint64_t ssm_host_restored_total = 0;     // prefix hits restored from there
+  uint64_t ssm_host_stored_bytes_total = 0;
+  uint64_t ssm_host_restored_bytes_total = 0;
+  uint64_t swapped_out_total = 0;           // preempted sequences moved to host memory (--swap-space)
+  uint64_t swapped_in_total = 0;            // of them, brought back
+  uint64_t swap_out_bytes_total = 0;        // KV blocks and SSM states copied out
+  uint64_t swap_in_bytes_total = 0;         // and back in
+  int64_t swap_space_used_bytes = 0;        // held in host memory now
   uint64_t spec_num_drafts_total = 0;       // verify rows (one run of drafts each)
   uint64_t spec_draft_tokens_total = 0;     // speculative drafts verified
   uint64_t spec_accepted_tokens_total = 0;  // of them, the ones the model agreed with

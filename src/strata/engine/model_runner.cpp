@@ -49,12 +49,19 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
     shape.num_blocks = options_.num_kv_blocks;
     kv_cache_ = std::make_unique<KvCache>(shape, backend);
   }
+  std::vector<Tensor> kv_pools;
+  for (int64_t layer = 0; kv_cache_ && layer < shape.num_layers; ++layer) {
+    kv_pools.push_back(kv_cache_->k(layer));
+    kv_pools.push_back(kv_cache_->v(layer));
+  }
   memory_ = std::make_unique<SequenceMemory>(SequenceMemoryParts{
       .blocks = std::make_unique<BlockPool>(static_cast<int32_t>(options_.num_kv_blocks)),
       .ssm = std::move(ssm_pool),
       .verify = std::move(verify_states),
       .block_size = static_cast<int32_t>(options_.block_size),
-      .copy_kv_block = [this](int32_t src, int32_t dst) { copy_kv_block(src, dst); }});
+      .copy_kv_block = [this](int32_t src, int32_t dst) { copy_kv_block(src, dst); },
+      .kv_pools = std::move(kv_pools),
+      .backend = &backend_});
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
 }

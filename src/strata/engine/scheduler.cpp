@@ -30,6 +30,7 @@ void Scheduler::remove(Sequence* seq) {
 
 void Scheduler::free_resources(Sequence& seq) {
   memory_.free(seq.block_table, seq.ssm_slot);
+  memory_.free_swapped(seq.swapped);
   seq.num_registered_blocks = 0;
 }
 
@@ -37,9 +38,15 @@ bool Scheduler::reserve_blocks(Sequence& seq, int32_t num_tokens) {
   return memory_.reserve(seq.block_table, seq.num_computed_tokens + num_tokens);
 }
 
+// Swapped out when host memory has room (it resumes where it stopped), else recomputed.
 void Scheduler::preempt(Sequence& seq) {
-  free_resources(seq);
-  seq.num_computed_tokens = 0;
+  const bool swapped = seq.num_computed_tokens > 0 &&
+                       memory_.swap_out(seq.block_table, seq.num_computed_tokens, seq.ssm_slot, seq.swapped);
+  if (!swapped) {
+    free_resources(seq);
+    seq.num_computed_tokens = 0;
+  }
+  seq.num_registered_blocks = 0;  // its blocks come back under new ids
   running_.remove(&seq);
   add_waiting(&seq);
 }
@@ -67,6 +74,25 @@ int32_t Scheduler::admit_tokens(const Sequence& seq, int32_t budget) const {
   // A prompt fits one step without chunked prefill (Engine::submit checks); a preempted
   // sequence's prompt and output may not, so it recomputes in chunks.
   return options_.enable_chunked_prefill || seq.num_output_tokens() > 0 ? budget : 0;
+}
+
+int32_t Scheduler::admit(Sequence& seq, int32_t budget) {
+  // A preempted sequence goes on from its tokens: wait until the pending one is back.
+  if (seq.num_pending_tokens > 0) return 0;
+  if (seq.swapped) {
+    const int32_t num_tokens = admit_tokens(seq, budget);
+    const bool back = num_tokens > 0 && memory_.swap_in(seq.swapped, seq.num_computed_tokens + num_tokens,
+                                                        seq.block_table, seq.ssm_slot);
+    return back ? num_tokens : 0;
+  }
+  if (!prepare_admission(seq)) return 0;
+  const int32_t num_tokens = admit_tokens(seq, budget);
+  if (num_tokens == 0 || !reserve_blocks(seq, num_tokens)) {
+    free_resources(seq);
+    seq.num_computed_tokens = 0;
+    return 0;
+  }
+  return num_tokens;
 }
 
 bool Scheduler::prepare_admission(Sequence& seq) {
@@ -119,14 +145,8 @@ StepPlan Scheduler::schedule() {
   while (!waiting_.empty() && budget > 0 &&
          static_cast<int32_t>(running_.size()) < options_.max_num_seqs) {
     Sequence& seq = *waiting_.front();
-    // A preempted sequence recomputes from its tokens: wait until the pending one is back.
-    if (seq.num_pending_tokens > 0 || !prepare_admission(seq)) break;
-    const int32_t num_tokens = admit_tokens(seq, budget);
-    if (num_tokens == 0 || !reserve_blocks(seq, num_tokens)) {  // strict order: nobody jumps the head
-      free_resources(seq);
-      seq.num_computed_tokens = 0;
-      break;
-    }
+    const int32_t num_tokens = admit(seq, budget);
+    if (num_tokens == 0) break;  // strict order: nobody jumps the head
     waiting_.pop_front();
     if (memory_.prefix_cache() != nullptr && seq.last_match_tokens >= 0) {
       if (seq.num_output_tokens() == 0) seq.request->num_cached_tokens = seq.last_match_tokens;

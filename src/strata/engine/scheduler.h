@@ -1,7 +1,8 @@
 // Scheduler: no prefill phase, no decode phase. Every running sequence is some tokens
 // behind; each step hands out a token budget, running sequences first (decode rows), then
 // waiting ones in (priority, arrival) order. When KV blocks or SSM slots run out it
-// preempts the newest running sequence, which recomputes later (in chunks, whatever the
+// preempts the newest running sequence: its memory moves to host memory when the swap space
+// has room (it resumes where it stopped), else it recomputes later (in chunks, whatever the
 // chunked-prefill setting). A sequence that alone outgrows the pool is handed back to be
 // finished ("length"), never preempted in favour of nobody.
 #pragma once
@@ -54,6 +55,9 @@ class Scheduler {
   int32_t admit_tokens(const Sequence& seq, int32_t budget) const;
   // Starts a fresh (or recomputing) sequence from the longest cached prefix.
   void apply_prefix_match(Sequence& seq);
+  // The tokens the head of the queue runs this step, its memory taken (swapped back in, or a
+  // slot, a prefix match and blocks); 0: it waits, holding nothing new.
+  int32_t admit(Sequence& seq, int32_t budget);
   // Takes an SSM slot (and a prefix-cache match) for a waiting sequence; false if no slot.
   bool prepare_admission(Sequence& seq);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strata/cache/snapshot_policy.h"
+#include "strata/cache/swap_space.h"
 #include "strata/engine/output_constraint.h"
 #include "strata/engine/pooling.h"
 #include "strata/engine/request.h"
@@ -61,6 +62,7 @@ struct Sequence {
   int32_t num_computed_tokens = 0;
   std::vector<int32_t> block_table;
   int32_t ssm_slot = -1;
+  std::optional<SwappedMemory> swapped;  // preempted with its memory in host memory (--swap-space)
   std::vector<uint64_t> block_hashes;  // prefix-cache hash of each full block of token_ids
   int32_t num_registered_blocks = 0;   // leading blocks already findable in the prefix cache
   int32_t last_match_tokens = -1;      // prefix-cache hit of the pending admission

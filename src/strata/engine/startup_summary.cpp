@@ -38,6 +38,16 @@ std::string kv_line(ModelRunner& runner, const StartupFacts& facts) {
   return line;
 }
 
+std::string swap_line(ModelRunner& runner) {
+  const SwapSpace* swap = runner.memory().swap_space();
+  if (swap == nullptr) return "swap space: none (preempted sequences recompute; --swap-space GiB to keep them)";
+  const char* memory = runner.backend().device().is_cpu() ? "host memory" : "pinned host memory";
+  std::string line = fmt::format("swap space: {} of {} for preempted sequences, {} KV blocks", format_bytes(swap->bytes()),
+                                 memory, swap->num_host_blocks());
+  if (runner.ssm_pool() != nullptr) line += fmt::format(" and {} SSM slots", swap->num_host_slots());
+  return line;
+}
+
 }  // namespace
 
 std::vector<std::string> startup_summary(const StartupFacts& facts) {
@@ -45,6 +55,11 @@ std::vector<std::string> startup_summary(const StartupFacts& facts) {
   std::vector<std::string> lines = {weights_line(*facts.weights), kv_line(runner, facts)};
   if (const SsmStatePool* ssm = runner.ssm_pool())
     lines.push_back(fmt::format("SSM state: {} slots of {}", ssm->capacity(), format_bytes(ssm->slot_bytes())));
+  lines.push_back(swap_line(runner));
+  const PrefixCache* cache = runner.memory().prefix_cache();
+  if (const SnapshotHostTier* host = cache != nullptr ? cache->host_tier() : nullptr)
+    lines.push_back(fmt::format("SSM snapshot host tier: {} snapshots in {} of host memory", host->capacity(),
+                                format_bytes(host->capacity() * runner.ssm_pool()->slot_bytes())));
   if (facts.draft_runner != nullptr) {
     ModelRunner& draft = *facts.draft_runner;
     lines.push_back(fmt::format("draft model: {} parameters, {} in memory; its KV cache {} blocks{}",

@@ -77,6 +77,8 @@ void bind_options(py::module_& m) {
       .def_readwrite("enable_prefix_caching", &EngineOptions::enable_prefix_caching)
       .def_readwrite("ssm_cache_slots", &EngineOptions::ssm_cache_slots)
       .def_readwrite("ssm_snapshot_interval", &EngineOptions::ssm_snapshot_interval)
+      .def_readwrite("swap_space", &EngineOptions::swap_space_gib)
+      .def_readwrite("ssm_host_cache_gb", &EngineOptions::ssm_host_cache_gib)
       .def_readwrite("async_scheduling", &EngineOptions::async_scheduling)
       .def("set_speculative_config",
            [](EngineOptions& o, const std::string& json) { o.speculative = parse_speculative_config(json); });

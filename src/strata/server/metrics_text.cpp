@@ -71,6 +71,28 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
   w.scalar("ssm_snapshots", "gauge", "SSM snapshots the prefix cache holds.", static_cast<double>(s.ssm_snapshots));
   w.scalar("ssm_snapshot_bytes", "gauge", "Bytes of SSM state held by prefix-cache snapshots.",
            static_cast<double>(s.ssm_snapshot_bytes));
+  w.scalar("ssm_host_snapshots", "gauge", "SSM snapshots in the prefix cache's host tier (--ssm-host-cache-gb).",
+           static_cast<double>(s.ssm_host_snapshots));
+  w.scalar("ssm_host_snapshot_bytes", "gauge", "Bytes of SSM state in the host tier.",
+           static_cast<double>(s.ssm_host_snapshot_bytes));
+  w.scalar("ssm_host_stored_total", "counter", "SSM snapshots moved from the device to the host tier.",
+           static_cast<double>(s.ssm_host_stored_total));
+  w.scalar("ssm_host_restored_total", "counter", "Prefix hits restored from the host tier.",
+           static_cast<double>(s.ssm_host_restored_total));
+  w.scalar("ssm_host_stored_bytes_total", "counter", "Bytes copied into the host tier.",
+           static_cast<double>(s.ssm_host_stored_bytes_total));
+  w.scalar("ssm_host_restored_bytes_total", "counter", "Bytes restored from the host tier.",
+           static_cast<double>(s.ssm_host_restored_bytes_total));
+  w.scalar("num_swapped_out_total", "counter", "Preempted sequences whose memory moved to host memory (--swap-space).",
+           static_cast<double>(s.swapped_out_total));
+  w.scalar("num_swapped_in_total", "counter", "Swapped-out sequences brought back to the device.",
+           static_cast<double>(s.swapped_in_total));
+  w.scalar("swap_out_bytes_total", "counter", "Bytes of KV blocks and SSM state copied to host memory.",
+           static_cast<double>(s.swap_out_bytes_total));
+  w.scalar("swap_in_bytes_total", "counter", "Bytes of KV blocks and SSM state copied back to the device.",
+           static_cast<double>(s.swap_in_bytes_total));
+  w.scalar("swap_space_used_bytes", "gauge", "Host memory held by swapped-out sequences.",
+           static_cast<double>(s.swap_space_used_bytes));
   w.scalar("spec_decode_num_drafts_total", "counter", "Runs of speculative drafts verified (one a verify row).",
            static_cast<double>(s.spec_num_drafts_total));
   w.scalar("spec_decode_num_draft_tokens_total", "counter", "Speculative draft tokens verified.",
