@@ -49,30 +49,39 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
     max_kv_len_ = std::max<int64_t>(max_kv_len_, kv_len);
   }
   if (!has_image_tokens()) return;
-  // Three streams for every token; text rows' streams are equal.
-  const std::vector<int32_t> triples = std::move(mrope_positions_);
-  const int64_t t = num_tokens();
-  mrope_positions_.assign(3 * t, 0);
-  for (int64_t i = 0; i < t; ++i)
-    for (int s = 0; s < 3; ++s) mrope_positions_[s * t + i] = triples[3 * i + s];
+  build_mrope_positions();
   gather_image_embeds();
 }
 
-// Appends the row's 1-D positions (the temporal stream) and, as (t, h, w) triples, all three.
+// Appends the row's 1-D positions (the temporal stream for a prompt with images).
 void StepBatch::add_positions(const StepRow& row) {
   for (int32_t i = 0; i < row.q_len(); ++i) {
     const int32_t index = row.num_computed_tokens + i;
-    std::array<int32_t, 3> pos = {index, index, index};
-    if (row.multimodal) {
-      pos = row.multimodal->rope_position(index);
-      if (const PromptImage* image = row.multimodal->image_at(index)) {
-        image_rows_.push_back(static_cast<int32_t>(positions_.size()));
-        image_tokens_.push_back({image, index - image->first_token});
-      }
+    if (!row.multimodal) {
+      positions_.push_back(index);
+      continue;
     }
-    positions_.push_back(pos[0]);
-    mrope_positions_.insert(mrope_positions_.end(), pos.begin(), pos.end());
+    if (const PromptImage* image = row.multimodal->image_at(index)) {
+      image_rows_.push_back(static_cast<int32_t>(positions_.size()));
+      image_tokens_.push_back({image, index - image->first_token});
+    }
+    positions_.push_back(row.multimodal->rope_position(index)[0]);
   }
+}
+
+// [3, T]: the (t, h, w) streams of every token, built only for steps holding image tokens;
+// text rows' three streams are equal.
+void StepBatch::build_mrope_positions() {
+  const int64_t t = num_tokens();
+  mrope_positions_.assign(3 * t, 0);
+  int64_t n = 0;
+  for (const StepRow& row : rows_)
+    for (int32_t i = 0; i < row.q_len(); ++i, ++n) {
+      const int32_t index = row.num_computed_tokens + i;
+      const std::array<int32_t, 3> pos =
+          row.multimodal ? row.multimodal->rope_position(index) : std::array<int32_t, 3>{index, index, index};
+      for (int s = 0; s < 3; ++s) mrope_positions_[s * t + n] = pos[s];
+    }
 }
 
 void StepBatch::gather_image_embeds() {

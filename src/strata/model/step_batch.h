@@ -107,6 +107,7 @@ class StepBatch {
   std::vector<int32_t> mrope_positions_, image_rows_;  // [3, T], [N]; only with image tokens
   Tensor image_embeds_;                                // [N, hidden] f32 host
   void add_positions(const StepRow& row);
+  void build_mrope_positions();
   void gather_image_embeds();
   StepTensors device_;
 };
