@@ -144,7 +144,7 @@ TEST_F(CudaKQuantLinear, ExpertLaunchShapesMatchCpu) {
       const Tensor q = random_blocks(dtype, {experts, n, kk}, 940 + n), w = dequantised(q), gq = gpu_copy(q);
       for (const int64_t tokens : {1, 8}) {
         const int64_t pairs = tokens * k;
-        Tensor ids = Tensor::host(DType::kI32, {pairs});
+        Tensor ids = Tensor::host(DType::kI32, {tokens, k});  // [tokens, k]: the kernel reads them flat, pair by pair
         for (int64_t i = 0; i < pairs; ++i) ids.data_as<int32_t>()[i] = static_cast<int32_t>((i * 5 + i / k) % experts);
         const Tensor x = random_rounded({pairs / per_x, kk}, 950 + tokens, -2.f, 2.f), gx = gpu_bf16(x);
         const Tensor gids = gpu_copy(ids);

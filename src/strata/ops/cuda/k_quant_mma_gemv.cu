@@ -293,6 +293,14 @@ void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t strea
   launch_format(dtype, args.out_dtype, params, 1, variant_shape(variant, dtype, params), stream);
 }
 
+// H100 lab (gpu_moe_bench --k-quant, Qwen3-30B-A3B): short rows (down, K = 768: 3 units) run
+// best as 2-warp blocks (Q4_K 8 tokens 66.8 against 174.7 us at 8 warps); longer ones (gate_up)
+// as the persistent two-block grid (79.4 against 124.8 us).
+static mma_gemv::LaunchShape expert_shape(const Params& params) {
+  if (params.units <= 4) return {.warps = 2};
+  return {.warps = 8, .two_blocks = true, .persistent = true};
+}
+
 bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args) {
   return is_k_quant(dtype) && keeps_device_layout(dtype, args.k) && mma_gemv::aligned(args.x, 8) && mma_gemv::aligned(args.weights, 16) && args.pairs_per_x >= 1 &&
          args.num_pairs <= 65535 && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
@@ -305,7 +313,7 @@ void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStre
   Params params = mma_gemv::params_for(args);
   params.units = args.k / kSuperCols;
   const mma_gemv::LaunchShape shape =
-      variant == KQuantMmaGemvVariant::kAuto ? mma_gemv::LaunchShape{.warps = 8} : variant_shape(variant, dtype, params);
+      variant == KQuantMmaGemvVariant::kAuto ? expert_shape(params) : variant_shape(variant, dtype, params);
   launch_format(dtype, args.out_dtype, params, static_cast<unsigned>(args.num_pairs), shape, stream);
 }
 
