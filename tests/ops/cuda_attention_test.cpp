@@ -186,6 +186,11 @@ TEST_F(CudaAttention, Fp8CacheDecodeAndPrefillMatchCpu) {
   run_case({.q_heads = 4, .kv_heads = 4, .head_dim = 48, .rows = {{24, 24}, {1, 7}, {40, 40}}, .fp8 = true}, 480);
   run_case({.q_heads = 8, .kv_heads = 4, .head_dim = 64, .rows = {{150, 150}, {1, 300}, {20, 90}},
             .softcap = 5.0f, .fp8 = true}, 490);
+  std::vector<RowSpec> batch;  // a decode batch: few splits a row, long rings
+  for (int i = 0; i < 24; ++i) batch.push_back({1, 1 + 173 * i});
+  run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = batch, .fp8 = true}, 500);
+  run_case({.q_heads = 64, .kv_heads = 8, .head_dim = 64, .rows = batch, .fp8 = true}, 510);
+  run_case({.q_heads = 16, .kv_heads = 2, .head_dim = 256, .rows = batch, .fp8 = true}, 520);
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // Decode attention: one block of four warps per (row, KV head, key split), each warp a
 // quarter of the split's keys. A warp's 16-row query tile holds the group's heads (rows past
 // the group are zero); K/V tiles of 16 keys stream through the warp's own cp.async ring,
-// scores and P·V run on mma.sync with ldmatrix fragments. The warps merge in shared memory;
-// splits past the keys exit at once, and the last live split to finish merges the others.
+// scores and P·V run on mma.sync (bf16 fragments through ldmatrix, e4m3 ones widened in
+// registers: decode_attention_fp8.cuh). The warps merge in shared memory; splits past the
+// keys exit at once, and the last live split to finish merges the others.
 #include <algorithm>
 #include <type_traits>
 
 #include "strata/ops/cuda/attention_tile.cuh"
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/decode_attention_fp8.cuh"
 #include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/cuda/decode_attention.h"
 #include "strata/ops/cuda/device_scratch.h"
@@ -31,16 +33,17 @@ struct DecodeParams {
   int group, num_splits;
 };
 
-// A warp's ring of K and V tiles. An e4m3 cache is copied as codes (kStageBytes a tile) and
-// widened into one bf16 K and V tile before the mma reads it.
-template <int D, bool kFp8>
+// A warp's ring of bf16 K and V tiles (an e4m3 cache's ring is Fp8Ring).
+template <int D>
 struct Ring {
   static constexpr int kLd = D + 8;  // padded rows: ldmatrix row addresses hit distinct banks
   static constexpr int kStages = D >= 256 ? 2 : 3;
   static constexpr int kTileElems = kTileKeys * kLd;
-  static constexpr int kStageBytes = kTileKeys * D;  // e4m3 codes of one tile
-  static constexpr int kBytes = kFp8 ? 2 * kStages * kStageBytes + 2 * kTileElems * 2 : 2 * kStages * kTileElems * 2;
+  static constexpr int kSlotBytes = kTileElems * 2;  // one K or V tile
+  static constexpr int kBytes = 2 * kStages * kSlotBytes;
 };
+template <int D, bool kFp8>
+using RingOf = std::conditional_t<kFp8, Fp8Ring<D>, Ring<D>>;
 
 // Shared memory once the rings are drained: every warp's scaled O rows and (max, sum), then
 // the block's merged (max, sum) and, for the cross-split merge, each split's weight.
@@ -54,7 +57,7 @@ struct MergeSmem {
 };
 
 template <int D, bool kFp8>
-constexpr int kSmemBytes = std::max<int>(kWarps * Ring<D, kFp8>::kBytes, sizeof(MergeSmem<D>));
+constexpr int kSmemBytes = std::max<int>(kWarps * RingOf<D, kFp8>::kBytes, sizeof(MergeSmem<D>));
 
 // Where a row's keys are and how they split: [lower, kv_len) over `live` splits of `per` keys.
 struct KeySplit {
@@ -72,12 +75,13 @@ __device__ __forceinline__ KeySplit split_keys(const DecodeParams& p, int row) {
   return k;
 }
 
-// Keys [key0, key0 + 16) of K and V into ring slot `stage` (bf16 rows padded to kLd, or e4m3
-// codes unpadded); keys at or past key_end zero-filled. Lane c copies chunks c, c + 32, ...
+// Keys [key0, key0 + 16) of K and V into a ring slot (bf16 rows padded to kLd elements, e4m3
+// rows to kRow bytes); keys at or past key_end zero-filled. Lane c copies chunks c, c + 32, ...
 template <int D, bool kFp8>
 __device__ void load_tile(const DecodeParams& p, const int32_t* table, int kv_head, int key0, int key_end,
                           void* ks, void* vs) {
-  constexpr int kChunk = kFp8 ? 16 : 8, kChunks = D / kChunk, kRow = kFp8 ? D : Ring<D, kFp8>::kLd;
+  constexpr int kChunk = kFp8 ? 16 : 8, kChunks = D / kChunk;
+  constexpr int kRow = kFp8 ? Fp8Ring<D>::kRow : Ring<D>::kLd;  // in elements
   using Elem = std::conditional_t<kFp8, uint8_t, bf16>;
   const int lane = threadIdx.x % 32;
   for (int c = lane; c < kTileKeys * kChunks; c += 32) {
@@ -93,17 +97,6 @@ __device__ void load_tile(const DecodeParams& p, const int32_t* table, int kv_he
   }
 }
 
-// The chunks this lane copied into an e4m3 slot, widened into the bf16 K and V tiles.
-template <int D>
-__device__ void widen_tile(const uint8_t* ks, const uint8_t* vs, bf16* kt, bf16* vt) {
-  constexpr int kChunks = D / 16, kLd = D + 8;
-  for (int c = threadIdx.x % 32; c < kTileKeys * kChunks; c += 32) {
-    const int i = c / kChunks, ch = c % kChunks;
-    widen_e4m3x16(ks + i * D + ch * 16, kt + i * kLd + ch * 16);
-    widen_e4m3x16(vs + i * D + ch * 16, vt + i * kLd + ch * 16);
-  }
-}
-
 // Running softmax state of the lane's two query rows (g and g + 8) and its O fragment.
 template <int D>
 struct Accum {
@@ -113,9 +106,8 @@ struct Accum {
 };
 
 template <int D>
-__device__ void score_tile(const DecodeParams& p, const uint32_t (&qa)[D / 16][4], const bf16* ks, int key0,
-                           int key_end, float (&s)[2][4]) {
-  const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
+__device__ void bf16_scores(const uint32_t (&qa)[D / 16][4], const bf16* ks, float (&s)[2][4]) {
+  const int lane = threadIdx.x % 32;
   // ldmatrix matrix (lane / 8) covers keys (lane / 16) * 8.. and dims +8 when odd: b[0..1] are
   // the B fragment of keys 0-7, b[2..3] of keys 8-15.
   const bf16* row = ks + ((lane / 16) * 8 + lane % 8) * (D + 8) + ((lane / 8) % 2) * 8;
@@ -128,6 +120,11 @@ __device__ void score_tile(const DecodeParams& p, const uint32_t (&qa)[D / 16][4
     mma_bf16_16816(s[0], qa[kd][0], qa[kd][1], qa[kd][2], qa[kd][3], b[0], b[1]);
     mma_bf16_16816(s[1], qa[kd][0], qa[kd][1], qa[kd][2], qa[kd][3], b[2], b[3]);
   }
+}
+
+// Raw scores of keys [key0, key0 + 16) scaled, soft-capped, and masked past key_end and the group.
+__device__ void finish_scores(const DecodeParams& p, int key0, int key_end, float (&s)[2][4]) {
+  const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt) {
 #pragma unroll
@@ -140,9 +137,9 @@ __device__ void score_tile(const DecodeParams& p, const uint32_t (&qa)[D / 16][4
   }
 }
 
+// The running softmax over this tile's scores; P as the A fragment of the P·V mma.
 template <int D>
-__device__ void softmax_pv(float (&s)[2][4], const bf16* vs, Accum<D>& acc) {
-  const int lane = threadIdx.x % 32;
+__device__ void softmax_tile(float (&s)[2][4], Accum<D>& acc, uint32_t (&pa)[4]) {
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     float mx = fmaxf(fmaxf(s[0][2 * rr], s[0][2 * rr + 1]), fmaxf(s[1][2 * rr], s[1][2 * rr + 1]));
@@ -166,16 +163,21 @@ __device__ void softmax_pv(float (&s)[2][4], const bf16* vs, Accum<D>& acc) {
       acc.o[nd][2 * rr + 1] *= alpha;
     }
   }
-  const uint32_t a0 = pack_bf16(s[0][0], s[0][1]), a1 = pack_bf16(s[0][2], s[0][3]);
-  const uint32_t a2 = pack_bf16(s[1][0], s[1][1]), a3 = pack_bf16(s[1][2], s[1][3]);
+  pa[0] = pack_bf16(s[0][0], s[0][1]), pa[1] = pack_bf16(s[0][2], s[0][3]);
+  pa[2] = pack_bf16(s[1][0], s[1][1]), pa[3] = pack_bf16(s[1][2], s[1][3]);
+}
+
+template <int D>
+__device__ void bf16_pv(const uint32_t (&pa)[4], const bf16* vs, float (&o)[D / 8][4]) {
+  const int lane = threadIdx.x % 32;
   // Transposed ldmatrix: matrix (lane / 8) covers keys ((lane / 8) % 2) * 8.. and dims (lane / 16) * 8..
   const bf16* row = vs + (((lane / 8) % 2) * 8 + lane % 8) * (D + 8) + (lane / 16) * 8;
 #pragma unroll
   for (int nd2 = 0; nd2 < D / 16; ++nd2) {
     uint32_t b[4];
     ldmatrix_x4_trans(b, row + nd2 * 16);
-    mma_bf16_16816(acc.o[2 * nd2], a0, a1, a2, a3, b[0], b[1]);
-    mma_bf16_16816(acc.o[2 * nd2 + 1], a0, a1, a2, a3, b[2], b[3]);
+    mma_bf16_16816(o[2 * nd2], pa[0], pa[1], pa[2], pa[3], b[0], b[1]);
+    mma_bf16_16816(o[2 * nd2 + 1], pa[0], pa[1], pa[2], pa[3], b[2], b[3]);
   }
 }
 
@@ -195,19 +197,22 @@ __device__ __forceinline__ float normaliser(const DecodeAttentionArgs& a, int he
   return denom > 0.0f ? factor / denom : 0.0f;
 }
 
-// Query fragments of the group's heads (A operand, rows >= group zero), read once.
-template <int D>
+// Query fragments of the group's heads (A operand, rows >= group zero), read once. With an
+// e4m3 cache slice kd's dims are permuted as its key fragments are (decode_attention_fp8.cuh).
+template <int D, bool kFp8>
 __device__ void load_query(const DecodeParams& p, int row, int kv_head, uint32_t (&qa)[D / 16][4]) {
   const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
   const bool lo = g < p.group, hi = g + 8 < p.group;
-  const bf16* q0 = p.a.q + (static_cast<int64_t>(row) * p.a.num_q_heads + kv_head * p.group + g) * D + 2 * qd;
+  constexpr int kSecond = kFp8 ? 2 : 8;  // where the slice's second pair of the lane's dims starts
+  const bf16* q0 = p.a.q + (static_cast<int64_t>(row) * p.a.num_q_heads + kv_head * p.group + g) * D +
+                   (kFp8 ? 4 : 2) * qd;
   const bf16* q1 = q0 + 8 * D;
 #pragma unroll
   for (int kd = 0; kd < D / 16; ++kd) {
     qa[kd][0] = lo ? load_pair(q0 + kd * 16) : 0u;
     qa[kd][1] = hi ? load_pair(q1 + kd * 16) : 0u;
-    qa[kd][2] = lo ? load_pair(q0 + kd * 16 + 8) : 0u;
-    qa[kd][3] = hi ? load_pair(q1 + kd * 16 + 8) : 0u;
+    qa[kd][2] = lo ? load_pair(q0 + kd * 16 + kSecond) : 0u;
+    qa[kd][3] = hi ? load_pair(q1 + kd * 16 + kSecond) : 0u;
   }
 }
 
@@ -215,12 +220,10 @@ __device__ void load_query(const DecodeParams& p, int row, int kv_head, uint32_t
 template <int D, bool kFp8>
 __device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key_begin, int key_end,
                             unsigned char* ring, Accum<D>& acc) {
-  using R = Ring<D, kFp8>;
-  constexpr int kSlotBytes = kFp8 ? R::kStageBytes : R::kTileElems * 2;
+  using R = RingOf<D, kFp8>;
+  constexpr int kSlotBytes = R::kSlotBytes;
   unsigned char* ks = ring;
   unsigned char* vs = ring + R::kStages * kSlotBytes;
-  bf16* kt = reinterpret_cast<bf16*>(ring + 2 * R::kStages * kSlotBytes);  // e4m3: the widened tiles
-  bf16* vt = kt + R::kTileElems;
   const int num_tiles = key_begin < key_end ? (key_end - key_begin + kTileKeys - 1) / kTileKeys : 0;
   const int32_t* table = p.a.block_tables + row * p.a.max_blocks_per_row;
 #pragma unroll
@@ -231,7 +234,7 @@ __device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key
     cp_async_commit();
   }
   uint32_t qa[D / 16][4];
-  load_query<D>(p, row, kv_head, qa);
+  load_query<D, kFp8>(p, row, kv_head, qa);
   for (int t = 0; t < num_tiles; ++t) {
     cp_async_wait<R::kStages - 2>();
     __syncwarp();  // every lane's copies of tile t landed; tile t - 1's slot is free
@@ -242,17 +245,22 @@ __device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key
                          vs + slot * kSlotBytes);
     }
     cp_async_commit();
-    const int slot = t % R::kStages;
-    const bf16* k_tile = reinterpret_cast<const bf16*>(ks + slot * kSlotBytes);
-    const bf16* v_tile = reinterpret_cast<const bf16*>(vs + slot * kSlotBytes);
-    if constexpr (kFp8) {
-      widen_tile<D>(ks + slot * kSlotBytes, vs + slot * kSlotBytes, kt, vt);
-      __syncwarp();  // the widened tiles are whole before any lane reads them
-      k_tile = kt, v_tile = vt;
-    }
+    const unsigned char* k_tile = ks + (t % R::kStages) * kSlotBytes;
+    const unsigned char* v_tile = vs + (t % R::kStages) * kSlotBytes;
     float s[2][4];
-    score_tile<D>(p, qa, k_tile, key_begin + t * kTileKeys, key_end, s);
-    softmax_pv<D>(s, v_tile, acc);
+    if constexpr (kFp8) {
+      fp8_scores<D>(qa, k_tile, s);
+    } else {
+      bf16_scores<D>(qa, reinterpret_cast<const bf16*>(k_tile), s);
+    }
+    finish_scores(p, key_begin + t * kTileKeys, key_end, s);
+    uint32_t pa[4];
+    softmax_tile<D>(s, acc, pa);
+    if constexpr (kFp8) {
+      fp8_pv<D>(pa, v_tile, acc.o);
+    } else {
+      bf16_pv<D>(pa, reinterpret_cast<const bf16*>(v_tile), acc.o);
+    }
     __syncwarp();  // all lanes are done reading the slot before it is refilled
   }
   cp_async_wait<0>();
@@ -308,8 +316,15 @@ __device__ void merge_warps(const DecodeParams& p, const Accum<D>& acc, MergeSme
   __syncthreads();
 }
 
+// Head h's output dim d in the merged O: an e4m3 cache's O column c of dim block nd (stored
+// at nd * 8 + c) is dim c * D / 8 + nd.
+template <int D, bool kFp8>
+__device__ __forceinline__ float merged_o(const MergeSmem<D>& sm, int h, int d) {
+  return kFp8 ? sm.o[0][h][d % (D / 8) * 8 + d / (D / 8)] : sm.o[0][h][d];
+}
+
 // A split alone answers the row: normalise the block's O straight into the output.
-template <int D>
+template <int D, bool kFp8>
 __device__ void write_output(const DecodeParams& p, MergeSmem<D>& sm, int row, int kv_head) {
   if (threadIdx.x < p.group) {
     const int h = threadIdx.x;
@@ -318,14 +333,14 @@ __device__ void write_output(const DecodeParams& p, MergeSmem<D>& sm, int row, i
   __syncthreads();
   const int64_t base = (static_cast<int64_t>(row) * p.a.num_q_heads + kv_head * p.group) * D;
   for (int i = threadIdx.x; i < p.group * D; i += kWarps * 32)
-    p.a.out[base + i] = __float2bfloat16_rn(sm.o[0][i / D][i % D] * sm.inv[i / D]);
+    p.a.out[base + i] = __float2bfloat16_rn(merged_o<D, kFp8>(sm, i / D, i % D) * sm.inv[i / D]);
 }
 
 // This split's partial (O, max, sum) per head, for the merging split to read.
-template <int D>
+template <int D, bool kFp8>
 __device__ void write_partial(const DecodeParams& p, const MergeSmem<D>& sm, int row, int kv_head, int split) {
   const int64_t base = (static_cast<int64_t>(split) * p.a.num_rows + row) * p.a.num_q_heads + kv_head * p.group;
-  for (int i = threadIdx.x; i < p.group * D; i += kWarps * 32) p.partial_o[base * D + i] = sm.o[0][i / D][i % D];
+  for (int i = threadIdx.x; i < p.group * D; i += kWarps * 32) p.partial_o[base * D + i] = merged_o<D, kFp8>(sm, i / D, i % D);
   if (threadIdx.x < p.group)
     reinterpret_cast<float2*>(p.partial_ml)[base + threadIdx.x] =
         make_float2(sm.block_m[threadIdx.x], sm.block_l[threadIdx.x]);
@@ -406,14 +421,14 @@ __global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodePar
   const int warp_begin = keys.lower + split * keys.per + warp * per_warp;
   Accum<D> acc;
   attend_keys<D, kFp8>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp),
-                       smem + warp * Ring<D, kFp8>::kBytes, acc);
+                       smem + warp * RingOf<D, kFp8>::kBytes, acc);
   auto& sm = *reinterpret_cast<MergeSmem<D>*>(smem);
   merge_warps<D>(p, acc, sm);
   if (keys.live == 1) {
-    write_output<D>(p, sm, row, kv_head);
+    write_output<D, kFp8>(p, sm, row, kv_head);
     return;
   }
-  write_partial<D>(p, sm, row, kv_head, split);
+  write_partial<D, kFp8>(p, sm, row, kv_head, split);
   arrive_and_merge<D>(p, sm, row, kv_head, keys.live);
 }
 
