@@ -306,6 +306,44 @@ void bench_k_quant_experts(Backend& gpu, const Timer& timer, const std::vector<i
     }
   }
 }
+
+// MoE experts on bf16 weights in pair order (the engine's path up to 8 tokens) at the 30B's
+// gate | up and down (gated input) shapes: the op's launch shape and each other one.
+void bench_bf16_experts(Backend& gpu, const Timer& timer, const std::vector<int64_t>& token_counts) {
+  for (const MoeShape& s : {kShapes[0], kShapes[2]}) {
+    const bool gate_up = s.k == 2048;  // reads one x row for a token's k pairs; down reads act(gate) * up
+    const Tensor w = random_bf16(gpu, {s.experts, s.n, s.k}, 16);
+    for (const int64_t tokens : token_counts) {
+      const int64_t pairs = tokens * s.top_k;
+      std::vector<int32_t> picked(pairs);
+      const std::vector<int32_t> offsets = random_offsets(tokens, s.top_k, s.experts, 7 + tokens);
+      for (int64_t e = 0, i = 0; e < s.experts; ++e)
+        for (int32_t j = offsets[e]; j < offsets[e + 1]; ++j) picked[i++] = static_cast<int32_t>(e);
+      Tensor ids = Tensor::host(DType::kI32, {pairs});
+      std::copy(picked.begin(), picked.end(), ids.data_as<int32_t>());
+      const Tensor gids = gpu.from_host(ids);
+      const Tensor x = random_bf16(gpu, {gate_up ? tokens : pairs, gate_up ? s.k : 2 * s.k}, 17 + tokens);
+      const Tensor out = gpu.empty(DType::kBF16, {pairs, s.n});
+      const double bytes = static_cast<double>(pairs) * s.n * s.k * 2;
+      cuda::WarpGemvExpertArgs args{.x = x.data(), .weights = w.data(), .expert_ids = gids.data_as<int32_t>(),
+                                    .out = out.data(), .num_pairs = pairs, .num_experts = s.experts, .n = s.n,
+                                    .k = s.k, .pairs_per_x = gate_up ? s.top_k : 1};
+      if (!gate_up) args.gated_input = ops::Activation::kSilu;
+      const std::pair<const char*, cuda::WarpGemvVariant> variants[] = {
+          {"op", cuda::WarpGemvVariant::kAuto},         {"f2u3", cuda::WarpGemvVariant::kRows2Unroll3},
+          {"f4u3", cuda::WarpGemvVariant::kRows4Unroll3}, {"f2u3w4", cuda::WarpGemvVariant::kRows2Unroll3Warps4},
+          {"f1u3w4", cuda::WarpGemvVariant::kRows1Unroll3Warps4}, {"f2u8", cuda::WarpGemvVariant::kRows2Unroll8},
+          {"f1u8", cuda::WarpGemvVariant::kRows1Unroll8}};
+      for (const auto& [name, variant] : variants) {
+        args.variant = variant;
+        const double ms = time_ms(timer, [&] { cuda::warp_gemv_experts(args, cuda::current_stream()); });
+        std::printf("%s\n", fmt::format(R"({{"shape":"{} experts","tokens":{},"kernel":"bf16-{}","us":{:.1f},"tb_s":{:.2f}}})",
+                                        s.name, tokens, name, ms * 1e3, bytes / (ms * 1e-3) / 1e12)
+                                .c_str());
+      }
+    }
+  }
+}
 #endif
 
 }  // namespace
@@ -315,11 +353,12 @@ int main(int argc, char** argv) {
   CLI::App app{"GPU MoE grouped linear benchmark"};
   std::vector<int64_t> tokens{1, 8, 64, 512, 4096}, dense_rows{1, 2, 4, 8};
   int iters = 20;
-  bool k_quant_only = false;
+  bool k_quant_only = false, bf16_experts_only = false;
   app.add_option("--tokens", tokens, "token counts (pairs = tokens * top_k)")->delimiter(',');
   app.add_option("--dense-rows", dense_rows, "row counts of the dense linears")->delimiter(',');
   app.add_option("--iters", iters, "timed calls per case (median reported)");
   app.add_flag("--k-quant", k_quant_only, "only the dense linears on GGUF Q4_K / Q5_K / Q6_K weights");
+  app.add_flag("--bf16-experts", bf16_experts_only, "only the bf16 expert pairs' launch shapes (--dense-rows: tokens)");
   CLI11_PARSE(app, argc, argv);
 #if defined(STRATA_WITH_CUDA)
   std::unique_ptr<strata::Backend> gpu = strata::make_cuda_backend(0);
@@ -334,6 +373,10 @@ int main(int argc, char** argv) {
   timer.flush_out = gpu->empty(strata::DType::kBF16, {1, 16384});
   gpu->fill_bytes(timer.flush_weight, 0x3C);
   gpu->fill_bytes(timer.flush_x, 0x3C);
+  if (bf16_experts_only) {
+    strata::bench_bf16_experts(*gpu, timer, dense_rows);
+    return 0;
+  }
   if (k_quant_only) {
     strata::bench_k_quant_experts(*gpu, timer, dense_rows);
     for (const strata::DenseShape& s : strata::kDenseShapes) strata::bench_k_quant(*gpu, timer, s, dense_rows);

@@ -1,5 +1,5 @@
-// out[M, N] = x[M, K] @ weight[N, K]^T (+ bias): 8 warps per block, warp w of block b owns
-// weight rows [(b * 8 + w) * F, + F). Lane l reads 16-byte chunks l, l + 32, ... of each row,
+// out[M, N] = x[M, K] @ weight[N, K]^T (+ bias): W warps per block (8, or 4 for short expert
+// rows), warp w of block b owns weight rows [(b * W + w) * F, + F). Lane l reads 16-byte chunks l, l + 32, ... of each row,
 // U chunks per row per iteration, all issued before any is used (F * U loads in flight).
 #include "strata/ops/cuda/activation.cuh"
 #include "strata/ops/cuda/common.cuh"
@@ -12,8 +12,6 @@ namespace strata::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
-constexpr int kWarps = 8;
-constexpr int kThreads = kWarps * 32;
 
 struct Params {
   const uint4* x;       // [M, K / 8], or [M, 2 K / 8] gate | up with `gated`
@@ -46,11 +44,11 @@ __device__ __forceinline__ void load_weights(const Params& p, int64_t row0, int6
     }
 }
 
-template <int R, int F, int U, typename Tout>
-__global__ void __launch_bounds__(kThreads) warp_gemv_kernel(Params p, int rows) {
+template <int W, int R, int F, int U, typename Tout>
+__global__ void __launch_bounds__(W * 32) warp_gemv_kernel(Params p, int rows) {
   extern __shared__ uint4 xs[];  // [rows, chunks]
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * F;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * W + warp) * F;
   if (p.expert_ids != nullptr) {  // the router ahead wrote the ids: wait before the weights
     wait_for_previous_kernel();
     const int64_t expert = min(max(static_cast<int64_t>(p.expert_ids[blockIdx.y]), int64_t{0}), p.num_experts - 1);
@@ -93,29 +91,43 @@ __global__ void __launch_bounds__(kThreads) warp_gemv_kernel(Params p, int rows)
     }
 }
 
-template <int R, int F, int U, typename Tout>
+template <int W, int R, int F, int U, typename Tout>
 void launch_variant(const Params& params, int rows, cudaStream_t stream) {
   const size_t smem = static_cast<size_t>(rows * params.chunks) * sizeof(uint4);
   static const bool configured = [] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(warp_gemv_kernel<R, F, U, Tout>,
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(warp_gemv_kernel<W, R, F, U, Tout>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(kWarpGemvMaxXBytes)));
     return true;
   }();
   (void)configured;
-  const int64_t blocks = ceil_div(params.n, int64_t{kWarps} * F);
-  launch_dependent(warp_gemv_kernel<R, F, U, Tout>,
-                   dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(params.num_pairs)), dim3(kThreads), smem,
+  const int64_t blocks = ceil_div(params.n, int64_t{W} * F);
+  launch_dependent(warp_gemv_kernel<W, R, F, U, Tout>,
+                   dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(params.num_pairs)), dim3(W * 32), smem,
                    stream, params, rows);
 }
 
 // R: rows rounded up to a power of two (the accumulators held per weight row).
-template <int F, int U, typename Tout>
+template <int F, int U, typename Tout, int W = 8>
 void launch_rows(const Params& params, int rows, cudaStream_t stream) {
-  if (rows == 1) return launch_variant<1, F, U, Tout>(params, rows, stream);
-  if (rows == 2) return launch_variant<2, F, U, Tout>(params, rows, stream);
-  if (rows <= 4) return launch_variant<4, F, U, Tout>(params, rows, stream);
-  launch_variant<8, F, U, Tout>(params, rows, stream);
+  if (rows == 1) return launch_variant<W, 1, F, U, Tout>(params, rows, stream);
+  if (rows == 2) return launch_variant<W, 2, F, U, Tout>(params, rows, stream);
+  if (rows <= 4) return launch_variant<W, 4, F, U, Tout>(params, rows, stream);
+  launch_variant<W, 8, F, U, Tout>(params, rows, stream);
+}
+
+// Expert pairs read one x row each: only the one-row kernels.
+template <typename Tout>
+void launch_experts(const Params& params, WarpGemvVariant variant, cudaStream_t stream) {
+  switch (variant) {
+    case WarpGemvVariant::kRows2Unroll3: return launch_variant<8, 1, 2, 3, Tout>(params, 1, stream);
+    case WarpGemvVariant::kRows4Unroll3: return launch_variant<8, 1, 4, 3, Tout>(params, 1, stream);
+    case WarpGemvVariant::kRows2Unroll3Warps4: return launch_variant<4, 1, 2, 3, Tout>(params, 1, stream);
+    case WarpGemvVariant::kRows1Unroll3Warps4: return launch_variant<4, 1, 1, 3, Tout>(params, 1, stream);
+    case WarpGemvVariant::kRows2Unroll8: return launch_variant<8, 1, 2, 8, Tout>(params, 1, stream);
+    case WarpGemvVariant::kRows1Unroll8: return launch_variant<8, 1, 1, 8, Tout>(params, 1, stream);
+    default: return launch_variant<8, 1, 2, 4, Tout>(params, 1, stream);
+  }
 }
 
 template <typename Tout>
@@ -125,7 +137,7 @@ void launch(const Params& params, int rows, WarpGemvVariant variant, cudaStream_
     case WarpGemvVariant::kRows2Unroll4: return launch_rows<2, 4, Tout>(params, rows, stream);
     case WarpGemvVariant::kRows4Unroll2: return launch_rows<4, 2, Tout>(params, rows, stream);
     case WarpGemvVariant::kRows2Unroll8: return launch_rows<2, 8, Tout>(params, rows, stream);
-    case WarpGemvVariant::kAuto: break;
+    default: break;
   }
   STRATA_CHECK(false);
 }
@@ -179,9 +191,9 @@ void warp_gemv_experts(const WarpGemvExpertArgs& args, cudaStream_t stream) {
                       .act = args.gated_input.value_or(ops::Activation::kSilu), .expert_ids = args.expert_ids,
                       .num_pairs = args.num_pairs, .num_experts = args.num_experts, .pairs_per_x = args.pairs_per_x};
   if (args.out_dtype == DType::kF32) {
-    launch<float>(params, 1, WarpGemvVariant::kRows2Unroll4, stream);
+    launch_experts<float>(params, args.variant, stream);
   } else {
-    launch<bf16>(params, 1, WarpGemvVariant::kRows2Unroll4, stream);
+    launch_experts<bf16>(params, args.variant, stream);
   }
 }
 

@@ -13,8 +13,12 @@
 
 namespace strata::cuda {
 
-// Weight rows per warp x 16-byte loads per row in flight per lane. kAuto picks by shape.
-enum class WarpGemvVariant : uint8_t { kAuto, kRows1Unroll8, kRows2Unroll4, kRows4Unroll2, kRows2Unroll8 };
+// Weight rows per warp x 16-byte loads per row in flight per lane (x warps per block where
+// named; else 8). kAuto picks by shape. The Unroll3 and Warps4 shapes are for expert pairs.
+enum class WarpGemvVariant : uint8_t {
+  kAuto, kRows1Unroll8, kRows2Unroll4, kRows4Unroll2, kRows2Unroll8,
+  kRows2Unroll3, kRows4Unroll3, kRows2Unroll3Warps4, kRows1Unroll3Warps4
+};
 
 constexpr int64_t kWarpGemvMaxRows = 8;
 constexpr int64_t kWarpGemvMaxXBytes = 96 * 1024;  // x[M, K] bf16 staged in shared memory
@@ -42,6 +46,7 @@ struct WarpGemvExpertArgs {
   DType out_dtype = DType::kBF16;
   int64_t num_pairs = 0, num_experts = 0, n = 0, k = 0, pairs_per_x = 1;
   std::optional<ops::Activation> gated_input;
+  WarpGemvVariant variant = WarpGemvVariant::kAuto;  // the launch shape (a lab lever; kAuto in the engine)
 };
 
 bool warp_gemv_experts_supported(const WarpGemvExpertArgs& args);
