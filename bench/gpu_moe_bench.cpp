@@ -194,7 +194,8 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
       report("stream", time_ms(timer, [&] { cuda::stream_gemv(args, cuda::current_stream()); }), bytes);
     const std::pair<const char*, cuda::WarpGemvVariant> variants[] = {
         {"warp-f1u8", cuda::WarpGemvVariant::kRows1Unroll8}, {"warp-f2u4", cuda::WarpGemvVariant::kRows2Unroll4},
-        {"warp-f4u2", cuda::WarpGemvVariant::kRows4Unroll2}, {"warp-f2u8", cuda::WarpGemvVariant::kRows2Unroll8}};
+        {"warp-f4u2", cuda::WarpGemvVariant::kRows4Unroll2}, {"warp-f2u8", cuda::WarpGemvVariant::kRows2Unroll8},
+        {"warp-f1u8w4", cuda::WarpGemvVariant::kRows1Unroll8Warps4}};
     if (cuda::warp_gemv_supported(args))
       for (const auto& [name, variant] : variants)
         report(name, time_ms(timer, [&] { cuda::warp_gemv(args, cuda::current_stream(), variant); }), bytes);
@@ -358,7 +359,7 @@ int main(int argc, char** argv) {
   app.add_option("--dense-rows", dense_rows, "row counts of the dense linears")->delimiter(',');
   app.add_option("--iters", iters, "timed calls per case (median reported)");
   app.add_flag("--k-quant", k_quant_only, "only the dense linears on GGUF Q4_K / Q5_K / Q6_K weights");
-  app.add_flag("--bf16-experts", bf16_experts_only, "only the bf16 expert pairs' launch shapes (--dense-rows: tokens)");
+  app.add_flag("--bf16-experts", bf16_experts_only, "only the warp GEMV's launch shapes: bf16 expert pairs (--dense-rows: tokens), the 30B's dense linears");
   CLI11_PARSE(app, argc, argv);
 #if defined(STRATA_WITH_CUDA)
   std::unique_ptr<strata::Backend> gpu = strata::make_cuda_backend(0);
@@ -375,6 +376,8 @@ int main(int argc, char** argv) {
   gpu->fill_bytes(timer.flush_x, 0x3C);
   if (bf16_experts_only) {
     strata::bench_bf16_experts(*gpu, timer, dense_rows);
+    for (const strata::DenseShape& s : strata::kDenseShapes)
+      if (std::string(s.name).starts_with("qwen3")) strata::bench_dense(*gpu, timer, s, {1, 2});
     return 0;
   }
   if (k_quant_only) {

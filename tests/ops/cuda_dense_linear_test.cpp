@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/cuda_op_support.h"
+#include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 #if defined(STRATA_WITH_CUDA)
 #include "strata/backend/cuda/cuda_check.h"
@@ -172,7 +173,8 @@ TEST_F(CudaDenseLinear, StreamKernelMatchesCpuUpToFourRows) {
 TEST_F(CudaDenseLinear, WarpKernelVariantsMatchCpuUpToEightRows) {
   const cuda::WarpGemvVariant variants[] = {cuda::WarpGemvVariant::kAuto, cuda::WarpGemvVariant::kRows1Unroll8,
                                             cuda::WarpGemvVariant::kRows2Unroll4, cuda::WarpGemvVariant::kRows4Unroll2,
-                                            cuda::WarpGemvVariant::kRows2Unroll8};
+                                            cuda::WarpGemvVariant::kRows2Unroll8,
+                                            cuda::WarpGemvVariant::kRows1Unroll8Warps4};
   for (const DenseShape& s : std::vector<DenseShape>{{"odd n", 1001, 2048}, {"long k", 300, 5128}, {"short k", 77, 64}}) {
     const Tensor w = random_rounded({s.n, s.k}, 640, -0.05f, 0.05f), b = random_rounded({s.n}, 641);
     const Tensor gw = gpu_bf16(w), gb = gpu_bf16(b);
@@ -191,6 +193,41 @@ TEST_F(CudaDenseLinear, WarpKernelVariantsMatchCpuUpToEightRows) {
           expect_close(*gpu_, out, ref, kBf16Tolerance,
                        label(s, m, out_dtype, true) + " variant " + std::to_string(static_cast<int>(variant)));
         }
+    }
+  }
+}
+
+// Expert pairs through every launch shape warp_gemv_experts takes: a gate | up shape (one x
+// row feeds a token's k pairs) and a short down shape reading act(gate) * up, odd N.
+TEST_F(CudaDenseLinear, WarpKernelExpertShapesMatchCpu) {
+  const cuda::WarpGemvVariant variants[] = {
+      cuda::WarpGemvVariant::kAuto,         cuda::WarpGemvVariant::kRows2Unroll3,
+      cuda::WarpGemvVariant::kRows4Unroll3, cuda::WarpGemvVariant::kRows2Unroll3Warps4,
+      cuda::WarpGemvVariant::kRows1Unroll3Warps4, cuda::WarpGemvVariant::kRows2Unroll8,
+      cuda::WarpGemvVariant::kRows1Unroll8};
+  const int64_t experts = 6, tokens = 3, top_k = 2;
+  std::vector<int32_t> picks{4, 1, 0, 5, 1, 3};  // [tokens, top_k]
+  Tensor ids = Tensor::host(DType::kI32, {tokens, top_k});
+  std::memcpy(ids.data(), picks.data(), picks.size() * sizeof(int32_t));
+  for (const bool gated : {false, true}) {
+    const int64_t n = gated ? 301 : 333, k = gated ? 768 : 2048, x_rows = gated ? tokens * top_k : tokens;
+    const Tensor w = random_rounded({experts, n, k}, 660 + gated, -0.05f, 0.05f);
+    const Tensor x = random_rounded({x_rows, gated ? 2 * k : k}, 661 + gated), gw = gpu_bf16(w), gx = gpu_bf16(x);
+    const Tensor gids = gpu_->from_host(ids);
+    ops::ExpertLinearOptions options;
+    if (gated) options.gated_input = ops::Activation::kSilu;
+    Tensor ref = Tensor::host(DType::kF32, {tokens * top_k, n});
+    cpu::expert_linear(to_bf16_host(x), to_bf16_host(w), ids, ref, options);
+    for (const cuda::WarpGemvVariant variant : variants) {
+      Tensor out = poisoned(DType::kBF16, {tokens * top_k, n});
+      cuda::WarpGemvExpertArgs args{.x = gx.data(), .weights = gw.data(), .expert_ids = gids.data_as<int32_t>(),
+                                    .out = out.data(), .num_pairs = tokens * top_k, .num_experts = experts, .n = n,
+                                    .k = k, .pairs_per_x = gated ? 1 : top_k, .gated_input = options.gated_input,
+                                    .variant = variant};
+      ASSERT_TRUE(cuda::warp_gemv_experts_supported(args));
+      cuda::warp_gemv_experts(args, cuda::current_stream());
+      expect_close(*gpu_, out, ref, kBf16Tolerance,
+                   std::string(gated ? "down" : "gate_up") + " variant " + std::to_string(static_cast<int>(variant)));
     }
   }
 }

@@ -126,8 +126,11 @@ void launch_experts(const Params& params, WarpGemvVariant variant, cudaStream_t 
     case WarpGemvVariant::kRows1Unroll3Warps4: return launch_variant<4, 1, 1, 3, Tout>(params, 1, stream);
     case WarpGemvVariant::kRows2Unroll8: return launch_variant<8, 1, 2, 8, Tout>(params, 1, stream);
     case WarpGemvVariant::kRows1Unroll8: return launch_variant<8, 1, 1, 8, Tout>(params, 1, stream);
-    default: return launch_variant<8, 1, 2, 4, Tout>(params, 1, stream);
+    default: break;
   }
+  // Short rows (the 30B's down projection, K = 768): 4-warp blocks, all of a row's loads at once.
+  if (params.chunks <= 96) return launch_variant<4, 1, 2, 3, Tout>(params, 1, stream);
+  launch_variant<8, 1, 2, 4, Tout>(params, 1, stream);
 }
 
 template <typename Tout>
@@ -137,6 +140,7 @@ void launch(const Params& params, int rows, WarpGemvVariant variant, cudaStream_
     case WarpGemvVariant::kRows2Unroll4: return launch_rows<2, 4, Tout>(params, rows, stream);
     case WarpGemvVariant::kRows4Unroll2: return launch_rows<4, 2, Tout>(params, rows, stream);
     case WarpGemvVariant::kRows2Unroll8: return launch_rows<2, 8, Tout>(params, rows, stream);
+    case WarpGemvVariant::kRows1Unroll8Warps4: return launch_rows<1, 8, Tout, 4>(params, rows, stream);
     default: break;
   }
   STRATA_CHECK(false);

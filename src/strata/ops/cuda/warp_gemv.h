@@ -17,7 +17,7 @@ namespace strata::cuda {
 // named; else 8). kAuto picks by shape. The Unroll3 and Warps4 shapes are for expert pairs.
 enum class WarpGemvVariant : uint8_t {
   kAuto, kRows1Unroll8, kRows2Unroll4, kRows4Unroll2, kRows2Unroll8,
-  kRows2Unroll3, kRows4Unroll3, kRows2Unroll3Warps4, kRows1Unroll3Warps4
+  kRows2Unroll3, kRows4Unroll3, kRows2Unroll3Warps4, kRows1Unroll3Warps4, kRows1Unroll8Warps4
 };
 
 constexpr int64_t kWarpGemvMaxRows = 8;
