@@ -25,13 +25,13 @@ Json record_of(const Json& item) {
   const Json* sent_type = find_field(item, "type");
   const std::string type = sent_type != nullptr ? sent_type->get<std::string>() : "message";
   const Json* sent_id = find_field(item, "id");
-  Json record = {{"id", sent_id != nullptr && sent_id->is_string() ? *sent_id : Json(id_prefix(type) + random_alnum(24))},
-                 {"type", type}};
+  const bool has_id = sent_id != nullptr && sent_id->is_string();
+  Json record = {{"id", has_id ? *sent_id : Json(id_prefix(type) + random_alnum(24))}, {"type", type}};
   for (const auto& [key, value] : item.items())
     if (key != "id" && key != "type" && key != "status") record[key] = value;
   const Json* status = find_field(item, "status");
   record["status"] = status != nullptr ? *status : Json("completed");
-  if (type == "message" && !record.contains("content")) record["content"] = "";
+  if (type == "message" && record["content"].is_null()) record["content"] = "";  // absent or null: empty
   if (type == "message" && record["content"].is_string())
     record["content"] = Json::array({text_part(record["role"].get<std::string>(), record["content"])});
   return record;
