@@ -77,7 +77,7 @@ def test_cors(tiny_cors, tiny):
     status, headers = headers_of(tiny_cors.url + "/v1/chat/completions", "OPTIONS", preflight)
     assert status == 204
     assert headers["Access-Control-Allow-Origin"] == ORIGIN
-    assert "POST" in headers["Access-Control-Allow-Methods"]
+    assert "POST" in headers["Access-Control-Allow-Methods"] and "DELETE" in headers["Access-Control-Allow-Methods"]
     assert headers["Access-Control-Allow-Headers"] == "authorization, content-type"
     assert headers_of(tiny_cors.url + "/v1/models", "OPTIONS", {**preflight, "Origin": "http://evil"})[0] == 403
     status, headers = headers_of(tiny_cors.url + "/v1/completions", "POST",

@@ -2,7 +2,8 @@
 text whole and streamed (the event order and sequence numbers, the same greedy text),
 max_output_tokens, forced function calls and their output sent back, previous_response_id
 continuation (the follow-up's prompt is the whole conversation), store false, an unknown
-previous_response_id, and the 400s of inputs and fields that are not supported."""
+previous_response_id, stored responses read back (retrieve, input_items with the SDK's cursor
+pages) and deleted, and the 400s of inputs and fields that are not supported."""
 import json
 
 import openai
@@ -157,6 +158,68 @@ def test_unknown_and_unstored_previous_response_id(smol):
     with pytest.raises(openai.BadRequestError) as e:
         create(smol, previous_response_id=unstored.id)
     assert e.value.code == "previous_response_not_found"
+
+
+def test_retrieve_answers_the_create_object(smol):
+    client = smol.client()
+    created = create(smol, instructions="Answer briefly.", metadata={"topic": "sea"})
+    assert client.responses.retrieve(created.id).model_dump() == created.model_dump()
+    events = list(create(smol, input="My name is Ada.", stream=True))
+    streamed = events[-1].response
+    assert client.responses.retrieve(streamed.id).model_dump() == streamed.model_dump()
+
+
+def test_input_items_in_cursor_pages(smol):
+    client = smol.client()
+    sent = [{"role": "user", "content": "My name is Ada."}, {"role": "assistant", "content": "Hello Ada."},
+            {"role": "user", "content": [{"type": "input_text", "text": "What is my name?"}]}]
+    created = create(smol, input=sent)
+    newest_first = client.responses.input_items.list(created.id)
+    assert [(item.type, item.role, item.content[0].text) for item in newest_first.data] == [
+        ("message", "user", "What is my name?"), ("message", "assistant", "Hello Ada."),
+        ("message", "user", "My name is Ada.")]
+    assert all(item.id.startswith("msg_") and item.status == "completed" for item in newest_first.data)
+    assert newest_first.has_more is False
+    first_page = client.responses.input_items.list(created.id, order="asc", limit=2)
+    assert [item.id for item in first_page.data] == [item.id for item in reversed(newest_first.data)][:2]
+    assert first_page.has_next_page()
+    # The SDK follows the cursor (after = the last id) through every page.
+    walked = list(client.responses.input_items.list(created.id, order="asc", limit=1))
+    assert [item.id for item in walked] == [item.id for item in reversed(newest_first.data)]
+    with pytest.raises(openai.BadRequestError) as e:
+        client.responses.input_items.list(created.id, limit=0)
+    assert e.value.param == "limit"
+
+
+def test_delete_and_unstored_responses_are_not_found(smol):
+    client = smol.client()
+    created = create(smol)
+    status, text = request(smol.url + "/v1/responses/" + created.id, method="DELETE")
+    assert status == 200 and json.loads(text) == {"id": created.id, "object": "response", "deleted": True}
+    for read in (client.responses.retrieve, client.responses.delete, client.responses.input_items.list):
+        with pytest.raises(openai.NotFoundError) as e:
+            read(created.id)
+        assert created.id in e.value.message
+    with pytest.raises(openai.BadRequestError) as e:
+        create(smol, input="Again?", previous_response_id=created.id)
+    assert e.value.code == "previous_response_not_found"
+    kept = create(smol)
+    assert client.responses.delete(kept.id) is None
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(kept.id)
+    unstored = create(smol, store=False)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(unstored.id)
+
+
+def test_background_is_refused_by_name(smol):
+    with pytest.raises(openai.BadRequestError) as e:
+        create(smol, background=True)
+    assert e.value.param == "background" and "background responses are not supported" in e.value.message
+    created = create(smol)
+    with pytest.raises(openai.BadRequestError) as e:
+        smol.client().responses.cancel(created.id)
+    assert "background=true" in e.value.message
 
 
 @pytest.mark.parametrize("body,field", [

@@ -12,7 +12,7 @@ ASSET_TYPES = {
     "/ui/chat.js": "text/javascript; charset=utf-8",
     "/ui/favicon.svg": "image/svg+xml",
 }
-MODULES = ("api.js", "chat.js", "markdown.js", "message_view.js", "sse.js", "store.js")
+MODULES = ("api.js", "attachments.js", "chat.js", "markdown.js", "message_view.js", "sse.js", "store.js")
 
 
 def fetch(url, path, method="GET", headers=None):

@@ -1,8 +1,13 @@
 """The chat page in a real headless Chromium (selenium) against `strata serve` with SmolLM2:
 an answer streams in and shows its speed, Stop ends a long answer (the server cancels it and
 stays healthy), conversations survive a reload, the Markdown renderer escapes model output,
-thinking shows collapsed, the API key field and the model picker (LoRA adapters too) work.
-Screenshots go to a temp folder the test prints. Skips only when chromium is not installed."""
+thinking shows collapsed, the API key field and the model picker (LoRA adapters too) work; with
+the Qwen3.5 vision fixture an attached PNG is previewed, sent as an image_url part (the prompt
+counts its image tokens) and kept in the conversation, and the attach button shows only for a
+model that takes images. Screenshots go to a temp folder the test prints. Skips only when
+chromium is not installed."""
+import base64
+import json
 import re
 import shutil
 import tempfile
@@ -11,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import get
+from conftest import LOCAL_FIXTURES, get, request
 
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -80,6 +85,7 @@ def ask(driver, prompt, max_tokens, temperature):
 def test_answer_streams_with_its_speed(smol, browser, shots):
     open_page(browser, smol.url)
     assert browser.find_element("id", "model").get_attribute("value") == smol.model
+    assert not browser.find_element("id", "attach").is_displayed()  # SmolLM2 takes text only
     ask(browser, "What is the capital of France?", max_tokens=64, temperature=0)
     wait_for(lambda: last_answer(browser).get_attribute("data-state") == "done", 30, "the answer to finish")
     answer = last_answer(browser)
@@ -190,3 +196,38 @@ def test_model_picker_lists_lora_adapters(tiny_lora, browser):
         "return [...document.querySelectorAll('#model option')].map((o) => [o.value, o.textContent]);")
     assert options == [[tiny_lora.model, tiny_lora.model], ["all_r8", f"all_r8 (LoRA of {tiny_lora.model})"],
                        ["attn_r4", f"attn_r4 (LoRA of {tiny_lora.model})"]]
+
+
+def test_image_is_attached_previewed_and_sent(vision, browser, shots):
+    image = LOCAL_FIXTURES / "hf" / "qwen3_5_vision" / "image_0.png"
+    open_page(browser, vision.url)
+    assert browser.find_element("id", "attach").is_displayed()
+    browser.find_element("id", "image-input").send_keys(str(image))
+    preview = wait_for(lambda: browser.find_elements("css selector", "#attachments img"), 5, "the preview")
+    url = "data:image/png;base64," + base64.b64encode(image.read_bytes()).decode()
+    assert [img.get_attribute("src") for img in preview] == [url]
+    assert browser.find_element("id", "attachments").is_displayed()
+    browser.save_screenshot(str(shots / "5-image-attached.png"))
+    ask(browser, "What is in it?", max_tokens=4, temperature=0)
+    wait_for(lambda: last_answer(browser).get_attribute("data-state") == "done", 60, "the answer to the image")
+    assert not browser.find_elements("css selector", "#attachments img")  # sending takes the images
+    shown = browser.find_elements("css selector", ".message.user .images img")
+    assert [img.get_attribute("src") for img in shown] == [url]
+    assert browser.execute_script("return arguments[0].naturalWidth", shown[0]) == 45  # the PNG decoded
+    browser.save_screenshot(str(shots / "6-image-answered.png"))
+    # The same request through the API: the page's prompt holds the image's tokens.
+    content = [{"type": "text", "text": "What is in it?"}, {"type": "image_url", "image_url": {"url": url}}]
+    status, body = request(vision.url + "/v1/chat/completions", {"messages": [{"role": "user", "content": content}],
+                                                                 "max_tokens": 4, "temperature": 0})
+    assert status == 200, body
+    expected = json.loads(body)
+    status, body = request(vision.url + "/tokenize", {"messages": [{"role": "user", "content": "What is in it?"}]})
+    assert expected["usage"]["prompt_tokens"] > json.loads(body)["count"]  # image tokens counted
+    stats = last_answer(browser).find_element("css selector", ".stats").text
+    assert f"{expected['usage']['prompt_tokens']} prompt tokens" in stats, stats
+    assert last_answer(browser).find_element("css selector", ".content").text == \
+        expected["choices"][0]["message"]["content"].strip()
+    open_page(browser, vision.url)  # kept in localStorage with the rest
+    browser.find_elements("css selector", "#conversations li .title")[0].click()
+    assert [img.get_attribute("src") for img in browser.find_elements("css selector", ".message.user .images img")] \
+        == [url]

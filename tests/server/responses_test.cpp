@@ -1,11 +1,9 @@
 // /v1/responses against a scripted engine and the real Qwen3 tokenizer: a reply with thinking,
 // text and a tool call as output items, whole and as the numbered event stream; input items
-// rendered as their chat equivalent; previous_response_id continuing a stored conversation;
-// and the bounds of the ResponseStore.
+// rendered as their chat equivalent; and previous_response_id continuing a stored conversation.
 #include <gtest/gtest.h>
 
 #include "server/scripted_server_support.h"
-#include "strata/server/response_store.h"
 
 namespace strata::server {
 namespace {
@@ -137,24 +135,6 @@ TEST(ResponsesTest, UnsupportedInputsNameWhatIsRefused) {
   EXPECT_EQ(message(R"({"input": "hi", "background": true})"),
             "'background': background responses are not supported; leave 'background' out");
   EXPECT_EQ(message(R"({"input": []})"), "'input' must hold at least one item");
-}
-
-TEST(ResponseStoreTest, KeepsTheNewestWithinCountAndBytes) {
-  ResponseStore by_count({.max_responses = 2, .max_bytes = 1000});
-  by_count.put("a", Json::array({1}));
-  by_count.put("b", Json::array({2}));
-  by_count.put("c", Json::array({3}));
-  EXPECT_FALSE(by_count.get("a"));
-  EXPECT_EQ(by_count.get("b")->dump(), "[2]");
-  EXPECT_EQ(by_count.get("c")->dump(), "[3]");
-  ResponseStore by_bytes({.max_responses = 10, .max_bytes = 12});  // "[\"xxxx\"]" is 8 bytes
-  by_bytes.put("a", Json::array({"xxxx"}));
-  by_bytes.put("b", Json::array({"yyyy"}));
-  EXPECT_FALSE(by_bytes.get("a"));
-  EXPECT_EQ(by_bytes.size(), 1u);
-  by_bytes.put("huge", Json::array({"0123456789abcdef"}));  // over max_bytes alone: not kept
-  EXPECT_FALSE(by_bytes.get("huge"));
-  EXPECT_EQ(by_bytes.get("b")->dump(), R"(["yyyy"])");
 }
 
 }  // namespace

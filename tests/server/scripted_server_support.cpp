@@ -31,7 +31,15 @@ Reply ScriptedServer::post(const std::string& path, const std::string& body,
   auto res = client.Post(path, h, body, "application/json");
   EXPECT_TRUE(res);
   if (!res) return {};
-  return {.status = res->status, .body = res->body};
+  return {.status = res->status, .body = res->body, .allow = res->get_header_value("Allow")};
+}
+
+Reply ScriptedServer::send(const std::string& method, const std::string& path) {
+  httplib::Client client("127.0.0.1", port_);
+  auto res = method == "DELETE" ? client.Delete(path) : client.Get(path);
+  EXPECT_TRUE(res) << method << " " << path;
+  if (!res) return {};
+  return {.status = res->status, .body = res->body, .allow = res->get_header_value("Allow")};
 }
 
 std::vector<Event> ScriptedServer::stream(const std::string& path, const std::string& body) {

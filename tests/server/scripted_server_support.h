@@ -18,6 +18,7 @@ namespace strata::server::test {
 struct Reply {
   int status = 0;
   std::string body;
+  std::string allow;  // the Allow header of a 405
 };
 
 struct Event {
@@ -34,6 +35,8 @@ class ScriptedServer {
   ScriptedService& service() { return service_; }
   Reply post(const std::string& path, const std::string& body,
              const std::vector<std::pair<std::string, std::string>>& headers = {});
+  // A request without a body: GET or DELETE.
+  Reply send(const std::string& method, const std::string& path);
   // POST and read the body as server-sent events (a 200 is expected).
   std::vector<Event> stream(const std::string& path, const std::string& body);
 

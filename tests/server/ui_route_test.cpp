@@ -29,8 +29,8 @@ TEST(UiRoute, EmbedsThePageFiles) {
     EXPECT_FALSE(asset.bytes.empty()) << asset.name;
     EXPECT_EQ(asset.etag.size(), 18u) << asset.name;  // 16 hex digits in quotes
   }
-  EXPECT_EQ(names, (std::set<std::string>{"api.js", "chat.js", "favicon.svg", "index.html", "markdown.js",
-                                          "message_view.js", "sse.js", "store.js", "style.css"}));
+  EXPECT_EQ(names, (std::set<std::string>{"api.js", "attachments.js", "chat.js", "favicon.svg", "index.html",
+                                          "markdown.js", "message_view.js", "sse.js", "store.js", "style.css"}));
 }
 
 TEST(UiRoute, ContentTypes) {

@@ -19,6 +19,7 @@
 #include "strata/server/openai_objects.h"
 #include "strata/server/responses_endpoint.h"
 #include "strata/server/score_endpoints.h"
+#include "strata/server/stored_responses_endpoint.h"
 #include "strata/server/text_completion.h"
 #include "strata/server/tokenize_endpoints.h"
 #include "strata/server/ui_route.h"
@@ -55,6 +56,11 @@ HttpReply pooling_route(const RouteContext& c, const HttpRequest& r, const Clien
   return kHandle(c.model, body, w);
 }
 
+std::string_view path_after(const HttpRequest& r, std::string_view prefix) {
+  return std::string_view(r.path).substr(prefix.size());
+}
+
+// A path is served by one route per method (several for /v1/responses/{id}).
 constexpr Route kRoutes[] = {
     {"POST", "/v1/chat/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
@@ -85,6 +91,21 @@ constexpr Route kRoutes[] = {
        c.fields.check(body, ApiRoute::kResponses);
        return create_response(c.model, c.options.reasoning_parser, body, c.responses, w);
      }},
+    {"GET", "/v1/responses/", false, false,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) {
+       return get_stored_response(*c.responses, path_after(r, "/v1/responses/"), r.target);
+     },
+     /*prefix=*/true},
+    {"DELETE", "/v1/responses/", false, false,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) {
+       return delete_stored_response(*c.responses, path_after(r, "/v1/responses/"), r.target);
+     },
+     /*prefix=*/true},
+    {"POST", "/v1/responses/", false, false,
+     [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) {
+       return cancel_stored_response(*c.responses, path_after(r, "/v1/responses/"), r.target);
+     },
+     /*prefix=*/true},
     {"POST", "/v1/completions", false, true,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch& w) {
        require_task(c.model, ModelTask::kGenerate, "/v1/completions");
@@ -109,19 +130,40 @@ constexpr Route kRoutes[] = {
      [](const RouteContext& c, const HttpRequest&, const ClientWatch&) { return list_models(c.model); }},
     {"GET", "/v1/models/", false, false,
      [](const RouteContext& c, const HttpRequest& r, const ClientWatch&) {
-       return retrieve_model(c.model, std::string_view(r.path).substr(std::string_view("/v1/models/").size()));
+       return retrieve_model(c.model, path_after(r, "/v1/models/"));
      },
      /*prefix=*/true},
     {"GET", "/metrics", true, false, nullptr},
     {"GET", "/health", true, false, nullptr},
 };
 
-const Route* find_route(const std::string& path) {
-  for (const Route& r : kRoutes)
-    if (path == r.path) return &r;
-  for (const Route& r : kRoutes)
-    if (r.prefix && path.size() > std::strlen(r.path) && path.starts_with(r.path)) return &r;
+bool serves_path(const Route& r, const std::string& path, bool by_prefix) {
+  if (!by_prefix) return path == r.path;
+  return r.prefix && path.size() > std::strlen(r.path) && path.starts_with(r.path);
+}
+
+// The route for the path and method; else one for the path (answered with a 405), else null.
+// An exact path wins over a prefix.
+const Route* find_route(const std::string& path, const std::string& method) {
+  for (const bool by_prefix : {false, true}) {
+    const Route* other_method = nullptr;
+    for (const Route& r : kRoutes) {
+      if (!serves_path(r, path, by_prefix)) continue;
+      if (method == r.method) return &r;
+      if (other_method == nullptr) other_method = &r;
+    }
+    if (other_method != nullptr) return other_method;
+  }
   return nullptr;
+}
+
+// "GET, DELETE": the methods of the routes of `route`'s path.
+std::string allowed_methods(const Route& route) {
+  std::string out;
+  for (const Route& r : kRoutes)
+    if (std::strcmp(r.path, route.path) == 0)
+      out += (out.empty() ? "" : ", ") + std::string(r.method);
+  return out;
 }
 
 // Runs one handler under a catch-all: every failure becomes an error body in the route's shape.
@@ -176,7 +218,7 @@ std::optional<HttpResponse> HttpServer::answer_inline(const HttpRequest& request
 std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request) const {
   if (options_.ui)  // before the key: the page is public, its API calls are not
     if (std::optional<HttpResponse> page = ui_response(request)) return page;
-  const Route* route = find_route(request.path);
+  const Route* route = find_route(request.path, request.method);
   const ErrorShape shape = route != nullptr ? route->errors : ErrorShape::kOpenAi;
   const std::string* authorization = request.header("authorization");
   const std::string* x_api_key = request.header("x-api-key");
@@ -192,7 +234,7 @@ std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request)
   if (request.method != route->method) {
     HttpResponse r = http::error_response(
         ApiError(405, "method " + request.method + " is not allowed on " + request.path, "invalid_request_error"), shape);
-    r.headers.emplace_back("Allow", route->method);
+    r.headers.emplace_back("Allow", allowed_methods(*route));
     return r;
   }
   const bool stopping = draining_ || !model_.service->running();
@@ -210,7 +252,7 @@ std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request)
 
 void HttpServer::answer(http::Exchange& exchange) const {
   const HttpRequest& request = exchange.request();
-  const Route* route = find_route(request.path);
+  const Route* route = find_route(request.path, request.method);
   STRATA_CHECK(route != nullptr && route->handler != nullptr);  // answer_inline let it through
   HttpReply reply = run_handler(*route, {.model = model_, .fields = fields_, .options = options_, .responses = responses_}, request, exchange.client());
   reply.headers = headers_.for_request(request);

@@ -56,7 +56,7 @@ class HttpServer {
   ServerOptions options_;
   RequestFieldPolicy fields_;
   ResponseHeaders headers_;
-  std::shared_ptr<ResponseStore> responses_;  // for previous_response_id; streams hold it too
+  std::shared_ptr<ResponseStore> responses_;  // previous_response_id and /v1/responses/{id}; streams hold it too
   std::unique_ptr<http::EventLoop> loop_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> serving_{false};

@@ -6,6 +6,7 @@
 #include "strata/server/api_error.h"
 #include "strata/server/json_fields.h"
 #include "strata/server/openai_objects.h"
+#include "strata/server/url_query.h"
 
 namespace strata::server {
 namespace {
@@ -18,30 +19,6 @@ Json model_object(const ServedModel& m, int32_t lora_slot) {
   if (!base) card["parent"] = m.served_name;
   card["input_modalities"] = m.vision != nullptr ? Json::array({"text", "image"}) : Json::array({"text"});
   return card;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// nullopt for a malformed escape.
-std::optional<std::string> percent_decode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    if (i + 2 >= s.size()) return std::nullopt;
-    const int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 namespace strata::server {
 namespace {
 
-constexpr const char* kAllowedMethods = "GET, POST, OPTIONS";
+constexpr const char* kAllowedMethods = "GET, POST, DELETE, OPTIONS";
 constexpr const char* kDefaultAllowedHeaders = "authorization, content-type, x-request-id";
 constexpr const char* kPreflightMaxAgeSeconds = "600";
 

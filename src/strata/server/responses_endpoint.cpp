@@ -11,6 +11,14 @@
 namespace strata::server {
 namespace {
 
+// What GET /v1/responses/{id}, its input_items and a follow-up's previous_response_id read.
+void store_response(ResponseStore& store, const ResponsesRequest& request, Json answer_message, const Json& response) {
+  Json conversation = request.conversation;
+  conversation.push_back(std::move(answer_message));
+  store.put(response["id"].get<std::string>(),
+            {.response = response, .input_items = request.input_items, .conversation = std::move(conversation)});
+}
+
 class ResponseEventStream final : public EventSource {
  public:
   ResponseEventStream(ResponsesRequest request, std::unique_ptr<GenerationRun> run, ResponseEnvelope env,
@@ -34,12 +42,10 @@ class ResponseEventStream final : public EventSource {
       emit("response.failed", {{"response", response_json(env_, state_)}}, out);
       return false;
     }
-    if (request_.store) {
-      request_.conversation.push_back(assistant_message(content_, calls_));
-      store_->put(env_.id, std::move(request_.conversation));
-    }
+    Json response = response_json(env_, state_);
+    if (request_.store) store_response(*store_, request_, assistant_message(content_, calls_), response);
     const bool incomplete = std::string_view(state_.status) == "incomplete";
-    emit(incomplete ? "response.incomplete" : "response.completed", {{"response", response_json(env_, state_)}}, out);
+    emit(incomplete ? "response.incomplete" : "response.completed", {{"response", std::move(response)}}, out);
     return false;
   }
 
@@ -175,14 +181,12 @@ HttpReply create_response(const ServedModel& model, ReasoningFormat reasoning, c
   const std::vector<ChoiceOutput> choices = collect_choices(*started.run, client);
   const ChatAnswer answer = parse_chat_answer(request.chat, choices.at(0).text);
   const bool incomplete = choices[0].finish_reason == FinishReason::kLength;
-  if (request.store) {
-    request.conversation.push_back(assistant_message(answer.content, answer.tool_calls));
-    store->put(env.id, std::move(request.conversation));
-  }
   const ResponseState state{.status = incomplete ? "incomplete" : "completed",
                             .output = output_items(answer, incomplete),
                             .usage = responses_usage_json(started.run->usage())};
-  return {.body = dump_json(response_json(env, state))};
+  Json response = response_json(env, state);
+  if (request.store) store_response(*store, request, assistant_message(answer.content, answer.tool_calls), response);
+  return {.body = dump_json(response)};
 }
 
 }  // namespace strata::server

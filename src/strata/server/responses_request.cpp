@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "strata/server/api_error.h"
+#include "strata/server/responses_input_items.h"
 
 namespace strata::server {
 namespace {
@@ -188,14 +189,14 @@ void read_text_and_reasoning_into(const Json& body, Json& chat) {
 Json previous_conversation(const Json& body, const ResponseStore& store) {
   const std::optional<std::string> id = read_string(body, "previous_response_id");
   if (!id) return Json::array();
-  std::optional<Json> messages = store.get(*id);
-  if (!messages)
+  std::optional<StoredResponse> stored = store.get(*id);
+  if (!stored)
     throw ApiError(400,
-                   fmt::format("Previous response with id {} not found: it was never stored (store false), or it is "
-                               "older than the last {} responses this server keeps",
+                   fmt::format("Previous response with id {} not found: it was never stored (store false), was "
+                               "deleted, or is older than the last {} responses this server keeps",
                                describe(Json(*id)), store.limits().max_responses),
                    "invalid_request_error", "previous_response_id", "previous_response_not_found");
-  return std::move(*messages);
+  return std::move(stored->conversation);
 }
 
 }  // namespace
@@ -205,6 +206,7 @@ ResponsesRequest read_responses_request(const Json& body, int64_t vocab_size, co
   request.conversation = previous_conversation(body, store);
   for (Json& m : read_input(body)) request.conversation.push_back(std::move(m));
   if (request.conversation.empty()) throw bad_request("'input' must hold at least one item", "input");
+  request.input_items = input_item_records(*find_field(body, "input"));
   Json chat;
   chat["messages"] = Json::array();
   if (const std::optional<std::string> instructions = read_string(body, "instructions"))

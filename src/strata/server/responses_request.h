@@ -17,6 +17,7 @@ namespace strata::server {
 struct ResponsesRequest {
   ChatRequest chat;
   Json conversation;  // chat messages without the instructions: what a follow-up continues
+  Json input_items;   // this request's input as GET .../input_items lists it
   bool store = true;
 };
 

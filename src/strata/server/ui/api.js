@@ -17,12 +17,15 @@ async function errorMessage(response) {
   }
 }
 
-// [{id, parent}] of GET /v1/models: the base model (parent null) and its LoRA adapters.
+// [{id, parent, takesImages}] of GET /v1/models: the base model (parent null) and its LoRA
+// adapters; takesImages from the model object's input_modalities.
 export async function fetchModels(apiKey) {
   const response = await fetch("/v1/models", { headers: headers(apiKey) });
   if (!response.ok) throw new Error(await errorMessage(response));
   const body = await response.json();
-  return body.data.map((m) => ({ id: m.id, parent: m.parent ?? null }));
+  return body.data.map((m) => ({
+    id: m.id, parent: m.parent ?? null, takesImages: (m.input_modalities ?? []).includes("image"),
+  }));
 }
 
 // Streams one chat completion; onDelta({content, reasoning}) per chunk. Resolves with the

@@ -1,7 +1,9 @@
 // The chat page's wiring: the conversation list, the settings, and one answer streamed at a
 // time (Stop aborts its fetch; the server cancels the request when the connection closes).
+// Attached images go with the user's message as image_url parts.
 
 import { fetchModels, streamChat } from "./api.js";
+import { hasImages, showAttachButton, takeImages, wireAttachments } from "./attachments.js";
 import { messageElement, updateMessage } from "./message_view.js";
 import * as store from "./store.js";
 
@@ -12,6 +14,7 @@ const SETTING_INPUTS = { model: "model", systemPrompt: "system-prompt", temperat
 let conversations = store.loadConversations();
 let currentId = conversations[0]?.id ?? null;
 let controller = null;  // the AbortController of the answer in progress
+let models = [];  // of fetchModels
 
 function current() {
   return conversations.find((c) => c.id === currentId) ?? null;
@@ -69,29 +72,46 @@ function select(id) {
 
 function remove(id) {
   conversations = conversations.filter((c) => c.id !== id);
-  store.saveConversations(conversations);
+  save();
   select(currentId === id ? (conversations[0]?.id ?? null) : currentId);
+}
+
+function save() {
+  if (!store.saveConversations(conversations))
+    showError("The browser's storage is full, so this conversation is not kept: delete old conversations (images fill it fastest).");
+}
+
+function updateAttachButton() {
+  showAttachButton(Boolean(models.find((m) => m.id === $("model").value)?.takesImages));
 }
 
 async function loadModels() {
   const saved = store.loadSettings().model;
   try {
-    const models = await fetchModels($("api-key").value);
+    models = await fetchModels($("api-key").value);
     $("model").replaceChildren(...models.map((m) => {
       const option = new Option(m.parent ? `${m.id} (LoRA of ${m.parent})` : m.id, m.id);
       option.selected = m.id === saved;
       return option;
     }));
+    updateAttachButton();
     showError(null);
   } catch (e) {
     showError(`Could not list the models (${e.message}); if the server has an API key, enter it in Settings.`);
   }
 }
 
+// A message as the API takes it: text, or text and image_url parts with data: URLs.
+function apiMessage(m) {
+  if (!m.images?.length) return { role: m.role, content: m.content };
+  const text = m.content ? [{ type: "text", text: m.content }] : [];
+  return { role: m.role, content: [...text, ...m.images.map((url) => ({ type: "image_url", image_url: { url } }))] };
+}
+
 // The request body: the system prompt, the conversation so far, the sampling settings.
 function requestBody(conversation, settings) {
-  const messages = conversation.messages.filter((m) => m.content && m.state !== "streaming")
-    .map((m) => ({ role: m.role, content: m.content }));
+  const messages = conversation.messages.filter((m) => (m.content || m.images?.length) && m.state !== "streaming")
+    .map(apiMessage);
   if (settings.systemPrompt.trim()) messages.unshift({ role: "system", content: settings.systemPrompt });
   const body = { model: settings.model || undefined, messages };
   const number = (text) => (text.trim() === "" ? undefined : Number(text));
@@ -113,15 +133,15 @@ function answerStats({ usage, firstTokenAt, numDeltas, stopped }) {
   };
 }
 
-function startConversation(text) {
+function startConversation(text, images) {
   let conversation = current();
   if (!conversation) {
     conversation = store.newConversation();
     conversations.unshift(conversation);
     currentId = conversation.id;
   }
-  if (conversation.messages.length === 0) conversation.title = text.slice(0, 48);
-  conversation.messages.push({ role: "user", content: text });
+  if (conversation.messages.length === 0) conversation.title = text.slice(0, 48) || "Image";
+  conversation.messages.push(images.length ? { role: "user", content: text, images } : { role: "user", content: text });
   conversation.updated = Date.now();
   return conversation;
 }
@@ -133,19 +153,19 @@ function setStreaming(on) {
 
 async function send() {
   const text = $("prompt").value.trim();
-  if (!text || controller) return;
+  if ((!text && !hasImages()) || controller) return;
   const settings = readSettings();
   store.saveSettings(settings);
-  const conversation = startConversation(text);
+  const conversation = startConversation(text, takeImages());
   const body = requestBody(conversation, settings);
   const answer = { role: "assistant", content: "", reasoning: "", state: "streaming" };
   conversation.messages.push(answer);
-  store.saveConversations(conversations);
+  save();
   $("prompt").value = "";
   select(conversation.id);
   const el = $("messages").lastElementChild;
   await streamAnswer(body, settings.apiKey, answer, el);
-  store.saveConversations(conversations);
+  save();
 }
 
 async function streamAnswer(body, apiKey, answer, el) {
@@ -188,7 +208,8 @@ function wire() {
     else select(li.dataset.id);
   });
   $("api-key").addEventListener("change", () => { store.saveSettings(readSettings()); loadModels(); });
-  $("model").addEventListener("change", () => store.saveSettings(readSettings()));
+  $("model").addEventListener("change", () => { store.saveSettings(readSettings()); updateAttachButton(); });
+  wireAttachments(showError);
 }
 
 restoreSettings();

@@ -1,5 +1,6 @@
-// One message on the page: its role, the thinking (collapsed, when there is any), the answer
-// rendered from Markdown and, under an answer, its speed and prompt-cache line.
+// One message on the page: its role, a user's attached images, the thinking (collapsed, when
+// there is any), the answer rendered from Markdown and, under an answer, its speed and
+// prompt-cache line.
 
 import { renderMarkdown } from "./markdown.js";
 
@@ -28,6 +29,14 @@ export function messageElement(message) {
     const reasoning = child(el, "details", "reasoning");
     child(reasoning, "summary", "").textContent = "Thinking";
     child(reasoning, "div", "reasoning-text");
+  }
+  if (message.images?.length) {
+    const images = child(el, "div", "images");
+    for (const url of message.images) {
+      const img = child(images, "img", "");
+      img.src = url;
+      img.alt = "attached image";
+    }
   }
   child(el, "div", "content");
   if (message.role === "assistant") child(el, "div", "stats");

@@ -1,6 +1,6 @@
 // Conversations and settings kept in the browser's localStorage: nothing about a chat is
 // stored on the server. A conversation is {id, title, updated, messages: [{role, content,
-// reasoning?, stats?, state?}]}; the list is kept newest first.
+// images?, reasoning?, stats?, state?}]} (images: data: URLs); the list is kept newest first.
 
 const CONVERSATIONS_KEY = "strata.conversations";
 const SETTINGS_KEY = "strata.settings";
@@ -19,9 +19,15 @@ export function loadConversations() {
   return Array.isArray(list) ? list.filter((c) => c && typeof c.id === "string" && Array.isArray(c.messages)) : [];
 }
 
+// False when the browser's storage is full (images fill it fastest): the list stays in memory.
 export function saveConversations(list) {
   list.sort((a, b) => b.updated - a.updated);
-  localStorage.setItem(CONVERSATIONS_KEY, JSON.stringify(list));
+  try {
+    localStorage.setItem(CONVERSATIONS_KEY, JSON.stringify(list));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function newConversation() {
