@@ -193,14 +193,11 @@ void group_serve_flags(CLI::App& cmd) {
 // A model with a vision tower takes images, preprocessed as its preprocessor_config.json says.
 std::optional<server::VisionInput> vision_input(const OpenModel& open, const std::string& path,
                                                 const server::ImageInputOptions& limits) {
-  const VisionTower* tower = open.loaded.model->vision_tower();
-  if (tower == nullptr) return std::nullopt;
-  const int64_t image_token_id = open.loaded.config.get_int("image_token_id", -1);
-  if (image_token_id < 0) fail("config.json of this multimodal model names no image_token_id");
-  fmt::print("images: taken (vision tower on the CPU; at most {} a prompt, {} pixels each)\n",
-             limits.max_images_per_prompt, limits.max_image_pixels);
-  return server::VisionInput{.tower = tower, .processor = read_image_processor_config(path),
-                             .image_token_id = static_cast<int32_t>(image_token_id), .limits = limits};
+  std::optional<server::VisionInput> vision = server::vision_input(open.loaded, path, limits);
+  if (vision)
+    fmt::print("images: taken (vision tower on the CPU; at most {} a prompt, {} pixels each)\n",
+               limits.max_images_per_prompt, limits.max_image_pixels);
+  return vision;
 }
 
 // Set by the SIGINT/SIGTERM handler (any thread may run it: OpenBLAS starts threads before
