@@ -1,13 +1,14 @@
 """Images in LLM.chat on the Qwen3.5 vision fixture (tests/fixtures/hf/qwen3_5_vision, CPU):
-image_url parts as data: URLs and allowed file:// paths give the reply `strata serve` gives for
-the same image and question, a batch mixing image and text conversations equals each alone, and
+image_url parts as data: URLs and allowed file:// paths give the reply `strata serve` (and
+`strata chat --image`) gives for the same image and question, a batch mixing image and text conversations equals each alone, and
 images the server would refuse (too many, outside the allowed folder, too large, a text-only
 model) raise its message."""
 import base64
+import subprocess
 
 import pytest
 
-from conftest import LOCAL_FIXTURES, strata
+from conftest import BINARY, LOCAL_FIXTURES, strata
 from strata_server import Server
 
 FOLDER = LOCAL_FIXTURES / "hf" / "qwen3_5_vision"
@@ -50,6 +51,17 @@ def test_replies_equal_the_servers(vision_llm, vision_server):
             pytest.approx([t.logprob for t in served.choices[0].logprobs.content], abs=1e-5)
         assert len(mine.prompt_token_ids) == served.usage.prompt_tokens
         assert len(mine.outputs[0].token_ids) == served.usage.completion_tokens
+
+
+def test_reply_equals_strata_chat_with_image(vision_llm):
+    """`strata chat --image` puts the images before the text of the first user message."""
+    cli = subprocess.run([str(BINARY), "chat", "--model", str(FOLDER), "--device", "cpu", "--threads", "2", "--image",
+                          str(FOLDER / "image_1.jpg"), "-p", "What is in it?", "--max-tokens", "6"],
+                         capture_output=True, text=True, check=True)
+    parts = [{"type": "image_url", "image_url": {"url": f"file://{FOLDER}/image_1.jpg"}},
+             {"type": "text", "text": "What is in it?"}]
+    mine = vision_llm.chat([{"role": "user", "content": parts}], strata.SamplingParams(**GREEDY))[0]
+    assert cli.stdout.endswith(mine.outputs[0].text + "\n") and mine.outputs[0].text
 
 
 def test_data_and_file_urls_alike_and_batched_like_alone(vision_llm):
