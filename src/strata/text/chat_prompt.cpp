@@ -17,8 +17,9 @@ std::string_view strip(std::string_view s, bool left, bool right) {
 
 // The text of the last message: its content, or its last text part.
 std::string final_message_text(const nlohmann::ordered_json& messages) {
-  const nlohmann::ordered_json* content =
-      messages.empty() || !messages.back().is_object() ? nullptr : &messages.back()["content"];
+  const nlohmann::ordered_json* content = nullptr;
+  if (!messages.empty() && messages.back().is_object())
+    if (const auto it = messages.back().find("content"); it != messages.back().end()) content = &*it;
   if (content != nullptr && content->is_string()) return content->get<std::string>();
   if (content != nullptr && content->is_array())
     for (auto part = content->rbegin(); part != content->rend(); ++part)
