@@ -1,7 +1,7 @@
 """LLM(enable_lora=True) with LoRARequest on the tiny Qwen3 and its PEFT adapters
 (../shared/fixtures/lora/qwen3): each adapter gives the token ids `strata serve --lora-modules`
 gives, a batch naming adapters per prompt equals each prompt alone, adapters swap through one
-slot without leaving anything behind, chat() takes them too, and bad adapters raise the engine's
+slot without leaving anything behind (and the prefix cache keeps them apart), chat() takes them too, and bad adapters raise the engine's
 message."""
 import random
 
@@ -75,6 +75,18 @@ def test_one_slot_swaps_adapters_cleanly(lora_llm):
                 token_ids(lora_llm.generate(PROMPTS, params, lora_request=lora(name)))), name
     with pytest.raises(strata.StrataError, match="uses 2 LoRA adapters, more than max_loras 1"):
         one_slot.generate(PROMPTS[:2], params, lora_request=[lora("all_r8"), lora("attn_r4")])
+
+
+def test_prefix_cache_keeps_adapters_apart():
+    """Blocks cached under an adapter serve it again after another took its slot, never the base."""
+    one_slot = strata.LLM(str(TINY), threads=2, enable_lora=True, max_lora_rank=8, load_progress=False)
+    params = strata.SamplingParams(**GREEDY)
+    prompt = list(range(1, 40))
+    runs = [(name, one_slot.generate([prompt], params, lora_request=name and lora(name))[0])
+            for name in ["all_r8", "attn_r4", "all_r8", None]]
+    assert [out.num_cached_tokens > 0 for _, out in runs] == [False, False, True, False]
+    assert runs[2][1].outputs[0].token_ids == runs[0][1].outputs[0].token_ids  # a hit equals the miss
+    assert runs[3][1].outputs[0].token_ids != runs[0][1].outputs[0].token_ids
 
 
 def test_chat_takes_an_adapter(tmp_path_factory):
