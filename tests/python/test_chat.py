@@ -1,10 +1,13 @@
 """LLM.chat through SmolLM2's chat template: the answer to the capital of France is Paris,
 the prompt ids equal the template's rendering, and a batch of conversations keeps its order;
 a chat_template given renders instead (with add_generation_prompt, chat_template_kwargs), and
-continue_final_message ends the prompt inside the last message as transformers does."""
+continue_final_message ends the prompt inside the last message as transformers does; the same
+template answers as `strata serve --chat-template` does."""
 import pytest
 
 from conftest import strata
+from fixture_folders import qwen3_with_tokenizer
+from strata_server import Server
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 
@@ -60,3 +63,24 @@ def test_chat_template_errors_raise_the_engines_message(smol):
         smol.chat(QUESTION, chat_template="[nothing]", add_generation_prompt=False, continue_final_message=True)
     with pytest.raises(strata.StrataError):
         smol.chat(QUESTION, chat_template="{% for m in messages %}")  # never closed
+
+
+def test_chat_template_equals_the_servers_chat_template(tmp_path_factory):
+    """The tiny Qwen3 beside the real Qwen3 tokenizer, with a template writing only ids under its
+    512-token vocabulary: LLM.chat(chat_template=T) answers as `strata serve --chat-template T`."""
+    folder = qwen3_with_tokenizer(tmp_path_factory.mktemp("qwen3_chat_template"))
+    template = "{% for m in messages %}|{{ m.content }}{% endfor %}|"
+    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    llm = strata.LLM(str(folder), threads=2, load_progress=False)
+    mine = llm.chat(messages, strata.SamplingParams(temperature=0, max_tokens=6, logprobs=0),
+                    chat_template=template)[0]
+    assert mine.prompt_token_ids == [91, 64, 91, 65, 91]
+    server = Server([str(folder), "--max-model-len", "256", "--chat-template", template], "qwen3_template")
+    try:
+        served = server.client().chat.completions.create(model=server.model, messages=messages, max_tokens=6,
+                                                         temperature=0, logprobs=True)
+    finally:
+        server.stop()
+    assert mine.outputs[0].text == served.choices[0].message.content
+    assert [next(iter(p.values())).logprob for p in mine.outputs[0].logprobs] == \
+        pytest.approx([t.logprob for t in served.choices[0].logprobs.content], abs=1e-5)

@@ -1,7 +1,7 @@
 // render_conversation's options on the Qwen3 tokenizer fixture: a given template renders instead
 // of the tokenizer's, and continue_final_message cuts the prompt right after the last message's
 // text as transformers' apply_chat_template does (keeping its trailing space only where the
-// template kept it).
+// template kept it); --chat-template's value is a file or the template's text.
 #include <gtest/gtest.h>
 
 #include "strata/core/error.h"
@@ -55,6 +55,15 @@ TEST(ChatPrompt, ContinueFinalMessageRefusals) {
   ChatRenderRequest no_text = conversation("x", false);
   no_text.messages.back()["content"] = nlohmann::ordered_json::array({{{"type", "image"}}});
   EXPECT_THROW(text::render_conversation(tokenizer, no_text, options), Error);
+}
+
+TEST(ChatPrompt, LoadChatTemplateTakesAFileOrTheText) {
+  const std::string path = temp_dir() + "/" + per_test_name("template.jinja");
+  write_file_atomically(path, kTemplate);
+  EXPECT_EQ(text::load_chat_template(path), kTemplate);
+  EXPECT_EQ(text::load_chat_template("{{ messages[0].content }}"), "{{ messages[0].content }}");
+  EXPECT_THROW(text::load_chat_template(temp_dir() + "/no_such_template.jinja"), Error);
+  EXPECT_THROW(text::load_chat_template(temp_dir()), Error);  // a folder
 }
 
 }  // namespace

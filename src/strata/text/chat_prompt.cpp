@@ -1,6 +1,9 @@
 #include "strata/text/chat_prompt.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "strata/core/error.h"
 
@@ -66,6 +69,17 @@ std::string render_conversation(const Tokenizer& tokenizer, ChatRenderRequest re
 std::vector<int32_t> encode_conversation(const Tokenizer& tokenizer, const ChatRenderRequest& request,
                                          const ChatPromptOptions& options) {
   return tokenizer.encode(render_conversation(tokenizer, request, options), /*add_special_tokens=*/false);
+}
+
+std::string load_chat_template(const std::string& file_or_template) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(file_or_template, ec)) {
+    std::ifstream in(file_or_template, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  if (file_or_template.find_first_of("{}\n") != std::string::npos) return file_or_template;
+  fail("chat template '{}' looks like a file path, but there is no readable file there; give the path of a Jinja "
+       "file or the template's text", file_or_template);
 }
 
 std::vector<int32_t> stop_token_ids(const Tokenizer& tokenizer, const std::vector<int64_t>& config_eos) {

@@ -23,6 +23,10 @@ std::string render_conversation(const Tokenizer& tokenizer, ChatRenderRequest re
 std::vector<int32_t> encode_conversation(const Tokenizer& tokenizer, const ChatRenderRequest& request,
                                          const ChatPromptOptions& options = {});
 
+// A chat template given as vLLM's --chat-template takes it: a file's path, else the template itself
+// (text holding '{', '}' or a newline). Throws an Error for anything else: a path that cannot be read.
+std::string load_chat_template(const std::string& file_or_template);
+
 // The ids that end generation: the tokenizer's eos plus the model config's eos ids.
 std::vector<int32_t> stop_token_ids(const Tokenizer& tokenizer, const std::vector<int64_t>& config_eos);
 
