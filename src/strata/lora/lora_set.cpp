@@ -104,7 +104,8 @@ void LoraSet::load(int32_t slot, const LoraAdapter& adapter) {
            m.b.shape().str(), num_layers_, in, out);
   }
   // Every stack's slot is rewritten (zero where this adapter has no target), so nothing of the
-  // slot's previous adapter stays.
+  // slot's previous adapter stays. The caller's thread may be new to the device.
+  backend_.make_current();
   const int64_t r = adapter.rank;
   for (auto& [key, stack] : stacks_) {
     const auto [in, out] = shapes_[static_cast<size_t>(key.second)];
