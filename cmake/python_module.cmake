@@ -52,10 +52,10 @@ set_target_properties(strata_python_module PROPERTIES OUTPUT_NAME _engine
 target_link_libraries(strata_python_module PRIVATE strata_model_opening)
 
 # The pure-Python half beside the module, so BUILD/python is importable as it stands.
-file(GLOB STRATA_PYTHON_PACKAGE_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/strata/*.py)
-foreach(file ${STRATA_PYTHON_PACKAGE_FILES})
-  get_filename_component(name ${file} NAME)
-  configure_file(${file} ${CMAKE_BINARY_DIR}/python/strata/${name} COPYONLY)
+file(GLOB_RECURSE STRATA_PYTHON_PACKAGE_FILES CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/python/strata
+     ${CMAKE_SOURCE_DIR}/python/strata/*.py)
+foreach(name ${STRATA_PYTHON_PACKAGE_FILES})
+  configure_file(${CMAKE_SOURCE_DIR}/python/strata/${name} ${CMAKE_BINARY_DIR}/python/strata/${name} COPYONLY)
 endforeach()
 
 if(SKBUILD)

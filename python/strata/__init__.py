@@ -8,14 +8,17 @@
 A pooling model: LLM("Qwen/Qwen3-Embedding-0.6B").embed(["a", "b"])[0].outputs.embedding, and
 LLM(reranker).score("query", ["doc 1", "doc 2"]).
 
+LoRA adapters: LLM(model, enable_lora=True).generate(prompts, lora_request=LoRARequest(name, 1, path)).
+
 Engine errors are raised as StrataError (a ValueError) with the engine's message.
 """
 from strata._engine import StrataError
 from strata.llm import LLM
+from strata.lora.request import LoRARequest
 from strata.outputs import CompletionOutput, Logprob, RequestOutput
 from strata.pooling import (ClassificationOutput, EmbeddingOutput, PoolingParams, PoolingRequestOutput,
                             ScoringOutput)
 from strata.sampling_params import GuidedDecodingParams, SamplingParams, StructuredOutputsParams
 
-__all__ = ["LLM", "SamplingParams", "StructuredOutputsParams", "GuidedDecodingParams", "RequestOutput", "CompletionOutput", "Logprob", "StrataError", "PoolingParams",
+__all__ = ["LLM", "LoRARequest", "SamplingParams", "StructuredOutputsParams", "GuidedDecodingParams", "RequestOutput", "CompletionOutput", "Logprob", "StrataError", "PoolingParams",
            "PoolingRequestOutput", "EmbeddingOutput", "ClassificationOutput", "ScoringOutput"]

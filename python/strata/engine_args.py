@@ -22,6 +22,19 @@ def _kv_blocks(o, v): o.model.num_kv_blocks = v or 0
 def _max_model_len(o, v): o.engine.max_model_len = v or 0
 def _pooler_config(o, v): o.model.pooler_config = "" if v is None else (v if isinstance(v, str) else json.dumps(v))
 def _speculative(o, v): o.engine.set_speculative_config(v if isinstance(v, str) else json.dumps(v))
+def _media_path(o, v): o.allowed_local_media_path = "" if v is None else str(v)
+def _set_later(o, v): pass  # read with enable_lora, below
+
+
+def _limit_mm(o, v):
+    """{"image": N}: images a chat prompt may hold; other modalities only at 0 (Strata takes none)."""
+    if not isinstance(v, dict) or any(not isinstance(n, int) or n < 0 for n in v.values()):
+        raise ValueError(f"LLM(limit_mm_per_prompt={v!r}): give a dict like {{'image': 4}}")
+    others = sorted(k for k, n in v.items() if k != "image" and n != 0)
+    if others:
+        raise ValueError(f"LLM(limit_mm_per_prompt={v!r}): Strata takes images only; leave {', '.join(others)} at 0")
+    if "image" in v:
+        o.max_images_per_prompt = v["image"]
 
 
 def _model_field(name):
@@ -62,6 +75,11 @@ _SETTERS = {
     "runner": _model_field("runner"),
     "task": _model_field("task"),
     "pooler_config": _pooler_config,
+    "enable_lora": _set_later,
+    "max_loras": _set_later,
+    "max_lora_rank": _set_later,
+    "allowed_local_media_path": _media_path,
+    "limit_mm_per_prompt": _limit_mm,
     # Strata's own
     "threads": _model_field("threads"),
     "num_kv_blocks": _kv_blocks,
@@ -91,6 +109,8 @@ _RANGES = {
     "max_model_len": (0, None),
     "swap_space": (0, 1 << 20),
     "ssm_host_cache_gb": (0, 1 << 20),
+    "max_loras": (1, None),
+    "max_lora_rank": (1, None),
 }
 
 ENGINE_ARGS = sorted([*_SETTERS, "seed", *_DEFAULT_ONLY])
@@ -123,4 +143,7 @@ def engine_options(kwargs) -> "_engine.OfflineEngineOptions":
             _SETTERS[name](options, value)
         except TypeError:
             raise TypeError(f"LLM({name}={value!r}): {type(value).__name__} is the wrong type") from None
+    if kwargs.get("enable_lora"):
+        # vLLM's defaults: one adapter at a time, ranks up to 16.
+        options.enable_lora(kwargs.get("max_loras") or 1, kwargs.get("max_lora_rank") or 16)
     return options

@@ -1,7 +1,8 @@
 """LLM: vLLM's offline entry point over Strata's engine, in this process. generate() and
 chat() hand the whole batch to the continuous-batching engine at once (with the GIL
-released) and return one RequestOutput per prompt, in the order given; a pooling model's
-embed(), classify() and score() do the same with prefill-only requests."""
+released) and return one RequestOutput per prompt, in the order given, each prompt on its
+LoRA adapter if it names one; a pooling model's embed(), classify() and score() do the same
+with prefill-only requests."""
 import itertools
 import json
 import random
@@ -9,6 +10,7 @@ from typing import List, Optional, Sequence, Union
 
 from strata import _engine
 from strata.engine_args import engine_options
+from strata.lora.request import LoRARequest, lora_per_prompt
 from strata.outputs import RequestOutput, make_request_output
 from strata.pooling import (ClassificationOutput, EmbeddingOutput, PoolingParams, PoolingRequestOutput, ScoringOutput,
                             cosine)
@@ -36,34 +38,37 @@ class LLM:
         return Tokenizer(self._engine)
 
     def generate(self, prompts, sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
-                 use_tqdm: bool = True, lora_request=None) -> List[RequestOutput]:
-        """prompts: a string, token ids, {"prompt": ...} / {"prompt_token_ids": [...]}, or a list of them."""
+                 use_tqdm: bool = True, lora_request: Union[LoRARequest, Sequence[LoRARequest], None] = None
+                 ) -> List[RequestOutput]:
+        """prompts: a string, token ids, {"prompt": ...} / {"prompt_token_ids": [...]}, or a list of them.
+        lora_request: one adapter for every prompt or a list, one per prompt (LLM(enable_lora=True))."""
         del use_tqdm  # accepted for vLLM's callers; nothing is drawn
-        if lora_request is not None:
-            raise ValueError("lora_request: the Python module serves the base model only; "
-                             "use strata serve --lora-modules for adapters")
         items = normalize_prompts(prompts)
         prompt_ids = [ids if ids is not None else self._engine.encode(text, True) for text, ids in items]
-        return self._run([text for text, _ in items], prompt_ids, sampling_params)
+        return self._run([text for text, _ in items], prompt_ids, sampling_params, lora_request)
 
     def chat(self, messages, sampling_params=None, use_tqdm: bool = True, lora_request=None,
              chat_template: Optional[str] = None, chat_template_content_format: str = "auto",
              add_generation_prompt: bool = True, continue_final_message: bool = False,
              tools: Optional[list] = None, chat_template_kwargs: Optional[dict] = None) -> List[RequestOutput]:
-        """messages: one conversation (a list of {"role", "content"}) or a list of them."""
+        """messages: one conversation (a list of {"role", "content"}) or a list of them. Content is a
+        string or parts: {"type": "text", "text": ...} and, for a model with a vision tower,
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}} (file:// URLs under
+        LLM(allowed_local_media_path=...)). chat_template: a Jinja template instead of the model's."""
         del use_tqdm, chat_template_content_format
-        if lora_request is not None:
-            raise ValueError("lora_request: the Python module serves the base model only")
-        if chat_template is not None:
-            raise ValueError("chat_template: Strata renders the model's own template; leave it None")
-        if continue_final_message:
-            raise ValueError("continue_final_message=True is not supported; leave it False")
-        tools_json = "" if tools is None else json.dumps(tools)
-        kwargs_json = "" if not chat_template_kwargs else json.dumps(chat_template_kwargs)
-        prompt_ids = [self._engine.encode_chat(json.dumps(c), tools_json, kwargs_json, add_generation_prompt)
-                      for c in conversations(messages)]
+        if chat_template is not None and not isinstance(chat_template, str):
+            raise TypeError(f"chat_template: expected the template's text, got {type(chat_template).__name__}")
+        body = {"add_generation_prompt": add_generation_prompt}
+        if tools is not None:
+            body["tools"] = tools
+        if chat_template_kwargs:
+            body["chat_template_kwargs"] = chat_template_kwargs
+        chat_prompts = [self._engine.encode_chat(json.dumps({"messages": c, **body}), chat_template or "",
+                                                 continue_final_message)
+                        for c in conversations(messages)]
+        prompt_ids = [p.ids for p in chat_prompts]
         texts = [self._engine.decode(ids, False) for ids in prompt_ids]
-        return self._run(texts, prompt_ids, sampling_params)
+        return self._run(texts, prompt_ids, sampling_params, lora_request, chat_prompts)
 
     def embed(self, prompts, pooling_params: Optional[PoolingParams] = None, use_tqdm: bool = True,
               truncate_prompt_tokens: Optional[int] = None) -> List[PoolingRequestOutput]:
@@ -132,13 +137,19 @@ class LLM:
             request.prompt_ids = ids
             request.set_pooling(dimensions)
             requests.append(request)
-        return [out.pooled for out in self._engine.generate(requests)]
+        return [out.pooled for out in self._engine.generate(requests, [])]
 
-    def _run(self, texts, prompt_ids, sampling_params) -> List[RequestOutput]:
+    def _run(self, texts, prompt_ids, sampling_params, lora_request=None, chat_prompts=None) -> List[RequestOutput]:
         params = _params_per_prompt(sampling_params, len(prompt_ids))
+        loras = lora_per_prompt(lora_request, len(prompt_ids))
         requests = [p._to_request(ids, self.max_model_len, self._next_seed(p))
                     for p, ids in zip(params, prompt_ids)]
-        engine_outputs = self._engine.generate(requests)
+        for request, chat_prompt in zip(requests, chat_prompts or []):
+            if chat_prompt.num_images:
+                request.set_images(chat_prompt)
+        engine_loras = [None if r is None else _engine.LoraRequest(r.lora_name, r.lora_int_id, r.lora_path)
+                        for r in loras]
+        engine_outputs = self._engine.generate(requests, engine_loras)
         decode = self._token_decoder(params)
         return [make_request_output(str(next(self._request_counter)), text, ids, p, out, decode)
                 for text, ids, p, out in zip(texts, prompt_ids, params, engine_outputs)]

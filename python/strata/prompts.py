@@ -34,20 +34,6 @@ def normalize_prompts(prompts) -> List[PromptItem]:
     raise TypeError(f"prompts: expected a string, token ids, a dict or a list of them; got {type(prompts).__name__}")
 
 
-def _text_content(message: dict) -> dict:
-    """OpenAI-style content parts [{"type": "text", "text": ...}] joined into one string."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    texts = []
-    for part in content:
-        if not isinstance(part, dict) or part.get("type") != "text":
-            raise ValueError(f"message content part {part!r}: only text parts are supported (images: image_url "
-                             "parts on `strata serve`, or `strata chat --image`)")
-        texts.append(part["text"])
-    return {**message, "content": "\n".join(texts)}
-
-
 def conversations(messages) -> List[List[dict]]:
     """One conversation (a list of message dicts) or a list of them."""
     if not isinstance(messages, (list, tuple)) or not messages:
@@ -56,4 +42,4 @@ def conversations(messages) -> List[List[dict]]:
     for conversation in batch:
         if not isinstance(conversation, (list, tuple)) or not all(isinstance(m, dict) for m in conversation):
             raise TypeError("messages: each conversation is a list of {'role': ..., 'content': ...} dicts")
-    return [[_text_content(m) for m in conversation] for conversation in batch]
+    return [list(conversation) for conversation in batch]

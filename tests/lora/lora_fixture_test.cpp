@@ -8,6 +8,7 @@
 
 #include "lora/lora_test_support.h"
 #include "model/fixture_support.h"
+#include "strata/core/error.h"
 #include "strata/engine/direct_session.h"
 #include "strata/lora/lora_set.h"
 #include "strata/weights/safetensors.h"
@@ -89,6 +90,35 @@ TEST_P(LoraFixture, OneStepMixingBaseAndAdaptersEqualsEachAlone) {
     const Tensor alone = run_with_adapter(runner, inputs[r].token_ids, n, inputs[r].lora_slot);
     EXPECT_LT(max_abs_diff_rows(mixed[r], alone, 0, n), 1e-4f) << "row " << r;
   }
+}
+
+// Slots made empty and filled later (the Python module's enable_lora): one slot takes each adapter
+// in turn, and attn_r4 loaded over all_r8 leaves nothing of all_r8's other projections.
+TEST_P(LoraFixture, OneSlotReloadedMatchesTransformersPeft) {
+  LoraSet one_slot({.max_loras = 1, .max_lora_rank = 8}, f_.loaded.config, *f_.backend);
+  ModelRunner runner(*f_.loaded.model, *f_.backend, {.num_kv_blocks = 64});
+  runner.set_lora(&one_slot);
+  for (int adapter : {0, 1, 0, 1}) {
+    one_slot.load(0, load_lora_adapter(kAdapters[adapter],
+                                       fixture_path("lora/" + GetParam() + "/adapter_" + kAdapters[adapter])));
+    EXPECT_EQ(one_slot.slot(kAdapters[adapter]), 0);
+    const FixtureSequence& seq = f_.sequences[0];
+    const int32_t n = static_cast<int32_t>(seq.tokens.size());
+    EXPECT_LT(max_abs_diff_rows(run_with_adapter(runner, seq.tokens, seq.prompt_len, 0), reference(kAdapters[adapter], 0),
+                                0, n), 2e-3f) << kAdapters[adapter];
+  }
+}
+
+TEST_P(LoraFixture, LoadRefusesARankOverTheSlots) {
+  LoraSet narrow({.max_loras = 1, .max_lora_rank = 4}, f_.loaded.config, *f_.backend);
+  const LoraAdapter r8 = load_lora_adapter("all_r8", fixture_path("lora/" + GetParam() + "/adapter_all_r8"));
+  try {
+    narrow.load(0, r8);
+    ADD_FAILURE() << "a rank-8 adapter loaded into rank-4 slots";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 8, more than max_lora_rank 4"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(narrow.slot("all_r8"), -1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bases, LoraFixture, ::testing::Values("llama", "qwen3"));

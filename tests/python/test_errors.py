@@ -2,7 +2,7 @@
 engine's own message; unknown or unsupported arguments are refused by name."""
 import pytest
 
-from conftest import LOCAL_FIXTURES, SMOL, TINY, strata
+from conftest import SMOL, TINY, strata
 
 
 def test_prompt_over_the_context_carries_the_engine_message(tiny):
@@ -68,13 +68,3 @@ def test_engine_argument_ranges():
         strata.LLM(str(TINY), gpu_memory_utilization=1.5)
     with pytest.raises(ValueError, match=r"threads=-1"):
         strata.LLM(str(TINY), threads=-1)
-
-
-def test_chat_with_images_is_refused_not_run_without_them():
-    """The vision fixture takes images on `strata serve`; LLM.chat would render one placeholder with no
-    image behind it, so it refuses image parts, saying where images are taken."""
-    llm = strata.LLM(str(LOCAL_FIXTURES / "hf" / "qwen3_5_vision"), device="cpu", threads=2, load_progress=False)
-    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
-    with pytest.raises(ValueError, match="only text parts are supported .images: image_url parts on `strata serve`"):
-        llm.chat([{"role": "user", "content": [{"type": "text", "text": "What is it?"}, image]}])
-    assert llm.chat([{"role": "user", "content": "hi"}], strata.SamplingParams(max_tokens=2))  # text still runs

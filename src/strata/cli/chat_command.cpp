@@ -12,7 +12,6 @@
 #include "strata/cli/sampling_flags.h"
 #include "strata/core/error.h"
 #include "strata/engine/local_engine.h"
-#include "strata/image/image_processor.h"
 #include "strata/server/api_error.h"
 #include "strata/server/vision_prompt.h"
 #include "strata/text/chat_prompt.h"
@@ -42,11 +41,9 @@ ChatImages chat_images(const OpenModel& open, const ChatFlags& flags) {
   if (open.loaded.model->vision_tower() == nullptr)
     fail("--image: this model takes text only (it has no vision tower, or runs on a GPU where images are not "
          "supported yet: use --device cpu)");
-  out.vision = server::VisionInput{.tower = open.loaded.model->vision_tower(),
-                                   .processor = read_image_processor_config(flags.model.model),
-                                   .image_token_id = static_cast<int32_t>(open.loaded.config.get_int("image_token_id", -1)),
-                                   .limits = {.max_images_per_prompt = static_cast<int32_t>(flags.images.size()),
-                                              .allowed_local_media_path = "/"}};
+  out.vision = server::vision_input(open.loaded, flags.model.model,
+                                    {.max_images_per_prompt = static_cast<int32_t>(flags.images.size()),
+                                     .allowed_local_media_path = "/"});
   for (const std::string& path : flags.images)
     out.urls.push_back("file://" + std::filesystem::absolute(path).lexically_normal().string());
   return out;

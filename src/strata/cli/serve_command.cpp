@@ -27,6 +27,7 @@
 #include "strata/server/tool_parsers/tool_parser_registry.h"
 #include "strata/server/response_headers.h"
 #include "strata/server/weight_prefetch.h"
+#include "strata/text/chat_prompt.h"
 
 namespace strata::cli {
 namespace {
@@ -41,6 +42,7 @@ struct ServeFlags {
   server::ServerOptions server;
   EngineOptions engine;
   std::vector<std::string> lora_modules;  // name=path
+  std::string chat_template;              // a Jinja file or text; empty: the tokenizer's
   const server::ToolParser* tool_call_parser = nullptr;  // --tool-call-parser; null: from the chat template
 };
 
@@ -144,6 +146,8 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
       "how the model writes tool calls: hermes, llama3_json, mistral, qwen3_coder, deepseek_v3 or openai "
       "(default: chosen from the chat template, else hermes)");
   // vLLM needs it to parse tool calls at all; here they always are when a request sends tools.
+  cmd.add_option("--chat-template", f.chat_template,
+                 "a Jinja chat template (a file, or the template's text) to render chats with instead of the model's");
   cmd.add_flag_function("--enable-auto-tool-choice", [](int64_t) {},
                         "accepted for vLLM command lines: tool calls are always parsed");
   add_http_limit_flags(cmd, f.server);
@@ -176,6 +180,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--host", "Frontend"}, {"--port", "Frontend"}, {"--api-key", "Frontend"}, {"--allowed-origins", "Frontend"},
       {"--no-ui", "Frontend"}, {"--ignore-unknown-fields", "Frontend"}, {"--reasoning-parser", "Frontend"},
       {"--tool-call-parser", "Frontend"}, {"--enable-auto-tool-choice", "Frontend"},
+      {"--chat-template", "Frontend"},
       {"--max-body-bytes", "HTTP limits"}, {"--max-header-bytes", "HTTP limits"},
       {"--header-timeout", "HTTP limits"}, {"--body-timeout", "HTTP limits"},
       {"--keep-alive-timeout", "HTTP limits"}, {"--send-timeout", "HTTP limits"},
@@ -193,14 +198,11 @@ void group_serve_flags(CLI::App& cmd) {
 // A model with a vision tower takes images, preprocessed as its preprocessor_config.json says.
 std::optional<server::VisionInput> vision_input(const OpenModel& open, const std::string& path,
                                                 const server::ImageInputOptions& limits) {
-  const VisionTower* tower = open.loaded.model->vision_tower();
-  if (tower == nullptr) return std::nullopt;
-  const int64_t image_token_id = open.loaded.config.get_int("image_token_id", -1);
-  if (image_token_id < 0) fail("config.json of this multimodal model names no image_token_id");
-  fmt::print("images: taken (vision tower on the CPU; at most {} a prompt, {} pixels each)\n",
-             limits.max_images_per_prompt, limits.max_image_pixels);
-  return server::VisionInput{.tower = tower, .processor = read_image_processor_config(path),
-                             .image_token_id = static_cast<int32_t>(image_token_id), .limits = limits};
+  std::optional<server::VisionInput> vision = server::vision_input(open.loaded, path, limits);
+  if (vision)
+    fmt::print("images: taken (vision tower on the CPU; at most {} a prompt, {} pixels each)\n",
+               limits.max_images_per_prompt, limits.max_image_pixels);
+  return vision;
 }
 
 // Set by the SIGINT/SIGTERM handler (any thread may run it: OpenBLAS starts threads before
@@ -289,7 +291,8 @@ void run_serve(ServeFlags flags) {
   OpenModel open = open_model(flags.model, flags.engine.speculative);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
   open.runner->set_lora(lora.set.get());
-  const ModelTokenizer text = open_model_tokenizer(path, open.loaded.config);
+  ModelTokenizer text = open_model_tokenizer(path, open.loaded.config);
+  if (!flags.chat_template.empty()) text.tokenizer->set_chat_template(text::load_chat_template(flags.chat_template));
   capture_decode_graphs(open, flags.engine, "strata serve");
   Engine engine(*open.runner, *text.tokenizer, text.eos_token_ids, flags.engine, open.draft_runner.get());
   server::EngineService service(engine);

@@ -13,6 +13,7 @@
 namespace strata {
 
 enum class LoraModule : uint8_t { kQ, kK, kV, kO, kGate, kUp, kDown };
+inline constexpr size_t kNumLoraModules = 7;
 
 struct LoraMatrices {
   Tensor a;  // [r, in] f32 host

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "strata/core/error.h"
 #include "strata/ops/lora.h"
@@ -24,55 +25,111 @@ std::pair<int64_t, int64_t> module_shape(const ModelConfig& c, LoraModule module
   return {0, 0};
 }
 
-Tensor to_backend(const Tensor& host_f32, Backend& backend) {
-  if (backend.device().is_cpu()) return host_f32;
+// host_f32 into `dst` (a view of a stack): bf16 on a GPU, as the stacks are held there.
+void upload(const Tensor& dst, const Tensor& host_f32, Backend& backend) {
+  if (backend.device().is_cpu()) {
+    std::memcpy(dst.data(), host_f32.data(), host_f32.nbytes());
+    return;
+  }
   Tensor bf16 = Tensor::host(DType::kBF16, host_f32.shape());
   for (int64_t i = 0; i < host_f32.numel(); ++i) bf16.data_as<uint16_t>()[i] = f32_to_bf16(host_f32.data_as<float>()[i]);
-  return backend.from_host(bf16);
+  backend.copy(dst, bf16);
+  backend.synchronize();  // bf16 is freed on return
+}
+
+Tensor zeros(Backend& backend, DType dtype, Shape shape) {
+  Tensor t = backend.device().is_cpu() ? Tensor::host(dtype, shape) : backend.empty(dtype, shape);
+  if (backend.device().is_cpu()) std::memset(t.data(), 0, t.nbytes());
+  else backend.fill_bytes(t, 0);
+  return t;
+}
+
+int64_t max_rank(const std::vector<LoraAdapter>& adapters) {
+  int64_t r_max = 0;
+  for (const LoraAdapter& adapter : adapters) r_max = std::max(r_max, adapter.rank);
+  return r_max;
+}
+
+void check_architecture(const ModelConfig& config) {
+  static const char* kSupported[] = {"llama", "qwen2", "qwen3", "gemma3_text"};
+  if (std::none_of(std::begin(kSupported), std::end(kSupported), [&](const char* t) { return config.model_type == t; }))
+    fail("LoRA adapters are supported on llama, qwen2, qwen3 and gemma3_text models, not '{}'", config.model_type);
 }
 
 }  // namespace
 
-LoraSet::LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend) {
-  static const char* kSupported[] = {"llama", "qwen2", "qwen3", "gemma3_text"};
-  if (std::none_of(std::begin(kSupported), std::end(kSupported), [&](const char* t) { return config.model_type == t; }))
-    fail("LoRA adapters are supported on llama, qwen2, qwen3 and gemma3_text models, not '{}'", config.model_type);
-  const int64_t slots = static_cast<int64_t>(adapters.size());
-  int64_t r_max = 0;
+LoraSet::LoraSet(const ModelConfig& config, Backend& backend, int64_t num_slots, int64_t r_max)
+    : backend_(backend), num_layers_(config.num_hidden_layers), r_max_(r_max), names_(num_slots) {
+  check_architecture(config);
+  for (size_t m = 0; m < kNumLoraModules; ++m) shapes_[m] = module_shape(config, static_cast<LoraModule>(m));
+  scales_ = zeros(backend, DType::kF32, {num_slots});
+}
+
+LoraSet::LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend)
+    : LoraSet(config, backend, static_cast<int64_t>(adapters.size()), max_rank(adapters)) {
   for (const LoraAdapter& adapter : adapters) {
-    if (slot(adapter.name) >= 0) fail("two LoRA adapters are named '{}'", adapter.name);
-    names_.push_back(adapter.name);
-    r_max = std::max(r_max, adapter.rank);
+    if (std::ranges::count(adapters, adapter.name, &LoraAdapter::name) > 1)
+      fail("two LoRA adapters are named '{}'", adapter.name);
+    for (const auto& [key, m] : adapter.targets)
+      if (key.first < num_layers_ && !stacks_.contains(key)) add_stack(key.first, key.second);
   }
-  std::map<std::pair<int64_t, LoraModule>, std::pair<Tensor, Tensor>> host;  // zero-padded stacks
-  for (int64_t s = 0; s < slots; ++s)
-    for (const auto& [key, m] : adapters[s].targets) {
-      const auto [in, out] = module_shape(config, key.second);
-      if (key.first >= config.num_hidden_layers || m.a.dim(1) != in || m.b.dim(0) != out)
-        fail("LoRA adapter '{}': layer {} projection {} has A {} and B {}; the model has {} layers and this "
-             "projection maps {} to {}", adapters[s].name, key.first, static_cast<int>(key.second), m.a.shape().str(),
-             m.b.shape().str(), config.num_hidden_layers, in, out);
-      auto& [a, b] = host[key];
-      if (!a.defined()) {
-        a = Tensor::host(DType::kF32, {slots, r_max, in});
-        b = Tensor::host(DType::kF32, {slots, out, r_max});
-        std::memset(a.data(), 0, a.nbytes());
-        std::memset(b.data(), 0, b.nbytes());
-      }
-      const int64_t r = adapters[s].rank;
-      std::memcpy(a.data_as<float>() + s * r_max * in, m.a.data(), m.a.nbytes());  // rows 0..r of r_max
+  for (size_t s = 0; s < adapters.size(); ++s) load(static_cast<int32_t>(s), adapters[s]);
+}
+
+LoraSet::LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend)
+    : LoraSet(config, backend, capacity.max_loras, capacity.max_lora_rank) {
+  if (capacity.max_loras < 1 || capacity.max_lora_rank < 1)
+    fail("max_loras ({}) and max_lora_rank ({}) must be at least 1", capacity.max_loras, capacity.max_lora_rank);
+  for (int64_t layer = 0; layer < num_layers_; ++layer)
+    for (size_t m = 0; m < kNumLoraModules; ++m) add_stack(layer, static_cast<LoraModule>(m));
+}
+
+void LoraSet::add_stack(int64_t layer, LoraModule module) {
+  const auto [in, out] = shapes_[static_cast<size_t>(module)];
+  const int64_t slots = num_slots();
+  stacks_[{layer, module}] = {zeros(backend_, backend_.device().is_cpu() ? DType::kF32 : DType::kBF16, {slots, r_max_, in}),
+                              zeros(backend_, backend_.device().is_cpu() ? DType::kF32 : DType::kBF16, {slots, out, r_max_})};
+}
+
+void LoraSet::load(int32_t slot, const LoraAdapter& adapter) {
+  STRATA_CHECK(slot >= 0 && slot < num_slots());
+  if (adapter.rank > r_max_)
+    fail("LoRA adapter '{}' has rank {}, more than max_lora_rank {}; raise max_lora_rank to at least {}", adapter.name,
+         adapter.rank, r_max_, adapter.rank);
+  for (const auto& [key, m] : adapter.targets) {
+    const auto [in, out] = shapes_[static_cast<size_t>(key.second)];
+    if (key.first >= num_layers_ || m.a.dim(1) != in || m.b.dim(0) != out || !stacks_.contains(key))
+      fail("LoRA adapter '{}': layer {} projection {} has A {} and B {}; the model has {} layers and this "
+           "projection maps {} to {}", adapter.name, key.first, static_cast<int>(key.second), m.a.shape().str(),
+           m.b.shape().str(), num_layers_, in, out);
+  }
+  // Every stack's slot is rewritten (zero where this adapter has no target), so nothing of the
+  // slot's previous adapter stays. The caller's thread may be new to the device.
+  backend_.make_current();
+  const int64_t r = adapter.rank;
+  for (auto& [key, stack] : stacks_) {
+    const auto [in, out] = shapes_[static_cast<size_t>(key.second)];
+    Tensor a = Tensor::host(DType::kF32, {1, r_max_, in}), b = Tensor::host(DType::kF32, {1, out, r_max_});
+    std::memset(a.data(), 0, a.nbytes());
+    std::memset(b.data(), 0, b.nbytes());
+    if (const auto it = adapter.targets.find(key); it != adapter.targets.end()) {
+      std::memcpy(a.data(), it->second.a.data(), it->second.a.nbytes());  // rows 0..r of r_max
       for (int64_t o = 0; o < out; ++o)
-        std::memcpy(b.data_as<float>() + (s * out + o) * r_max, m.b.data_as<float>() + o * r, r * sizeof(float));
+        std::memcpy(b.data_as<float>() + o * r_max_, it->second.b.data_as<float>() + o * r, r * sizeof(float));
     }
-  for (auto& [key, ab] : host) stacks_[key] = {to_backend(ab.first, backend), to_backend(ab.second, backend)};
-  Tensor scales = Tensor::host(DType::kF32, {slots});
-  for (int64_t s = 0; s < slots; ++s) scales.data_as<float>()[s] = adapters[s].scale;
-  scales_ = backend.device().is_cpu() ? scales : backend.from_host(scales);
+    upload(stack.a.slice_rows(slot, slot + 1), a, backend_);
+    upload(stack.b.slice_rows(slot, slot + 1), b, backend_);
+  }
+  Tensor scale = Tensor::host(DType::kF32, {1});
+  scale.data_as<float>()[0] = adapter.scale;
+  if (backend_.device().is_cpu()) std::memcpy(scales_.slice_rows(slot, slot + 1).data(), scale.data(), sizeof(float));
+  else backend_.copy(scales_.slice_rows(slot, slot + 1), scale);
+  names_[slot] = adapter.name;
 }
 
 int32_t LoraSet::slot(const std::string& name) const {
   const auto it = std::find(names_.begin(), names_.end(), name);
-  return it == names_.end() ? -1 : static_cast<int32_t>(it - names_.begin());
+  return name.empty() || it == names_.end() ? -1 : static_cast<int32_t>(it - names_.begin());
 }
 
 void LoraSet::apply(int64_t layer, LoraModule module, const Tensor& x, const Tensor& y, int64_t col_offset,
@@ -81,6 +138,10 @@ void LoraSet::apply(int64_t layer, LoraModule module, const Tensor& x, const Ten
   if (it == stacks_.end()) return;
   ops::lora_add({.x = x, .a = it->second.a, .b = it->second.b, .scales = scales_, .token_slots = token_slots,
                  .y = y, .col_offset = col_offset});
+}
+
+uint64_t lora_cache_key(const std::string& adapter_identity) {
+  return std::hash<std::string>{}("lora:" + adapter_identity) | 1;  // never the base's 0
 }
 
 }  // namespace strata

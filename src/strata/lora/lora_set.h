@@ -1,9 +1,11 @@
-// LoraSet: the adapters a server was started with, stacked per (layer, projection) in the
-// backend's memory ([slots, r_max, in] A and [slots, out, r_max] B, zero where an adapter
-// has a smaller rank or skips that projection), so one ops::lora_add per projection serves
-// a batch whose rows use different adapters. Slot i is adapters[i]; -1 is the base model.
+// LoraSet: adapters stacked per (layer, projection) in the backend's memory ([slots, r_max, in]
+// A and [slots, out, r_max] B, zero where an adapter has a smaller rank or skips that
+// projection), so one ops::lora_add per projection serves a batch whose rows use different
+// adapters. Slot -1 is the base model. The stacks never move: a slot's adapter can be replaced
+// (load) while no request uses that slot, and captured graphs stay valid.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,15 +19,27 @@
 
 namespace strata {
 
+// Slots for adapters loaded later (vLLM's max_loras and max_lora_rank).
+struct LoraCapacity {
+  int32_t max_loras = 1;
+  int64_t max_lora_rank = 16;
+};
+
 class LoraSet {
  public:
+  // A server's fixed adapters: slot i is adapters[i]; only the projections they target get stacks.
   // Throws strata::Error when an adapter does not fit the model (architecture, layer, shape).
   LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend);
+  // Empty slots with stacks for every projection, filled by load().
+  LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend);
 
   int32_t num_slots() const { return static_cast<int32_t>(names_.size()); }
   // The slot of the adapter named `name`, or -1.
   int32_t slot(const std::string& name) const;
   const std::vector<std::string>& names() const { return names_; }
+  // Puts `adapter` in `slot`, replacing what was there. Throws strata::Error when it does not fit
+  // the model or its rank is over the stacks' r_max (the capacity's max_lora_rank).
+  void load(int32_t slot, const LoraAdapter& adapter);
   // y[:, col_offset:] += the delta of `module` in `layer` for each token's slot (token_slots
   // [T] i32). Nothing when no adapter targets that projection.
   void apply(int64_t layer, LoraModule module, const Tensor& x, const Tensor& y, int64_t col_offset,
@@ -36,10 +50,21 @@ class LoraSet {
     Tensor a;  // [slots, r_max, in]
     Tensor b;  // [slots, out, r_max]
   };
+  LoraSet(const ModelConfig& config, Backend& backend, int64_t num_slots, int64_t r_max);
+  void add_stack(int64_t layer, LoraModule module);
+
+  Backend& backend_;
+  int64_t num_layers_ = 0;
+  std::array<std::pair<int64_t, int64_t>, kNumLoraModules> shapes_;  // (in, out) per LoraModule
+  int64_t r_max_ = 0;
   std::map<std::pair<int64_t, LoraModule>, Stack> stacks_;
   Tensor scales_;  // [slots] f32
-  std::vector<std::string> names_;
+  std::vector<std::string> names_;  // "" for an empty slot
 };
+
+// The prefix cache key of the requests on one adapter (its name, or another identity): blocks
+// computed under one adapter never serve another or the base model (key 0).
+uint64_t lora_cache_key(const std::string& adapter_identity);
 
 // The layers' hook: the LoRA delta of `module` in the current layer, when the step has adapters.
 inline void apply_lora(const ForwardContext& ctx, LoraModule module, const Tensor& x, const Tensor& y,

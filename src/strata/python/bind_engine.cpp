@@ -16,7 +16,8 @@ namespace py = pybind11;
 namespace strata::python {
 namespace {
 
-std::vector<RequestOutput> generate(OfflineEngine& engine, std::vector<GenerationRequest> requests) {
+std::vector<RequestOutput> generate(OfflineEngine& engine, std::vector<GenerationRequest> requests,
+                                    const std::vector<std::optional<LoraRequest>>& loras) {
   bool interrupted = false;
   std::vector<RequestOutput> outputs;
   {
@@ -27,7 +28,7 @@ std::vector<RequestOutput> generate(OfflineEngine& engine, std::vector<Generatio
       return interrupted;
     };
     try {
-      outputs = engine.generate(std::move(requests), {.interrupted = check_signals});
+      outputs = engine.generate(std::move(requests), loras, {.interrupted = check_signals});
     } catch (const Error&) {
       if (!interrupted) throw;
     }
@@ -36,16 +37,13 @@ std::vector<RequestOutput> generate(OfflineEngine& engine, std::vector<Generatio
   return outputs;
 }
 
-// The conversation arrives as JSON text: the package serialises it with json.dumps, which
-// keeps key order as the template expects.
-std::vector<int32_t> encode_chat(const OfflineEngine& engine, const std::string& messages_json,
-                                 const std::string& tools_json, const std::string& template_kwargs_json,
-                                 bool add_generation_prompt) {
-  ChatRenderRequest request{.messages = nlohmann::ordered_json::parse(messages_json),
-                            .add_generation_prompt = add_generation_prompt};
-  if (!tools_json.empty()) request.tools = nlohmann::ordered_json::parse(tools_json);
-  if (!template_kwargs_json.empty()) request.extra = nlohmann::ordered_json::parse(template_kwargs_json);
-  return engine.encode_chat(request);
+// The request arrives as JSON text: the package serialises it with json.dumps, which keeps
+// key order as the template expects. The vision tower runs here, without the GIL.
+ChatPrompt encode_chat(const OfflineEngine& engine, const std::string& body_json, const std::string& chat_template,
+                       bool continue_final_message) {
+  const auto body = nlohmann::ordered_json::parse(body_json);
+  py::gil_scoped_release release;
+  return engine.encode_chat(body, {.chat_template = chat_template, .continue_final_message = continue_final_message});
 }
 
 void bind_options(py::module_& m) {
@@ -87,7 +85,15 @@ void bind_options(py::module_& m) {
       .def_readwrite("model", &OfflineEngineOptions::model)
       .def_readwrite("engine", &OfflineEngineOptions::engine)
       .def_readwrite("tokenizer", &OfflineEngineOptions::tokenizer)
-      .def_readwrite("skip_tokenizer_init", &OfflineEngineOptions::skip_tokenizer_init);
+      .def_readwrite("skip_tokenizer_init", &OfflineEngineOptions::skip_tokenizer_init)
+      .def("enable_lora", [](OfflineEngineOptions& o, int32_t max_loras, int64_t max_lora_rank) {
+        o.lora = LoraCapacity{.max_loras = max_loras, .max_lora_rank = max_lora_rank};
+      })
+      .def_property("max_images_per_prompt", [](const OfflineEngineOptions& o) { return o.images.max_images_per_prompt; },
+                    [](OfflineEngineOptions& o, int32_t v) { o.images.max_images_per_prompt = v; })
+      .def_property("allowed_local_media_path",
+                    [](const OfflineEngineOptions& o) { return o.images.allowed_local_media_path; },
+                    [](OfflineEngineOptions& o, const std::string& v) { o.images.allowed_local_media_path = v; });
 }
 
 }  // namespace
@@ -100,8 +106,8 @@ void bind_engine(py::module_& m) {
       .def("encode", &OfflineEngine::encode, py::arg("text"), py::arg("add_special_tokens") = true)
       .def("encode_pair", &OfflineEngine::encode_pair, py::arg("a"), py::arg("b"), py::arg("add_special_tokens") = true)
       .def("decode", &OfflineEngine::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)
-      .def("encode_chat", &encode_chat, py::arg("messages_json"), py::arg("tools_json"),
-           py::arg("template_kwargs_json"), py::arg("add_generation_prompt"))
+      .def("encode_chat", &encode_chat, py::arg("body_json"), py::arg("chat_template"),
+           py::arg("continue_final_message"))
       .def_property_readonly("model_path", &OfflineEngine::model_path)
       .def_property_readonly("max_model_len", &OfflineEngine::max_model_len)
       .def_property_readonly("vocab_size", &OfflineEngine::vocab_size)

@@ -8,12 +8,21 @@
 #include "strata/engine/regex_compiler.h"
 #include "strata/engine/request.h"
 #include "strata/python/bindings.h"
+#include "strata/python/offline_engine.h"
 
 namespace py = pybind11;
 
 namespace strata::python {
 
 void bind_requests(py::module_& m) {
+  py::class_<LoraRequest>(m, "LoraRequest")
+      .def(py::init([](std::string name, int64_t id, std::string path) {
+             return LoraRequest{.name = std::move(name), .id = id, .path = std::move(path)};
+           }),
+           py::arg("name"), py::arg("id"), py::arg("path"));
+  py::class_<ChatPrompt>(m, "ChatPrompt")
+      .def_readonly("ids", &ChatPrompt::ids)
+      .def_property_readonly("num_images", [](const ChatPrompt& p) { return p.images ? p.images->images().size() : 0; });
   py::class_<SamplingParams>(m, "EngineSamplingParams")
       .def(py::init<>())
       .def_readwrite("temperature", &SamplingParams::temperature)
@@ -41,6 +50,7 @@ void bind_requests(py::module_& m) {
       .def_readwrite("n", &GenerationRequest::n)
       .def_readwrite("prompt_logprobs", &GenerationRequest::prompt_logprobs)
       .def_readwrite("json_object", &GenerationRequest::json_object)
+      .def("set_images", [](GenerationRequest& r, const ChatPrompt& p) { r.images = p.images; })
       // Structured outputs (the package's StructuredOutputsParams): each compiles its
       // constraint now, so a bad one raises StrataError before anything runs.
       .def("set_regex", [](GenerationRequest& r, const std::string& pattern) { r.grammar = compile_regex(pattern); })

@@ -1,8 +1,11 @@
 #include "strata/python/offline_engine.h"
 
+#include <algorithm>
+
 #include "strata/cli/default_model.h"
 #include "strata/core/error.h"
-#include "strata/text/chat_prompt.h"
+#include "strata/server/api_error.h"
+#include "strata/server/chat_request.h"
 #include "strata/text/id_tokenizer.h"
 
 namespace strata::python {
@@ -23,6 +26,12 @@ OfflineEngine::OfflineEngine(OfflineEngineOptions options) : options_(std::move(
     const std::string& path = options_.tokenizer.empty() ? model.model : options_.tokenizer;
     tokenizer_ = cli::open_model_tokenizer(path, open_.loaded.config);
   }
+  if (options_.lora) {
+    lora_set_ = std::make_unique<LoraSet>(*options_.lora, open_.loaded.config, *open_.backend);
+    lora_slots_ = std::make_unique<LoraSlotCache>(*lora_set_);
+    open_.runner->set_lora(lora_set_.get());
+  }
+  vision_ = server::vision_input(open_.loaded, model.model, options_.images);
   if (!open_.backend->device().is_cpu()) open_.runner->capture_decode_graphs(options_.engine.max_num_seqs);
   engine_ = std::make_unique<Engine>(*open_.runner, *tokenizer_.tokenizer, tokenizer_.eos_token_ids, options_.engine,
                                      open_.draft_runner.get());
@@ -33,7 +42,21 @@ OfflineEngine::~OfflineEngine() {
 }
 
 std::vector<RequestOutput> OfflineEngine::generate(std::vector<GenerationRequest> requests,
+                                                   const std::vector<std::optional<LoraRequest>>& loras,
                                                    const BatchGenerateOptions& options) {
+  const std::lock_guard lock(generate_mutex_);
+  if (!loras.empty()) {
+    STRATA_CHECK(loras.size() == requests.size());
+    const bool any = std::ranges::any_of(loras, [](const auto& lora) { return lora.has_value(); });
+    if (any && !lora_slots_) fail("lora_request needs an LLM made with enable_lora=True (and max_lora_rank at least "
+                                  "the adapters' rank)");
+    const std::vector<int32_t> slots = any ? lora_slots_->slots_for(loras) : std::vector<int32_t>(loras.size(), -1);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (slots[i] < 0) continue;
+      requests[i].lora_slot = slots[i];
+      requests[i].cache_key = lora_cache_key(std::to_string(loras[i]->id));
+    }
+  }
   return generate_batch(*engine_, std::move(requests), options);
 }
 
@@ -58,17 +81,20 @@ std::vector<int32_t> OfflineEngine::encode_pair(const std::string& a, const std:
   return text_tokenizer().encode_pair(a, b, add_special_tokens);
 }
 
-// Content parts of an image type would render as one placeholder without the image behind it:
-// refused, so a conversation never runs without its pictures.
-std::vector<int32_t> OfflineEngine::encode_chat(const ChatRenderRequest& request) const {
-  for (const auto& message : request.messages) {
-    if (!message.is_object() || !message.contains("content") || !message["content"].is_array()) continue;
-    for (const auto& part : message["content"])
-      if (part.is_object() && part.value("type", "").find("image") != std::string::npos)
-        fail("LLM.chat takes text parts only: images are served by `strata serve` (image_url parts) and "
-             "`strata chat --image`, not yet by the Python module");
+ChatPrompt OfflineEngine::encode_chat(const nlohmann::ordered_json& body, const text::ChatPromptOptions& options) const {
+  try {
+    std::vector<std::string> image_urls;
+    const ChatRenderRequest request = server::read_conversation(body, &image_urls);
+    if (image_urls.empty()) return {.ids = text::encode_conversation(text_tokenizer(), request, options)};
+    if (!vision_)
+      fail("{} takes text only (it has no vision tower, or runs on a GPU where images are not supported yet: use "
+           "device='cpu'); send the messages without images", model_path());
+    const std::string prompt = text::render_conversation(text_tokenizer(), request, options);
+    server::VisionPrompt vision = server::encode_with_images(*vision_, text_tokenizer(), prompt, image_urls, "messages");
+    return {.ids = std::move(vision.ids), .images = std::move(vision.images)};
+  } catch (const server::ApiError& e) {
+    fail("{}", e.what());  // the server's 400s: the same checks, raised as StrataError here
   }
-  return text::encode_conversation(text_tokenizer(), request);
 }
 
 }  // namespace strata::python

@@ -4,13 +4,18 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strata/cli/model_flags.h"
 #include "strata/engine/batch_generate.h"
 #include "strata/engine/engine_options.h"
-#include "strata/text/chat_template.h"
+#include "strata/lora/lora_slot_cache.h"
+#include "strata/server/server_options.h"
+#include "strata/server/vision_prompt.h"
+#include "strata/text/chat_prompt.h"
 
 namespace strata::python {
 
@@ -19,6 +24,14 @@ struct OfflineEngineOptions {
   std::string tokenizer;           // a tokenizer.json, a folder or a .gguf; empty: the model's
   bool skip_tokenizer_init = false;  // token-id prompts only, outputs without text
   EngineOptions engine;
+  std::optional<LoraCapacity> lora;  // enable_lora: adapters loaded by path on first use
+  server::ImageInputOptions images;  // what a chat's image_url parts may be (a model with a vision tower)
+};
+
+// One chat prompt as the engine takes it: token ids and, for image parts, the encoded images.
+struct ChatPrompt {
+  std::vector<int32_t> ids;
+  std::shared_ptr<const MultimodalPrompt> images;  // null without images
 };
 
 class OfflineEngine {
@@ -27,16 +40,21 @@ class OfflineEngine {
   explicit OfflineEngine(OfflineEngineOptions options);
   ~OfflineEngine();
 
-  // Blocks until every request finished; see generate_batch for errors.
-  std::vector<RequestOutput> generate(std::vector<GenerationRequest> requests, const BatchGenerateOptions& options);
+  // Blocks until every request finished; see generate_batch for errors. loras: empty, or one
+  // entry per request (nullopt: the base model); adapters load before anything runs.
+  std::vector<RequestOutput> generate(std::vector<GenerationRequest> requests,
+                                      const std::vector<std::optional<LoraRequest>>& loras,
+                                      const BatchGenerateOptions& options);
 
   // Throws an Error saying how to get a tokenizer when the engine has none (token ids only).
   std::vector<int32_t> encode(const std::string& text, bool add_special_tokens) const;
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
   // A cross-encoder's (query, document) pair as one sequence (the tokenizer's pair template).
   std::vector<int32_t> encode_pair(const std::string& a, const std::string& b, bool add_special_tokens) const;
-  // A conversation through the model's chat template.
-  std::vector<int32_t> encode_chat(const ChatRenderRequest& request) const;
+  // A conversation through the chat template (options.chat_template, else the model's):
+  // `body` holds messages, tools, chat_template_kwargs and add_generation_prompt as a chat
+  // completions request does, read as the server reads them; image_url parts are encoded.
+  ChatPrompt encode_chat(const nlohmann::ordered_json& body, const text::ChatPromptOptions& options) const;
 
   const std::string& model_path() const { return options_.model.model; }
   int32_t max_model_len() const { return engine_->max_model_len(); }
@@ -51,6 +69,10 @@ class OfflineEngine {
   OfflineEngineOptions options_;
   cli::OpenModel open_;
   cli::ModelTokenizer tokenizer_;
+  std::unique_ptr<LoraSet> lora_set_;           // enable_lora: max_loras slots
+  std::unique_ptr<LoraSlotCache> lora_slots_;
+  std::optional<server::VisionInput> vision_;   // a model with a vision tower
+  std::mutex generate_mutex_;                   // one batch at a time: adapters load between batches
   std::unique_ptr<Engine> engine_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/lora/lora_set.h"
 #include "strata/server/api_error.h"
 
 namespace strata::server {
@@ -48,7 +49,7 @@ int32_t check_model_name(const ServedModel& model, const std::string* name) {
 std::string apply_lora_choice(const ServedModel& model, int32_t lora_slot, GenerationRequest& request) {
   if (lora_slot < 0) return model.served_name;
   request.lora_slot = lora_slot;
-  request.cache_key = std::hash<std::string>{}("lora:" + model.lora_names[lora_slot]) | 1;  // never the base's 0
+  request.cache_key = lora_cache_key(model.lora_names[lora_slot]);
   return model.lora_names[lora_slot];
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
+#include "strata/model/model_loader.h"
 #include "strata/model/vision/vision_tower.h"
 #include "strata/server/api_error.h"
 #include "strata/server/image_url.h"
@@ -69,6 +70,16 @@ std::vector<int32_t> expanded_ids(const VisionInput& vision, const text::Tokeniz
 }
 
 }  // namespace
+
+std::optional<VisionInput> vision_input(const LoadedModel& loaded, const std::string& model_path,
+                                        const ImageInputOptions& limits) {
+  const VisionTower* tower = loaded.model->vision_tower();
+  if (tower == nullptr) return std::nullopt;
+  const int64_t image_token_id = loaded.config.get_int("image_token_id", -1);
+  if (image_token_id < 0) fail("config.json of this multimodal model names no image_token_id");
+  return VisionInput{.tower = tower, .processor = read_image_processor_config(model_path),
+                     .image_token_id = static_cast<int32_t>(image_token_id), .limits = limits};
+}
 
 std::vector<int32_t> tokenize_with_images(const VisionInput& vision, const text::Tokenizer& tokenizer,
                                           const std::string& prompt, const std::vector<std::string>& image_urls,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 namespace strata {
 class VisionTower;
+struct LoadedModel;
 }
 
 namespace strata::server {
@@ -25,6 +27,11 @@ struct VisionInput {
   int32_t image_token_id = -1;     // config.json's placeholder
   ImageInputOptions limits;
 };
+
+// A model with a vision tower takes images, preprocessed as the preprocessor_config.json in
+// `model_path` says; nullopt for a text-only model. Throws strata::Error for a broken config.
+std::optional<VisionInput> vision_input(const LoadedModel& loaded, const std::string& model_path,
+                                        const ImageInputOptions& limits);
 
 struct VisionPrompt {
   std::vector<int32_t> ids;

@@ -48,6 +48,8 @@ class Tokenizer {
   std::optional<int32_t> pad_id() const { return pad_id_; }
   const TokenizerConfig& config() const { return config_; }
   const std::string& chat_template() const { return config_.chat_template; }
+  // Replaces tokenizer_config.json's template (strata serve --chat-template), before the tokenizer is shared.
+  void set_chat_template(std::string chat_template) { config_.chat_template = std::move(chat_template); }
   const std::vector<AddedToken>& added_tokens() const { return added_.tokens(); }
 
  private:
