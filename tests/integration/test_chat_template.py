@@ -38,3 +38,39 @@ def test_a_path_that_is_not_there_stops_the_server(tmp_path):
     r = subprocess.run([str(BINARY), "serve", "--chat-template", str(tmp_path / "missing.jinja")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "looks like a file path" in r.stderr, r.stderr
+
+
+@pytest.fixture(scope="module")
+def trusting(tmp_path_factory):
+    folder = qwen3_with_tokenizer(tmp_path_factory.mktemp("qwen3_trusting"))
+    server = Server([str(folder), "--max-model-len", "256", "--trust-request-chat-template"], "qwen3_trusting")
+    yield server
+    server.stop()
+
+
+def test_a_request_template_needs_the_servers_trust(templated):
+    import json
+    status, body = request(templated.url + "/v1/chat/completions",
+                           {"messages": MESSAGES, "max_tokens": 2, "chat_template": TEMPLATE})
+    assert status == 400, body
+    error = json.loads(body)["error"]
+    assert error["param"] == "chat_template" and "--trust-request-chat-template" in error["message"]
+
+
+def test_a_trusted_request_renders_with_its_own_template(trusting):
+    reply = trusting.client().chat.completions.create(
+        model=trusting.model, messages=MESSAGES, max_tokens=2, temperature=0,
+        extra_body={"chat_template": TEMPLATE, "add_generation_prompt": False})
+    assert reply.usage.prompt_tokens == 5  # | a | b |
+
+
+def test_continue_final_message_ends_the_prompt_inside_the_last_message(templated):
+    import json
+    # "|a|b|" cut after the last message's text: "|a|b" (4 tokens).
+    reply = templated.client().chat.completions.create(
+        model=templated.model, messages=MESSAGES, max_tokens=2, temperature=0,
+        extra_body={"continue_final_message": True, "add_generation_prompt": False})
+    assert reply.usage.prompt_tokens == 4
+    status, body = request(templated.url + "/v1/chat/completions",
+                           {"messages": MESSAGES, "max_tokens": 2, "continue_final_message": True})
+    assert status == 400 and json.loads(body)["error"]["param"] == "messages", body

@@ -43,6 +43,7 @@ struct ServeFlags {
   EngineOptions engine;
   std::vector<std::string> lora_modules;  // name=path
   std::string chat_template;              // a Jinja file or text; empty: the tokenizer's
+  bool trust_request_chat_template = false;
   const server::ToolParser* tool_call_parser = nullptr;  // --tool-call-parser; null: from the chat template
 };
 
@@ -148,6 +149,8 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   // vLLM needs it to parse tool calls at all; here they always are when a request sends tools.
   cmd.add_option("--chat-template", f.chat_template,
                  "a Jinja chat template (a file, or the template's text) to render chats with instead of the model's");
+  cmd.add_flag("--trust-request-chat-template", f.trust_request_chat_template,
+               "let chat requests send their own 'chat_template' (client-supplied template code runs on the server)");
   cmd.add_flag_function("--enable-auto-tool-choice", [](int64_t) {},
                         "accepted for vLLM command lines: tool calls are always parsed");
   add_http_limit_flags(cmd, f.server);
@@ -181,6 +184,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--no-ui", "Frontend"}, {"--ignore-unknown-fields", "Frontend"}, {"--reasoning-parser", "Frontend"},
       {"--tool-call-parser", "Frontend"}, {"--enable-auto-tool-choice", "Frontend"},
       {"--chat-template", "Frontend"},
+      {"--trust-request-chat-template", "Frontend"},
       {"--max-body-bytes", "HTTP limits"}, {"--max-header-bytes", "HTTP limits"},
       {"--header-timeout", "HTTP limits"}, {"--body-timeout", "HTTP limits"},
       {"--keep-alive-timeout", "HTTP limits"}, {"--send-timeout", "HTTP limits"},
@@ -309,7 +313,8 @@ void run_serve(ServeFlags flags) {
                                   .pooler = open.loaded.config.pooler ? &*open.loaded.config.pooler : nullptr,
                                   .created_unix = static_cast<int64_t>(std::time(nullptr)),
                                   .tool_parser = pick_tool_parser(flags, *text.tokenizer),
-                                  .vision = vision ? &*vision : nullptr};
+                                  .vision = vision ? &*vision : nullptr,
+                                  .trust_request_chat_template = flags.trust_request_chat_template};
   server::HttpServer http(model, flags.server);
   const int port = http.bind();
   const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),

@@ -161,6 +161,12 @@ ChatRenderRequest read_conversation(const Json& body, std::vector<std::string>* 
 ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   ChatRequest chat;
   chat.render = read_conversation(body, &chat.image_urls);
+  if (const Json* tmpl = find_field(body, "chat_template")) {
+    if (!tmpl->is_string() || tmpl->get<std::string>().empty())
+      throw bad_request("'chat_template' must be the text of a Jinja chat template", "chat_template");
+    chat.prompt_options.chat_template = tmpl->get<std::string>();
+  }
+  chat.prompt_options.continue_final_message = read_bool(body, "continue_final_message").value_or(false);
   chat.tool_choice = read_tool_choice(body, chat.render.tools);
   chat.parse_tool_calls = !chat.render.tools.is_null() && chat.tool_choice.mode != ToolChoiceMode::kNone;
   read_response_format(body, chat);

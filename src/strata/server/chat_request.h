@@ -12,12 +12,14 @@
 #include "strata/server/json_fields.h"
 #include "strata/server/reasoning_parser.h"
 #include "strata/server/tool_choice.h"
+#include "strata/text/chat_prompt.h"
 #include "strata/text/chat_template.h"
 
 namespace strata::server {
 
 struct ChatRequest {
   ChatRenderRequest render;
+  text::ChatPromptOptions prompt_options;  // vLLM's chat_template and continue_final_message
   GenerationFields fields;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage

@@ -24,9 +24,13 @@ std::vector<int32_t> encode_chat(const ServedModel& model, ChatRequest& chat, co
   if (!chat.image_urls.empty() && model.vision == nullptr)
     throw bad_request(fmt::format("the model '{}' takes text only; send the messages without images",
                                   model.served_name), field);
+  if (!chat.prompt_options.chat_template.empty() && !model.trust_request_chat_template)
+    throw bad_request("'chat_template' runs the client's template code on the server; start it with "
+                      "--trust-request-chat-template to allow that, or leave the field out",
+                      "chat_template");
   std::string prompt;
   try {
-    prompt = text::render_conversation(tokenizer, chat.render) + chat.tool_choice.forced_prefix;
+    prompt = text::render_conversation(tokenizer, chat.render, chat.prompt_options) + chat.tool_choice.forced_prefix;
   } catch (const Error& e) {
     throw bad_request(fmt::format("the chat template could not render these messages: {}", e.what()), field);
   }

@@ -42,7 +42,7 @@ constexpr FieldRule kShared[] = {
 constexpr FieldRule kChat[] = {
     {"messages"}, {"max_completion_tokens"}, {"top_logprobs"}, {"tools"}, {"tool_choice"}, {"parallel_tool_calls"},
     {"response_format"}, {"chat_template_kwargs"}, {"add_generation_prompt"}, {"reasoning_effort"},
-    {"include_reasoning"},
+    {"include_reasoning"}, {"chat_template"}, {"continue_final_message"},
     // Hints that change no output: identifiers, tags, cache keys (the prefix cache is automatic).
     {"safety_identifier", is_string, "must be a string"},
     {"metadata", is_object, "must be an object of string keys and values"},
@@ -135,7 +135,7 @@ constexpr std::string_view kVllmUnsupported[] = {
     "allowed_token_ids", "bad_words", "truncate_prompt_tokens", "spaces_between_special_tokens",
     "guided_whitespace_pattern", "logits_processors", "return_tokens_as_token_ids",
     "cache_salt", "request_id", "kv_transfer_params", "vllm_xargs", "mm_processor_kwargs", "add_special_tokens",
-    "prompt_embeds", "chat_template", "continue_final_message", "documents", "media_io_kwargs", "thinking_token_budget",
+    "prompt_embeds", "documents", "media_io_kwargs", "thinking_token_budget",
 };
 
 template <size_t N>

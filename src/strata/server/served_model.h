@@ -30,6 +30,7 @@ struct ServedModel {
   int64_t created_unix = 0;                    // when the server started
   const ToolParser* tool_parser = nullptr;     // how its output writes tool calls (null: hermes)
   const VisionInput* vision = nullptr;         // a model that takes images (null: text only)
+  bool trust_request_chat_template = false;    // --trust-request-chat-template: requests may send their own
 };
 
 // The tokenizer for encoding text, or a 400 saying this model takes token ids only.
