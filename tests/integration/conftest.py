@@ -87,6 +87,12 @@ class Server:
         return self.proc.returncode
 
 
+def load_reference(folder):
+    """A fixture folder's reference.safetensors (as numpy arrays) and reference.json."""
+    from safetensors.numpy import load_file
+    return load_file(str(folder / "reference.safetensors")), json.loads((folder / "reference.json").read_text())
+
+
 def request(url, body=None, method=None, headers=None, raw=None):
     """(status, text) of an HTTP request; body is JSON-encoded unless raw bytes are given."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)

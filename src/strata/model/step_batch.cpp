@@ -48,6 +48,7 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
                         row.ssm_snapshots.empty() && !row.keep_intermediates;
     max_kv_len_ = std::max<int64_t>(max_kv_len_, kv_len);
   }
+  build_token_types();
   if (!has_image_tokens()) return;
   build_mrope_positions();
   gather_image_embeds();
@@ -84,6 +85,17 @@ void StepBatch::build_mrope_positions() {
     }
 }
 
+void StepBatch::build_token_types() {
+  if (std::none_of(rows_.begin(), rows_.end(), [](const StepRow& row) { return row.token_type_ids != nullptr; }))
+    return;
+  for (const StepRow& row : rows_)
+    for (int32_t i = 0; i < row.q_len(); ++i) {
+      const size_t index = static_cast<size_t>(row.num_computed_tokens + i);
+      STRATA_CHECK(row.token_type_ids == nullptr || index < row.token_type_ids->size());
+      token_type_ids_.push_back(row.token_type_ids != nullptr ? (*row.token_type_ids)[index] : 0);
+    }
+}
+
 void StepBatch::gather_image_embeds() {
   const int64_t hidden = image_tokens_.front().image->embeds.dim(1);
   image_embeds_ = Tensor::host(DType::kF32, {static_cast<int64_t>(image_tokens_.size()), hidden});
@@ -112,6 +124,7 @@ void StepBatch::upload(Backend& backend) {
   device_.ssm_slots = plain_ssm_decode_ && r > 0 ? to_device(ssm_slots_, {r}) : Tensor();
   device_.pending_tokens = to_device(pending_tokens_, {num_pending_tokens(), 2});
   device_.lora_slots = to_device(lora_slots_, {num_tokens()});
+  if (has_token_types()) device_.token_type_ids = to_device(token_type_ids_, {num_tokens()});
   if (!has_image_tokens()) return;
   device_.mrope_positions = to_device(mrope_positions_, {3, num_tokens()});
   device_.image_rows = to_device(image_rows_, {static_cast<int64_t>(image_rows_.size())});
@@ -121,6 +134,7 @@ void StepBatch::upload(Backend& backend) {
 void StepBatch::upload(StepBuffers& buffers) {
   // Images run on the CPU backend only (the vision tower is not built on the GPU).
   STRATA_CHECK_MSG(!has_image_tokens(), "a step with image tokens on a device backend");
+  STRATA_CHECK_MSG(!has_token_types(), "a step with token types on a device backend");  // encoders: CPU only
   const int64_t r = num_rows();
   StepBuffers::Fields fields;
   fields[StepBuffers::kTokenIds] = token_ids_;

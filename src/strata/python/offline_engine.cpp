@@ -58,6 +58,14 @@ std::vector<int32_t> OfflineEngine::encode_pair(const std::string& a, const std:
   return text_tokenizer().encode_pair(a, b, add_special_tokens);
 }
 
+std::pair<std::vector<int32_t>, std::vector<int32_t>> OfflineEngine::encode_pair_types(const std::string& a,
+                                                                                       const std::string& b,
+                                                                                       bool add_special_tokens) const {
+  std::vector<int32_t> type_ids;
+  std::vector<int32_t> ids = text_tokenizer().encode_pair(a, b, add_special_tokens, &type_ids);
+  return {std::move(ids), std::move(type_ids)};
+}
+
 // Content parts of an image type would render as one placeholder without the image behind it:
 // refused, so a conversation never runs without its pictures.
 std::vector<int32_t> OfflineEngine::encode_chat(const ChatRenderRequest& request) const {

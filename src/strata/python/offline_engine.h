@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/cli/model_flags.h"
@@ -35,6 +36,9 @@ class OfflineEngine {
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
   // A cross-encoder's (query, document) pair as one sequence (the tokenizer's pair template).
   std::vector<int32_t> encode_pair(const std::string& a, const std::string& b, bool add_special_tokens) const;
+  // The pair's ids and each id's segment (token type), as BERT cross-encoders read them.
+  std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair_types(const std::string& a, const std::string& b,
+                                                                          bool add_special_tokens) const;
   // A conversation through the model's chat template.
   std::vector<int32_t> encode_chat(const ChatRenderRequest& request) const;
 

@@ -1,0 +1,25 @@
+// A LayerNorm with weight and bias (BERT's post-norms and embedding norm), applied through
+// ops::layer_norm, which only the CPU runs: loading one for another device is refused, so a
+// model that needs it fails when it is built, never mid-step.
+#pragma once
+
+#include <string>
+
+#include "strata/model/model_weights.h"
+#include "strata/ops/layer_norm.h"
+
+namespace strata {
+
+struct LayerNorm {
+  Tensor weight, bias;  // [dim] f32 each
+  float eps = 1e-12f;
+
+  // x, out: [N, dim] f32; out may alias x.
+  void apply(const Tensor& x, const Tensor& out) const { ops::layer_norm(x, weight, bias, eps, out); }
+};
+
+// `name`.weight and `name`.bias under `w`, widened to f32. Throws an Error naming the layer on a
+// device without a LayerNorm kernel.
+LayerNorm load_layer_norm(const WeightScope& w, const std::string& name, int64_t dim, double eps);
+
+}  // namespace strata
