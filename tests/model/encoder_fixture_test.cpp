@@ -3,7 +3,7 @@
 // states of every position and the embeddings (mean pooling, a Dense module, Normalize) within
 // 1e-4, cross-encoder scores over pair inputs with their token types within 2e-3. Batched equals
 // alone; prompts run whole (no chunking, no prefix-cache hit), and one past the 128 positions is
-// refused. A GPU refuses the model when it is built (LayerNorm is a CPU op).
+// refused. A GPU refuses the model when it is built.
 #include <gtest/gtest.h>
 
 #include "model/pooling_fixture_support.h"

@@ -1,5 +1,6 @@
 #include "strata/model/layers/encoder_embeddings.h"
 
+#include "strata/core/error.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 
@@ -7,8 +8,10 @@ namespace strata {
 
 EncoderEmbeddings load_encoder_embeddings(const ModelConfig& config, const WeightScope& w) {
   const int64_t hidden = config.hidden_size, num_types = config.get_int("type_vocab_size", 2);
+  if (!w.device().is_cpu())
+    fail("{}: encoder models (BERT) run on the CPU backend only for now; serve this model with --device cpu",
+         w.prefix());
   EncoderEmbeddings e;
-  // First: it refuses devices without a LayerNorm kernel, and the tables below are host f32.
   e.norm = load_layer_norm(w, "LayerNorm", hidden, config.get_double("layer_norm_eps", 1e-12));
   e.positions_with_type0 = w.get_f32("position_embeddings.weight", {config.max_position_embeddings, hidden});
   e.type_offsets = w.get_f32("token_type_embeddings.weight", {num_types, hidden});  // host f32 of its own

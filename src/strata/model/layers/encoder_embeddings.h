@@ -21,7 +21,9 @@ struct EncoderEmbeddings {
   void apply(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
 };
 
-// position_embeddings, token_type_embeddings and LayerNorm under `w` (BERT's "embeddings").
+// position_embeddings, token_type_embeddings and LayerNorm under `w` (BERT's "embeddings"). The
+// tables are folded on the host and token types reach only the CPU's steps, so another device is
+// refused with an Error naming the layer.
 EncoderEmbeddings load_encoder_embeddings(const ModelConfig& config, const WeightScope& w);
 
 }  // namespace strata

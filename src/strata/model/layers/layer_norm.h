@@ -1,6 +1,5 @@
 // A LayerNorm with weight and bias (BERT's post-norms and embedding norm), applied through
-// ops::layer_norm, which only the CPU runs: loading one for another device is refused, so a
-// model that needs it fails when it is built, never mid-step.
+// ops::layer_norm (f32 on the CPU, bf16 or f32 on CUDA).
 #pragma once
 
 #include <string>
@@ -18,8 +17,7 @@ struct LayerNorm {
   void apply(const Tensor& x, const Tensor& out) const { ops::layer_norm(x, weight, bias, eps, out); }
 };
 
-// `name`.weight and `name`.bias under `w`, widened to f32. Throws an Error naming the layer on a
-// device without a LayerNorm kernel.
+// `name`.weight and `name`.bias under `w`, widened to f32 on the model's device.
 LayerNorm load_layer_norm(const WeightScope& w, const std::string& name, int64_t dim, double eps);
 
 }  // namespace strata
