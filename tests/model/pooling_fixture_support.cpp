@@ -9,24 +9,28 @@
 
 namespace strata::test {
 
-std::vector<float> f32_tensor(const SafetensorsFile& file, const std::string& name) {
+namespace {
+
+// The values of tensor `name`, stored as `Stored`, converted to `Out`.
+template <typename Stored, typename Out>
+std::vector<Out> read_tensor(const SafetensorsFile& file, const std::string& name) {
   const WeightInfo* info = file.find(name);
   if (info == nullptr) {
     ADD_FAILURE() << "no " << name;
     return {};
   }
-  const float* data = static_cast<const float*>(info->data);
+  const Stored* data = static_cast<const Stored*>(info->data);
   return {data, data + info->shape.numel()};
 }
 
+}  // namespace
+
+std::vector<float> f32_tensor(const SafetensorsFile& file, const std::string& name) {
+  return read_tensor<float, float>(file, name);
+}
+
 std::vector<int32_t> token_tensor(const SafetensorsFile& file, const std::string& name) {
-  const WeightInfo* info = file.find(name);
-  if (info == nullptr) {
-    ADD_FAILURE() << "no " << name;
-    return {};
-  }
-  const int64_t* data = static_cast<const int64_t*>(info->data);
-  return {data, data + info->shape.numel()};
+  return read_tensor<int64_t, int32_t>(file, name);
 }
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {

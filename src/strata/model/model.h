@@ -27,7 +27,7 @@ class Model {
     EncoderEmbeddings encoder_embeddings;  // BERT: positions, token types, LayerNorm; else undefined
     Tensor lm_head;             // [vocab, hidden]; the embedding when tied; [num_labels, hidden]
                                 // for a classifier; undefined for hidden states
-    Tensor lm_head_bias;        // [num_labels] f32 a classifier's bias, or undefined
+    Tensor lm_head_bias;        // [num_labels] a classifier's bias, or undefined
     // BERT's pooler before its classifier: tanh(x W^T + b), [hidden, hidden] and [hidden]; or undefined.
     Tensor classifier_pooler, classifier_pooler_bias;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's

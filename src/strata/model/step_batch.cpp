@@ -134,7 +134,6 @@ void StepBatch::upload(Backend& backend) {
 void StepBatch::upload(StepBuffers& buffers) {
   // Images run on the CPU backend only (the vision tower is not built on the GPU).
   STRATA_CHECK_MSG(!has_image_tokens(), "a step with image tokens on a device backend");
-  STRATA_CHECK_MSG(!has_token_types(), "a step with token types on a device backend");  // encoders: CPU only
   const int64_t r = num_rows();
   StepBuffers::Fields fields;
   fields[StepBuffers::kTokenIds] = token_ids_;
@@ -147,6 +146,7 @@ void StepBatch::upload(StepBuffers& buffers) {
   if (plain_ssm_decode_ && r > 0) fields[StepBuffers::kSsmSlots] = ssm_slots_;
   fields[StepBuffers::kPendingTokens] = pending_tokens_;
   fields[StepBuffers::kLoraSlots] = lora_slots_;
+  fields[StepBuffers::kTokenTypeIds] = token_type_ids_;  // empty unless a row has token types
   fields[StepBuffers::kBlockTables] = block_tables_;
   const std::array<Tensor, StepBuffers::kNumFields> views = buffers.upload(fields);
   device_.token_ids = views[StepBuffers::kTokenIds];
@@ -159,6 +159,7 @@ void StepBatch::upload(StepBuffers& buffers) {
   device_.pending_tokens = views[StepBuffers::kPendingTokens].reshape({num_pending_tokens(), 2});
   device_.block_tables = views[StepBuffers::kBlockTables].reshape({r, max_blocks_per_row_});
   device_.lora_slots = views[StepBuffers::kLoraSlots];
+  device_.token_type_ids = has_token_types() ? views[StepBuffers::kTokenTypeIds] : Tensor();
 }
 
 }  // namespace strata

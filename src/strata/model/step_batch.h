@@ -87,7 +87,7 @@ class StepBatch {
   int64_t num_pending_tokens() const { return static_cast<int64_t>(pending_tokens_.size() / 2); }
   // Image placeholder tokens in this step: they need three position streams and their embeddings.
   bool has_image_tokens() const { return !image_tokens_.empty(); }
-  // Some row carries token types (pair inputs of encoders, which run on the CPU backend only).
+  // Some row carries token types (pair inputs of encoders).
   bool has_token_types() const { return !token_type_ids_.empty(); }
 
   // Copies the metadata to the backend's device (views of host memory on the CPU).

@@ -39,7 +39,7 @@ std::unique_ptr<Model> build_bert(const ModelConfig& config, const ModelWeights&
   const int64_t hidden = config.hidden_size;
   const double eps = config.get_double("layer_norm_eps", 1e-12);
   Model::Parts parts;
-  parts.encoder_embeddings = load_encoder_embeddings(config, bert.scope("embeddings"));  // refuses a GPU first
+  parts.encoder_embeddings = load_encoder_embeddings(config, bert.scope("embeddings"));
   parts.embed_tokens = weights.get_widened(bert.name("embeddings.word_embeddings.weight"), {config.vocab_size, hidden});
   if (config.head() == ModelHead::kClassifier) load_classifier(config, weights, bert, parts);
   auto model = std::make_unique<Model>(config, std::move(parts));

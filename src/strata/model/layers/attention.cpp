@@ -68,7 +68,7 @@ Attention::Attention(const AttentionOptions& options, const WeightScope& w) : op
     q_norm_ = {w.get("q_norm.weight", {options.head_dim}), p};
     k_norm_ = {w.get("k_norm.weight", {options.head_dim}), p};
   }
-  inv_freq_ = rope_inv_freq(options.rope, w.weights().backend());
+  if (options.rope.rotary_dim > 0) inv_freq_ = rope_inv_freq(options.rope, w.weights().backend());  // none: BERT
   if (options.sinks) sinks_ = w.get_f32("sinks", {options.num_heads});
 }
 
