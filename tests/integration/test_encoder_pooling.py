@@ -29,6 +29,11 @@ def bert_cross_encoder():
     server.stop()
 
 
+def test_startup_names_the_pooling_and_the_encoder(bert_embedder):
+    assert ("runner: pooling (embed: MEAN pooling, Dense 64 -> 32, normalized; bidirectional: inputs run whole, "
+            "no prefix cache), served on /v1/embeddings\n") in bert_embedder.log
+
+
 def test_embeddings_match_sentence_transformers(bert_embedder):
     tensors, facts = reference(EMBEDDING)
     texts = [p["text"] for p in facts["prompts"]]
