@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "model/pooling_fixture_support.h"
 #include "strata/core/error.h"
+#include "strata/weights/safetensors_writer.h"
 
 namespace strata::test {
 namespace {
@@ -119,6 +121,40 @@ TEST(EncoderFixture, CrossEncoderScoresPairsWithTokenTypes) {
   GenerationRequest bad = requests[0];
   bad.token_type_ids = std::make_shared<std::vector<int32_t>>(bad.prompt_ids.size(), 2);
   EXPECT_THROW(engine.submit(bad), Error) << "token type 2 of a model with 2 types";
+}
+
+// The cross-encoder with its LayerNorms named as the original BERT checkpoints name them.
+std::string legacy_layer_norm_copy(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path src = fixture_path("hf/" + name), dst = fs::path(temp_dir()) / per_test_name("legacy_" + name);
+  fs::create_directories(dst);
+  for (const fs::directory_entry& entry : fs::directory_iterator(src))
+    if (entry.is_regular_file() && entry.path().filename() != "model.safetensors")
+      fs::copy_file(entry.path(), dst / entry.path().filename(), fs::copy_options::overwrite_existing);
+  const SafetensorsFile weights((src / "model.safetensors").string());
+  std::vector<std::pair<std::string, Tensor>> renamed;
+  for (const WeightInfo& info : weights.tensors()) {
+    std::string key = info.name;
+    if (key.ends_with("LayerNorm.weight")) key.replace(key.size() - 6, 6, "gamma");
+    if (key.ends_with("LayerNorm.bias")) key.replace(key.size() - 4, 4, "beta");
+    renamed.emplace_back(key, Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape));
+  }
+  write_safetensors((dst / "model.safetensors").string(), renamed);
+  return dst.string();
+}
+
+TEST(EncoderFixture, OriginalBertLayerNormNames) {
+  PoolingFixture f("bert_cross_encoder");
+  const std::unique_ptr<Backend> backend = make_cpu_backend(2);
+  const LoadedModel legacy = load_model({.model_path = legacy_layer_norm_copy("bert_cross_encoder")}, *backend);
+  ModelRunner runner(*legacy.model, *backend, {.num_kv_blocks = 64});
+  CheckedEngine engine(runner, *f.tokenizer, {}, {});
+  const GenerationRequest request{
+      .prompt_ids = token_tensor(f.reference, "pair_tokens_0"), .max_tokens = 0, .pooling = PoolingRequest{},
+      .token_type_ids = std::make_shared<std::vector<int32_t>>(token_tensor(f.reference, "pair_type_ids_0"))};
+  const std::vector<float> score = pool_requests(engine, {request})[0];
+  ASSERT_EQ(score.size(), 1u);
+  EXPECT_LT(std::abs(score[0] - f32_tensor(f.reference, "score_0")[0]), kScoreTolerance);
 }
 
 // bf16 weights and activations (f32 position and type tables): embeddings within 3e-2 of

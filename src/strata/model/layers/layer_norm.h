@@ -17,7 +17,8 @@ struct LayerNorm {
   void apply(const Tensor& x, const Tensor& out) const { ops::layer_norm(x, weight, bias, eps, out); }
 };
 
-// `name`.weight and `name`.bias under `w`, widened to f32 on the model's device.
+// `name`.weight and `name`.bias (or the original BERT's `name`.gamma and `name`.beta) under `w`,
+// widened to f32 on the model's device.
 LayerNorm load_layer_norm(const WeightScope& w, const std::string& name, int64_t dim, double eps);
 
 }  // namespace strata
