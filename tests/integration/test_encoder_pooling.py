@@ -24,7 +24,8 @@ def bert_embedder():
 
 @pytest.fixture(scope="module")
 def bert_cross_encoder():
-    server = Server([str(CROSS_ENCODER), "--device", "cpu", "--served-model-name", "tiny-bert-rerank"], "bert_cross_encoder")
+    server = Server([str(CROSS_ENCODER), "--device", "cpu", "--served-model-name", "tiny-bert-rerank"],
+                    "bert_cross_encoder")
     yield server
     server.stop()
 

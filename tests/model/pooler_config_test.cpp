@@ -25,6 +25,7 @@ ModelConfig config_with(const std::string& architecture, nlohmann::json extra = 
 // A folder holding sentence-transformers files: modules of these types, a pooling config.
 std::string st_folder(const std::string& name, const std::vector<std::string>& modules, const std::string& mode) {
   const fs::path dir = fs::path(test::temp_dir()) / test::per_test_name(name);
+  fs::remove_all(dir);  // an earlier run's modules (a Dense folder) must not linger
   fs::create_directories(dir / "1_Pooling");
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < modules.size(); ++i) {

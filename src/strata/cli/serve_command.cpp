@@ -268,7 +268,8 @@ const server::ToolParser* pick_tool_parser(const ServeFlags& flags, const text::
 std::string pooling_summary(const ModelConfig& config, bool causal) {
   const PoolerConfig& pooler = *config.pooler;
   std::string text = fmt::format("{}: {} pooling", model_task_name(config), pooling_type_name(pooler.pooling_type));
-  for (const auto& dense : pooler.dense) text += fmt::format(", Dense {} -> {}", dense->in_features, dense->out_features);
+  for (const auto& dense : pooler.dense)
+    text += fmt::format(", Dense {} -> {}", dense->in_features, dense->out_features);
   if (pooler.normalize) text += ", normalized";
   if (!causal) text += "; bidirectional: inputs run whole, no prefix cache";
   return text;

@@ -61,7 +61,8 @@ std::optional<SentenceTransformers> read_sentence_transformers(const std::string
       if (!pooling) fail("modules.json names a Pooling module, but {} is missing", file.string());
       st.pooling_type = read_pooling_mode(*pooling, file.string());
     } else if (type.ends_with(".Dense")) {
-      st.dense.push_back(std::make_shared<const PoolerDense>(load_sentence_dense((fs::path(model_path) / path).string())));
+      const std::string dir = (fs::path(model_path) / path).string();
+      st.dense.push_back(std::make_shared<const PoolerDense>(load_sentence_dense(dir)));
     } else if (!type.ends_with(".Transformer") && !type.empty()) {
       fail("{}/modules.json: the sentence-transformers module '{}' is not supported (only Transformer, Pooling, "
            "Dense and Normalize)", model_path, type);

@@ -71,7 +71,8 @@ void check_bpe(const json& model) {
 int32_t unk_id(const json& model, const TokenIndex& index) {
   if (!model.contains("unk_token") || !model["unk_token"].is_string()) return -1;
   const auto it = index.find(model["unk_token"].get<std::string>());
-  if (it == index.end()) fail("tokenizer.json unk_token '{}' is not in the vocab", model["unk_token"].get<std::string>());
+  if (it == index.end())
+    fail("tokenizer.json unk_token '{}' is not in the vocab", model["unk_token"].get<std::string>());
   return it->second;
 }
 
@@ -97,7 +98,8 @@ void build_wordpiece(const json& model, TokenizerParts& parts) {
 void build_model(const json& model, bool byte_level, TokenizerParts& parts) {
   const std::string type = model.value("type", "BPE");
   if (type == "WordPiece") return build_wordpiece(model, parts);
-  if (type != "BPE") fail("tokenizer.json model type '{}' is not supported (Strata runs BPE and WordPiece models)", type);
+  if (type != "BPE")
+    fail("tokenizer.json model type '{}' is not supported (Strata runs BPE and WordPiece models)", type);
   check_bpe(model);
   const json& vocab = model.at("vocab");
   int32_t max_id = -1;

@@ -42,7 +42,8 @@ void Attention::load_projections(const WeightScope& w) {
     qkv_proj_ = w.fused_rows({o.names.q + ".weight", o.names.k + ".weight", o.names.v + ".weight"},
                              {{q_out, o.hidden_size}, {kv_out, o.hidden_size}, {kv_out, o.hidden_size}});
     if (qkv_proj_.defined() && o.qkv_bias)
-      qkv_bias_ = w.fused_rows({o.names.q + ".bias", o.names.k + ".bias", o.names.v + ".bias"}, {{q_out}, {kv_out}, {kv_out}});
+      qkv_bias_ = w.fused_rows({o.names.q + ".bias", o.names.k + ".bias", o.names.v + ".bias"},
+                               {{q_out}, {kv_out}, {kv_out}});
     if (qkv_proj_.defined() && (!o.qkv_bias || qkv_bias_.defined())) return;
     qkv_proj_ = qkv_bias_ = Tensor();
   }
