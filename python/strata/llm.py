@@ -116,8 +116,9 @@ class LLM:
             if self._engine.num_labels != 1:
                 raise ValueError(f"score(): this classifier has {self._engine.num_labels} labels; scoring takes a "
                                  "one-label cross-encoder (use classify())")
-            prompt_ids = [self._engine.encode_pair(a, b, True) for a, b in zip(firsts, seconds)]
-            scores = [pooled[0] for pooled in self._pool(prompt_ids)]
+            pairs = [self._engine.encode_pair_types(a, b, True) for a, b in zip(firsts, seconds)]
+            prompt_ids = [ids for ids, _ in pairs]
+            scores = [pooled[0] for pooled in self._pool(prompt_ids, type_ids=[types for _, types in pairs])]
         return [PoolingRequestOutput(str(next(self._request_counter)), ids, ScoringOutput(score))
                 for ids, score in zip(prompt_ids, scores)]
 
@@ -130,12 +131,14 @@ class LLM:
     def _prompt_ids(self, prompts):
         return [ids if ids is not None else self._engine.encode(text, True) for text, ids in normalize_prompts(prompts)]
 
-    def _pool(self, prompt_ids, dimensions=0):
+    def _pool(self, prompt_ids, dimensions=0, type_ids=None):
         requests = []
-        for ids in prompt_ids:
+        for i, ids in enumerate(prompt_ids):
             request = _engine.GenerationRequest()
             request.prompt_ids = ids
             request.set_pooling(dimensions)
+            if type_ids is not None:  # segments of pair inputs; models without token types ignore them
+                request.set_token_type_ids(type_ids[i])
             requests.append(request)
         return [out.pooled for out in self._engine.generate(requests, [])]
 

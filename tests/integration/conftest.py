@@ -139,3 +139,9 @@ def reranker():
     server = Server([str(model), "--max-model-len", "256", "--served-model-name", "tiny-rerank"], "reranker")
     yield server
     server.stop()
+
+
+def load_reference(folder):
+    """A fixture folder's reference.safetensors (as numpy arrays) and reference.json."""
+    from safetensors.numpy import load_file
+    return load_file(str(folder / "reference.safetensors")), json.loads((folder / "reference.json").read_text())

@@ -8,94 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
-#include <fstream>
 
-#include <nlohmann/json.hpp>
-
-#include "engine/engine_test_support.h"
+#include "model/pooling_fixture_support.h"
 #include "strata/core/error.h"
-#include "strata/engine/direct_session.h"
-#include "strata/text/tokenizer.h"
-#include "strata/weights/safetensors.h"
-#include "test_support.h"
 
 namespace strata::test {
 namespace {
 
 constexpr float kTolerance = 1e-4f;
-
-std::vector<float> f32_tensor(const SafetensorsFile& file, const std::string& name) {
-  const WeightInfo* info = file.find(name);
-  if (info == nullptr) ADD_FAILURE() << "no " << name;
-  const float* data = static_cast<const float*>(info->data);
-  return {data, data + info->shape.numel()};
-}
-
-std::vector<int32_t> token_tensor(const SafetensorsFile& file, const std::string& name) {
-  const WeightInfo* info = file.find(name);
-  const int64_t* data = static_cast<const int64_t*>(info->data);
-  return {data, data + info->shape.numel()};
-}
-
-float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float m = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
-
-std::vector<float> normalized(std::vector<float> v) {
-  double sum = 0;
-  for (float x : v) sum += double{x} * x;
-  for (float& x : v) x = static_cast<float>(x / std::sqrt(sum));
-  return v;
-}
-
-struct PoolingFixture {
-  explicit PoolingFixture(const std::string& name, PoolingFlags flags = {}, std::unique_ptr<Backend> on = nullptr)
-      : backend(on ? std::move(on) : make_cpu_backend(2)),
-        dir(fixture_path("hf/" + name)),
-        loaded(load_model({.model_path = dir, .pooling = flags}, *backend)),
-        reference(dir + "/reference.safetensors"),
-        tokenizer(text::Tokenizer::from_file(dir)) {
-    std::ifstream in(dir + "/reference.json");
-    facts = nlohmann::json::parse(in);
-  }
-  ModelRunner runner(int64_t num_kv_blocks = 64) const {
-    return ModelRunner(*loaded.model, *backend, {.num_kv_blocks = num_kv_blocks});
-  }
-
-  std::unique_ptr<Backend> backend;
-  std::string dir;
-  LoadedModel loaded;
-  SafetensorsFile reference;
-  std::unique_ptr<text::Tokenizer> tokenizer;
-  nlohmann::json facts;
-};
-
-// Every request's pooled vector, submitted together (one step may hold several).
-std::vector<std::vector<float>> pool_all(CheckedEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
-                                         int32_t dimensions = 0) {
-  std::vector<std::shared_ptr<RequestStream>> streams;
-  for (const auto& ids : prompts)
-    streams.push_back(engine.submit({.prompt_ids = ids, .max_tokens = 0, .pooling = PoolingRequest{dimensions}}));
-  std::vector<std::vector<float>> out;
-  for (auto& stream : streams) {
-    std::vector<float> pooled;
-    while (auto update = stream->pop(std::chrono::milliseconds(120000))) {
-      EXPECT_TRUE(update->error.empty()) << update->error;
-      if (!update->pooled.empty()) pooled = update->pooled;
-      if (update->finished) break;
-    }
-    out.push_back(std::move(pooled));
-  }
-  return out;
-}
-
-std::vector<float> pool_one(CheckedEngine& engine, const std::vector<int32_t>& ids, int32_t dimensions = 0) {
-  return pool_all(engine, {ids}, dimensions).front();
-}
 
 TEST(PoolingFixture, EmbeddingCheckpointIsFoundPooling) {
   PoolingFixture f("qwen3_embedding");
@@ -126,11 +46,7 @@ TEST(PoolingFixture, HiddenStatesOfEveryPosition) {
   ModelRunner runner = f.runner();
   for (size_t i = 0; i < f.facts["prompts"].size(); ++i) {
     const std::vector<int32_t> ids = token_tensor(f.reference, "tokens_" + std::to_string(i));
-    DirectSession session(runner);
-    const int64_t seq = session.add_sequence();
-    const Tensor hidden = session.step({{.seq_id = seq, .token_ids = ids, .logits = LogitsMode::kAll}})[0];
-    const float* h = hidden.data_as<const float>();
-    EXPECT_LT(max_abs_diff({h, h + hidden.numel()}, f32_tensor(f.reference, "hidden_" + std::to_string(i))),
+    EXPECT_LT(max_abs_diff(every_position_outputs(runner, ids), f32_tensor(f.reference, "hidden_" + std::to_string(i))),
               kTolerance) << "prompt " << i;
   }
 }

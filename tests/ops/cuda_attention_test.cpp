@@ -25,6 +25,7 @@ struct AttnCase {
   float softcap = 0.0f;
   bool sinks = false;
   bool fp8 = false;  // e4m3 caches (--kv-cache-dtype fp8)
+  bool causal = true;
 };
 
 // The f32 cache as e4m3 codes (every value already on the e4m3 grid after this).
@@ -103,7 +104,7 @@ void CudaAttention::run_case(const AttnCase& c, uint64_t seed) {
   const Tensor sinks = random_rounded({hq}, seed + 5, -1.f, 3.f);
   ops::AttentionParams params{.scale = 1.0f / std::sqrt(static_cast<float>(d)),
                               .sliding_window = c.sliding_window, .logit_softcap = c.softcap,
-                              .sinks = c.sinks ? sinks : Tensor()};
+                              .sinks = c.sinks ? sinks : Tensor(), .causal = c.causal};
   const ops::AttentionMetadata meta{.cu_seqlens = s.cu_seqlens, .kv_lens = s.kv_lens,
                                     .block_tables = s.block_tables, .num_rows = static_cast<int64_t>(c.rows.size()),
                                     .max_q_len = s.max_q_len, .max_kv_len = s.max_kv_len};
@@ -118,7 +119,7 @@ void CudaAttention::run_case(const AttnCase& c, uint64_t seed) {
   Tensor out = poisoned(DType::kBF16, {t, hq, d});
   ops::paged_attention(gpu_bf16(q), gk_cache, gv_cache, gmeta, gparams, out);
   expect_close(*gpu_, out, ref, kBf16Tolerance,
-               std::string(c.fp8 ? "e4m3 " : "") + "attention hq=" + std::to_string(hq) + " hkv=" + std::to_string(hkv) + " d=" + std::to_string(d) +
+               std::string(c.fp8 ? "e4m3 " : "") + (c.causal ? "" : "bidirectional ") + "attention hq=" + std::to_string(hq) + " hkv=" + std::to_string(hkv) + " d=" + std::to_string(d) +
                    " rows=" + std::to_string(c.rows.size()) + " max_q=" + std::to_string(s.max_q_len) +
                    " max_kv=" + std::to_string(s.max_kv_len));
 }
@@ -167,6 +168,16 @@ TEST_F(CudaAttention, SlidingWindowSoftcapAndSinks) {
   run_case({.q_heads = 64, .kv_heads = 8, .head_dim = 64, .rows = rows, .sliding_window = 128, .sinks = true},
            330);  // gpt-oss shapes
   run_case({.q_heads = 8, .kv_heads = 4, .head_dim = 256, .rows = {{1, 2000}}, .sliding_window = 1024}, 340);
+}
+
+// Encoders: whole sequences, every query sees every key of its row (tiles past the diagonal too).
+TEST_F(CudaAttention, BidirectionalWholeRowsMatchCpu) {
+  run_case({.q_heads = 12, .kv_heads = 12, .head_dim = 64, .rows = {{128, 128}, {7, 7}, {300, 300}}, .causal = false},
+           350);  // BERT-base
+  run_case({.q_heads = 16, .kv_heads = 16, .head_dim = 64, .rows = {{1, 1}, {65, 65}, {512, 512}}, .causal = false},
+           360);  // BERT-large
+  run_case({.q_heads = 4, .kv_heads = 2, .head_dim = 32, .rows = {{24, 24}, {40, 40}}, .fp8 = true, .causal = false},
+           370);
 }
 
 // --kv-cache-dtype fp8: e4m3 caches through decode (split keys, every head size the decode

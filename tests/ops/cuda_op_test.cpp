@@ -128,7 +128,7 @@ TEST_F(CudaOps, LinearMatchesCpuAtRealShapes) {
 
 TEST_F(CudaOps, GatedActivationsMatchCpu) {
   for (ops::Activation act : {ops::Activation::kSilu, ops::Activation::kGeluTanh, ops::Activation::kGelu,
-                              ops::Activation::kRelu2, ops::Activation::kClampedSwiglu}) {
+                              ops::Activation::kRelu2, ops::Activation::kClampedSwiglu, ops::Activation::kTanh}) {
     // The clamped SwiGLU gets inputs past its clamps (7).
     const float range = act == ops::Activation::kClampedSwiglu ? 10.f : 1.f;
     for (const Shape& shape : {Shape{3, 14336}, Shape{64, 768}, Shape{1, 6144}}) {

@@ -11,6 +11,8 @@ from conftest import LOCAL_FIXTURES, strata
 
 EMBEDDING = LOCAL_FIXTURES / "hf" / "qwen3_embedding"
 RERANKER = LOCAL_FIXTURES / "hf" / "qwen3_reranker"
+BERT_EMBEDDING = LOCAL_FIXTURES / "hf" / "bert_embedding"
+BERT_CROSS_ENCODER = LOCAL_FIXTURES / "hf" / "bert_cross_encoder"
 
 
 def reference(folder):
@@ -64,3 +66,19 @@ def test_wrong_model_for_the_method(embedder, reranker):
         reranker.embed("hi")
     with pytest.raises(strata.StrataError, match="pooling model"):
         embedder.generate("hi")
+
+
+def test_bert_embed_and_score():
+    """An encoder (BERT): sentence-transformers' mean pooling, Dense and Normalize; a cross-encoder
+    scoring pairs with their token types."""
+    tensors, facts = reference(BERT_EMBEDDING)
+    bert = strata.LLM(str(BERT_EMBEDDING), threads=2, load_progress=False)
+    outputs = bert.embed([p["text"] for p in facts["prompts"]])
+    for i, out in enumerate(outputs):
+        assert out.prompt_token_ids == tensors[f"tokens_{i}"].tolist()
+        assert np.abs(np.array(out.outputs.embedding) - tensors[f"embedding_{i}"]).max() < 1e-4
+    tensors, facts = reference(BERT_CROSS_ENCODER)
+    cross = strata.LLM(str(BERT_CROSS_ENCODER), threads=2, load_progress=False)
+    pairs = facts["pairs"]
+    got = cross.score([p["query"] for p in pairs], [p["document"] for p in pairs])
+    assert [o.outputs.score for o in got] == pytest.approx([p["score"] for p in pairs], abs=2e-3)

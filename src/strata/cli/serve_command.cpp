@@ -270,6 +270,17 @@ const server::ToolParser* pick_tool_parser(const ServeFlags& flags, const text::
   return choice.parser;
 }
 
+// "embed: MEAN pooling, Dense 64 -> 32, normalized; bidirectional: inputs run whole, no prefix cache".
+std::string pooling_summary(const ModelConfig& config, bool causal) {
+  const PoolerConfig& pooler = *config.pooler;
+  std::string text = fmt::format("{}: {} pooling", model_task_name(config), pooling_type_name(pooler.pooling_type));
+  for (const auto& dense : pooler.dense)
+    text += fmt::format(", Dense {} -> {}", dense->in_features, dense->out_features);
+  if (pooler.normalize) text += ", normalized";
+  if (!causal) text += "; bidirectional: inputs run whole, no prefix cache";
+  return text;
+}
+
 void run_serve(ServeFlags flags) {
   install_signal_handlers();
   if (!flags.positional_model.empty()) {
@@ -324,8 +335,8 @@ void run_serve(ServeFlags flags) {
                            .draft_runner = open.draft_runner.get()};
   for (const std::string& line : startup_summary(facts)) fmt::print("{}\n", line);
   if (const std::optional<PoolerConfig>& pooler = open.loaded.config.pooler)
-    fmt::print("runner: pooling ({}: {} pooling{}), served on /v1/{}\n", model_task_name(open.loaded.config),
-               pooling_type_name(pooler->pooling_type), pooler->normalize ? ", normalized" : "",
+    fmt::print("runner: pooling ({}), served on /v1/{}\n",
+               pooling_summary(open.loaded.config, open.loaded.model->causal()),
                pooler->head == ModelHead::kClassifier ? "score, /v1/rerank and /v1/classify" : "embeddings");
   fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
              flags.server.host, port);

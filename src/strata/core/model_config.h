@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,15 @@ struct RopeConfig {
 enum class ModelHead : uint8_t { kLanguageModel, kHiddenStates, kClassifier };
 enum class PoolingType : uint8_t { kLast, kMean, kCls };
 
+// A sentence-transformers Dense module, applied to a pooled embedding: activation(weight x + bias).
+enum class DenseActivation : uint8_t { kIdentity, kTanh, kRelu, kSigmoid, kGelu };
+struct PoolerDense {
+  int64_t in_features = 0, out_features = 0;
+  std::vector<float> weight;  // [out_features, in_features]
+  std::vector<float> bias;    // [out_features], or empty
+  DenseActivation activation = DenseActivation::kTanh;  // sentence-transformers' default
+};
+
 // How a pooling model (runner "pooling", vLLM's word) turns a prompt's per-token outputs into
 // one vector; model/pooler_config.h fills it from flags, sentence-transformers files and
 // config.json.
@@ -46,7 +56,11 @@ struct PoolerConfig {
   int64_t num_labels = 0;            // classifiers: rows of score.weight
   std::vector<std::string> labels;   // classifiers: id2label by index
   bool matryoshka = false;           // requests may ask for fewer `dimensions`
-  std::vector<int64_t> matryoshka_dimensions;  // the ones allowed; empty: any in [1, hidden_size]
+  std::vector<int64_t> matryoshka_dimensions;  // the ones allowed; empty: any in [1, embedding size]
+  std::vector<std::shared_ptr<const PoolerDense>> dense;  // embeddings: applied in order after pooling
+
+  // The width of an embedding: the last Dense module's, else the model's hidden size.
+  int64_t embedding_size(int64_t hidden_size) const { return dense.empty() ? hidden_size : dense.back()->out_features; }
 };
 
 struct ModelConfig {

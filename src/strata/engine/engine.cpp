@@ -61,8 +61,9 @@ void check_runner(const GenerationRequest& request, const std::optional<PoolerCo
   if (pooler->head != ModelHead::kHiddenStates || !pooler->matryoshka)
     fail("this model does not support matryoshka representation: 'dimensions' {} cannot be served; leave it out",
          dimensions);
-  if (dimensions < 1 || dimensions > hidden_size)
-    fail("dimensions must be between 1 and the model's embedding size {}, got {}", hidden_size, dimensions);
+  const int64_t embedding_size = pooler->embedding_size(hidden_size);
+  if (dimensions < 1 || dimensions > embedding_size)
+    fail("dimensions must be between 1 and the model's embedding size {}, got {}", embedding_size, dimensions);
   const std::vector<int64_t>& allowed = pooler->matryoshka_dimensions;
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), dimensions) == allowed.end())
     fail("dimensions {} is not one this model was trained for; use one of {}", dimensions, fmt::join(allowed, ", "));
@@ -103,6 +104,11 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   if (runner.model().vision_tower() != nullptr)
     image_token_id_ = static_cast<int32_t>(runner.model().config().get_int("image_token_id", -1));
   options_.block_size = static_cast<int32_t>(runner.block_size());
+  num_token_types_ = runner.model().num_token_types();
+  // An encoder's outputs depend on later tokens: a prompt runs in one step, and a cached
+  // prefix (computed without the rest of its prompt) would be wrong.
+  causal_ = runner.model().causal();
+  if (!causal_) options_.enable_chunked_prefill = options_.enable_prefix_caching = false;
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
   options_.async_scheduling = options.speculative.num_speculative_tokens == 0 &&
@@ -147,11 +153,7 @@ void Engine::check_images(GenerationRequest& request) const {
   request.cache_key = (request.cache_key ^ request.images->content_hash()) * 0x9e3779b97f4a7c15ULL + 1;
 }
 
-std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
-  if (stopping_.load()) fail("the server is shutting down; retry on another instance");
-  if (auto fatal = fatal_error()) fail("the engine has stopped after a device failure ({}); retry shortly", *fatal);
-  if (request.prompt_ids.empty()) fail("the prompt is empty; give at least one token");
-  check_runner(request, pooler_, hidden_size_);
+void Engine::check_prompt_length(const GenerationRequest& request) const {
   const int64_t prompt_len = static_cast<int64_t>(request.prompt_ids.size());
   if (request.pooling && prompt_len > max_model_len_)
     fail("the input has {} tokens, more than the maximum context length of {} tokens; shorten it (or raise "
@@ -159,10 +161,36 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   if (!request.pooling && prompt_len >= max_model_len_)
     fail("the prompt has {} tokens, but the maximum context length is {} tokens; shorten the prompt (or raise "
          "--max-model-len, which the KV pool's --num-kv-blocks bounds)", prompt_len, max_model_len_);
+  if (!causal_ && prompt_len > options_.max_num_batched_tokens)
+    fail("the input has {} tokens; this encoder model reads an input whole in one step, which takes at most {} "
+         "(--max-num-batched-tokens); shorten it or raise --max-num-batched-tokens", prompt_len,
+         options_.max_num_batched_tokens);
   if (!options_.enable_chunked_prefill && prompt_len > options_.max_num_batched_tokens)
     fail("the prompt has {} tokens, more than one step takes with chunked prefill off (--max-num-batched-tokens "
          "{}); shorten the prompt, raise --max-num-batched-tokens or drop --no-enable-chunked-prefill",
          prompt_len, options_.max_num_batched_tokens);
+}
+
+// A pair input's segments reach models that embed them (BERT); others read the tokens alone.
+void Engine::check_token_types(GenerationRequest& request) const {
+  if (num_token_types_ == 0) {
+    request.token_type_ids.reset();
+    return;
+  }
+  if (request.token_type_ids->size() != request.prompt_ids.size())
+    fail("token_type_ids has {} entries for {} prompt tokens; give one per token", request.token_type_ids->size(),
+         request.prompt_ids.size());
+  for (int32_t type : *request.token_type_ids)
+    if (type < 0 || type >= num_token_types_)
+      fail("token type {} is outside the model's {} token types", type, num_token_types_);
+}
+
+std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
+  if (stopping_.load()) fail("the server is shutting down; retry on another instance");
+  if (auto fatal = fatal_error()) fail("the engine has stopped after a device failure ({}); retry shortly", *fatal);
+  if (request.prompt_ids.empty()) fail("the prompt is empty; give at least one token");
+  check_runner(request, pooler_, hidden_size_);
+  check_prompt_length(request);
   if (request.max_tokens < 0) fail("max_tokens must be at least 0, got {}", request.max_tokens);
   if (request.prompt_logprobs < -1 || request.prompt_logprobs > kMaxPromptLogprobs)
     fail("prompt_logprobs must be between 0 and {}, got {}", kMaxPromptLogprobs, request.prompt_logprobs);
@@ -172,6 +200,7 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   if (auto error = request.sampling.validate()) fail("{}", *error);
   check_token_ids(request, vocab_size_);
   if (request.images) check_images(request);
+  if (request.token_type_ids) check_token_types(request);
   auto state = std::make_shared<RequestState>();
   state->request_id = next_request_id_++;
   state->request = std::move(request);

@@ -55,6 +55,8 @@ class Engine {
  private:
   void run();
   void check_images(GenerationRequest& request) const;
+  void check_token_types(GenerationRequest& request) const;
+  void check_prompt_length(const GenerationRequest& request) const;
 
   EngineOptions options_;
   int32_t num_lora_slots_ = 0;  // the runner's adapters when the engine was made
@@ -62,6 +64,8 @@ class Engine {
   int64_t vocab_size_;
   int64_t hidden_size_;
   int32_t image_token_id_ = -1;  // the placeholder images fill; -1: the model takes no images
+  int64_t num_token_types_ = 0;  // segments the model embeds (BERT pairs); 0: none
+  bool causal_ = true;           // false: an encoder, whose prompts run whole and uncached
   std::optional<PoolerConfig> pooler_;
   EngineStats stats_;
   std::unique_ptr<EngineLoop> loop_;

@@ -183,7 +183,8 @@ StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>
               .logits = logits,
               .pending_sample = reaches_end && seq.num_pending_tokens > 0 ? seq.pending_sample : -1,
               .lora_slot = seq.request->request.lora_slot,
-              .multimodal = seq.request->request.images};
+              .multimodal = seq.request->request.images,
+              .token_type_ids = seq.request->request.token_type_ids};
   row.token_ids.insert(row.token_ids.end(), seq.draft_tokens.begin(), seq.draft_tokens.begin() + r.num_draft_tokens);
   plan_snapshots(seq, known, row, snapshots);
   return row;

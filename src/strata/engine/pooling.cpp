@@ -47,6 +47,30 @@ void l2_normalize(std::vector<double>& v) {
   for (double& x : v) x /= norm;
 }
 
+double dense_activation(double x, DenseActivation act) {
+  switch (act) {
+    case DenseActivation::kIdentity: return x;
+    case DenseActivation::kTanh: return std::tanh(x);
+    case DenseActivation::kRelu: return std::max(x, 0.0);
+    case DenseActivation::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case DenseActivation::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  }
+  return x;
+}
+
+// v = activation(W v + b), as sentence-transformers' Dense module.
+void apply_dense(const PoolerDense& dense, std::vector<double>& v) {
+  STRATA_CHECK(static_cast<int64_t>(v.size()) == dense.in_features);
+  std::vector<double> out(static_cast<size_t>(dense.out_features));
+  for (int64_t o = 0; o < dense.out_features; ++o) {
+    double sum = dense.bias.empty() ? 0.0 : dense.bias[static_cast<size_t>(o)];
+    const float* row = dense.weight.data() + o * dense.in_features;
+    for (int64_t i = 0; i < dense.in_features; ++i) sum += row[i] * v[static_cast<size_t>(i)];
+    out[static_cast<size_t>(o)] = dense_activation(sum, dense.activation);
+  }
+  v = std::move(out);
+}
+
 void classifier_activation(std::vector<double>& v) {
   if (v.size() == 1) {
     v[0] = 1.0 / (1.0 + std::exp(-v[0]));
@@ -68,6 +92,7 @@ std::vector<float> finish_pooling(const PoolerConfig& pooler, const PoolingState
   if (pooler.head == ModelHead::kClassifier) {
     if (pooler.activation) classifier_activation(v);
   } else {
+    for (const auto& dense : pooler.dense) apply_dense(*dense, v);
     if (dimensions > 0 && static_cast<size_t>(dimensions) < v.size()) v.resize(static_cast<size_t>(dimensions));
     if (pooler.normalize) l2_normalize(v);
   }

@@ -1,7 +1,7 @@
 // Pooling one prompt's per-token model outputs into one vector, a chunk of rows at a time
-// (chunked prefill hands them over in pieces), and finishing it into the answer: matryoshka
-// truncation and L2 normalisation for embeddings, sigmoid (one label) or softmax for a
-// classifier's scores. Plain f32 on the host; sums in f64.
+// (chunked prefill hands them over in pieces), and finishing it into the answer: for embeddings
+// sentence-transformers' Dense modules, matryoshka truncation and L2 normalisation; for a
+// classifier's scores sigmoid (one label) or softmax. Plain f32 on the host; sums in f64.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,8 @@ struct PoolingState {
 void pool_rows(const PoolerConfig& pooler, std::span<const float> rows, int64_t width, int32_t first_position,
                PoolingState& state);
 
-// dimensions > 0: the first `dimensions` values of an embedding (before normalisation).
+// dimensions > 0: the first `dimensions` values of an embedding (after any Dense module, before
+// normalisation).
 std::vector<float> finish_pooling(const PoolerConfig& pooler, const PoolingState& state, int32_t dimensions);
 
 // Whether the pooler reads every prompt position's output (MEAN, CLS) or only the last one's

@@ -53,6 +53,9 @@ struct GenerationRequest {
   // The prompt's images: their placeholder tokens' embeddings and MRoPE positions. The engine
   // keys the prefix cache by their content too, so other images never share these blocks.
   std::shared_ptr<const MultimodalPrompt> images;
+  // Each prompt token's segment, as the tokenizer's pair template gives it (cross-encoders);
+  // null: all 0. Dropped for models without token type embeddings.
+  std::shared_ptr<const std::vector<int32_t>> token_type_ids;
 };
 
 // kCancelled: the client cancelled it or the server shut down before it ended ("abort", as

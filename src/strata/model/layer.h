@@ -17,6 +17,9 @@ struct LayerCaps {
   // forward may be captured in a CUDA graph; recurrent layers only for plain decode steps
   // (StepBatch::is_plain_ssm_decode), which the runner checks.
   bool graph_safe = true;
+  // false: bidirectional attention (encoders). A token's output then depends on later tokens,
+  // so prompts run whole, never chunked, and never start from a prefix-cache hit.
+  bool causal = true;
 };
 
 class Mixer {

@@ -1,7 +1,10 @@
 #include "strata/model/model.h"
 
+#include <algorithm>
+
 #include "strata/core/error.h"
 #include "strata/model/vision/vision_tower.h"
+#include "strata/ops/activation.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
@@ -32,6 +35,10 @@ int64_t Model::output_width() const {
   return config_.vocab_size;
 }
 
+bool Model::causal() const {
+  return std::all_of(caps_.begin(), caps_.end(), [](const LayerCaps& caps) { return caps.causal; });
+}
+
 void Model::add_layer(std::unique_ptr<Layer> layer, std::string description) {
   const LayerCaps caps = layer->caps();
   kv_index_.push_back(caps.uses_kv_cache ? num_kv_layers_++ : -1);
@@ -60,6 +67,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   ops::embedding(parts_.embed_tokens, step.device().token_ids, x);
   if (parts_.embed_scale != 1.0f) ops::scale(x, parts_.embed_scale);
   if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
+  if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
@@ -70,7 +78,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t num_logits = step.num_logits();
   Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
   ops::gather_rows(x, step.device().logits_indices, last);
-  parts_.final_norm.apply(last, last);
+  if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
   if (config_.head() == ModelHead::kHiddenStates) {
     if (last.dtype() == DType::kF32) return last;
     Tensor hidden_f32 = ctx.step_workspace.alloc(DType::kF32, {num_logits, hidden});
@@ -78,7 +86,14 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
     return hidden_f32;
   }
   Tensor logits = ctx.step_workspace.alloc(DType::kF32, {num_logits, output_width()});
-  if (num_logits > 0) ops::linear(last, parts_.lm_head, Tensor(), logits);
+  if (num_logits == 0) return logits;
+  if (parts_.classifier_pooler.defined()) {
+    Tensor pooled = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
+    ops::linear(last, parts_.classifier_pooler, parts_.classifier_pooler_bias, pooled);
+    ops::activation(pooled, pooled, ops::Activation::kTanh);
+    last = pooled;
+  }
+  ops::linear(last, parts_.lm_head, parts_.lm_head_bias, logits);
   return logits;
 }
 

@@ -1,7 +1,8 @@
 // Model: the generic loop. embed -> every layer's forward -> final norm -> head, with outputs
 // only for the token rows the step asks for. The head is the lm_head (logits), none (a pooling
-// model's hidden states) or a classifier's score weight (config.head()). Architectures only
-// build the parts.
+// model's hidden states) or a classifier's score weight (config.head()). Encoders (BERT) add
+// position and token type embeddings, have no final norm, and may pool before the classifier.
+// Architectures only build the parts.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "strata/core/model_config.h"
 #include "strata/model/layer.h"
+#include "strata/model/layers/encoder_embeddings.h"
 #include "strata/model/layers/norm.h"
 
 namespace strata {
@@ -21,9 +23,13 @@ class Model {
   struct Parts {
     Tensor embed_tokens;        // [vocab, hidden]
     float embed_scale = 1.0f;   // Gemma multiplies embeddings by sqrt(hidden)
-    RmsNorm final_norm;         // [hidden]
+    RmsNorm final_norm;         // [hidden]; undefined: none (post-norm encoders)
+    EncoderEmbeddings encoder_embeddings;  // BERT: positions, token types, LayerNorm; else undefined
     Tensor lm_head;             // [vocab, hidden]; the embedding when tied; [num_labels, hidden]
                                 // for a classifier; undefined for hidden states
+    Tensor lm_head_bias;        // [num_labels] a classifier's bias, or undefined
+    // BERT's pooler before its classifier: tanh(x W^T + b), [hidden, hidden] and [hidden]; or undefined.
+    Tensor classifier_pooler, classifier_pooler_bias;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
@@ -52,6 +58,11 @@ class Model {
   int64_t kv_cache_heads() const { return parts_.kv_cache_heads > 0 ? parts_.kv_cache_heads : config_.num_key_value_heads; }
   int64_t kv_cache_head_dim() const { return parts_.kv_cache_head_dim > 0 ? parts_.kv_cache_head_dim : config_.head_dim; }
   int64_t num_ssm_layers() const { return num_ssm_layers_; }
+  // false: some layer attends both ways (encoders): the engine runs prompts whole, never
+  // chunked, and without prefix caching.
+  bool causal() const;
+  // Token types the model embeds (BERT's segments of a pair input); 0: none.
+  int64_t num_token_types() const { return parts_.encoder_embeddings.num_token_types(); }
   // One line per layer ("attention + mlp", ...), for `strata info`.
   const std::vector<std::string>& layer_plan() const { return descriptions_; }
 

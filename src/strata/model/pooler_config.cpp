@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "strata/core/error.h"
+#include "strata/model/registry.h"
+#include "strata/model/sentence_dense.h"
 
 namespace strata {
 namespace {
@@ -26,11 +28,22 @@ std::string first_architecture(const ModelConfig& config) {
   return names.empty() ? std::string() : names.front();
 }
 
-// What sentence-transformers' files say: the pooling mode and whether a Normalize module follows.
+// What sentence-transformers' files say: the pooling mode, Dense modules and whether a Normalize module follows.
 struct SentenceTransformers {
   std::optional<PoolingType> pooling_type;
+  std::vector<std::shared_ptr<const PoolerDense>> dense;
   bool normalize = false;
 };
+
+// The Pooling module's config.json: `pooling_mode` (sentence-transformers 5 and later) or the older
+// pooling_mode_* flags.
+PoolingType read_pooling_mode(const Json& pooling, const std::string& file) {
+  const std::string mode = pooling.value("pooling_mode", "");
+  if (mode == "lasttoken" || pooling.value("pooling_mode_lasttoken", false)) return PoolingType::kLast;
+  if (mode == "mean" || pooling.value("pooling_mode_mean_tokens", false)) return PoolingType::kMean;
+  if (mode == "cls" || pooling.value("pooling_mode_cls_token", false)) return PoolingType::kCls;
+  fail("{}: only last-token, mean and CLS pooling are supported", file);
+}
 
 std::optional<SentenceTransformers> read_sentence_transformers(const std::string& model_path) {
   if (!fs::is_directory(model_path)) return std::nullopt;
@@ -46,13 +59,13 @@ std::optional<SentenceTransformers> read_sentence_transformers(const std::string
       const fs::path file = fs::path(model_path) / path / "config.json";
       const std::optional<Json> pooling = read_json_file(file);
       if (!pooling) fail("modules.json names a Pooling module, but {} is missing", file.string());
-      if (pooling->value("pooling_mode_lasttoken", false)) st.pooling_type = PoolingType::kLast;
-      else if (pooling->value("pooling_mode_mean_tokens", false)) st.pooling_type = PoolingType::kMean;
-      else if (pooling->value("pooling_mode_cls_token", false)) st.pooling_type = PoolingType::kCls;
-      else fail("{}: only last-token, mean and CLS pooling are supported", file.string());
+      st.pooling_type = read_pooling_mode(*pooling, file.string());
+    } else if (type.ends_with(".Dense")) {
+      const std::string dir = (fs::path(model_path) / path).string();
+      st.dense.push_back(std::make_shared<const PoolerDense>(load_sentence_dense(dir)));
     } else if (!type.ends_with(".Transformer") && !type.empty()) {
-      fail("{}/modules.json: the sentence-transformers module '{}' is not supported (only Transformer, Pooling and "
-           "Normalize)", model_path, type);
+      fail("{}/modules.json: the sentence-transformers module '{}' is not supported (only Transformer, Pooling, "
+           "Dense and Normalize)", model_path, type);
     }
   }
   return st;
@@ -120,6 +133,18 @@ std::optional<ModelHead> resolve_head(const std::string& model_path, const Model
   return classifier_arch ? ModelHead::kClassifier : ModelHead::kHiddenStates;
 }
 
+// Each Dense module must take what the one before it gives (the first: the hidden states).
+void check_dense_chain(const std::vector<std::shared_ptr<const PoolerDense>>& dense, int64_t hidden_size,
+                       const std::string& model_path) {
+  int64_t width = hidden_size;
+  for (const auto& module : dense) {
+    if (module->in_features != width)
+      fail("{}: a Dense module takes in_features {}, but its input has {} values (hidden_size or the previous "
+           "Dense module's out_features)", model_path, module->in_features, width);
+    width = module->out_features;
+  }
+}
+
 }  // namespace
 
 std::optional<PoolingType> parse_pooling_type(const std::string& name) {
@@ -153,14 +178,16 @@ std::optional<PoolerConfig> resolve_pooler_config(const std::string& model_path,
                                                   const PoolingFlags& flags) {
   const std::optional<ModelHead> head = resolve_head(model_path, config, flags);
   if (!head) return std::nullopt;
-  PoolerConfig pooler{.head = *head};
+  PoolerConfig pooler{.head = *head, .pooling_type = default_pooling_type(config.model_type)};
   if (*head == ModelHead::kClassifier) {
     pooler.normalize = false;
     pooler.labels = classifier_labels(config);
     pooler.num_labels = static_cast<int64_t>(pooler.labels.size());
   } else if (const std::optional<SentenceTransformers> st = read_sentence_transformers(model_path)) {
-    pooler.pooling_type = st->pooling_type.value_or(PoolingType::kLast);
+    pooler.pooling_type = st->pooling_type.value_or(pooler.pooling_type);
     pooler.normalize = st->normalize;
+    pooler.dense = st->dense;
+    check_dense_chain(pooler.dense, config.hidden_size, model_path);
   }
   pooler.matryoshka_dimensions = config.get_int_list("matryoshka_dimensions");
   pooler.matryoshka = config.get_bool("is_matryoshka", false) || !pooler.matryoshka_dimensions.empty();

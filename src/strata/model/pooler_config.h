@@ -1,6 +1,6 @@
 // Which runner a checkpoint gets and how a pooling model pools, by vLLM's rules: the flags
 // (--runner, --task, --pooler-config) first, then the checkpoint's sentence-transformers files
-// (modules.json, the Pooling module's config.json, a Normalize module), then config.json
+// (modules.json, the Pooling module's config.json, Dense modules, a Normalize module), then config.json
 // (architectures ending in `Model` or `ForSequenceClassification`, id2label, is_matryoshka).
 #pragma once
 
@@ -18,7 +18,7 @@ struct PoolingFlags {
 };
 
 // nullopt: a generative model. Throws an Error naming the flag or file for what it cannot serve
-// (a Dense sentence-transformers module, max pooling, a contradicting --task).
+// (max pooling, a Dense module whose sizes do not chain, a contradicting --task).
 std::optional<PoolerConfig> resolve_pooler_config(const std::string& model_path, const ModelConfig& config,
                                                   const PoolingFlags& flags);
 

@@ -25,6 +25,7 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"gemma3_text", build_gemma3_text},
       {"gpt_oss", build_gpt_oss},
       {"deepseek_v3", build_deepseek_v3},
+      {"bert", build_bert},
   };
   return kRegistry;
 }
@@ -35,6 +36,10 @@ std::vector<std::string> supported_model_types() {
   std::vector<std::string> names;
   for (const auto& [name, builder] : registry()) names.push_back(name);
   return names;
+}
+
+PoolingType default_pooling_type(const std::string& model_type) {
+  return model_type == "bert" ? PoolingType::kCls : PoolingType::kLast;
 }
 
 std::unique_ptr<Model> build_model(const ModelConfig& config, const ModelWeights& weights) {

@@ -48,6 +48,7 @@ StepBatch::StepBatch(std::vector<StepRow> rows, int64_t block_size, int64_t min_
                         row.ssm_snapshots.empty() && !row.keep_intermediates;
     max_kv_len_ = std::max<int64_t>(max_kv_len_, kv_len);
   }
+  build_token_types();
   if (!has_image_tokens()) return;
   build_mrope_positions();
   gather_image_embeds();
@@ -84,6 +85,17 @@ void StepBatch::build_mrope_positions() {
     }
 }
 
+void StepBatch::build_token_types() {
+  if (std::none_of(rows_.begin(), rows_.end(), [](const StepRow& row) { return row.token_type_ids != nullptr; }))
+    return;
+  for (const StepRow& row : rows_)
+    for (int32_t i = 0; i < row.q_len(); ++i) {
+      const size_t index = static_cast<size_t>(row.num_computed_tokens + i);
+      STRATA_CHECK(row.token_type_ids == nullptr || index < row.token_type_ids->size());
+      token_type_ids_.push_back(row.token_type_ids != nullptr ? (*row.token_type_ids)[index] : 0);
+    }
+}
+
 void StepBatch::gather_image_embeds() {
   const int64_t hidden = image_tokens_.front().image->embeds.dim(1);
   image_embeds_ = Tensor::host(DType::kF32, {static_cast<int64_t>(image_tokens_.size()), hidden});
@@ -112,6 +124,7 @@ void StepBatch::upload(Backend& backend) {
   device_.ssm_slots = plain_ssm_decode_ && r > 0 ? to_device(ssm_slots_, {r}) : Tensor();
   device_.pending_tokens = to_device(pending_tokens_, {num_pending_tokens(), 2});
   device_.lora_slots = to_device(lora_slots_, {num_tokens()});
+  if (has_token_types()) device_.token_type_ids = to_device(token_type_ids_, {num_tokens()});
   if (!has_image_tokens()) return;
   device_.mrope_positions = to_device(mrope_positions_, {3, num_tokens()});
   device_.image_rows = to_device(image_rows_, {static_cast<int64_t>(image_rows_.size())});
@@ -133,6 +146,7 @@ void StepBatch::upload(StepBuffers& buffers) {
   if (plain_ssm_decode_ && r > 0) fields[StepBuffers::kSsmSlots] = ssm_slots_;
   fields[StepBuffers::kPendingTokens] = pending_tokens_;
   fields[StepBuffers::kLoraSlots] = lora_slots_;
+  fields[StepBuffers::kTokenTypeIds] = token_type_ids_;  // empty unless a row has token types
   fields[StepBuffers::kBlockTables] = block_tables_;
   const std::array<Tensor, StepBuffers::kNumFields> views = buffers.upload(fields);
   device_.token_ids = views[StepBuffers::kTokenIds];
@@ -145,6 +159,7 @@ void StepBatch::upload(StepBuffers& buffers) {
   device_.pending_tokens = views[StepBuffers::kPendingTokens].reshape({num_pending_tokens(), 2});
   device_.block_tables = views[StepBuffers::kBlockTables].reshape({r, max_blocks_per_row_});
   device_.lora_slots = views[StepBuffers::kLoraSlots];
+  device_.token_type_ids = has_token_types() ? views[StepBuffers::kTokenTypeIds] : Tensor();
 }
 
 }  // namespace strata

@@ -40,6 +40,8 @@ struct StepRow {
   int32_t lora_slot = -1;  // the LoRA adapter every token of the row uses; -1: the base model
   // The sequence's images (MRoPE positions, embeddings of placeholder tokens); null: text only.
   std::shared_ptr<const MultimodalPrompt> multimodal;
+  // Each prompt token's segment (an encoder cross-encoder's pair: 0 then 1); null: all 0.
+  std::shared_ptr<const std::vector<int32_t>> token_type_ids;
 
   int32_t q_len() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -55,6 +57,7 @@ struct StepTensors {
   Tensor ssm_slots;       // [R] i32: each row's SSM state slot; only for is_plain_ssm_decode()
   Tensor pending_tokens;  // [P, 2] i32: (index into token_ids, previous step's sample index)
   Tensor lora_slots;      // [T] i32: each token's LoRA adapter slot, -1 for none
+  Tensor token_type_ids;  // [T] i32, only when a row carries token types (has_token_types())
   // Only when the step holds image tokens (has_image_tokens()), else undefined:
   Tensor mrope_positions;  // [3, T] i32: temporal, height, width rotary positions
   Tensor image_rows;       // [N] i32: the token rows that take image embeddings
@@ -84,6 +87,8 @@ class StepBatch {
   int64_t num_pending_tokens() const { return static_cast<int64_t>(pending_tokens_.size() / 2); }
   // Image placeholder tokens in this step: they need three position streams and their embeddings.
   bool has_image_tokens() const { return !image_tokens_.empty(); }
+  // Some row carries token types (pair inputs of encoders).
+  bool has_token_types() const { return !token_type_ids_.empty(); }
 
   // Copies the metadata to the backend's device (views of host memory on the CPU).
   void upload(Backend& backend);
@@ -97,6 +102,7 @@ class StepBatch {
   int64_t block_size_;
   std::vector<int32_t> token_ids_, positions_, slot_mapping_, cu_seqlens_, kv_lens_;
   std::vector<int32_t> block_tables_, logits_indices_, logits_row_offsets_, ssm_slots_, pending_tokens_, lora_slots_;
+  std::vector<int32_t> token_type_ids_;  // [T] when some row has token types, else empty
   int64_t max_blocks_per_row_ = 1, max_q_len_ = 0, max_kv_len_ = 0;
   bool plain_ssm_decode_ = true;
   struct ImageToken {
@@ -109,6 +115,7 @@ class StepBatch {
   void add_positions(const StepRow& row);
   void build_mrope_positions();
   void gather_image_embeds();
+  void build_token_types();
   StepTensors device_;
 };
 

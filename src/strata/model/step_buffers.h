@@ -1,5 +1,6 @@
 // StepBuffers: persistent device homes for a step's metadata (token ids, positions, slots,
-// row offsets, kv lengths, logits rows, SSM state slots, pending tokens, block tables),
+// row offsets, kv lengths, logits rows, SSM state slots, pending tokens, LoRA slots, token
+// types, block tables),
 // owned by the runner. Every step is packed into pinned host memory and copied in one
 // transfer to the same device addresses, which captured decode graphs read. Two pinned
 // halves alternate, so packing step N+1 never touches memory a queued copy of step N reads.
@@ -18,7 +19,7 @@ class StepBuffers {
   // Block tables last: the one copy spans the used part of every field, and only the last
   // field's unused tail is left out of it.
   enum Field : uint8_t { kTokenIds, kPositions, kSlotMapping, kCuSeqlens, kKvLens, kLogitsIndices,
-                         kSsmSlots, kPendingTokens, kLoraSlots, kBlockTables, kNumFields };
+                         kSsmSlots, kPendingTokens, kLoraSlots, kTokenTypeIds, kBlockTables, kNumFields };
   using Fields = std::array<std::span<const int32_t>, kNumFields>;
 
   explicit StepBuffers(Backend& backend) : backend_(backend) {}

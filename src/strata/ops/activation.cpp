@@ -9,7 +9,8 @@ Activation parse_activation(const std::string& name) {
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_tanh") return Activation::kGeluTanh;
   if (name == "gelu") return Activation::kGelu;
   if (name == "relu2") return Activation::kRelu2;
-  fail("activation '{}' is not supported; supported: silu, gelu_pytorch_tanh, gelu, relu2", name);
+  if (name == "tanh") return Activation::kTanh;
+  fail("activation '{}' is not supported; supported: silu, gelu_pytorch_tanh, gelu, relu2, tanh", name);
 }
 
 void gated_activation(const Tensor& gate, const Tensor& up, const Tensor& out, Activation act) {

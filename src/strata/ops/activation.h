@@ -8,11 +8,12 @@ namespace strata::ops {
 
 // kClampedSwiglu is gpt-oss's gated unit: gate clamped above at 7, gate * sigmoid(1.702 gate),
 // times (up clamped to [-7, 7]) + 1.
-enum class Activation : uint8_t { kSilu, kGeluTanh, kGelu, kRelu2, kClampedSwiglu };
+// kTanh is BERT's classifier pooler (tanh(dense(x)) on [CLS]).
+enum class Activation : uint8_t { kSilu, kGeluTanh, kGelu, kRelu2, kClampedSwiglu, kTanh };
 inline constexpr float kClampedSwigluAlpha = 1.702f;
 inline constexpr float kClampedSwigluLimit = 7.0f;
 
-// Parses HF `hidden_act` names: silu/swish, gelu_pytorch_tanh, gelu, relu2.
+// Parses HF `hidden_act` names: silu/swish, gelu_pytorch_tanh, gelu, relu2, tanh.
 Activation parse_activation(const std::string& name);
 
 // gate, up, out: [T, I]; out = act(gate) * up. out may alias gate.

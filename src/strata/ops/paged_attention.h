@@ -1,7 +1,8 @@
 // Attention over the paged KV cache for a step of varlen rows. KV caches are laid out
 // [num_blocks, block_size, num_kv_heads, head_dim]; a row's keys live in the blocks its
 // block table names. Query i of a row with q_len queries and kv_len keys (after this step)
-// sits at position kv_len - q_len + i and sees keys up to that position (causal).
+// sits at position kv_len - q_len + i and sees keys up to that position (causal), or every one
+// of the row's kv_len keys when not causal (encoders, whose rows are whole sequences).
 #pragma once
 
 #include <string>
@@ -33,6 +34,7 @@ struct AttentionParams {
   int64_t sliding_window = 0;  // 0: unlimited; else a query sees the last `sliding_window` keys
   float logit_softcap = 0.0f;  // 0: off
   Tensor sinks;                // [num_q_heads] f32 attention-sink logits, or undefined
+  bool causal = true;          // false: bidirectional, every query sees all kv_len keys
 };
 
 // q: [T, num_q_heads, head_dim]; out: [T, num_q_heads, head_dim].

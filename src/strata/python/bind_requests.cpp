@@ -64,7 +64,11 @@ void bind_requests(py::module_& m) {
       .def("set_pooling", [](GenerationRequest& r, int32_t dimensions) {
         r.max_tokens = 0;
         r.pooling = PoolingRequest{.dimensions = dimensions};
-      }, py::arg("dimensions") = 0);
+      }, py::arg("dimensions") = 0)
+      // A pair input's segments (encode_pair_types), which BERT cross-encoders read.
+      .def("set_token_type_ids", [](GenerationRequest& r, std::vector<int32_t> type_ids) {
+        r.token_type_ids = std::make_shared<const std::vector<int32_t>>(std::move(type_ids));
+      });
 }
 
 }  // namespace strata::python

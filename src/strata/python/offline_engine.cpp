@@ -81,6 +81,14 @@ std::vector<int32_t> OfflineEngine::encode_pair(const std::string& a, const std:
   return text_tokenizer().encode_pair(a, b, add_special_tokens);
 }
 
+std::pair<std::vector<int32_t>, std::vector<int32_t>> OfflineEngine::encode_pair_types(const std::string& a,
+                                                                                       const std::string& b,
+                                                                                       bool add_special_tokens) const {
+  std::vector<int32_t> type_ids;
+  std::vector<int32_t> ids = text_tokenizer().encode_pair(a, b, add_special_tokens, &type_ids);
+  return {std::move(ids), std::move(type_ids)};
+}
+
 ChatPrompt OfflineEngine::encode_chat(const nlohmann::ordered_json& body, const text::ChatPromptOptions& options) const {
   try {
     std::vector<std::string> image_urls;

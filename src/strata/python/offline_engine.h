@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/cli/model_flags.h"
@@ -51,6 +52,9 @@ class OfflineEngine {
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
   // A cross-encoder's (query, document) pair as one sequence (the tokenizer's pair template).
   std::vector<int32_t> encode_pair(const std::string& a, const std::string& b, bool add_special_tokens) const;
+  // The pair's ids and each id's segment (token type), as BERT cross-encoders read them.
+  std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair_types(const std::string& a, const std::string& b,
+                                                                          bool add_special_tokens) const;
   // A conversation through the chat template (options.chat_template, else the model's):
   // `body` holds messages, tools, chat_template_kwargs and add_generation_prompt as a chat
   // completions request does, read as the server reads them; image_url parts are encoded.

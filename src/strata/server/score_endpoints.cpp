@@ -68,7 +68,11 @@ Scores score_pairs(const ServedModel& model, const std::vector<std::string>& fir
     if (!model.accepts_text) throw bad_request("this model was loaded without a tokenizer; scoring needs text", "model");
     for (size_t i = 0; i < seconds.size(); ++i) {
       names.push_back(fmt::format("pair {}", i));
-      requests.push_back(pooling_request(model.tokenizer->encode_pair(first(i), seconds[i], add_special_tokens)));
+      // The pair's segments: BERT reads them, the engine drops them for models without token types.
+      auto type_ids = std::make_shared<std::vector<int32_t>>();
+      requests.push_back(
+          pooling_request(model.tokenizer->encode_pair(first(i), seconds[i], add_special_tokens, type_ids.get())));
+      requests.back().token_type_ids = std::move(type_ids);
     }
     PoolingRun run(*model.service, std::move(requests), names);
     Scores scores{.num_prompt_tokens = run.num_prompt_tokens()};

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "strata/text/token_model.h"
+
 namespace strata::text {
 
 struct BpeOptions {
@@ -30,7 +32,7 @@ struct StringHash {
 };
 using TokenIndex = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
-class BpeModel {
+class BpeModel final : public TokenModel {
  public:
   // tokens[id]: internal spelling of each id (raw bytes when byte_level); merges: (left,
   // right) id pairs in rank order. Throws Error when a merge's result is not a token.
@@ -38,7 +40,8 @@ class BpeModel {
            const BpeOptions& options);
   ~BpeModel();
 
-  void encode(std::string_view piece, std::vector<int32_t>& out) const;
+  void encode(std::string_view piece, std::vector<int32_t>& out) const override;
+  bool byte_level() const override { return options_.byte_level; }
   std::optional<int32_t> token_to_id(std::string_view spelling) const;
   const std::string& spelling(int32_t id) const { return tokens_[id]; }
   int32_t num_tokens() const { return static_cast<int32_t>(tokens_.size()); }

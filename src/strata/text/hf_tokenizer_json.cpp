@@ -10,6 +10,7 @@
 #include "strata/core/error.h"
 #include "strata/text/byte_level.h"
 #include "strata/text/tokenizer.h"
+#include "strata/text/wordpiece_model.h"
 
 namespace strata::text {
 namespace {
@@ -59,8 +60,6 @@ std::pair<std::string, std::string> split_merge(const json& merge, size_t rank) 
 }
 
 void check_bpe(const json& model) {
-  const std::string type = model.value("type", "BPE");
-  if (type != "BPE") fail("tokenizer.json model type '{}' is not supported (Strata runs BPE models)", type);
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (model.contains(key) && model[key].is_string() && !model[key].get<std::string>().empty())
       fail("tokenizer.json BPE {} '{}' is not supported", key, model[key].get<std::string>());
@@ -68,8 +67,39 @@ void check_bpe(const json& model) {
     fail("tokenizer.json BPE dropout is not supported for inference; set it to null");
 }
 
-// Builds the BPE model and fills parts.token_strings with the model's spellings.
+// The unknown token's id, or -1 when the model names none.
+int32_t unk_id(const json& model, const TokenIndex& index) {
+  if (!model.contains("unk_token") || !model["unk_token"].is_string()) return -1;
+  const auto it = index.find(model["unk_token"].get<std::string>());
+  if (it == index.end())
+    fail("tokenizer.json unk_token '{}' is not in the vocab", model["unk_token"].get<std::string>());
+  return it->second;
+}
+
+// WordPiece (BERT): the vocabulary alone; parts.token_strings gets its spellings.
+void build_wordpiece(const json& model, TokenizerParts& parts) {
+  TokenIndex index;
+  for (const auto& [spelling, id_json] : model.at("vocab").items()) {
+    const int32_t id = id_json.get<int32_t>();
+    if (id < 0) fail("tokenizer.json vocab entry '{}' has negative id {}", spelling, id);
+    if (static_cast<size_t>(id) >= parts.token_strings.size()) parts.token_strings.resize(id + 1);
+    parts.token_strings[id] = spelling;
+    index.emplace(spelling, id);
+  }
+  const WordPieceOptions options{
+      .continuing_subword_prefix = model.value("continuing_subword_prefix", std::string("##")),
+      .max_input_chars_per_word = model.value("max_input_chars_per_word", int64_t{100}),
+      .unk_id = unk_id(model, index)};
+  if (options.unk_id < 0) fail("tokenizer.json: a WordPiece model needs an unk_token in its vocab");
+  parts.model = std::make_unique<WordPieceModel>(parts.token_strings, options);
+}
+
+// Builds the BPE or WordPiece model and fills parts.token_strings with the model's spellings.
 void build_model(const json& model, bool byte_level, TokenizerParts& parts) {
+  const std::string type = model.value("type", "BPE");
+  if (type == "WordPiece") return build_wordpiece(model, parts);
+  if (type != "BPE")
+    fail("tokenizer.json model type '{}' is not supported (Strata runs BPE and WordPiece models)", type);
   check_bpe(model);
   const json& vocab = model.at("vocab");
   int32_t max_id = -1;
@@ -95,12 +125,8 @@ void build_model(const json& model, bool byte_level, TokenizerParts& parts) {
     merges.emplace_back(l->second, r->second);
   }
   BpeOptions options{.byte_level = byte_level, .byte_fallback = model.value("byte_fallback", false),
-                     .fuse_unk = model.value("fuse_unk", false), .ignore_merges = model.value("ignore_merges", false)};
-  if (model.contains("unk_token") && model["unk_token"].is_string()) {
-    const auto it = index.find(model["unk_token"].get<std::string>());
-    if (it == index.end()) fail("tokenizer.json unk_token '{}' is not in the vocab", model["unk_token"].get<std::string>());
-    options.unk_id = it->second;
-  }
+                     .fuse_unk = model.value("fuse_unk", false), .ignore_merges = model.value("ignore_merges", false),
+                     .unk_id = unk_id(model, index)};
   parts.model = std::make_unique<BpeModel>(std::move(internal), merges, options);
 }
 

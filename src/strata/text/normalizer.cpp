@@ -64,16 +64,6 @@ std::string map_valid_runs(std::string_view text, RunFn run_fn) {
   return out;
 }
 
-std::string lowercase(std::string_view text) {
-  return map_valid_runs(text, [](std::string_view run, std::string& out) {
-    for (size_t pos = 0; pos < run.size();) {
-      char32_t cp = 0;
-      pos += utf8_sequence_length(run, pos, &cp);
-      append_utf8(out, static_cast<char32_t>(u_tolower(static_cast<UChar32>(cp))));
-    }
-  });
-}
-
 std::string replace_literal(std::string_view text, std::string_view pattern, std::string_view with) {
   if (pattern.empty()) return std::string(text);
   std::string out;
@@ -85,6 +75,77 @@ std::string replace_literal(std::string_view text, std::string_view pattern, std
   }
   out.append(text.substr(prev));
   return out;
+}
+
+// Rewrites every code point of the well-formed runs through fn(cp, out).
+template <typename CodePointFn>
+std::string map_code_points(std::string_view text, CodePointFn fn) {
+  return map_valid_runs(text, [&](std::string_view run, std::string& out) {
+    for (size_t pos = 0; pos < run.size();) {
+      char32_t cp = 0;
+      pos += utf8_sequence_length(run, pos, &cp);
+      fn(cp, out);
+    }
+  });
+}
+
+std::string lowercase(std::string_view text) {
+  return map_code_points(text, [](char32_t cp, std::string& out) {
+    append_utf8(out, static_cast<char32_t>(u_tolower(static_cast<UChar32>(cp))));
+  });
+}
+
+// tokenizers' BertNormalizer: \t \n \r count as whitespace, not control; "control" is the
+// Other categories (Cc, Cf, Cn, Co, Cs).
+bool is_bert_whitespace(char32_t cp) {
+  return cp == '\t' || cp == '\n' || cp == '\r' || u_hasBinaryProperty(static_cast<UChar32>(cp), UCHAR_WHITE_SPACE);
+}
+
+bool is_bert_control(char32_t cp) {
+  if (cp == '\t' || cp == '\n' || cp == '\r') return false;
+  switch (u_charType(static_cast<UChar32>(cp))) {
+    case U_CONTROL_CHAR: case U_FORMAT_CHAR: case U_UNASSIGNED: case U_PRIVATE_USE_CHAR: case U_SURROGATE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_cjk_ideograph(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+std::string apply_bert_step(Kind kind, std::string_view text) {
+  return map_code_points(text, [kind](char32_t cp, std::string& out) {
+    if (kind == Kind::kStripAccents) {
+      if (u_charType(static_cast<UChar32>(cp)) != U_NON_SPACING_MARK) append_utf8(out, cp);
+    } else if (kind == Kind::kBertCleanText) {
+      if (cp == 0 || cp == 0xFFFD || is_bert_control(cp)) return;
+      append_utf8(out, is_bert_whitespace(cp) ? U' ' : cp);
+    } else if (is_cjk_ideograph(cp)) {
+      out += ' ';
+      append_utf8(out, cp);
+      out += ' ';
+    } else {
+      append_utf8(out, cp);
+    }
+  });
+}
+
+// BertNormalizer as the steps it runs; strip_accents null follows lowercase.
+void add_bert_normalizer(Normalizer& normalizer, const nlohmann::json& config) {
+  if (config.value("clean_text", true)) normalizer.add({.kind = Kind::kBertCleanText});
+  if (config.value("handle_chinese_chars", true)) normalizer.add({.kind = Kind::kBertChineseChars});
+  const bool lowercase = config.value("lowercase", true);
+  const bool strip_accents = config.contains("strip_accents") && !config["strip_accents"].is_null()
+                                 ? config["strip_accents"].get<bool>() : lowercase;
+  if (strip_accents) {
+    normalizer.add({.kind = Kind::kNfd});
+    normalizer.add({.kind = Kind::kStripAccents});
+  }
+  if (lowercase) normalizer.add({.kind = Kind::kLowercase});
 }
 
 bool is_space_byte(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -99,6 +160,9 @@ std::string apply_step(const NormalizerStep& step, std::string_view text) {
       return map_valid_runs(text, [&](std::string_view run, std::string& out) { append_normalized(n, run, out); });
     }
     case Kind::kLowercase: return lowercase(text);
+    case Kind::kStripAccents:
+    case Kind::kBertCleanText:
+    case Kind::kBertChineseChars: return apply_bert_step(step.kind, text);
     case Kind::kReplace:
       return step.regex ? step.regex->replace_all(text, step.content) : replace_literal(text, step.pattern, step.content);
     case Kind::kPrepend: return text.empty() ? std::string() : step.content + std::string(text);
@@ -119,11 +183,16 @@ void add_from_json(Normalizer& normalizer, const nlohmann::json& config) {
     for (const auto& child : config.at("normalizers")) add_from_json(normalizer, child);
     return;
   }
+  if (type == "BertNormalizer") {
+    add_bert_normalizer(normalizer, config);
+    return;
+  }
   if (type == "NFC") step.kind = Kind::kNfc;
   else if (type == "NFD") step.kind = Kind::kNfd;
   else if (type == "NFKC") step.kind = Kind::kNfkc;
   else if (type == "NFKD") step.kind = Kind::kNfkd;
   else if (type == "Lowercase") step.kind = Kind::kLowercase;
+  else if (type == "StripAccents") step.kind = Kind::kStripAccents;
   else if (type == "Prepend") {
     step.kind = Kind::kPrepend;
     step.content = config.at("prepend").get<std::string>();
@@ -139,7 +208,7 @@ void add_from_json(Normalizer& normalizer, const nlohmann::json& config) {
     step.strip_right = config.value("strip_right", true);
   } else {
     fail("tokenizer.json normalizer type '{}' is not supported (supported: NFC, NFD, NFKC, NFKD, "
-         "Lowercase, Replace, Prepend, Strip, Sequence)", type);
+         "Lowercase, Replace, Prepend, Strip, StripAccents, BertNormalizer, Sequence)", type);
   }
   normalizer.add(std::move(step));
 }

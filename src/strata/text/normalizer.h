@@ -1,6 +1,7 @@
 // Text normalizers applied to each piece of input between added tokens, as Hugging Face
 // tokenizers does: Unicode forms (NFC/NFD/NFKC/NFKD via ICU), Lowercase, Replace, Prepend,
-// Strip, and Sequence (flattened into the step list).
+// Strip, StripAccents, BertNormalizer (as its steps: clean text, space around CJK characters,
+// NFD and strip accents, lowercase), and Sequence (flattened into the step list).
 #pragma once
 
 #include <memory>
@@ -15,7 +16,12 @@
 namespace strata::text {
 
 struct NormalizerStep {
-  enum class Kind { kNfc, kNfd, kNfkc, kNfkd, kLowercase, kReplace, kPrepend, kStrip };
+  enum class Kind {
+    kNfc, kNfd, kNfkc, kNfkd, kLowercase, kReplace, kPrepend, kStrip,
+    kStripAccents,     // drop nonspacing marks (after NFD)
+    kBertCleanText,    // drop NUL, U+FFFD and control characters; any whitespace becomes ' '
+    kBertChineseChars  // a space on each side of every CJK ideograph
+  };
   Kind kind = Kind::kNfc;
   std::string pattern;                 // kReplace: literal pattern (when regex is null)
   std::shared_ptr<const Regex> regex;  // kReplace: regex pattern

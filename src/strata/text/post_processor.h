@@ -19,8 +19,10 @@ class PostProcessor {
   static PostProcessor from_bos_eos(int32_t bos_id, int32_t eos_id);
 
   void apply(std::vector<int32_t>& ids) const;
-  // The pair template around a and b: pair prefix, a, middle, b, pair suffix.
-  std::vector<int32_t> apply_pair(const std::vector<int32_t>& a, const std::vector<int32_t>& b) const;
+  // The pair template around a and b: pair prefix, a, middle, b, pair suffix. type_ids, when
+  // given, gets each id's segment as the template says (BERT: 0 through the first [SEP], then 1).
+  std::vector<int32_t> apply_pair(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
+                                  std::vector<int32_t>* type_ids = nullptr) const;
   const std::vector<int32_t>& prefix() const { return prefix_; }
   const std::vector<int32_t>& suffix() const { return suffix_; }
 
@@ -28,6 +30,8 @@ class PostProcessor {
   std::vector<int32_t> prefix_, suffix_;  // ids before and after the sequence
   struct Pair {
     std::vector<int32_t> prefix, middle, suffix;  // around and between the two sequences
+    std::vector<int32_t> prefix_types, middle_types, suffix_types;  // their segments
+    int32_t a_type = 0, b_type = 1;
   };
   Pair pair_;
 };

@@ -174,9 +174,13 @@ void add_from_json(PreTokenizer& pre, const nlohmann::json& config) {
     pre.add(regex_split(R"(\s+)", SplitBehavior::kRemoved, false));
   } else if (type == "Punctuation") {
     pre.add(regex_split(R"(\p{P})", parse_behavior(config.value("behavior", std::string("Isolated"))), false));
+  } else if (type == "BertPreTokenizer") {  // whitespace removed, then each punctuation character alone
+    pre.add(regex_split(R"(\s+)", SplitBehavior::kRemoved, false));
+    pre.add(regex_split(R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])", SplitBehavior::kIsolated,
+                        false));
   } else {
     fail("tokenizer.json pre_tokenizer type '{}' is not supported (supported: Sequence, Split, ByteLevel, "
-         "Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation)", type);
+         "Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, BertPreTokenizer)", type);
   }
 }
 

@@ -1,7 +1,8 @@
 // Pre-tokenizers: cut normalized text into pieces that BPE encodes independently.
 // Split (regex or literal, five delimiter behaviours, invert), ByteLevel (GPT-2 regex and
 // prefix space; the byte->char mapping is implicit because byte-level vocabularies are kept
-// in raw bytes), Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Sequence.
+// in raw bytes), Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, BertPreTokenizer
+// (ASCII and Unicode punctuation), Sequence.
 #pragma once
 
 #include <memory>

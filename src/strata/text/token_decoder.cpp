@@ -86,6 +86,25 @@ std::string strip_token(const DecoderStep& step, const std::string& t) {
   return t.substr(b, e - b);
 }
 
+// tokenizers' WordPiece cleanup: spaces the decoder put before punctuation and contractions go.
+std::string wordpiece_cleanup(std::string t) {
+  static const std::pair<const char*, const char*> kRules[] = {
+      {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+      {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kRules) t = replace_literal(t, from, to);
+  return t;
+}
+
+// A token after the first joins its word without its prefix ("##ing"), or starts a new word.
+std::vector<std::string> wordpiece(const DecoderStep& step, std::vector<std::string> tokens) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string& t = tokens[i];
+    if (i > 0) t = t.starts_with(step.pattern) ? t.substr(step.pattern.size()) : " " + t;
+    if (step.cleanup) t = wordpiece_cleanup(std::move(t));
+  }
+  return tokens;
+}
+
 std::vector<std::string> apply_step(const DecoderStep& step, std::vector<std::string> tokens) {
   switch (step.kind) {
     case Kind::kByteLevel: return byte_level(tokens);
@@ -104,6 +123,7 @@ std::vector<std::string> apply_step(const DecoderStep& step, std::vector<std::st
     case Kind::kReplace:
       for (auto& t : tokens) t = step.regex ? step.regex->replace_all(t, step.content) : replace_literal(t, step.pattern, step.content);
       return tokens;
+    case Kind::kWordPiece: return wordpiece(step, std::move(tokens));
   }
   return tokens;
 }
@@ -136,9 +156,12 @@ void add_from_json(TokenDecoder& decoder, const nlohmann::json& config) {
     if (pattern.contains("Regex")) step.regex = std::make_shared<Regex>(pattern["Regex"].get<std::string>());
     else step.pattern = pattern.at("String").get<std::string>();
     decoder.add(std::move(step));
+  } else if (type == "WordPiece") {
+    decoder.add({.kind = Kind::kWordPiece, .pattern = config.value("prefix", std::string("##")),
+                 .cleanup = config.value("cleanup", true)});
   } else {
     fail("tokenizer.json decoder type '{}' is not supported (supported: ByteLevel, Metaspace, ByteFallback, "
-         "Fuse, Strip, Replace, Sequence)", type);
+         "Fuse, Strip, Replace, WordPiece, Sequence)", type);
   }
 }
 

@@ -1,6 +1,6 @@
 // The encode pipeline, in Hugging Face's order: added tokens in the raw text -> normalize
 // each gap -> added tokens in the normalized text -> pre-tokenize -> BPE per piece ->
-// post-process. Decode maps ids to spellings and runs the decoder chain.
+// post-process (BPE or WordPiece per piece). Decode maps ids to spellings and runs the decoder chain.
 #include "strata/text/tokenizer.h"
 
 #include "strata/core/error.h"
@@ -32,16 +32,21 @@ std::optional<int32_t> Tokenizer::resolve(const std::optional<std::string>& toke
   return token_to_id(*token);
 }
 
-std::vector<int32_t> Tokenizer::encode_pair(std::string_view a, std::string_view b, bool add_special_tokens) const {
+std::vector<int32_t> Tokenizer::encode_pair(std::string_view a, std::string_view b, bool add_special_tokens,
+                                            std::vector<int32_t>* type_ids) const {
   std::vector<int32_t> first = encode(a, false), second = encode(b, false);
-  if (add_special_tokens) return post_processor_.apply_pair(first, second);
+  if (add_special_tokens) return post_processor_.apply_pair(first, second, type_ids);
+  if (type_ids != nullptr) {
+    type_ids->assign(first.size(), 0);
+    type_ids->insert(type_ids->end(), second.size(), 1);
+  }
   first.insert(first.end(), second.begin(), second.end());
   return first;
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   std::string repaired;
-  if (!model_->options().byte_level && !is_valid_utf8(text)) {
+  if (!model_->byte_level() && !is_valid_utf8(text)) {
     repaired = utf8_lossy(text);
     text = repaired;
   }

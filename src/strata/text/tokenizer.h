@@ -1,5 +1,6 @@
 // Text <-> token ids for the BPE tokenizers LLMs ship: byte-level BPE (GPT-2, Llama 3, Qwen,
-// DeepSeek) and SentencePiece-style BPE with byte fallback (Llama 2, Mistral). Built from a
+// DeepSeek) and SentencePiece-style BPE with byte fallback (Llama 2, Mistral), and BERT's
+// WordPiece. Built from a
 // Hugging Face tokenizer.json (+ tokenizer_config.json beside it) or from GGUF vocabulary
 // metadata; encodings match Hugging Face tokenizers exactly. Immutable and thread-safe.
 #pragma once
@@ -32,8 +33,10 @@ class Tokenizer {
   // back); SentencePiece-style ones first replace each ill-formed subpart with U+FFFD.
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const;
   // Two texts as one sequence (a cross-encoder's query and document), through the
-  // post-processor's pair template when add_special_tokens.
-  std::vector<int32_t> encode_pair(std::string_view a, std::string_view b, bool add_special_tokens) const;
+  // post-processor's pair template when add_special_tokens. type_ids, when given, gets each
+  // id's segment (0 for a, 1 for b, the template's for its tokens), as BERT reads them.
+  std::vector<int32_t> encode_pair(std::string_view a, std::string_view b, bool add_special_tokens,
+                                   std::vector<int32_t>* type_ids = nullptr) const;
   // Ids outside the vocabulary are skipped; text that is not valid UTF-8 after decoding
   // has U+FFFD in place of the broken bytes.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const;
@@ -59,7 +62,7 @@ class Tokenizer {
 
   Normalizer normalizer_;
   PreTokenizer pre_tokenizer_;
-  std::unique_ptr<BpeModel> model_;
+  std::unique_ptr<TokenModel> model_;
   std::vector<std::string> token_strings_;
   TokenIndex token_index_;  // spelling -> id, added tokens first
   AddedVocabulary added_;

@@ -26,7 +26,7 @@ struct TokenizerConfig {
 struct TokenizerParts {
   Normalizer normalizer;
   PreTokenizer pre_tokenizer;
-  std::unique_ptr<BpeModel> model;
+  std::unique_ptr<TokenModel> model;  // BPE or WordPiece
   std::vector<std::string> token_strings;  // id -> vocabulary spelling (model and added tokens)
   AddedVocabulary added;
   PostProcessor post_processor;

@@ -95,7 +95,7 @@ TEST(RopeOp, RotateHalfOnThePartialRotaryDims) {
       }
 }
 
-TEST(ActivationOp, SiluGeluRelu2) {
+TEST(ActivationOp, SiluGeluRelu2Tanh) {
   Tensor g = test::random_f32({4, 33}, 9, -4, 4), u = test::random_f32({4, 33}, 10);
   Tensor out = Tensor::host(DType::kF32, {4, 33});
   ops::gated_activation(g, u, out, ops::Activation::kSilu);
@@ -111,6 +111,9 @@ TEST(ActivationOp, SiluGeluRelu2) {
     const double x = g.data_as<float>()[i];
     ASSERT_NEAR(out.data_as<float>()[i], 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))), 1e-5);
   }
+  ops::activation(g, out, ops::Activation::kTanh);  // BERT's classifier pooler
+  for (int64_t i = 0; i < g.numel(); ++i) ASSERT_NEAR(out.data_as<float>()[i], std::tanh(g.data_as<float>()[i]), 1e-6);
+  EXPECT_EQ(ops::parse_activation("tanh"), ops::Activation::kTanh);
 }
 
 // gpt-oss: gate clamped above at 7, up clamped to [-7, 7] then + 1, gate * sigmoid(1.702 gate).

@@ -1,6 +1,6 @@
 // CPU paged attention against a double-precision reference that reads the same cache:
 // GQA, shuffled block tables, a decode row and a prefill chunk in one step, head sizes with
-// and without a SIMD tail, sliding window, sinks and logit softcap.
+// and without a SIMD tail, sliding window, sinks and logit softcap, and bidirectional rows.
 #include "strata/ops/paged_attention.h"
 
 #include <gtest/gtest.h>
@@ -37,12 +37,13 @@ std::vector<double> reference(const AttentionCase& s, const Tensor& q, const Ten
     for (int32_t i = 0; i < s.q_lens[r]; ++i, ++t) {
       const int64_t pos = s.kv_lens[r] - s.q_lens[r] + i;
       const int64_t first = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
+      const int64_t last = p.causal ? pos : s.kv_lens[r] - 1;
       for (int64_t h = 0; h < s.num_heads; ++h) {
         const int64_t kvh = h / (s.num_heads / s.num_kv_heads);
         const float* qv = q.data_as<float>() + (t * s.num_heads + h) * hd;
         std::vector<double> w;
         double mx = p.sinks.defined() ? p.sinks.data_as<float>()[h] : -INFINITY;
-        for (int64_t k = first; k <= pos; ++k) {
+        for (int64_t k = first; k <= last; ++k) {
           const int64_t slot = tables[r * max_blocks + k / s.block_size] * s.block_size + k % s.block_size;
           double dot = 0;
           for (int64_t d = 0; d < hd; ++d) dot += double(qv[d]) * kc.data_as<float>()[(slot * s.num_kv_heads + kvh) * hd + d];
@@ -53,7 +54,7 @@ std::vector<double> reference(const AttentionCase& s, const Tensor& q, const Ten
         }
         double denom = p.sinks.defined() ? std::exp(p.sinks.data_as<float>()[h] - mx) : 0.0;
         for (double& x : w) denom += (x = std::exp(x - mx));
-        for (int64_t k = first; k <= pos; ++k) {
+        for (int64_t k = first; k <= last; ++k) {
           const int64_t slot = tables[r * max_blocks + k / s.block_size] * s.block_size + k % s.block_size;
           for (int64_t d = 0; d < hd; ++d)
             out[(t * s.num_heads + h) * hd + d] +=
@@ -67,7 +68,8 @@ std::vector<double> reference(const AttentionCase& s, const Tensor& q, const Ten
 
 void check(const AttentionCase& s, const ops::AttentionParams& params) {
   SCOPED_TRACE(testing::Message() << "head_dim=" << s.head_dim << " window=" << params.sliding_window
-                                  << " softcap=" << params.logit_softcap << " sinks=" << params.sinks.defined());
+                                  << " softcap=" << params.logit_softcap << " sinks=" << params.sinks.defined()
+                                  << " causal=" << params.causal);
   const int64_t num_tokens = s.q_lens[0] + s.q_lens[1];
   const Shape cache_shape{s.num_blocks, s.block_size, s.num_kv_heads, s.head_dim};
   const Tensor kc = test::random_f32(cache_shape, 1), vc = test::random_f32(cache_shape, 2);
@@ -99,6 +101,14 @@ TEST(PagedAttentionCpuTest, MatchesReference) {
     check(s, {.scale = scale, .logit_softcap = 5.0f});
     check(s, {.scale = scale, .sinks = test::random_f32({s.num_heads}, 4)});
   }
+}
+
+// Encoders: a row that is a whole sequence, each query seeing keys after it too.
+TEST(PagedAttentionCpuTest, BidirectionalRowsSeeEveryKey) {
+  AttentionCase s{.q_lens = {5, 9}, .kv_lens = {5, 9}};
+  check(s, {.scale = 0.125f, .causal = false});
+  s.head_dim = 20;
+  check(s, {.scale = 0.2f, .causal = false});
 }
 
 // --kv-cache-dtype fp8: store_kv narrows to e4m3 (nearest even, +-448 at most) and attention

@@ -39,35 +39,37 @@ void Attention::load_projections(const WeightScope& w) {
   const int64_t q_out = o.num_heads * o.head_dim * (o.output_gate ? 2 : 1);
   const int64_t kv_out = o.num_kv_heads * o.head_dim;
   if (!o.output_gate && !o.rope.mrope.enabled()) {  // prepare_qkv rotates by 1-D positions only
-    qkv_proj_ = w.fused_rows({"q_proj.weight", "k_proj.weight", "v_proj.weight"},
+    qkv_proj_ = w.fused_rows({o.names.q + ".weight", o.names.k + ".weight", o.names.v + ".weight"},
                              {{q_out, o.hidden_size}, {kv_out, o.hidden_size}, {kv_out, o.hidden_size}});
     if (qkv_proj_.defined() && o.qkv_bias)
-      qkv_bias_ = w.fused_rows({"q_proj.bias", "k_proj.bias", "v_proj.bias"}, {{q_out}, {kv_out}, {kv_out}});
+      qkv_bias_ = w.fused_rows({o.names.q + ".bias", o.names.k + ".bias", o.names.v + ".bias"},
+                               {{q_out}, {kv_out}, {kv_out}});
     if (qkv_proj_.defined() && (!o.qkv_bias || qkv_bias_.defined())) return;
     qkv_proj_ = qkv_bias_ = Tensor();
   }
-  q_proj_ = w.get("q_proj.weight", {q_out, o.hidden_size});
-  k_proj_ = w.get("k_proj.weight", {kv_out, o.hidden_size});
-  v_proj_ = w.get("v_proj.weight", {kv_out, o.hidden_size});
+  q_proj_ = w.get(o.names.q + ".weight", {q_out, o.hidden_size});
+  k_proj_ = w.get(o.names.k + ".weight", {kv_out, o.hidden_size});
+  v_proj_ = w.get(o.names.v + ".weight", {kv_out, o.hidden_size});
   if (o.qkv_bias) {
-    q_bias_ = w.get("q_proj.bias", {q_out});
-    k_bias_ = w.get("k_proj.bias", {kv_out});
-    v_bias_ = w.get("v_proj.bias", {kv_out});
+    q_bias_ = w.get(o.names.q + ".bias", {q_out});
+    k_bias_ = w.get(o.names.k + ".bias", {kv_out});
+    v_bias_ = w.get(o.names.v + ".bias", {kv_out});
   }
 }
 
 Attention::Attention(const AttentionOptions& options, const WeightScope& w) : options_(options) {
   ops::check_paged_attention_supported(w.device(), options.head_dim, w.prefix());
   const int64_t attn_out = options.num_heads * options.head_dim;
+  const AttentionWeightNames& names = options.names;
   load_projections(w);
-  o_proj_ = w.get("o_proj.weight", {options.hidden_size, attn_out});
-  if (options.o_bias) o_bias_ = w.get("o_proj.bias", {options.hidden_size});
+  o_proj_ = w.get(names.o + ".weight", {options.hidden_size, attn_out});
+  if (options.o_bias) o_bias_ = w.get(names.o + ".bias", {options.hidden_size});
   if (options.qk_norm) {
     const ops::RmsNormParams p{.eps = options.rms_norm_eps, .unit_offset = options.norm_unit_offset};
     q_norm_ = {w.get("q_norm.weight", {options.head_dim}), p};
     k_norm_ = {w.get("k_norm.weight", {options.head_dim}), p};
   }
-  inv_freq_ = rope_inv_freq(options.rope, w.weights().backend());
+  if (options.rope.rotary_dim > 0) inv_freq_ = rope_inv_freq(options.rope, w.weights().backend());  // none: BERT
   if (options.sinks) sinks_ = w.get_f32("sinks", {options.num_heads});
 }
 
@@ -134,7 +136,8 @@ void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& ou
                                          .max_kv_len = step.max_kv_len()};
   const float scale = options_.scale > 0 ? options_.scale : 1.0f / std::sqrt(static_cast<float>(hd));
   ops::paged_attention(q, k_cache, v_cache, attn_meta,
-                       {.scale = scale, .sliding_window = options_.sliding_window, .sinks = sinks_},
+                       {.scale = scale, .sliding_window = options_.sliding_window, .sinks = sinks_,
+                        .causal = options_.causal},
                        attn);
   if (options_.output_gate) ops::sigmoid_gate(attn, gate);
   ops::linear(attn.reshape({t, nh * hd}), o_proj_, o_bias_, out);

@@ -1,6 +1,7 @@
 // Multi-head attention over the paged KV cache: q/k/v projections (optional biases),
 // optional per-head q/k RMSNorm, rotary embedding, an optional sigmoid output gate
-// (Qwen3-Next), sliding window and attention sinks (gpt-oss), output projection.
+// (Qwen3-Next), sliding window and attention sinks (gpt-oss), output projection. Causal, or
+// bidirectional for encoders (BERT), whose prompts then run whole (LayerCaps::causal).
 #pragma once
 
 #include "strata/model/layer.h"
@@ -9,6 +10,11 @@
 #include "strata/ops/rope.h"
 
 namespace strata {
+
+// Leaf names of the projections under the layer's scope (".weight" / ".bias" appended).
+struct AttentionWeightNames {
+  std::string q = "q_proj", k = "k_proj", v = "v_proj", o = "o_proj";
+};
 
 struct AttentionOptions {
   int64_t hidden_size = 0;
@@ -25,6 +31,8 @@ struct AttentionOptions {
   float scale = 0.0f;  // 0: 1 / sqrt(head_dim)
   int64_t sliding_window = 0;
   bool sinks = false;
+  bool causal = true;  // false: every token attends to every token of its sequence
+  AttentionWeightNames names;
 };
 
 // Options every Llama-style architecture shares, from config.json.
@@ -35,7 +43,7 @@ Tensor rope_inv_freq(const ops::RopeTable& rope, Backend& backend);
 class Attention final : public Mixer {
  public:
   Attention(const AttentionOptions& options, const WeightScope& w);
-  LayerCaps caps() const override { return {.uses_kv_cache = true}; }
+  LayerCaps caps() const override { return {.uses_kv_cache = true, .causal = options_.causal}; }
   void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
                ForwardContext& ctx) const override;
 

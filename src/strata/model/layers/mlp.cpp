@@ -7,17 +7,18 @@ namespace strata {
 
 Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
   const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
+  const MlpWeightNames& n = options.names;
   if (options.gated && !options.bias)
-    gate_up_proj_ = w.fused_rows({"gate_proj.weight", "up_proj.weight"}, {{inter, hidden}, {inter, hidden}});
+    gate_up_proj_ = w.fused_rows({n.gate + ".weight", n.up + ".weight"}, {{inter, hidden}, {inter, hidden}});
   if (!gate_up_proj_.defined()) {
-    if (options.gated) gate_proj_ = w.get("gate_proj.weight", {inter, hidden});
-    up_proj_ = w.get("up_proj.weight", {inter, hidden});
+    if (options.gated) gate_proj_ = w.get(n.gate + ".weight", {inter, hidden});
+    up_proj_ = w.get(n.up + ".weight", {inter, hidden});
   }
-  down_proj_ = w.get("down_proj.weight", {hidden, inter});
+  down_proj_ = w.get(n.down + ".weight", {hidden, inter});
   if (options.bias) {
-    if (options.gated) gate_bias_ = w.get("gate_proj.bias", {inter});
-    up_bias_ = w.get("up_proj.bias", {inter});
-    down_bias_ = w.get("down_proj.bias", {hidden});
+    if (options.gated) gate_bias_ = w.get(n.gate + ".bias", {inter});
+    up_bias_ = w.get(n.up + ".bias", {inter});
+    down_bias_ = w.get(n.down + ".bias", {hidden});
   }
 }
 

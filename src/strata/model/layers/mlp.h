@@ -8,17 +8,23 @@
 
 namespace strata {
 
+// Leaf names of the projections under the layer's scope (".weight" / ".bias" appended).
+struct MlpWeightNames {
+  std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+};
+
 struct MlpOptions {
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
   ops::Activation activation = ops::Activation::kSilu;
   bool gated = true;
   bool bias = false;
+  MlpWeightNames names;
 };
 
 class Mlp final : public Ffn {
  public:
-  // Weights: gate_proj (gated only), up_proj, down_proj under `w`.
+  // Weights: gate_proj (gated only), up_proj, down_proj under `w` (options.names).
   Mlp(const MlpOptions& options, const WeightScope& w);
   void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const override;
 

@@ -24,6 +24,7 @@ inline float apply(float x, ops::Activation act) {
       const float g = std::min(x, ops::kClampedSwigluLimit);
       return g / (1.0f + std::exp(-ops::kClampedSwigluAlpha * g));
     }
+    case ops::Activation::kTanh: return std::tanh(x);
   }
   return x;
 }

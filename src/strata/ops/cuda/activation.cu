@@ -55,6 +55,9 @@ void launch_for_dtype(const ActivationParams& p, ops::Activation act) {
     case ops::Activation::kClampedSwiglu:
       launch_dependent(activation_kernel<T, ops::Activation::kClampedSwiglu>, dim3(blocks), dim3(256), 0, stream, p);
       break;
+    case ops::Activation::kTanh:
+      launch_dependent(activation_kernel<T, ops::Activation::kTanh>, dim3(blocks), dim3(256), 0, stream, p);
+      break;
   }
   STRATA_CUDA_CHECK_LAUNCH();
 }

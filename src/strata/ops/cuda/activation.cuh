@@ -18,6 +18,8 @@ __device__ __forceinline__ float apply_activation(float x) {
   } else if constexpr (kAct == ops::Activation::kClampedSwiglu) {
     const float g = fminf(x, ops::kClampedSwigluLimit);
     return g / (1.0f + expf(-ops::kClampedSwigluAlpha * g));
+  } else if constexpr (kAct == ops::Activation::kTanh) {
+    return tanhf(x);
   } else {
     const float r = x > 0.0f ? x : 0.0f;
     return r * r;
@@ -47,6 +49,7 @@ __device__ __forceinline__ float gated_value(ops::Activation act, float gate, fl
     case ops::Activation::kGelu: return gated_value<ops::Activation::kGelu>(gate, up);
     case ops::Activation::kRelu2: return gated_value<ops::Activation::kRelu2>(gate, up);
     case ops::Activation::kClampedSwiglu: return gated_value<ops::Activation::kClampedSwiglu>(gate, up);
+    case ops::Activation::kTanh: return gated_value<ops::Activation::kTanh>(gate, up);
   }
   return 0.0f;
 }

@@ -52,6 +52,7 @@ struct AttnKernelParams {
   int num_tokens, num_q_heads, num_kv_heads, group, block_size, num_splits;
   float scale, softcap;
   int sliding_window;
+  bool causal;
 };
 
 __device__ __forceinline__ float sink_logit(const AttnKernelParams& p, int head) {
@@ -78,7 +79,7 @@ __device__ QueryRow query_row(const AttnKernelParams& p, const BlockSpan& s, int
   const int tok = entry / p.group;
   q.token = s.q_begin + tok;
   q.head = s.kv_head * p.group + entry % p.group;
-  q.pos = s.kv_len - s.q_len + tok;
+  q.pos = p.causal ? s.kv_len - s.q_len + tok : s.kv_len - 1;  // the last visible key
   q.lower = p.sliding_window > 0 ? q.pos - p.sliding_window + 1 : 0;
   return q;
 }
@@ -281,7 +282,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p)
   const int tok_lo = span.entry0 / p.group;
   const int tok_hi = min(span.q_len - 1, (span.entry0 + kBlockRows - 1) / p.group);
   const int pos_lo = span.kv_len - span.q_len + tok_lo;
-  const int kv_end = span.kv_len - span.q_len + tok_hi + 1;
+  const int kv_end = p.causal ? span.kv_len - span.q_len + tok_hi + 1 : span.kv_len;
   const int kv_begin = p.sliding_window > 0 ? max(0, pos_lo - p.sliding_window + 1) : 0;
   const int tile0 = kv_begin / BN, num_tiles = (kv_end + BN - 1) / BN - tile0;
   const int per_split = (num_tiles + p.num_splits - 1) / p.num_splits;
@@ -422,7 +423,7 @@ AttnKernelParams make_params(const Tensor& q, const Tensor& k_cache, const Tenso
       .num_q_heads = static_cast<int>(q.dim(1)), .num_kv_heads = static_cast<int>(k_cache.dim(2)),
       .group = static_cast<int>(q.dim(1) / k_cache.dim(2)), .block_size = static_cast<int>(k_cache.dim(1)),
       .num_splits = 1, .scale = params.scale, .softcap = params.logit_softcap,
-      .sliding_window = static_cast<int>(params.sliding_window)};
+      .sliding_window = static_cast<int>(params.sliding_window), .causal = params.causal};
 }
 
 }  // namespace
