@@ -104,7 +104,6 @@ void bind_engine(py::module_& m) {
       .def(py::init<OfflineEngineOptions>(), py::call_guard<py::gil_scoped_release>())
       .def("generate", &generate, "run every request to its end; outputs in the order given")
       .def("encode", &OfflineEngine::encode, py::arg("text"), py::arg("add_special_tokens") = true)
-      .def("encode_pair", &OfflineEngine::encode_pair, py::arg("a"), py::arg("b"), py::arg("add_special_tokens") = true)
       .def("encode_pair_types", &OfflineEngine::encode_pair_types, py::arg("a"), py::arg("b"),
            py::arg("add_special_tokens") = true)
       .def("decode", &OfflineEngine::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)

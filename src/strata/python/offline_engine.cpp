@@ -76,11 +76,6 @@ std::string OfflineEngine::decode(const std::vector<int32_t>& ids, bool skip_spe
   return text_tokenizer().decode(ids, skip_special_tokens);
 }
 
-std::vector<int32_t> OfflineEngine::encode_pair(const std::string& a, const std::string& b,
-                                                bool add_special_tokens) const {
-  return text_tokenizer().encode_pair(a, b, add_special_tokens);
-}
-
 std::pair<std::vector<int32_t>, std::vector<int32_t>> OfflineEngine::encode_pair_types(const std::string& a,
                                                                                        const std::string& b,
                                                                                        bool add_special_tokens) const {

@@ -50,8 +50,6 @@ class OfflineEngine {
   // Throws an Error saying how to get a tokenizer when the engine has none (token ids only).
   std::vector<int32_t> encode(const std::string& text, bool add_special_tokens) const;
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
-  // A cross-encoder's (query, document) pair as one sequence (the tokenizer's pair template).
-  std::vector<int32_t> encode_pair(const std::string& a, const std::string& b, bool add_special_tokens) const;
   // The pair's ids and each id's segment (token type), as BERT cross-encoders read them.
   std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair_types(const std::string& a, const std::string& b,
                                                                           bool add_special_tokens) const;
