@@ -33,8 +33,7 @@ void upload(const Tensor& dst, const Tensor& host_f32, Backend& backend) {
   }
   Tensor bf16 = Tensor::host(DType::kBF16, host_f32.shape());
   for (int64_t i = 0; i < host_f32.numel(); ++i) bf16.data_as<uint16_t>()[i] = f32_to_bf16(host_f32.data_as<float>()[i]);
-  backend.copy(dst, bf16);
-  backend.synchronize();  // bf16 is freed on return
+  backend.copy(dst, bf16);  // a host -> device copy has read its source when it returns
 }
 
 Tensor zeros(Backend& backend, DType dtype, Shape shape) {
