@@ -109,6 +109,7 @@ def test_sigterm_during_20_streams_finishes_them_refuses_new_and_exits_0(smol_se
         while server.metrics()["strata:num_requests_running"] < 20 and time.time() < deadline:
             time.sleep(0.05)
         server.proc.send_signal(signal.SIGTERM)
+        deadline = time.time() + 10
         while not any("shutting down" in line for line in server.log) and time.time() < deadline:
             time.sleep(0.02)
         status, text = request(server.url + "/v1/completions", {"prompt": PROMPT, "max_tokens": 2})

@@ -248,9 +248,9 @@ class ShutdownWatcher {
       http.stop();
       return;
     }
+    http.begin_drain();  // before the log line: once it is printed, new requests get 503
     fmt::print("shutting down: finishing running requests (up to {} s)\n", kDrainDeadline.count());
     std::fflush(stdout);
-    http.begin_drain();
     engine.shutdown(kDrainDeadline);
     http.stop();
   }
