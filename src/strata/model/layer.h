@@ -22,24 +22,26 @@ struct LayerCaps {
   bool causal = true;
 };
 
+class NormedInput;
+
+// How a sublayer writes its result: out = f(h), or out += f(h), the block's residual add, which
+// a last linear does in its epilogue.
+enum class SublayerWrite : uint8_t { kStore, kAdd };
+
 class Mixer {
  public:
   virtual ~Mixer() = default;
   virtual LayerCaps caps() const = 0;
-  // h: [T, hidden] normalised input; out: [T, hidden].
-  virtual void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
-                       ForwardContext& ctx) const = 0;
+  // in: [T, hidden] the block's input and its norm; out: [T, hidden].
+  virtual void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+                       SublayerWrite write) const = 0;
 };
-
-// How a feed-forward network writes its result: out = ffn(h), or out += ffn(h), the block's
-// residual add, which a last linear can do in its epilogue.
-enum class FfnWrite : uint8_t { kStore, kAdd };
 
 class Ffn {
  public:
   virtual ~Ffn() = default;
-  // h: [T, hidden]; out: [T, hidden].
-  virtual void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const = 0;
+  // in: [T, hidden]; out: [T, hidden].
+  virtual void forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const = 0;
 };
 
 class Layer {

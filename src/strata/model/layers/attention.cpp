@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "strata/lora/lora_set.h"
+#include "strata/model/layers/normed_input.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/paged_attention.h"
@@ -73,10 +74,11 @@ Attention::Attention(const AttentionOptions& options, const WeightScope& w) : op
   if (options.sinks) sinks_ = w.get_f32("sinks", {options.num_heads});
 }
 
-void Attention::forward_fused_qkv(const StepBatch& step, const Tensor& h, const Tensor& q,
+void Attention::forward_fused_qkv(const StepBatch& step, NormedInput& in, const Tensor& q,
                                   ForwardContext& ctx) const {
-  Tensor qkv = ctx.temp({h.dim(0), qkv_proj_.dim(0)});
-  ops::linear(h, qkv_proj_, qkv_bias_, qkv);
+  Tensor qkv = ctx.temp({in.rows(), qkv_proj_.dim(0)});
+  in.linear(qkv_proj_, qkv_bias_, qkv);
+  const Tensor& h = in.h();
   const int64_t q_out = options_.num_heads * options_.head_dim, kv_out = options_.num_kv_heads * options_.head_dim;
   apply_lora(ctx, LoraModule::kQ, h, qkv, 0);
   apply_lora(ctx, LoraModule::kK, h, qkv, q_out);
@@ -89,9 +91,9 @@ void Attention::forward_fused_qkv(const StepBatch& step, const Tensor& h, const 
                     .norm_eps = q_norm_.params.eps, .norm_unit_offset = q_norm_.params.unit_offset});
 }
 
-void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
-                        ForwardContext& ctx) const {
-  const int64_t t = h.dim(0), nh = options_.num_heads, nkv = options_.num_kv_heads;
+void Attention::forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+                        SublayerWrite write) const {
+  const int64_t t = in.rows(), nh = options_.num_heads, nkv = options_.num_kv_heads;
   const int64_t hd = options_.head_dim;
   const StepTensors& meta = step.device();
   const Tensor& k_cache = ctx.kv_cache->k(ctx.kv_layer);
@@ -99,8 +101,9 @@ void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& ou
   Tensor q, gate;
   if (qkv_proj_.defined()) {
     q = ctx.temp({t, nh, hd});
-    forward_fused_qkv(step, h, q, ctx);
+    forward_fused_qkv(step, in, q, ctx);
   } else {
+    const Tensor& h = in.h();
     Tensor q_full = ctx.temp({t, q_proj_.dim(0)});
     Tensor k = ctx.temp({t, nkv, hd});
     Tensor v = ctx.temp({t, nkv, hd});
@@ -140,7 +143,7 @@ void Attention::forward(const StepBatch& step, const Tensor& h, const Tensor& ou
                         .causal = options_.causal},
                        attn);
   if (options_.output_gate) ops::sigmoid_gate(attn, gate);
-  ops::linear(attn.reshape({t, nh * hd}), o_proj_, o_bias_, out);
+  ops::linear(attn.reshape({t, nh * hd}), o_proj_, o_bias_, out, {.accumulate = write == SublayerWrite::kAdd});
   apply_lora(ctx, LoraModule::kO, attn.reshape({t, nh * hd}), out);
 }
 

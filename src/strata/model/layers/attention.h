@@ -44,13 +44,13 @@ class Attention final : public Mixer {
  public:
   Attention(const AttentionOptions& options, const WeightScope& w);
   LayerCaps caps() const override { return {.uses_kv_cache = true, .causal = options_.causal}; }
-  void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
-               ForwardContext& ctx) const override;
+  void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+               SublayerWrite write) const override;
 
  private:
   void load_projections(const WeightScope& w);
   // q, k, v as one projection, then prepare_qkv (accelerators); else three and rope/store_kv.
-  void forward_fused_qkv(const StepBatch& step, const Tensor& h, const Tensor& q, ForwardContext& ctx) const;
+  void forward_fused_qkv(const StepBatch& step, NormedInput& in, const Tensor& q, ForwardContext& ctx) const;
 
   AttentionOptions options_;
   Tensor qkv_proj_, qkv_bias_;                // [q_out + 2 kv_out, in], [q_out + 2 kv_out] or undefined

@@ -1,5 +1,6 @@
 #include "strata/model/layers/encoder_block.h"
 
+#include "strata/model/layers/normed_input.h"
 #include "strata/ops/elementwise.h"
 
 namespace strata {
@@ -7,11 +8,13 @@ namespace strata {
 void EncoderBlock::forward(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
   const Shape shape = x.shape();  // [T, hidden]
   Tensor mixed = ctx.temp(shape);
-  parts_.mixer->forward(step, x, mixed, ctx);
+  NormedInput mixer_in = NormedInput::normalized(x);  // post-norm blocks: norms follow the adds
+  parts_.mixer->forward(step, mixer_in, mixed, ctx, SublayerWrite::kStore);
   ops::add(x, mixed);
   parts_.mixer_norm.apply(x, x);
   Tensor ffn_out = ctx.temp(shape);
-  parts_.ffn->forward(x, ffn_out, ctx, FfnWrite::kStore);
+  NormedInput ffn_in = NormedInput::normalized(x);
+  parts_.ffn->forward(ffn_in, ffn_out, ctx, SublayerWrite::kStore);
   ops::add(x, ffn_out);
   parts_.ffn_norm.apply(x, x);
 }

@@ -1,6 +1,7 @@
 #include "strata/model/layers/gated_deltanet.h"
 
 #include "strata/core/error.h"
+#include "strata/model/layers/normed_input.h"
 #include "strata/model/layers/ssm_segments.h"
 #include "strata/ops/causal_conv1d.h"
 #include "strata/ops/gated_delta_rule.h"
@@ -82,15 +83,16 @@ LayerCaps GatedDeltaNet::caps() const {
           .graph_safe = true};  // for plain decode steps: the runner checks the step
 }
 
-void GatedDeltaNet::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
-                            ForwardContext& ctx) const {
-  const int64_t t = h.dim(0), nv = options_.num_v_heads, dk = options_.k_head_dim;
+void GatedDeltaNet::forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+                            SublayerWrite write) const {
+  const int64_t t = in.rows(), nv = options_.num_v_heads, dk = options_.k_head_dim;
   const int64_t dv = options_.v_head_dim, kernel = options_.conv_kernel;
   Tensor qkv = ctx.temp({t, conv_dim()});
   Tensor z = ctx.temp({t, nv, dv});
   Tensor b = ctx.temp({t, nv});
   Tensor a = ctx.temp({t, nv});
-  ops::linear(h, qkv_proj_, Tensor(), qkv);
+  in.linear(qkv_proj_, Tensor(), qkv);
+  const Tensor& h = in.h();
   ops::linear(h, z_proj_, Tensor(), z.reshape({t, nv * dv}));
   ops::linear(h, b_proj_, Tensor(), b);
   ops::linear(h, a_proj_, Tensor(), a);
@@ -115,7 +117,7 @@ void GatedDeltaNet::forward(const StepBatch& step, const Tensor& h, const Tensor
   const Tensor flat = core.reshape({t * nv, dv});
   ops::gated_rms_norm(flat, z.reshape({t * nv, dv}), norm_weight_, flat,
                       {.eps = options_.norm_eps, .order = ops::GateOrder::kNormThenGate});
-  ops::linear(core.reshape({t, nv * dv}), out_proj_, Tensor(), out);
+  ops::linear(core.reshape({t, nv * dv}), out_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
 }
 
 }  // namespace strata

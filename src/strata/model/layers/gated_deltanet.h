@@ -27,8 +27,8 @@ class GatedDeltaNet final : public Mixer {
   // here at load) or the split projections, conv1d, A_log, dt_bias, norm, out_proj.
   GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightScope& w);
   LayerCaps caps() const override;
-  void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
-               ForwardContext& ctx) const override;
+  void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+               SublayerWrite write) const override;
 
  private:
   int64_t key_dim() const { return options_.num_k_heads * options_.k_head_dim; }

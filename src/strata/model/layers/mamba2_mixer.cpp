@@ -1,5 +1,6 @@
 #include "strata/model/layers/mamba2_mixer.h"
 
+#include "strata/model/layers/normed_input.h"
 #include "strata/model/layers/ssm_segments.h"
 #include "strata/ops/causal_conv1d.h"
 #include "strata/ops/gated_rms_norm.h"
@@ -42,14 +43,15 @@ LayerCaps Mamba2Mixer::caps() const {
           .graph_safe = true};  // for plain decode steps: the runner checks the step
 }
 
-void Mamba2Mixer::forward(const StepBatch& step, const Tensor& h, const Tensor& out,
-                          ForwardContext& ctx) const {
-  const int64_t t = h.dim(0), nh = options_.num_heads, hd = options_.head_dim;
+void Mamba2Mixer::forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+                          SublayerWrite write) const {
+  const int64_t t = in.rows(), nh = options_.num_heads, hd = options_.head_dim;
   const int64_t kernel = options_.conv_kernel;
   Tensor z = ctx.temp({t, inner()});
   Tensor xbc = ctx.temp({t, conv_dim()});
   Tensor dt = ctx.temp({t, nh});
-  ops::linear(h, z_proj_, z_bias_, z);
+  in.linear(z_proj_, z_bias_, z);
+  const Tensor& h = in.h();
   ops::linear(h, xbc_proj_, xbc_bias_, xbc);
   ops::linear(h, dt_proj_, dt_bias_proj_, dt);
   Tensor y = ctx.temp({t, nh, hd});
@@ -77,7 +79,7 @@ void Mamba2Mixer::forward(const StepBatch& step, const Tensor& h, const Tensor& 
   ops::gated_rms_norm(flat, z, norm_weight_, flat,
                       {.eps = options_.norm_eps, .group_size = options_.norm_group_size,
                        .order = ops::GateOrder::kGateThenNorm});
-  ops::linear(flat, out_proj_, out_bias_, out);
+  ops::linear(flat, out_proj_, out_bias_, out, {.accumulate = write == SublayerWrite::kAdd});
 }
 
 }  // namespace strata

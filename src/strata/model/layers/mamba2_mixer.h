@@ -32,8 +32,8 @@ class Mamba2Mixer final : public Mixer {
   // Weights under `w`: in_proj, conv1d, dt_bias, A_log, D, norm, out_proj.
   Mamba2Mixer(const Mamba2MixerOptions& options, const WeightScope& w);
   LayerCaps caps() const override;
-  void forward(const StepBatch& step, const Tensor& h, const Tensor& out,
-               ForwardContext& ctx) const override;
+  void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+               SublayerWrite write) const override;
 
  private:
   int64_t inner() const { return options_.num_heads * options_.head_dim; }

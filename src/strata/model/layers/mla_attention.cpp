@@ -2,7 +2,7 @@
 
 #include "strata/model/layers/attention.h"
 
-
+#include "strata/model/layers/normed_input.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/mla.h"
 #include "strata/ops/paged_attention.h"
@@ -64,8 +64,10 @@ void MlaAttention::project_q(const Tensor& h, const Tensor& q, ForwardContext& c
   ops::linear(q_latent, q_b_proj_, Tensor(), q_flat);
 }
 
-void MlaAttention::forward(const StepBatch& step, const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
+void MlaAttention::forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+                           SublayerWrite write) const {
   const MlaOptions& o = options_;
+  const Tensor& h = in.h();
   const int64_t t = h.dim(0), nh = o.num_heads, width = o.qk_head_dim();
   const StepTensors& meta = step.device();
   Tensor q = ctx.temp({t, nh, width});
@@ -91,7 +93,8 @@ void MlaAttention::forward(const StepBatch& step, const Tensor& h, const Tensor&
                        {.scale = o.scale}, attn);
   Tensor attn_v = ctx.temp({t, nh, o.v_head_dim});
   ops::narrow_heads(attn, attn_v);
-  ops::linear(attn_v.reshape({t, nh * o.v_head_dim}), o_proj_, Tensor(), out);
+  ops::linear(attn_v.reshape({t, nh * o.v_head_dim}), o_proj_, Tensor(), out,
+              {.accumulate = write == SublayerWrite::kAdd});
 }
 
 }  // namespace strata

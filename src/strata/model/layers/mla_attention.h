@@ -32,7 +32,8 @@ class MlaAttention final : public Mixer {
  public:
   MlaAttention(const MlaOptions& options, const WeightScope& w);
   LayerCaps caps() const override { return {.uses_kv_cache = true}; }
-  void forward(const StepBatch& step, const Tensor& h, const Tensor& out, ForwardContext& ctx) const override;
+  void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
+               SublayerWrite write) const override;
 
  private:
   // Checkpoint index of each rotary dim in half layout (pair (i, i + rope / 2) was stored

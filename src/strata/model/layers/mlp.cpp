@@ -1,6 +1,7 @@
 #include "strata/model/layers/mlp.h"
 
 #include "strata/lora/lora_set.h"
+#include "strata/model/layers/normed_input.h"
 #include "strata/ops/linear.h"
 
 namespace strata {
@@ -24,13 +25,14 @@ Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
 
 // The fused gate | up path hands act(gate) * up and the residual add to the down projection;
 // with adapters loaded, act(gate) * up is materialised for the down adapter to read.
-void Mlp::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const {
-  const int64_t t = h.dim(0);
-  const bool accumulate = write == FfnWrite::kAdd;
+void Mlp::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const {
+  const int64_t t = in.rows();
+  const bool accumulate = write == SublayerWrite::kAdd;
   Tensor up = ctx.temp({t, options_.intermediate_size});
   if (gate_up_proj_.defined()) {
     Tensor gate_up = ctx.temp({t, 2 * options_.intermediate_size});
-    ops::linear(h, gate_up_proj_, Tensor(), gate_up);
+    in.linear(gate_up_proj_, Tensor(), gate_up);
+    const Tensor& h = in.h();
     apply_lora(ctx, LoraModule::kGate, h, gate_up, 0);
     apply_lora(ctx, LoraModule::kUp, h, gate_up, options_.intermediate_size);
     if (ctx.lora == nullptr) {
@@ -40,6 +42,7 @@ void Mlp::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWr
     }
     ops::gated_activation_halves(gate_up, up, options_.activation);
   } else {
+    const Tensor& h = in.h();
     ops::linear(h, up_proj_, up_bias_, up);
     apply_lora(ctx, LoraModule::kUp, h, up);
     if (options_.gated) {

@@ -26,7 +26,7 @@ class Mlp final : public Ffn {
  public:
   // Weights: gate_proj (gated only), up_proj, down_proj under `w` (options.names).
   Mlp(const MlpOptions& options, const WeightScope& w);
-  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const override;
+  void forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const override;
 
  private:
   MlpOptions options_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
+#include "strata/model/layers/normed_input.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
@@ -123,9 +124,9 @@ void MoeFfn::run_experts(const Tensor& xs, const Tensor& expert_offsets, const T
 }
 
 // Router logits to each token's k experts and weights. topk_ids: [T, k] i32; topk_weights: [T, k] f32.
-void MoeFfn::route(const Tensor& h, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const {
-  Tensor logits = ctx.temp_f32({h.dim(0), options_.num_experts});
-  ops::linear(h, router_, Tensor(), logits);
+void MoeFfn::route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const {
+  Tensor logits = ctx.temp_f32({in.rows(), options_.num_experts});
+  in.linear(router_, Tensor(), logits);
   if (router_bias_.defined()) ops::add_grouped_bias(logits, router_bias_, Tensor());
   if (correction_bias_.defined()) {
     ops::moe_route_biased(logits, correction_bias_, topk_ids, topk_weights, options_.route);
@@ -144,11 +145,12 @@ void MoeFfn::run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, 
 }
 
 // out = (or +=, with kAdd) the routed experts' combine, then the shared expert's output.
-void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const {
-  const int64_t t = h.dim(0), k = options_.route.top_k, pairs = t * k, dim = options_.expert_dim();
+void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const {
+  const int64_t t = in.rows(), k = options_.route.top_k, pairs = t * k, dim = options_.expert_dim();
   Tensor topk_ids = ctx.workspace.alloc(DType::kI32, {t, k});
   Tensor topk_weights = ctx.temp_f32({t, k});
-  route(h, topk_ids, topk_weights, ctx);
+  route(in, topk_ids, topk_weights, ctx);
+  const Tensor& h = in.h();
   Tensor x = h;
   if (latent_in_.defined()) {
     x = ctx.temp({t, dim});
@@ -168,7 +170,7 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, Ff
     run_experts(xs, groups.expert_offsets, ys, ctx);
     sorted_pairs = groups.sorted_pairs;
   }
-  const bool add = write == FfnWrite::kAdd;
+  const bool add = write == SublayerWrite::kAdd;
   if (latent_out_.defined()) {
     Tensor combined = ctx.temp({t, dim});
     ops::moe_combine(ys, sorted_pairs, topk_weights, combined);
@@ -177,9 +179,10 @@ void MoeFfn::forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, Ff
     ops::moe_combine(ys, sorted_pairs, topk_weights, out, {.accumulate = add});
   }
   if (!shared_expert_) return;  // from here on every part adds into `out`
-  if (!shared_gate_.defined()) return shared_expert_->forward(h, out, ctx, FfnWrite::kAdd);
+  NormedInput shared_in = NormedInput::normalized(h);
+  if (!shared_gate_.defined()) return shared_expert_->forward(shared_in, out, ctx, SublayerWrite::kAdd);
   Tensor shared = ctx.temp(out.shape());
-  shared_expert_->forward(h, shared, ctx, FfnWrite::kStore);
+  shared_expert_->forward(shared_in, shared, ctx, SublayerWrite::kStore);
   Tensor gate = ctx.temp_f32({t, 1});
   ops::linear(h, shared_gate_, Tensor(), gate);
   ops::add_sigmoid_gated(out, shared, gate);

@@ -65,7 +65,7 @@ class MoeFfn final : public Ffn {
   MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names = {});
   // Experts given; the router (and shared expert, latent projections) still come from `w`.
   MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w, const MoeWeightNames& names = {});
-  void forward(const Tensor& h, const Tensor& out, ForwardContext& ctx, FfnWrite write) const override;
+  void forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const override;
 
  private:
   // Refuses at build a routing or expert shape no kernel of the weights' device takes.
@@ -74,7 +74,7 @@ class MoeFfn final : public Ffn {
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
   bool takes_pair_order() const;
-  void route(const Tensor& h, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const;
+  void route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const;
   void run_experts(const Tensor& xs, const Tensor& expert_offsets, const Tensor& ys, ForwardContext& ctx) const;
   void run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, const Tensor& ys, ForwardContext& ctx) const;
   // The router, its biases, the latent projections and the shared expert.
