@@ -5,6 +5,7 @@
 #include "strata/core/error.h"
 #include "strata/model/layers/normed_input.h"
 #include "strata/ops/elementwise.h"
+#include "strata/ops/expert_combine.h"
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 
@@ -158,7 +159,17 @@ void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Su
   }
   Tensor ys = ctx.temp({pairs, dim});
   Tensor sorted_pairs;  // undefined: ys in pair order
-  if (pair_order_capable_ && ops::expert_linear_preferred(h.device(), experts_.gate_up.dtype(), t)) {
+  const bool add = write == SublayerWrite::kAdd;
+  const bool pair_order = pair_order_capable_ && ops::expert_linear_preferred(h.device(), experts_.gate_up.dtype(), t);
+  if (pair_order && !latent_out_.defined()) {
+    Tensor gate_up = ctx.temp({pairs, 2 * options_.intermediate_size});
+    ops::expert_linear(x, experts_.gate_up, topk_ids, gate_up);
+    ops::expert_linear_combine({.x = gate_up, .weights = experts_.down, .topk_ids = topk_ids,
+                                .topk_weights = topk_weights, .out = out, .scratch = ys,
+                                .gated_input = options_.activation, .accumulate = add});
+    return add_shared_expert(h, out, ctx);
+  }
+  if (pair_order) {
     run_experts_in_pair_order(x, topk_ids, ys, ctx);
   } else {
     const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
@@ -170,7 +181,6 @@ void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Su
     run_experts(xs, groups.expert_offsets, ys, ctx);
     sorted_pairs = groups.sorted_pairs;
   }
-  const bool add = write == SublayerWrite::kAdd;
   if (latent_out_.defined()) {
     Tensor combined = ctx.temp({t, dim});
     ops::moe_combine(ys, sorted_pairs, topk_weights, combined);
@@ -178,7 +188,13 @@ void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Su
   } else {
     ops::moe_combine(ys, sorted_pairs, topk_weights, out, {.accumulate = add});
   }
-  if (!shared_expert_) return;  // from here on every part adds into `out`
+  add_shared_expert(h, out, ctx);
+}
+
+// out += the shared expert's output (gated where the model has a shared gate).
+void MoeFfn::add_shared_expert(const Tensor& h, const Tensor& out, ForwardContext& ctx) const {
+  if (!shared_expert_) return;
+  const int64_t t = h.dim(0);
   NormedInput shared_in = NormedInput::normalized(h);
   if (!shared_gate_.defined()) return shared_expert_->forward(shared_in, out, ctx, SublayerWrite::kAdd);
   Tensor shared = ctx.temp(out.shape());

@@ -74,6 +74,7 @@ class MoeFfn final : public Ffn {
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
   bool takes_pair_order() const;
+  void add_shared_expert(const Tensor& h, const Tensor& out, ForwardContext& ctx) const;
   void route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const;
   void run_experts(const Tensor& xs, const Tensor& expert_offsets, const Tensor& ys, ForwardContext& ctx) const;
   void run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, const Tensor& ys, ForwardContext& ctx) const;
