@@ -9,11 +9,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <chrono>
 
 #include "bench_model.h"
-#include "strata/engine/engine.h"
+#include "engine_requests.h"
 
 namespace strata {
 namespace {
@@ -29,44 +28,6 @@ struct Flags {
   int32_t ssm_cache_slots = 16;  // device snapshot slots
   double ssm_host_cache_gb = 0;  // the snapshots' host tier
 };
-
-struct RequestResult {
-  double ttft_ms = 0;
-  int32_t cached_tokens = 0;
-};
-
-// Ids in [5, vocab - 5), a different sequence for each seed.
-std::vector<int32_t> make_ids(int32_t count, int32_t seed, int32_t vocab) {
-  std::vector<int32_t> ids;
-  for (int32_t i = 0; i < count; ++i) ids.push_back((seed * 7919 + i * 131 + 11) % (vocab - 10) + 5);
-  return ids;
-}
-
-RequestResult run_request(Engine& engine, std::vector<int32_t> prompt, int32_t output_tokens) {
-  const auto start = std::chrono::steady_clock::now();
-  auto stream = engine.submit({.prompt_ids = std::move(prompt), .sampling = {.temperature = 0},
-                               .max_tokens = output_tokens, .ignore_eos = true});
-  RequestResult result;
-  bool first = true;
-  while (auto update = stream->pop(std::chrono::minutes(10))) {
-    const bool has_token = std::any_of(update->deltas.begin(), update->deltas.end(),
-                                       [](const ChoiceDelta& d) { return !d.token_ids.empty(); });
-    if (first && has_token) {
-      result.ttft_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      first = false;
-    }
-    result.cached_tokens = update->num_cached_tokens;
-    if (update->finished) break;
-  }
-  return result;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 void print_report(const Flags& flags, const std::vector<RequestResult>& results, const EngineStatsSnapshot& stats) {
   fmt::print("| request | prompt tokens | cached tokens | TTFT (ms) |\n|---|---|---|---|\n");
