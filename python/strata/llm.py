@@ -73,7 +73,8 @@ class LLM:
     def embed(self, prompts, pooling_params: Optional[PoolingParams] = None, use_tqdm: bool = True,
               truncate_prompt_tokens: Optional[int] = None) -> List[PoolingRequestOutput]:
         """Embeddings of an embedding model (LLM(model, runner="pooling") or a checkpoint that is one):
-        one PoolingRequestOutput per prompt, .outputs.embedding."""
+        one PoolingRequestOutput per prompt, .outputs.embedding. truncate_prompt_tokens: -1 cuts each
+        prompt to the model's limit (max_model_len), k to k tokens; None refuses a longer prompt."""
         del use_tqdm
         self._require_task("embed", "embed")
         max_tokens = self._engine.truncation_max_tokens(truncate_prompt_tokens)
@@ -93,7 +94,8 @@ class LLM:
     def score(self, data_1, data_2, use_tqdm: bool = True,
               truncate_prompt_tokens: Optional[int] = None) -> List[PoolingRequestOutput]:
         """Scores of data_1 against data_2 (strings; one against many, or pairwise): a cross-encoder's
-        sigmoid of its logit over the pair as one sequence, or the cosine of an embedding model's vectors."""
+        sigmoid of its logit over the pair as one sequence, or the cosine of an embedding model's vectors.
+        truncate_prompt_tokens cuts each pair (or text) as embed() does, a pair's longer text first."""
         del use_tqdm
         max_tokens = self._engine.truncation_max_tokens(truncate_prompt_tokens)
         firsts = [data_1] if isinstance(data_1, str) else list(data_1)

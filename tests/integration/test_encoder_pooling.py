@@ -137,3 +137,6 @@ def test_modernbert_score_and_rerank_with_truncation(modernbert_reranker):
     r = httpx.post(modernbert_reranker.url + "/v1/score", timeout=120,
                    json={"text_1": query, "text_2": document, "truncate_prompt_tokens": 20})
     assert r.status_code == 200 and r.json()["usage"]["prompt_tokens"] == 20, r.text
+    r = httpx.post(modernbert_reranker.url + "/v1/classify", timeout=120,
+                   json={"input": [document, [5] * 200], "truncate_prompt_tokens": 16})
+    assert r.status_code == 200 and r.json()["usage"]["prompt_tokens"] == 32, r.text
