@@ -73,12 +73,13 @@ class LLM:
     def embed(self, prompts, pooling_params: Optional[PoolingParams] = None, use_tqdm: bool = True,
               truncate_prompt_tokens: Optional[int] = None) -> List[PoolingRequestOutput]:
         """Embeddings of an embedding model (LLM(model, runner="pooling") or a checkpoint that is one):
-        one PoolingRequestOutput per prompt, .outputs.embedding."""
+        one PoolingRequestOutput per prompt, .outputs.embedding. truncate_prompt_tokens: -1 cuts each
+        prompt to the model's limit (max_model_len), k to k tokens; None refuses a longer prompt."""
         del use_tqdm
         self._require_task("embed", "embed")
-        _no_truncation(truncate_prompt_tokens)
+        max_tokens = self._engine.truncation_max_tokens(truncate_prompt_tokens)
         dimensions = (pooling_params.dimensions if pooling_params is not None else None) or 0
-        prompt_ids = self._prompt_ids(prompts)
+        prompt_ids = self._prompt_ids(prompts, max_tokens)
         return [PoolingRequestOutput(str(next(self._request_counter)), ids, EmbeddingOutput(list(pooled)))
                 for ids, pooled in zip(prompt_ids, self._pool(prompt_ids, dimensions))]
 
@@ -93,9 +94,10 @@ class LLM:
     def score(self, data_1, data_2, use_tqdm: bool = True,
               truncate_prompt_tokens: Optional[int] = None) -> List[PoolingRequestOutput]:
         """Scores of data_1 against data_2 (strings; one against many, or pairwise): a cross-encoder's
-        sigmoid of its logit over the pair as one sequence, or the cosine of an embedding model's vectors."""
+        sigmoid of its logit over the pair as one sequence, or the cosine of an embedding model's vectors.
+        truncate_prompt_tokens cuts each pair (or text) as embed() does, a pair's longer text first."""
         del use_tqdm
-        _no_truncation(truncate_prompt_tokens)
+        max_tokens = self._engine.truncation_max_tokens(truncate_prompt_tokens)
         firsts = [data_1] if isinstance(data_1, str) else list(data_1)
         seconds = [data_2] if isinstance(data_2, str) else list(data_2)
         if not all(isinstance(t, str) for t in firsts + seconds):
@@ -107,7 +109,7 @@ class LLM:
             firsts = firsts * len(seconds)
         task = self._engine.task
         if task == "embed":
-            vectors = self._pool([self._engine.encode(t, True) for t in firsts + seconds])
+            vectors = self._pool([self._engine.encode(t, True, max_tokens) for t in firsts + seconds])
             n = len(firsts)
             scores = [cosine(vectors[i], vectors[n + i]) for i in range(n)]
             prompt_ids = [[] for _ in range(n)]
@@ -116,7 +118,7 @@ class LLM:
             if self._engine.num_labels != 1:
                 raise ValueError(f"score(): this classifier has {self._engine.num_labels} labels; scoring takes a "
                                  "one-label cross-encoder (use classify())")
-            pairs = [self._engine.encode_pair_types(a, b, True) for a, b in zip(firsts, seconds)]
+            pairs = [self._engine.encode_pair_types(a, b, True, max_tokens) for a, b in zip(firsts, seconds)]
             prompt_ids = [ids for ids, _ in pairs]
             scores = [pooled[0] for pooled in self._pool(prompt_ids, type_ids=[types for _, types in pairs])]
         return [PoolingRequestOutput(str(next(self._request_counter)), ids, ScoringOutput(score))
@@ -128,8 +130,12 @@ class LLM:
                              f"this one is served for '{self._engine.task}' (pick the runner with LLM(model, "
                              "runner='pooling') or task='embed' / 'classify')")
 
-    def _prompt_ids(self, prompts):
-        return [ids if ids is not None else self._engine.encode(text, True) for text, ids in normalize_prompts(prompts)]
+    def _prompt_ids(self, prompts, max_tokens=0):
+        """Each prompt's ids; max_tokens > 0 cuts text (its end, special tokens kept) and keeps the last
+        max_tokens of token-id prompts, as vLLM's truncate_prompt_tokens does."""
+        return [ids[-max_tokens:] if ids is not None and max_tokens > 0
+                else ids if ids is not None else self._engine.encode(text, True, max_tokens)
+                for text, ids in normalize_prompts(prompts)]
 
     def _pool(self, prompt_ids, dimensions=0, type_ids=None):
         requests = []
@@ -194,10 +200,6 @@ class Tokenizer:
     def eos_token_ids(self) -> List[int]:
         return list(self._engine.eos_token_ids)
 
-
-def _no_truncation(truncate_prompt_tokens):
-    if truncate_prompt_tokens is not None:
-        raise ValueError("truncate_prompt_tokens: Strata never cuts a prompt; one over the context is refused")
 
 
 def _params_per_prompt(sampling_params, num_prompts) -> List[SamplingParams]:

@@ -72,9 +72,11 @@ def test_matryoshka_dimensions(embedder):
     ({"input": [1.5, 2]}, "input"),
     ({"input": ["ok", {"text": "no"}]}, "input[1]"),
     ({"input": [600]}, "token id 600"),
-    ({"input": "x " * 300}, "context"),
+    ({"input": "x " * 300}, "truncate_prompt_tokens"),
     ({"input": "hi", "encoding_format": "int8"}, "encoding_format"),
-    ({"input": "hi", "truncate_prompt_tokens": 8}, "truncate_prompt_tokens"),
+    ({"input": "hi", "truncate_prompt_tokens": 0}, "truncate_prompt_tokens"),
+    ({"input": "hi", "truncate_prompt_tokens": 100000}, "max_model_len"),
+    ({"input": "hi", "truncate_prompt_tokens": "8"}, "truncate_prompt_tokens"),
     ({"input": "hi", "temperature": 0.5}, "temperature"),
     ({}, "input"),
 ])
@@ -148,7 +150,7 @@ def test_classify_with_a_cross_encoder(reranker):
     ("/v1/rerank", {"query": "a", "documents": []}, "documents"),
     ("/v1/rerank", {"query": "a", "documents": [7]}, "documents[0]"),
     ("/v1/rerank", {"query": "a", "documents": ["b"], "top_n": -1}, "top_n"),
-    ("/v1/rerank", {"query": "word " * 300, "documents": ["b"]}, "context"),
+    ("/v1/rerank", {"query": "word " * 300, "documents": ["b"]}, "truncate_prompt_tokens"),
     ("/v1/embeddings", {"input": "a"}, "classifier"),
     ("/v1/completions", {"prompt": "a"}, "classifier"),
 ])

@@ -109,15 +109,7 @@ TEST(EncoderFixture, CrossEncoderScoresPairsWithTokenTypes) {
     EXPECT_EQ(*types, token_tensor(f.reference, "pair_type_ids_" + std::to_string(i))) << "pair " << i;
     requests.push_back({.prompt_ids = ids, .max_tokens = 0, .pooling = PoolingRequest{}, .token_type_ids = types});
   }
-  std::vector<std::vector<float>> alone;
-  for (const GenerationRequest& request : requests) alone.push_back(pool_requests(engine, {request}).front());
-  const std::vector<std::vector<float>> batched = pool_requests(engine, requests);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    ASSERT_EQ(alone[i].size(), 1u);
-    EXPECT_LT(std::abs(alone[i][0] - f32_tensor(f.reference, "score_" + std::to_string(i))[0]), kScoreTolerance)
-        << "pair " << i;
-    EXPECT_LT(max_abs_diff(batched[i], alone[i]), 1e-6f) << "batched, pair " << i;
-  }
+  expect_scores_alone_and_batched(engine, f, requests, kScoreTolerance);
   GenerationRequest bad = requests[0];
   bad.token_type_ids = std::make_shared<std::vector<int32_t>>(bad.prompt_ids.size(), 2);
   EXPECT_THROW(engine.submit(bad), Error) << "token type 2 of a model with 2 types";

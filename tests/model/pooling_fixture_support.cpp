@@ -93,4 +93,17 @@ std::vector<float> pool_one(CheckedEngine& engine, const std::vector<int32_t>& i
   return pool_all(engine, {ids}, dimensions).front();
 }
 
+void expect_scores_alone_and_batched(CheckedEngine& engine, const PoolingFixture& f,
+                                     const std::vector<GenerationRequest>& requests, float tolerance) {
+  std::vector<std::vector<float>> alone;
+  for (const GenerationRequest& request : requests) alone.push_back(pool_requests(engine, {request}).front());
+  const std::vector<std::vector<float>> batched = pool_requests(engine, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_EQ(alone[i].size(), 1u);
+    EXPECT_LT(std::abs(alone[i][0] - f32_tensor(f.reference, "score_" + std::to_string(i))[0]), tolerance)
+        << "pair " << i;
+    EXPECT_LT(max_abs_diff(batched[i], alone[i]), 1e-6f) << "batched, pair " << i;
+  }
+}
+
 }  // namespace strata::test

@@ -44,4 +44,9 @@ std::vector<std::vector<float>> pool_all(CheckedEngine& engine, const std::vecto
                                          int32_t dimensions = 0);
 std::vector<float> pool_one(CheckedEngine& engine, const std::vector<int32_t>& ids, int32_t dimensions = 0);
 
+// Each request's one score alone within `tolerance` of the fixture's score_<i>, and batched equal
+// to alone (cross-encoder and reranker fixtures).
+void expect_scores_alone_and_batched(CheckedEngine& engine, const PoolingFixture& f,
+                                     const std::vector<GenerationRequest>& requests, float tolerance);
+
 }  // namespace strata::test

@@ -180,6 +180,17 @@ TEST_F(CudaAttention, BidirectionalWholeRowsMatchCpu) {
            370);
 }
 
+// ModernBERT's local layers: keys within window - 1 on both sides, windows narrower and wider
+// than a 64-key tile, rows shorter than the window.
+TEST_F(CudaAttention, BidirectionalSlidingWindowMatchesCpu) {
+  run_case({.q_heads = 12, .kv_heads = 12, .head_dim = 64, .rows = {{300, 300}, {7, 7}, {130, 130}},
+            .sliding_window = 65, .causal = false},
+           380);  // ModernBERT-base: local_attention 128
+  run_case({.q_heads = 4, .kv_heads = 4, .head_dim = 32, .rows = {{1, 1}, {200, 200}}, .sliding_window = 9,
+            .causal = false},
+           390);
+}
+
 // --kv-cache-dtype fp8: e4m3 caches through decode (split keys, every head size the decode
 // kernel has), prefill, chunked and mixed steps, windows and sinks.
 TEST_F(CudaAttention, Fp8CacheDecodeAndPrefillMatchCpu) {

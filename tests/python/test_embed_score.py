@@ -1,6 +1,6 @@
 """The module's pooling API on the pooling fixtures: LLM.embed() (and PoolingParams' dimensions),
-LLM.score() and LLM.classify(), within 1e-4 of transformers; the wrong model for a method is a
-ValueError naming it."""
+LLM.score() and LLM.classify(), within 1e-4 of transformers, truncate_prompt_tokens on ModernBERT;
+the wrong model for a method is a ValueError naming it."""
 import json
 
 import numpy as np
@@ -82,3 +82,40 @@ def test_bert_embed_and_score():
     pairs = facts["pairs"]
     got = cross.score([p["query"] for p in pairs], [p["document"] for p in pairs])
     assert [o.outputs.score for o in got] == pytest.approx([p["score"] for p in pairs], abs=2e-3)
+
+
+MODERNBERT_EMBEDDING = LOCAL_FIXTURES / "hf" / "modernbert_embedding"
+MODERNBERT_RERANKER = LOCAL_FIXTURES / "hf" / "modernbert_reranker"
+
+
+def test_modernbert_embed_score_and_truncation():
+    """ModernBERT: sentence-transformers' max_seq_length (48) is the limit; truncate_prompt_tokens=-1
+    cuts the long text to the 48 tokens sentence-transformers keeps, k cuts text to k tokens and token
+    ids to their last k; a reranker scores pairs, a long one cut longest first."""
+    tensors, facts = reference(MODERNBERT_EMBEDDING)
+    model = strata.LLM(str(MODERNBERT_EMBEDDING), threads=2, load_progress=False)
+    assert model.max_model_len == 48
+    outputs = model.embed([p["text"] for p in facts["prompts"]])
+    for i, out in enumerate(outputs):
+        assert out.prompt_token_ids == tensors[f"tokens_{i}"].tolist()
+        assert np.abs(np.array(out.outputs.embedding) - tensors[f"embedding_{i}"]).max() < 1e-4
+    with pytest.raises(strata.StrataError, match="truncate_prompt_tokens"):
+        model.embed(facts["long_text"])
+    cut = model.embed(facts["long_text"], truncate_prompt_tokens=-1)[0]
+    assert cut.prompt_token_ids == tensors["truncated_tokens"].tolist()
+    assert np.abs(np.array(cut.outputs.embedding) - tensors["truncated_embedding"]).max() < 1e-4
+    assert len(model.embed(facts["long_text"], truncate_prompt_tokens=7)[0].prompt_token_ids) == 7
+    ids = tensors["long_tokens"].tolist()
+    assert model.embed([ids], truncate_prompt_tokens=5)[0].prompt_token_ids == ids[-5:]
+    for bad in (0, -2, 49):
+        with pytest.raises(ValueError, match="truncate_prompt_tokens"):
+            model.embed("hi", truncate_prompt_tokens=bad)
+    tensors, facts = reference(MODERNBERT_RERANKER)
+    reranker = strata.LLM(str(MODERNBERT_RERANKER), threads=2, load_progress=False)
+    pairs = facts["pairs"]
+    got = reranker.score([p["query"] for p in pairs], [p["document"] for p in pairs])
+    assert [o.outputs.score for o in got] == pytest.approx([p["score"] for p in pairs], abs=2e-3)
+    query, document = facts["long_pair"]
+    long = reranker.score(query, document, truncate_prompt_tokens=-1)[0]
+    assert long.prompt_token_ids == tensors["truncated_pair_tokens"].tolist()
+    assert long.outputs.score == pytest.approx(float(tensors["truncated_score"][0]), abs=2e-3)

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/core/error.h"
 #include "strata/text/tokenizer.h"
 #include "test_support.h"
 
@@ -54,6 +55,30 @@ TEST(WordPieceTokenizer, PairsCarryTheirTokenTypes) {
   const std::vector<int32_t> plain = t.tokenizer->encode_pair("a", "b c", false, &types);
   EXPECT_EQ(types, (std::vector<int32_t>{0, 1, 1})) << "no template: a is segment 0, b segment 1";
   EXPECT_EQ(plain.size(), 3u);
+}
+
+// truncation=True, max_length=k as Hugging Face cuts: one text keeps [CLS], its first k - 2 tokens and
+// [SEP]; a pair loses tokens from the longer text one at a time (the second on a tie), and its token
+// types follow the cut.
+TEST(WordPieceTokenizer, TruncationKeepsSpecialTokensAndCutsTheLongerText) {
+  BertTokenizer t;
+  const std::vector<int32_t> whole = t.tokenizer->encode("what is the capital of france and the encoder", true);
+  ASSERT_EQ(whole.size(), 11u);
+  const std::vector<int32_t> cut = t.tokenizer->encode("what is the capital of france and the encoder", true, 5);
+  EXPECT_EQ(cut, (std::vector<int32_t>{2, 120, 71, 65, 3})) << "as tokenizers 0.23 cuts it";
+  EXPECT_EQ(t.tokenizer->encode("what is the capital of france and the encoder", true, 11), whole);
+  EXPECT_EQ(t.tokenizer->encode("what is the capital", false, 2).size(), 2u);
+  EXPECT_THROW(t.tokenizer->encode("what", true, 2), Error) << "[CLS] and [SEP] alone take 2";
+  const std::string a = "what is the capital", b = "paris is the capital and largest city of france";
+  const std::vector<int32_t> first = t.tokenizer->encode(a, false), second = t.tokenizer->encode(b, false);
+  ASSERT_EQ(first.size(), 4u);
+  ASSERT_EQ(second.size(), 9u);
+  std::vector<int32_t> types;
+  // 3 specials + 10 content: the second loses 5 (9 -> 4), then the tie takes the second again (4 -> 3),
+  // then the first (4 -> 3): 3 + 3.
+  const std::vector<int32_t> pair = t.tokenizer->encode_pair(a, b, true, &types, 3 + 6);
+  EXPECT_EQ(pair, (std::vector<int32_t>{2, 120, 71, 65, 3, 102, 71, 65, 3})) << "as tokenizers 0.23 cuts it";
+  EXPECT_EQ(types, (std::vector<int32_t>{0, 0, 0, 0, 0, 1, 1, 1, 1}));
 }
 
 TEST(WordPieceTokenizer, DecodeJoinsPiecesAndGluesPunctuation) {

@@ -58,6 +58,7 @@ struct PoolerConfig {
   bool matryoshka = false;           // requests may ask for fewer `dimensions`
   std::vector<int64_t> matryoshka_dimensions;  // the ones allowed; empty: any in [1, embedding size]
   std::vector<std::shared_ptr<const PoolerDense>> dense;  // embeddings: applied in order after pooling
+  int64_t max_seq_length = 0;        // sentence_bert_config.json's limit on input tokens; 0: none
 
   // The width of an embedding: the last Dense module's, else the model's hidden size.
   int64_t embedding_size(int64_t hidden_size) const { return dense.empty() ? hidden_size : dense.back()->out_features; }

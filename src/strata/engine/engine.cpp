@@ -14,9 +14,12 @@ namespace strata {
 namespace {
 
 // The context length: the model's (or --max-model-len), and never more than one sequence
-// can hold in the KV pool, so that a sequence alone always fits and never waits forever.
+// can hold in the KV pool, so that a sequence alone always fits and never waits forever. A
+// sentence-transformers model's max_seq_length bounds it, as vLLM bounds it.
 int32_t resolve_max_model_len(const EngineOptions& options, ModelRunner& runner) {
-  const int64_t model_len = runner.model().config().max_position_embeddings;
+  const ModelConfig& config = runner.model().config();
+  int64_t model_len = config.max_position_embeddings;
+  if (config.pooler && config.pooler->max_seq_length > 0) model_len = std::min(model_len, config.pooler->max_seq_length);
   const int64_t pool_tokens = runner.num_kv_blocks() * runner.block_size();
   if (options.max_model_len > 0) {
     if (options.max_model_len > pool_tokens)
@@ -156,8 +159,8 @@ void Engine::check_images(GenerationRequest& request) const {
 void Engine::check_prompt_length(const GenerationRequest& request) const {
   const int64_t prompt_len = static_cast<int64_t>(request.prompt_ids.size());
   if (request.pooling && prompt_len > max_model_len_)
-    fail("the input has {} tokens, more than the maximum context length of {} tokens; shorten it (or raise "
-         "--max-model-len)", prompt_len, max_model_len_);
+    fail("the input has {} tokens, more than this model's limit of {} tokens; shorten it, or ask for truncation with "
+         "truncate_prompt_tokens (-1: cut to the limit)", prompt_len, max_model_len_);
   if (!request.pooling && prompt_len >= max_model_len_)
     fail("the prompt has {} tokens, but the maximum context length is {} tokens; shorten the prompt (or raise "
          "--max-model-len, which the KV pool's --num-kv-blocks bounds)", prompt_len, max_model_len_);

@@ -8,6 +8,7 @@
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/segment_mean.h"
 
 namespace strata {
 
@@ -61,6 +62,15 @@ void Model::place_image_embeds(const StepBatch& step, const Tensor& x, ForwardCo
   ops::scatter_rows(rows, step.device().image_rows, x);
 }
 
+// x: [T, hidden] after the last layer -> each row replaced by the mean of its row's (sequence's)
+// final-normed hidden states.
+Tensor Model::sequence_means(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
+  if (parts_.final_layer_norm.defined()) parts_.final_layer_norm.apply(x, x);
+  Tensor means = ctx.step_workspace.alloc(ctx.activation_dtype, x.shape());
+  ops::segment_mean(x, step.device().cu_seqlens, means);
+  return means;
+}
+
 Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
@@ -68,6 +78,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   if (parts_.embed_scale != 1.0f) ops::scale(x, parts_.embed_scale);
   if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
   if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
+  if (parts_.embedding_norm.defined()) parts_.embedding_norm.apply(x, x);
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
@@ -76,9 +87,11 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
     ctx.workspace.reset();
   }
   const int64_t num_logits = step.num_logits();
+  if (parts_.classifier_reads_mean) x = sequence_means(step, x, ctx);
   Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
   ops::gather_rows(x, step.device().logits_indices, last);
   if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
+  if (parts_.final_layer_norm.defined() && !parts_.classifier_reads_mean) parts_.final_layer_norm.apply(last, last);
   if (config_.head() == ModelHead::kHiddenStates) {
     if (last.dtype() == DType::kF32) return last;
     Tensor hidden_f32 = ctx.step_workspace.alloc(DType::kF32, {num_logits, hidden});
@@ -90,7 +103,8 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   if (parts_.classifier_pooler.defined()) {
     Tensor pooled = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
     ops::linear(last, parts_.classifier_pooler, parts_.classifier_pooler_bias, pooled);
-    ops::activation(pooled, pooled, ops::Activation::kTanh);
+    ops::activation(pooled, pooled, parts_.classifier_pooler_activation);
+    if (parts_.classifier_pooler_norm.defined()) parts_.classifier_pooler_norm.apply(pooled, pooled);
     last = pooled;
   }
   ops::linear(last, parts_.lm_head, parts_.lm_head_bias, logits);

@@ -1,8 +1,8 @@
 // Model: the generic loop. embed -> every layer's forward -> final norm -> head, with outputs
 // only for the token rows the step asks for. The head is the lm_head (logits), none (a pooling
-// model's hidden states) or a classifier's score weight (config.head()). Encoders (BERT) add
-// position and token type embeddings, have no final norm, and may pool before the classifier.
-// Architectures only build the parts.
+// model's hidden states) or a classifier's score weight (config.head()). Encoders add position
+// and token type embeddings (BERT) or a LayerNorm (ModernBERT) to the token embeddings, end in a
+// LayerNorm or no norm, and may run a head before the classifier. Architectures only build the parts.
 #pragma once
 
 #include <memory>
@@ -12,7 +12,9 @@
 #include "strata/core/model_config.h"
 #include "strata/model/layer.h"
 #include "strata/model/layers/encoder_embeddings.h"
+#include "strata/model/layers/layer_norm.h"
 #include "strata/model/layers/norm.h"
+#include "strata/ops/activation.h"
 
 namespace strata {
 
@@ -24,12 +26,20 @@ class Model {
     Tensor embed_tokens;        // [vocab, hidden]
     float embed_scale = 1.0f;   // Gemma multiplies embeddings by sqrt(hidden)
     RmsNorm final_norm;         // [hidden]; undefined: none (post-norm encoders)
+    LayerNorm final_layer_norm;  // [hidden] ModernBERT's final LayerNorm (in place of final_norm), or undefined
     EncoderEmbeddings encoder_embeddings;  // BERT: positions, token types, LayerNorm; else undefined
+    LayerNorm embedding_norm;   // [hidden] ModernBERT's LayerNorm of the token embeddings, or undefined
     Tensor lm_head;             // [vocab, hidden]; the embedding when tied; [num_labels, hidden]
                                 // for a classifier; undefined for hidden states
     Tensor lm_head_bias;        // [num_labels] a classifier's bias, or undefined
-    // BERT's pooler before its classifier: tanh(x W^T + b), [hidden, hidden] and [hidden]; or undefined.
+    // The head before a classifier: norm(act(x W^T + b)), [hidden, hidden] and [hidden] (bias may be
+    // undefined); BERT's pooler is tanh without norm, ModernBERT's head GELU and a LayerNorm.
     Tensor classifier_pooler, classifier_pooler_bias;
+    ops::Activation classifier_pooler_activation = ops::Activation::kTanh;
+    LayerNorm classifier_pooler_norm;  // [hidden] or undefined
+    // ModernBERT's classifier_pooling "mean": each row's head reads the mean of its sequence's final
+    // hidden states (an encoder's step rows are whole sequences), so any pooling of the scores agrees.
+    bool classifier_reads_mean = false;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
@@ -68,6 +78,7 @@ class Model {
 
  private:
   void place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  Tensor sequence_means(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
 
   ModelConfig config_;
   Parts parts_;

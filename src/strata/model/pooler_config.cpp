@@ -33,6 +33,7 @@ struct SentenceTransformers {
   std::optional<PoolingType> pooling_type;
   std::vector<std::shared_ptr<const PoolerDense>> dense;
   bool normalize = false;
+  int64_t max_seq_length = 0;  // sentence_bert_config.json's; 0: none
 };
 
 // The Pooling module's config.json: `pooling_mode` (sentence-transformers 5 and later) or the older
@@ -51,6 +52,13 @@ std::optional<SentenceTransformers> read_sentence_transformers(const std::string
   if (!modules) return std::nullopt;
   if (!modules->is_array()) fail("{}/modules.json must be a list of modules", model_path);
   SentenceTransformers st;
+  const fs::path st_config = fs::path(model_path) / "sentence_bert_config.json";
+  if (const std::optional<Json> config = read_json_file(st_config); config && config->contains("max_seq_length")) {
+    const Json& limit = (*config)["max_seq_length"];
+    if (!limit.is_null() && (!limit.is_number_integer() || limit.get<int64_t>() < 1))
+      fail("{}: max_seq_length must be a positive integer, got {}", st_config.string(), limit.dump());
+    if (!limit.is_null()) st.max_seq_length = limit.get<int64_t>();
+  }
   for (const Json& module : *modules) {
     const std::string type = module.value("type", ""), path = module.value("path", "");
     if (type.ends_with(".Normalize")) {
@@ -187,6 +195,7 @@ std::optional<PoolerConfig> resolve_pooler_config(const std::string& model_path,
     pooler.pooling_type = st->pooling_type.value_or(pooler.pooling_type);
     pooler.normalize = st->normalize;
     pooler.dense = st->dense;
+    pooler.max_seq_length = st->max_seq_length;
     check_dense_chain(pooler.dense, config.hidden_size, model_path);
   }
   pooler.matryoshka_dimensions = config.get_int_list("matryoshka_dimensions");

@@ -26,6 +26,7 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"gpt_oss", build_gpt_oss},
       {"deepseek_v3", build_deepseek_v3},
       {"bert", build_bert},
+      {"modernbert", build_modernbert},
   };
   return kRegistry;
 }
@@ -39,7 +40,7 @@ std::vector<std::string> supported_model_types() {
 }
 
 PoolingType default_pooling_type(const std::string& model_type) {
-  return model_type == "bert" ? PoolingType::kCls : PoolingType::kLast;
+  return model_type == "bert" || model_type == "modernbert" ? PoolingType::kCls : PoolingType::kLast;
 }
 
 std::unique_ptr<Model> build_model(const ModelConfig& config, const ModelWeights& weights) {

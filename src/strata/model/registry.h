@@ -15,7 +15,7 @@ using ModelBuilder = std::unique_ptr<Model> (*)(const ModelConfig&, const ModelW
 std::unique_ptr<Model> build_model(const ModelConfig& config, const ModelWeights& weights);
 std::vector<std::string> supported_model_types();
 // The pooling a model type's embeddings and scores use when no file or flag says: CLS for
-// encoders (BERT, whose [CLS] row is trained to stand for the input), LAST for decoders.
+// encoders (BERT, ModernBERT: their [CLS] row is trained to stand for the input), LAST for decoders.
 PoolingType default_pooling_type(const std::string& model_type);
 
 }  // namespace strata

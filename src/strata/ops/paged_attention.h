@@ -2,7 +2,9 @@
 // [num_blocks, block_size, num_kv_heads, head_dim]; a row's keys live in the blocks its
 // block table names. Query i of a row with q_len queries and kv_len keys (after this step)
 // sits at position kv_len - q_len + i and sees keys up to that position (causal), or every one
-// of the row's kv_len keys when not causal (encoders, whose rows are whole sequences).
+// of the row's kv_len keys when not causal (encoders, whose rows are whole sequences). A sliding
+// window of w limits a causal query to keys pos - w + 1 .. pos, a bidirectional one to keys
+// within w - 1 of it on either side (ModernBERT's local layers).
 #pragma once
 
 #include <string>
@@ -31,7 +33,7 @@ struct AttentionMetadata {
 
 struct AttentionParams {
   float scale = 1.0f;
-  int64_t sliding_window = 0;  // 0: unlimited; else a query sees the last `sliding_window` keys
+  int64_t sliding_window = 0;  // 0: unlimited; else keys less than `sliding_window` positions away
   float logit_softcap = 0.0f;  // 0: off
   Tensor sinks;                // [num_q_heads] f32 attention-sink logits, or undefined
   bool causal = true;          // false: bidirectional, every query sees all kv_len keys

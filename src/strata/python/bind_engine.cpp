@@ -103,9 +103,11 @@ void bind_engine(py::module_& m) {
   py::class_<OfflineEngine>(m, "OfflineEngine")
       .def(py::init<OfflineEngineOptions>(), py::call_guard<py::gil_scoped_release>())
       .def("generate", &generate, "run every request to its end; outputs in the order given")
-      .def("encode", &OfflineEngine::encode, py::arg("text"), py::arg("add_special_tokens") = true)
+      .def("encode", &OfflineEngine::encode, py::arg("text"), py::arg("add_special_tokens") = true,
+           py::arg("max_tokens") = 0)
       .def("encode_pair_types", &OfflineEngine::encode_pair_types, py::arg("a"), py::arg("b"),
-           py::arg("add_special_tokens") = true)
+           py::arg("add_special_tokens") = true, py::arg("max_tokens") = 0)
+      .def("truncation_max_tokens", &OfflineEngine::truncation_max_tokens, py::arg("truncate_prompt_tokens"))
       .def("decode", &OfflineEngine::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)
       .def("encode_chat", &encode_chat, py::arg("body_json"), py::arg("chat_template"),
            py::arg("continue_final_message"))

@@ -4,6 +4,7 @@
 
 #include "strata/cli/default_model.h"
 #include "strata/core/error.h"
+#include "strata/engine/prompt_truncation.h"
 #include "strata/server/api_error.h"
 #include "strata/server/chat_request.h"
 #include "strata/text/id_tokenizer.h"
@@ -68,8 +69,12 @@ const text::Tokenizer& OfflineEngine::text_tokenizer() const {
   return *tokenizer_.tokenizer;
 }
 
-std::vector<int32_t> OfflineEngine::encode(const std::string& text, bool add_special_tokens) const {
-  return text_tokenizer().encode(text, add_special_tokens);
+std::vector<int32_t> OfflineEngine::encode(const std::string& text, bool add_special_tokens, int64_t max_tokens) const {
+  return text_tokenizer().encode(text, add_special_tokens, max_tokens);
+}
+
+int64_t OfflineEngine::truncation_max_tokens(std::optional<int64_t> truncate_prompt_tokens) const {
+  return strata::truncation_max_tokens(truncate_prompt_tokens, max_model_len());
 }
 
 std::string OfflineEngine::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
@@ -78,9 +83,10 @@ std::string OfflineEngine::decode(const std::vector<int32_t>& ids, bool skip_spe
 
 std::pair<std::vector<int32_t>, std::vector<int32_t>> OfflineEngine::encode_pair_types(const std::string& a,
                                                                                        const std::string& b,
-                                                                                       bool add_special_tokens) const {
+                                                                                       bool add_special_tokens,
+                                                                                       int64_t max_tokens) const {
   std::vector<int32_t> type_ids;
-  std::vector<int32_t> ids = text_tokenizer().encode_pair(a, b, add_special_tokens, &type_ids);
+  std::vector<int32_t> ids = text_tokenizer().encode_pair(a, b, add_special_tokens, &type_ids, max_tokens);
   return {std::move(ids), std::move(type_ids)};
 }
 

@@ -48,11 +48,15 @@ class OfflineEngine {
                                       const BatchGenerateOptions& options);
 
   // Throws an Error saying how to get a tokenizer when the engine has none (token ids only).
-  std::vector<int32_t> encode(const std::string& text, bool add_special_tokens) const;
+  // max_tokens > 0: cut to that many ids (Tokenizer::encode says how).
+  std::vector<int32_t> encode(const std::string& text, bool add_special_tokens, int64_t max_tokens = 0) const;
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
   // The pair's ids and each id's segment (token type), as BERT cross-encoders read them.
   std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair_types(const std::string& a, const std::string& b,
-                                                                          bool add_special_tokens) const;
+                                                                          bool add_special_tokens,
+                                                                          int64_t max_tokens = 0) const;
+  // truncate_prompt_tokens (None, -1 or k) as the most tokens an input keeps; 0: none.
+  int64_t truncation_max_tokens(std::optional<int64_t> truncate_prompt_tokens) const;
   // A conversation through the chat template (options.chat_template, else the model's):
   // `body` holds messages, tools, chat_template_kwargs and add_generation_prompt as a chat
   // completions request does, read as the server reads them; image_url parts are encoded.

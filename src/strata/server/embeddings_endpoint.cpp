@@ -38,11 +38,13 @@ HttpReply create_embeddings(const ServedModel& model, const Json& body, const Cl
                       "encoding_format");
   const int32_t dimensions = static_cast<int32_t>(read_int(body, "dimensions", 1, INT32_MAX).value_or(0));
   const bool add_special_tokens = read_bool(body, "add_special_tokens").value_or(true);
+  const int64_t max_tokens = read_truncation(model, body);
   std::vector<GenerationRequest> requests;
   std::vector<std::string> names;
   for (size_t i = 0; i < inputs.size(); ++i) {
     names.push_back(inputs.size() > 1 ? fmt::format("input[{}]", i) : "input");
-    requests.push_back(pooling_request(tokenize_input(model, inputs[i], add_special_tokens, names.back()), dimensions));
+    requests.push_back(
+        pooling_request(tokenize_input(model, inputs[i], add_special_tokens, names.back(), max_tokens), dimensions));
   }
   PoolingRun run(*model.service, std::move(requests), names);
   const std::vector<std::vector<float>> vectors = run.collect(client);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
+#include "strata/engine/prompt_truncation.h"
 #include "strata/server/api_error.h"
 #include "strata/server/json_fields.h"
 
@@ -50,12 +51,25 @@ std::vector<PoolingInput> read_pooling_inputs(const Json& value, const char* fie
   return inputs;
 }
 
+int64_t read_truncation(const ServedModel& model, const Json& body) {
+  const Json* value = find_field(body, "truncate_prompt_tokens");
+  if (value == nullptr || value->is_null()) return 0;
+  if (!value->is_number_integer())
+    throw bad_request(fmt::format("'truncate_prompt_tokens' must be an integer (-1: the model's limit), got {}",
+                                  describe(*value)), "truncate_prompt_tokens");
+  try {
+    return truncation_max_tokens(value->get<int64_t>(), model.service->max_model_len());
+  } catch (const Error& e) {
+    throw bad_request(e.what(), "truncate_prompt_tokens");
+  }
+}
+
 std::vector<int32_t> tokenize_input(const ServedModel& model, const PoolingInput& input, bool add_special_tokens,
-                                    const std::string& name) {
+                                    const std::string& name, int64_t max_tokens) {
   const std::string field = name.substr(0, name.find('['));
   if (const auto* ids = std::get_if<std::vector<int32_t>>(&input)) {
     if (ids->empty()) throw bad_request(fmt::format("{} is empty; give at least one token id", name), field);
-    return *ids;
+    return keep_last_tokens(*ids, max_tokens);
   }
   const std::string& text = std::get<std::string>(input);
   if (text.empty()) throw bad_request(fmt::format("{} is an empty string; give some text", name), field);
@@ -64,7 +78,12 @@ std::vector<int32_t> tokenize_input(const ServedModel& model, const PoolingInput
                                   "as an array of token ids, or serve a model folder with tokenizer.json",
                                   model.served_name, name),
                       field);
-  std::vector<int32_t> ids = model.tokenizer->encode(text, add_special_tokens);
+  std::vector<int32_t> ids;
+  try {
+    ids = model.tokenizer->encode(text, add_special_tokens, max_tokens);
+  } catch (const Error& e) {
+    throw bad_request(fmt::format("{}: {}", name, e.what()), "truncate_prompt_tokens");
+  }
   for (int32_t id : ids)
     if (id < 0 || id >= model.vocab_size)
       throw bad_request(fmt::format("{} encodes to token id {}, outside the model's vocabulary of {}", name, id,

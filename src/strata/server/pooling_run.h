@@ -25,10 +25,14 @@ std::vector<PoolingInput> read_pooling_inputs(const Json& value, const char* fie
 // The `input` field of an embeddings or classify body, after checking that `model` names the base
 // model (adapters serve generation only).
 std::vector<PoolingInput> read_body_inputs(const ServedModel& model, const Json& body);
-// Token ids of one input (`name` in messages: "input[2]"); a 400 for an empty one, or for text
-// when the model has no tokenizer.
+// The body's truncate_prompt_tokens (vLLM's: -1 the model's limit, k >= 1 k tokens) as the most
+// tokens an input keeps; 0: absent or null, no truncation. A 400 for a bad value.
+int64_t read_truncation(const ServedModel& model, const Json& body);
+// Token ids of one input (`name` in messages: "input[2]"), cut to max_tokens when > 0 (text keeps
+// its special tokens and loses its end, ids keep their last max_tokens); a 400 for an empty one,
+// or for text when the model has no tokenizer.
 std::vector<int32_t> tokenize_input(const ServedModel& model, const PoolingInput& input, bool add_special_tokens,
-                                    const std::string& name);
+                                    const std::string& name, int64_t max_tokens = 0);
 // A pooling request for the engine.
 GenerationRequest pooling_request(std::vector<int32_t> prompt_ids, int32_t dimensions = 0);
 

@@ -109,23 +109,22 @@ constexpr FieldRule kResponses[] = {
 };
 
 // Pooling models' routes (OpenAI's embeddings; vLLM's score, rerank and classify).
-constexpr std::string_view kNoTruncation = "inputs are never cut: one over the context gets a 400; leave it out";
 constexpr FieldRule kEmbeddings[] = {
     {"model"}, {"input"}, {"encoding_format"}, {"dimensions"}, {"add_special_tokens"},
     {"user", is_string, "must be a string"},
-    {"truncate_prompt_tokens", never, kNoTruncation},
+    {"truncate_prompt_tokens"},
 };
 constexpr FieldRule kScore[] = {
     {"model"}, {"text_1"}, {"text_2"}, {"add_special_tokens"}, {"user", is_string, "must be a string"},
-    {"truncate_prompt_tokens", never, kNoTruncation},
+    {"truncate_prompt_tokens"},
 };
 constexpr FieldRule kRerank[] = {
     {"model"}, {"query"}, {"documents"}, {"top_n"}, {"return_documents"}, {"user", is_string, "must be a string"},
-    {"truncate_prompt_tokens", never, kNoTruncation},
+    {"truncate_prompt_tokens"},
 };
 constexpr FieldRule kClassify[] = {
     {"model"}, {"input"}, {"add_special_tokens"}, {"user", is_string, "must be a string"},
-    {"truncate_prompt_tokens", never, kNoTruncation},
+    {"truncate_prompt_tokens"},
 };
 
 // vLLM's request extensions that Strata does not implement: refused by name even with

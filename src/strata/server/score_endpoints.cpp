@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/core/error.h"
 #include "strata/server/api_error.h"
 #include "strata/server/openai_objects.h"
 #include "strata/server/pooling_run.h"
@@ -58,9 +59,30 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
   return dot / std::max(std::sqrt(aa) * std::sqrt(bb), 1e-12);
 }
 
+struct ScoreInputs {
+  bool add_special_tokens = true;
+  int64_t max_tokens = 0;  // > 0: each pair (cross-encoder) or text (embedding model) cut to it
+};
+
+// The (query, document) pair as one sequence and its segments, cut to inputs.max_tokens.
+GenerationRequest pair_request(const ServedModel& model, const std::string& a, const std::string& b,
+                               const ScoreInputs& inputs, const std::string& name) {
+  // The pair's segments: BERT reads them, the engine drops them for models without token types.
+  auto type_ids = std::make_shared<std::vector<int32_t>>();
+  GenerationRequest request;
+  try {
+    request = pooling_request(model.tokenizer->encode_pair(a, b, inputs.add_special_tokens, type_ids.get(),
+                                                           inputs.max_tokens));
+  } catch (const Error& e) {
+    throw bad_request(fmt::format("{}: {}", name, e.what()), "truncate_prompt_tokens");
+  }
+  request.token_type_ids = std::move(type_ids);
+  return request;
+}
+
 // Scores of (firsts[i], seconds[i]) pairs; firsts may hold one text for all.
 Scores score_pairs(const ServedModel& model, const std::vector<std::string>& firsts,
-                   const std::vector<std::string>& seconds, bool add_special_tokens, const ClientWatch& client) {
+                   const std::vector<std::string>& seconds, const ScoreInputs& inputs, const ClientWatch& client) {
   const auto first = [&](size_t i) -> const std::string& { return firsts[firsts.size() == 1 ? 0 : i]; };
   std::vector<GenerationRequest> requests;
   std::vector<std::string> names;
@@ -68,11 +90,7 @@ Scores score_pairs(const ServedModel& model, const std::vector<std::string>& fir
     if (!model.accepts_text) throw bad_request("this model was loaded without a tokenizer; scoring needs text", "model");
     for (size_t i = 0; i < seconds.size(); ++i) {
       names.push_back(fmt::format("pair {}", i));
-      // The pair's segments: BERT reads them, the engine drops them for models without token types.
-      auto type_ids = std::make_shared<std::vector<int32_t>>();
-      requests.push_back(
-          pooling_request(model.tokenizer->encode_pair(first(i), seconds[i], add_special_tokens, type_ids.get())));
-      requests.back().token_type_ids = std::move(type_ids);
+      requests.push_back(pair_request(model, first(i), seconds[i], inputs, names.back()));
     }
     PoolingRun run(*model.service, std::move(requests), names);
     Scores scores{.num_prompt_tokens = run.num_prompt_tokens()};
@@ -84,7 +102,8 @@ Scores score_pairs(const ServedModel& model, const std::vector<std::string>& fir
   texts.insert(texts.end(), seconds.begin(), seconds.end());
   for (size_t i = 0; i < texts.size(); ++i) {
     names.push_back(fmt::format("text {}", i));
-    requests.push_back(pooling_request(tokenize_input(model, texts[i], add_special_tokens, names.back())));
+    requests.push_back(
+        pooling_request(tokenize_input(model, texts[i], inputs.add_special_tokens, names.back(), inputs.max_tokens)));
   }
   PoolingRun run(*model.service, std::move(requests), names);
   const std::vector<std::vector<float>> vectors = run.collect(client);
@@ -104,7 +123,9 @@ HttpReply score(const ServedModel& model, const Json& body, const ClientWatch& c
     throw bad_request(fmt::format("text_1 has {} texts and text_2 {}: give text_1 one text (scored against each of "
                                   "text_2) or as many as text_2 (scored pairwise)", firsts.size(), seconds.size()),
                       "text_1");
-  const Scores scores = score_pairs(model, firsts, seconds, read_bool(body, "add_special_tokens").value_or(true), client);
+  const ScoreInputs inputs{.add_special_tokens = read_bool(body, "add_special_tokens").value_or(true),
+                           .max_tokens = read_truncation(model, body)};
+  const Scores scores = score_pairs(model, firsts, seconds, inputs, client);
   Json j = envelope_json({.id = "score-" + random_alnum(24), .created = unix_now(), .model = model.served_name}, "list");
   j["data"] = Json::array();
   for (size_t i = 0; i < scores.values.size(); ++i)
@@ -130,7 +151,8 @@ HttpReply rerank(const ServedModel& model, const Json& body, const ClientWatch& 
   const int64_t num_docs = static_cast<int64_t>(texts.size());
   const int64_t top_n = read_int(body, "top_n", 0, INT32_MAX).value_or(0);
   const bool return_documents = read_bool(body, "return_documents").value_or(true);
-  const Scores scores = score_pairs(model, {read_text(*query, "query")}, texts, true, client);
+  const Scores scores =
+      score_pairs(model, {read_text(*query, "query")}, texts, {.max_tokens = read_truncation(model, body)}, client);
   std::vector<size_t> order(scores.values.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores.values[a] > scores.values[b]; });
@@ -151,11 +173,12 @@ HttpReply classify(const ServedModel& model, const Json& body, const ClientWatch
   require_task(model, ModelTask::kClassify, "/v1/classify");
   const std::vector<PoolingInput> inputs = read_body_inputs(model, body);
   const bool add_special_tokens = read_bool(body, "add_special_tokens").value_or(true);
+  const int64_t max_tokens = read_truncation(model, body);
   std::vector<GenerationRequest> requests;
   std::vector<std::string> names;
   for (size_t i = 0; i < inputs.size(); ++i) {
     names.push_back(inputs.size() > 1 ? fmt::format("input[{}]", i) : "input");
-    requests.push_back(pooling_request(tokenize_input(model, inputs[i], add_special_tokens, names.back())));
+    requests.push_back(pooling_request(tokenize_input(model, inputs[i], add_special_tokens, names.back(), max_tokens)));
   }
   PoolingRun run(*model.service, std::move(requests), names);
   const std::vector<std::vector<float>> probs = run.collect(client);

@@ -23,6 +23,11 @@ class PostProcessor {
   // given, gets each id's segment as the template says (BERT: 0 through the first [SEP], then 1).
   std::vector<int32_t> apply_pair(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
                                   std::vector<int32_t>* type_ids = nullptr) const;
+  // Ids apply (pair: apply_pair) adds around the text.
+  int64_t num_special_tokens(bool pair) const {
+    return static_cast<int64_t>(pair ? pair_.prefix.size() + pair_.middle.size() + pair_.suffix.size()
+                                     : prefix_.size() + suffix_.size());
+  }
   const std::vector<int32_t>& prefix() const { return prefix_; }
   const std::vector<int32_t>& suffix() const { return suffix_; }
 

@@ -32,9 +32,23 @@ std::optional<int32_t> Tokenizer::resolve(const std::optional<std::string>& toke
   return token_to_id(*token);
 }
 
+int64_t Tokenizer::content_budget(int64_t max_tokens, bool add_special_tokens, bool pair) const {
+  const int64_t num_special = add_special_tokens ? post_processor_.num_special_tokens(pair) : 0;
+  if (max_tokens <= num_special)
+    fail("cannot truncate to {} tokens: the special tokens alone take {}; allow more tokens", max_tokens, num_special);
+  return max_tokens - num_special;
+}
+
 std::vector<int32_t> Tokenizer::encode_pair(std::string_view a, std::string_view b, bool add_special_tokens,
-                                            std::vector<int32_t>* type_ids) const {
+                                            std::vector<int32_t>* type_ids, int64_t max_tokens) const {
   std::vector<int32_t> first = encode(a, false), second = encode(b, false);
+  if (max_tokens > 0) {
+    size_t n_first = first.size(), n_second = second.size();
+    const size_t budget = static_cast<size_t>(content_budget(max_tokens, add_special_tokens, /*pair=*/true));
+    while (n_first + n_second > budget) (n_first > n_second ? n_first : n_second) -= 1;
+    first.resize(n_first);
+    second.resize(n_second);
+  }
   if (add_special_tokens) return post_processor_.apply_pair(first, second, type_ids);
   if (type_ids != nullptr) {
     type_ids->assign(first.size(), 0);
@@ -44,7 +58,7 @@ std::vector<int32_t> Tokenizer::encode_pair(std::string_view a, std::string_view
   return first;
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens, int64_t max_tokens) const {
   std::string repaired;
   if (!model_->byte_level() && !is_valid_utf8(text)) {
     repaired = utf8_lossy(text);
@@ -59,6 +73,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
       if (seg.token_id >= 0) ids.push_back(seg.token_id);
       else encode_plain(seg.text, seg.offset == 0, ids);
     }
+  }
+  if (max_tokens > 0) {
+    const size_t budget = static_cast<size_t>(content_budget(max_tokens, add_special_tokens, /*pair=*/false));
+    if (ids.size() > budget) ids.resize(budget);
   }
   if (add_special_tokens) post_processor_.apply(ids);
   return ids;

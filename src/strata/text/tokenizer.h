@@ -31,12 +31,16 @@ class Tokenizer {
   // add_special_tokens the post-processor's tokens (bos/eos) are added, as tokenizer.json
   // says. Ill-formed UTF-8: byte-level tokenizers encode the raw bytes (decode gives them
   // back); SentencePiece-style ones first replace each ill-formed subpart with U+FFFD.
-  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const;
+  // max_tokens > 0: at most that many ids, special tokens included, as Hugging Face's
+  // truncation=True with max_length: the text's end is cut and the special tokens kept; a pair
+  // loses tokens from the longer text, one at a time (longest_first, the second on a tie). Throws
+  // an Error when the special tokens alone take max_tokens.
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens, int64_t max_tokens = 0) const;
   // Two texts as one sequence (a cross-encoder's query and document), through the
   // post-processor's pair template when add_special_tokens. type_ids, when given, gets each
   // id's segment (0 for a, 1 for b, the template's for its tokens), as BERT reads them.
   std::vector<int32_t> encode_pair(std::string_view a, std::string_view b, bool add_special_tokens,
-                                   std::vector<int32_t>* type_ids = nullptr) const;
+                                   std::vector<int32_t>* type_ids = nullptr, int64_t max_tokens = 0) const;
   // Ids outside the vocabulary are skipped; text that is not valid UTF-8 after decoding
   // has U+FFFD in place of the broken bytes.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const;
@@ -59,6 +63,8 @@ class Tokenizer {
   void encode_plain(std::string_view text, bool at_start, std::vector<int32_t>& ids) const;
   void encode_normalized(std::string_view text, bool at_start, std::vector<int32_t>& ids) const;
   std::optional<int32_t> resolve(const std::optional<std::string>& token) const;
+  // max_tokens less the special tokens add_special_tokens puts around one text or a pair.
+  int64_t content_budget(int64_t max_tokens, bool add_special_tokens, bool pair) const;
 
   Normalizer normalizer_;
   PreTokenizer pre_tokenizer_;

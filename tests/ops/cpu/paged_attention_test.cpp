@@ -37,7 +37,9 @@ std::vector<double> reference(const AttentionCase& s, const Tensor& q, const Ten
     for (int32_t i = 0; i < s.q_lens[r]; ++i, ++t) {
       const int64_t pos = s.kv_lens[r] - s.q_lens[r] + i;
       const int64_t first = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
-      const int64_t last = p.causal ? pos : s.kv_lens[r] - 1;
+      const int64_t last = p.causal ? pos
+                           : p.sliding_window > 0 ? std::min<int64_t>(s.kv_lens[r] - 1, pos + p.sliding_window - 1)
+                                                  : s.kv_lens[r] - 1;
       for (int64_t h = 0; h < s.num_heads; ++h) {
         const int64_t kvh = h / (s.num_heads / s.num_kv_heads);
         const float* qv = q.data_as<float>() + (t * s.num_heads + h) * hd;
@@ -109,6 +111,13 @@ TEST(PagedAttentionCpuTest, BidirectionalRowsSeeEveryKey) {
   check(s, {.scale = 0.125f, .causal = false});
   s.head_dim = 20;
   check(s, {.scale = 0.2f, .causal = false});
+}
+
+// ModernBERT's local layers: a query sees the keys within window - 1 of it, before and after.
+TEST(PagedAttentionCpuTest, BidirectionalSlidingWindowSeesBothSides) {
+  const AttentionCase s{.q_lens = {5, 20}, .kv_lens = {5, 20}};
+  check(s, {.scale = 0.125f, .sliding_window = 3, .causal = false});
+  check(s, {.scale = 0.125f, .sliding_window = 9, .causal = false});  // wider than row 0
 }
 
 // --kv-cache-dtype fp8: store_kv narrows to e4m3 (nearest even, +-448 at most) and attention

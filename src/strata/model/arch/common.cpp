@@ -117,4 +117,18 @@ std::unique_ptr<Model> build_dense_decoder(const ModelConfig& config, const Mode
   return model;
 }
 
+std::vector<std::string> attention_layer_types(const ModelConfig& config,
+                                               const std::function<bool(int64_t)>& is_global) {
+  std::vector<std::string> types = config.get_string_list("layer_types");
+  if (types.empty())
+    for (int64_t i = 0; i < config.num_hidden_layers; ++i)
+      types.push_back(is_global(i) ? "full_attention" : "sliding_attention");
+  if (static_cast<int64_t>(types.size()) != config.num_hidden_layers)
+    fail("config.json: layer_types has {} entries for {} layers", types.size(), config.num_hidden_layers);
+  for (const std::string& type : types)
+    if (type != "sliding_attention" && type != "full_attention")
+      fail("config.json: layer_types has '{}'; expected sliding_attention or full_attention", type);
+  return types;
+}
+
 }  // namespace strata

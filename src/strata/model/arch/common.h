@@ -2,6 +2,10 @@
 // dense Llama-style decoder that llama, qwen2 and qwen3 configure differently.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "strata/model/layers/attention.h"
 #include "strata/model/layers/mlp.h"
 #include "strata/model/layers/moe.h"
@@ -40,6 +44,10 @@ MoeOptions qwen_moe_options(const ModelConfig& config);
 // with e_score_correction_bias over n_group groups (topk_group eligible), validated; the
 // caller sets the activation, gating and shared expert.
 MoeOptions grouped_sigmoid_moe_options(const ModelConfig& config);
+// Each layer's "sliding_attention" or "full_attention": config.json's layer_types (transformers 5),
+// else the older configs' pattern, is_global(i) for layer i. Throws an Error for a bad list.
+std::vector<std::string> attention_layer_types(const ModelConfig& config,
+                                               const std::function<bool(int64_t)>& is_global);
 // The dense gated MLP of config.intermediate_size.
 MlpOptions dense_mlp_options(const ModelConfig& config);
 

@@ -16,18 +16,8 @@ namespace {
 // transformers 5 lists layer_types; older configs give sliding_window_pattern (every n-th
 // layer is global).
 std::vector<std::string> layer_types(const ModelConfig& config) {
-  std::vector<std::string> types = config.get_string_list("layer_types");
-  if (types.empty()) {
-    const int64_t pattern = config.get_int("sliding_window_pattern", config.get_int("_sliding_window_pattern", 6));
-    for (int64_t i = 0; i < config.num_hidden_layers; ++i)
-      types.push_back(pattern > 0 && (i + 1) % pattern == 0 ? "full_attention" : "sliding_attention");
-  }
-  if (static_cast<int64_t>(types.size()) != config.num_hidden_layers)
-    fail("config.json: layer_types has {} entries for {} layers", types.size(), config.num_hidden_layers);
-  for (const std::string& type : types)
-    if (type != "sliding_attention" && type != "full_attention")
-      fail("config.json: layer_types has '{}'; expected sliding_attention or full_attention", type);
-  return types;
+  const int64_t pattern = config.get_int("sliding_window_pattern", config.get_int("_sliding_window_pattern", 6));
+  return attention_layer_types(config, [pattern](int64_t i) { return pattern > 0 && (i + 1) % pattern == 0; });
 }
 
 AttentionOptions gemma_attention(const ModelConfig& config, const std::string& type) {

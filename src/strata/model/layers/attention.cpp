@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "strata/core/error.h"
 #include "strata/lora/lora_set.h"
 #include "strata/model/layers/normed_input.h"
 #include "strata/ops/elementwise.h"
@@ -39,6 +40,12 @@ void Attention::load_projections(const WeightScope& w) {
   const AttentionOptions& o = options_;
   const int64_t q_out = o.num_heads * o.head_dim * (o.output_gate ? 2 : 1);
   const int64_t kv_out = o.num_kv_heads * o.head_dim;
+  if (!o.names.qkv.empty()) {
+    STRATA_CHECK(!o.output_gate && !o.rope.mrope.enabled());
+    qkv_proj_ = w.get(o.names.qkv + ".weight", {q_out + 2 * kv_out, o.hidden_size});
+    if (o.qkv_bias) qkv_bias_ = w.get(o.names.qkv + ".bias", {q_out + 2 * kv_out});
+    return;
+  }
   if (!o.output_gate && !o.rope.mrope.enabled()) {  // prepare_qkv rotates by 1-D positions only
     qkv_proj_ = w.fused_rows({o.names.q + ".weight", o.names.k + ".weight", o.names.v + ".weight"},
                              {{q_out, o.hidden_size}, {kv_out, o.hidden_size}, {kv_out, o.hidden_size}});

@@ -14,6 +14,7 @@ namespace strata {
 // Leaf names of the projections under the layer's scope (".weight" / ".bias" appended).
 struct AttentionWeightNames {
   std::string q = "q_proj", k = "k_proj", v = "v_proj", o = "o_proj";
+  std::string qkv;  // set: one stored q | k | v tensor (ModernBERT's Wqkv) in place of q, k and v
 };
 
 struct AttentionOptions {

@@ -9,6 +9,13 @@ namespace strata {
 Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
   const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
   const MlpWeightNames& n = options.names;
+  if (options.gated && !n.gate_up.empty()) {
+    gate_up_proj_ = w.get(n.gate_up + ".weight", {2 * inter, hidden});
+    if (options.bias) gate_up_bias_ = w.get(n.gate_up + ".bias", {2 * inter});
+    down_proj_ = w.get(n.down + ".weight", {hidden, inter});
+    if (options.bias) down_bias_ = w.get(n.down + ".bias", {hidden});
+    return;
+  }
   if (options.gated && !options.bias)
     gate_up_proj_ = w.fused_rows({n.gate + ".weight", n.up + ".weight"}, {{inter, hidden}, {inter, hidden}});
   if (!gate_up_proj_.defined()) {
@@ -31,7 +38,7 @@ void Mlp::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Subla
   Tensor up = ctx.temp({t, options_.intermediate_size});
   if (gate_up_proj_.defined()) {
     Tensor gate_up = ctx.temp({t, 2 * options_.intermediate_size});
-    in.linear(gate_up_proj_, Tensor(), gate_up);
+    in.linear(gate_up_proj_, gate_up_bias_, gate_up);
     const Tensor& h = in.h();
     apply_lora(ctx, LoraModule::kGate, h, gate_up, 0);
     apply_lora(ctx, LoraModule::kUp, h, gate_up, options_.intermediate_size);

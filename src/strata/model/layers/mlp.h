@@ -11,6 +11,7 @@ namespace strata {
 // Leaf names of the projections under the layer's scope (".weight" / ".bias" appended).
 struct MlpWeightNames {
   std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+  std::string gate_up;  // set: one stored [2 I, H] tensor, gate rows then up rows (ModernBERT's Wi)
 };
 
 struct MlpOptions {
@@ -30,7 +31,8 @@ class Mlp final : public Ffn {
 
  private:
   MlpOptions options_;
-  Tensor gate_up_proj_;                      // [2 I, H] gate | up fused (accelerators), or undefined
+  Tensor gate_up_proj_;                      // [2 I, H] gate | up fused (accelerators, or stored so), or undefined
+  Tensor gate_up_bias_;                      // [2 I] with a stored gate_up and biases, or undefined
   Tensor gate_proj_, up_proj_, down_proj_;  // [I, H], [I, H], [H, I] (gate, up undefined when fused)
   Tensor gate_bias_, up_bias_, down_bias_;  // [I], [I], [H] or undefined
 };

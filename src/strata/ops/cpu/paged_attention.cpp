@@ -161,7 +161,9 @@ void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cac
                    .kv_head = h / group,
                    .first_key = params.sliding_window > 0
                                     ? std::max<int64_t>(0, pos - params.sliding_window + 1) : 0,
-                   .last_key = params.causal ? pos : kv_len - 1,
+                   .last_key = params.causal               ? pos
+                               : params.sliding_window > 0 ? std::min(kv_len - 1, pos + params.sliding_window - 1)
+                                                           : kv_len - 1,
                    .sink = params.sinks.defined() ? params.sinks.data_as<float>()[h] : -INFINITY};
       attend_one(job, k_cache, v_cache, params, scratch);
     }

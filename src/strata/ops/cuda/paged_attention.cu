@@ -79,8 +79,10 @@ __device__ QueryRow query_row(const AttnKernelParams& p, const BlockSpan& s, int
   const int tok = entry / p.group;
   q.token = s.q_begin + tok;
   q.head = s.kv_head * p.group + entry % p.group;
-  q.pos = p.causal ? s.kv_len - s.q_len + tok : s.kv_len - 1;  // the last visible key
-  q.lower = p.sliding_window > 0 ? q.pos - p.sliding_window + 1 : 0;
+  const int own = s.kv_len - s.q_len + tok;  // the query's position
+  const int window = p.sliding_window;
+  q.pos = p.causal ? own : window > 0 ? min(s.kv_len - 1, own + window - 1) : s.kv_len - 1;  // the last visible key
+  q.lower = window > 0 ? own - window + 1 : 0;
   return q;
 }
 
@@ -282,7 +284,10 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnKernelParams p)
   const int tok_lo = span.entry0 / p.group;
   const int tok_hi = min(span.q_len - 1, (span.entry0 + kBlockRows - 1) / p.group);
   const int pos_lo = span.kv_len - span.q_len + tok_lo;
-  const int kv_end = p.causal ? span.kv_len - span.q_len + tok_hi + 1 : span.kv_len;
+  const int pos_hi = span.kv_len - span.q_len + tok_hi;
+  const int kv_end = p.causal                ? pos_hi + 1
+                     : p.sliding_window > 0 ? min(span.kv_len, pos_hi + p.sliding_window)
+                                            : span.kv_len;
   const int kv_begin = p.sliding_window > 0 ? max(0, pos_lo - p.sliding_window + 1) : 0;
   const int tile0 = kv_begin / BN, num_tiles = (kv_end + BN - 1) / BN - tile0;
   const int per_split = (num_tiles + p.num_splits - 1) / p.num_splits;
