@@ -61,6 +61,19 @@ void Model::place_image_embeds(const StepBatch& step, const Tensor& x, ForwardCo
   ops::scatter_rows(rows, step.device().image_rows, x);
 }
 
+Tensor Model::normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
+  Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {step.num_logits(), config_.hidden_size});
+  if (!ctx.keep_hidden_states || !parts_.final_norm.defined()) {
+    ops::gather_rows(x, step.device().logits_indices, last);
+    if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
+    return last;
+  }
+  ctx.hidden_states = ctx.step_workspace.alloc(ctx.activation_dtype, x.shape());  // [T, hidden]
+  if (x.dim(0) > 0) parts_.final_norm.apply(x, ctx.hidden_states);
+  ops::gather_rows(ctx.hidden_states, step.device().logits_indices, last);
+  return last;
+}
+
 Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
@@ -68,6 +81,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   if (parts_.embed_scale != 1.0f) ops::scale(x, parts_.embed_scale);
   if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
   if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
+  if (parts_.mtp_input.defined()) parts_.mtp_input.apply(step.device().input_hidden_states, x, ctx);
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
@@ -76,9 +90,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
     ctx.workspace.reset();
   }
   const int64_t num_logits = step.num_logits();
-  Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
-  ops::gather_rows(x, step.device().logits_indices, last);
-  if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
+  Tensor last = normed_output_rows(step, x, ctx);
   if (config_.head() == ModelHead::kHiddenStates) {
     if (last.dtype() == DType::kF32) return last;
     Tensor hidden_f32 = ctx.step_workspace.alloc(DType::kF32, {num_logits, hidden});

@@ -12,6 +12,7 @@
 #include "strata/core/model_config.h"
 #include "strata/model/layer.h"
 #include "strata/model/layers/encoder_embeddings.h"
+#include "strata/model/layers/mtp_input.h"
 #include "strata/model/layers/norm.h"
 
 namespace strata {
@@ -30,6 +31,9 @@ class Model {
     Tensor lm_head_bias;        // [num_labels] a classifier's bias, or undefined
     // BERT's pooler before its classifier: tanh(x W^T + b), [hidden, hidden] and [hidden]; or undefined.
     Tensor classifier_pooler, classifier_pooler_bias;
+    // A multi-token-prediction module's input stage (embedding and hidden state joined); the
+    // step then carries device().input_hidden_states. Undefined for every other model.
+    MtpInput mtp_input;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
@@ -52,6 +56,8 @@ class Model {
   int64_t output_width() const;
 
   const ModelConfig& config() const { return config_; }
+  // The weights an MTP module shares with its target (embedding, lm_head).
+  const Parts& parts() const { return parts_; }
   int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
   const LayerCaps& caps(int64_t layer) const { return caps_[layer]; }
   int64_t num_kv_layers() const { return num_kv_layers_; }
@@ -68,6 +74,9 @@ class Model {
 
  private:
   void place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  // The final-normed rows the head reads [num_logits, hidden] (and, when the context keeps
+  // them, every token's in ctx.hidden_states).
+  Tensor normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
 
   ModelConfig config_;
   Parts parts_;
