@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/engine_test_support.h"
+#include "engine/speculation_test_support.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
 #include "strata/model/model_loader.h"
@@ -18,7 +18,7 @@
 namespace strata {
 namespace {
 
-using Results = std::vector<std::vector<test::ChoiceResult>>;
+using Results = test::SpeculationResults;
 
 struct DraftCase {
   std::string target;
@@ -53,15 +53,7 @@ class DraftModelSpeculation : public ::testing::TestWithParam<DraftCase> {
       options.speculative = {.num_speculative_tokens = kDrafts, .method = SpeculativeMethod::kDraftModel,
                              .draft_model = GetParam().draft};
     test::CheckedEngine engine(runner, *tokenizer_, {}, options, speculate ? &draft : nullptr);
-    std::vector<Results> out;
-    for (const auto& requests : waves) {
-      std::vector<std::shared_ptr<RequestStream>> streams;
-      for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
-      Results results;
-      for (size_t i = 0; i < requests.size(); ++i)
-        results.push_back(test::collect_choices(*streams[i], requests[i].n));
-      out.push_back(std::move(results));
-    }
+    std::vector<Results> out = test::run_waves(engine, waves);
     engine.shutdown(std::chrono::seconds(5));
     stats_ = engine.stats();
     return out;
@@ -83,60 +75,29 @@ class DraftModelSpeculation : public ::testing::TestWithParam<DraftCase> {
   EngineStatsSnapshot stats_;
 };
 
-void expect_same(const Results& got, const Results& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    for (size_t c = 0; c < want[i].size(); ++c) {
-      EXPECT_EQ(got[i][c].tokens, want[i][c].tokens) << what << " request " << i << " choice " << c;
-      EXPECT_EQ(got[i][c].finish, want[i][c].finish) << what << " request " << i << " choice " << c;
-      ASSERT_EQ(got[i][c].logprobs.size(), want[i][c].logprobs.size());
-      for (size_t t = 0; t < want[i][c].logprobs.size(); ++t)
-        EXPECT_NEAR(got[i][c].logprobs[t].logprob, want[i][c].logprobs[t].logprob, 1e-4) << what << i << " " << t;
-    }
-}
-
-std::vector<GenerationRequest> greedy_requests() {
-  std::vector<GenerationRequest> requests;
-  for (int32_t len : {kDrafts + 1, 5, 13, 100, 30, 21})  // 100: chunked (64 tokens a step)
-    requests.push_back({.prompt_ids = test::engine_prompt(len, len), .sampling = {.temperature = 0},
-                        .max_tokens = 24, .ignore_eos = true});
-  requests[4].n = 2;
-  requests[5].sampling.logprobs = 2;
-  requests[1].sampling.presence_penalty = 1.5f;  // greedy with penalties: verified on the host
-  return requests;
-}
-
 TEST_P(DraftModelSpeculation, GreedyTokensEqualPlainDecoding) {
-  std::vector<GenerationRequest> first = greedy_requests();
+  std::vector<GenerationRequest> first = test::speculation_greedy_requests(kDrafts);
   const Results plain = run({first}, false)[0];
   first[2].stop_token_ids = {plain[2][0].tokens.at(9)};  // ends inside a verified run, likely
   const std::vector<GenerationRequest> again = first;   // its prompts hit the prefix cache
   const std::vector<Results> want = run({first, again}, false);
   const std::vector<Results> got = run({first, again}, true);
-  expect_same(got[0], want[0], "first wave");
-  expect_same(got[1], want[1], "prefix hits");
+  test::expect_same_results(got[0], want[0], "first wave");
+  test::expect_same_results(got[1], want[1], "prefix hits");
   EXPECT_GT(stats_.prefix_cache_hits_total, 0u);
   expect_acceptance();
 }
 
 TEST_P(DraftModelSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) {
-  std::vector<GenerationRequest> requests;
-  for (int32_t i = 0; i < 4; ++i)
-    requests.push_back({.prompt_ids = test::engine_prompt(i, 20), .sampling = {.temperature = 0}, .max_tokens = 20,
-                        .ignore_eos = true});
+  const std::vector<GenerationRequest> requests = test::preemption_requests();
   const Results plain = run({requests}, false, 8)[0];
   const Results got = run({requests}, true, 8)[0];
   EXPECT_GT(stats_.preemptions_total, 0u);
-  expect_same(got, plain, "preempted");
+  test::expect_same_results(got, plain, "preempted");
 }
 
 TEST_P(DraftModelSpeculation, SeededSampledRequestsReplay) {
-  const std::vector<GenerationRequest> requests = {
-      {.prompt_ids = test::engine_prompt(3, 9), .sampling = {.temperature = 1, .seed = 5}, .max_tokens = 16,
-       .ignore_eos = true},
-      {.prompt_ids = test::engine_prompt(4, 6), .sampling = {.temperature = 0.7f, .top_p = 0.9f, .presence_penalty = 0.5f,
-                                                             .seed = 6}, .max_tokens = 16,
-       .ignore_eos = true}};
+  const std::vector<GenerationRequest> requests = test::seeded_sampled_requests();
   const Results once = run({requests}, true)[0];
   EXPECT_GT(stats_.spec_draft_tokens_total, 0u);
   const Results twice = run({requests}, true)[0];
@@ -160,20 +121,9 @@ TEST(DraftModel, AFailedStepFreesTheDraftStateAndServingGoesOn) {
   const auto tokenizer = text::make_id_tokenizer(static_cast<int32_t>(model.config.vocab_size));
   ModelRunner runner(*model.model, *backend, {.num_kv_blocks = 64, .num_ssm_slots = 16});
   ModelRunner draft(*model.model, *backend, {.num_kv_blocks = 64, .num_ssm_slots = 16});
-  const GenerationRequest request{.prompt_ids = test::engine_prompt(2, 7), .sampling = {.temperature = 0},
-                                  .max_tokens = 12, .ignore_eos = true};
-  std::vector<int32_t> plain;
-  {
-    test::CheckedEngine engine(runner, *tokenizer, {}, {});
-    plain = test::collect_choices(*engine.submit(request), 1)[0].tokens;
-  }
-  test::CheckedEngine engine(runner, *tokenizer, {},
-                             {.speculative = {.num_speculative_tokens = 3, .method = SpeculativeMethod::kDraftModel,
-                                              .draft_model = "qwen3_next"},
-                              .fault_injection = {.fail_at_step = 3}},
-                             &draft);
-  EXPECT_EQ(test::collect_choices(*engine.submit(request), 1)[0].finish, FinishReason::kError);
-  EXPECT_EQ(test::collect_choices(*engine.submit(request), 1)[0].tokens, plain);
+  test::expect_failed_step_frees_state(
+      runner, draft, *tokenizer,
+      {.num_speculative_tokens = 3, .method = SpeculativeMethod::kDraftModel, .draft_model = "qwen3_next"});
 }
 
 TEST(DraftModel, RefusesADraftWithAnotherVocabulary) {

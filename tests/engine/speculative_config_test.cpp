@@ -31,6 +31,17 @@ TEST(SpeculativeConfig, ParsesVllmDraftModelForm) {
   EXPECT_FALSE(parse_speculative_config(R"({"num_speculative_tokens": 2})").uses_draft_model());
 }
 
+TEST(SpeculativeConfig, ParsesVllmMtpFormAndItsQwen3NextAlias) {
+  for (const char* json : {R"({"method": "mtp", "num_speculative_tokens": 2})",
+                           R"({"method": "qwen3_next_mtp", "num_speculative_tokens": 2})"}) {
+    const SpeculativeOptions o = parse_speculative_config(json);
+    EXPECT_EQ(o.method, SpeculativeMethod::kMtp) << json;
+    EXPECT_EQ(o.num_speculative_tokens, 2);
+    EXPECT_TRUE(o.uses_mtp() && o.uses_draft_runner() && !o.uses_draft_model()) << json;
+  }
+  EXPECT_FALSE(parse_speculative_config(R"({"num_speculative_tokens": 2})").uses_draft_runner());
+}
+
 TEST(SpeculativeConfig, RejectsWhatItCannotDo) {
   auto message = [](const char* json) {
     try {
@@ -49,6 +60,8 @@ TEST(SpeculativeConfig, RejectsWhatItCannotDo) {
   EXPECT_NE(message(R"({"method": "ngram", "num_speculative_tokens": 2, "model": "x"})").find("takes no 'model'"),
             std::string::npos);
   EXPECT_NE(message(R"({"method": "draft_model", "num_speculative_tokens": 2})").find("needs 'model'"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"method": "mtp", "model": "x", "num_speculative_tokens": 2})").find("drop 'model'"),
             std::string::npos);
   EXPECT_NE(message(R"({"num_speculative_tokens": 2, "prompt_lookup_min": 5, "prompt_lookup_max": 3})").find("exceeds"),
             std::string::npos);

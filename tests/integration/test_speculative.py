@@ -1,11 +1,12 @@
-"""`strata serve --speculative-config` (n-gram drafts, a draft model): greedy completions,
-streamed or not, are the ones the server without speculation returns, a seeded sampled
-request replays, and /metrics counts drafts, accepted drafts and acceptance per position."""
+"""`strata serve --speculative-config` (n-gram drafts, a draft model, the checkpoint's MTP layers):
+greedy completions, streamed or not, are the ones the server without speculation returns, a
+seeded sampled request replays, and /metrics counts drafts, accepted drafts and acceptance per
+position; `strata generate --speculative-config` with MTP prints the plain tokens."""
 import json
 import random
 import subprocess
 
-from conftest import BINARY, FIXTURES
+from conftest import BINARY, FIXTURES, LOCAL_FIXTURES, Server
 from test_tiny_model import complete, stream_complete
 
 
@@ -62,3 +63,37 @@ def test_draft_model_with_another_vocabulary_is_refused(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     assert "vocabulary of 1000 tokens" in r.stderr
+
+
+def generate(model, *extra):
+    r = subprocess.run([str(BINARY), "generate", "--model", str(model), "--prompt-ids", "5,9,14,3,77,5,9",
+                        "--max-tokens", "24", "--temperature", "0", "--ignore-eos", *extra],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip().splitlines()[-1]
+
+
+def test_mtp_generate_and_serve_keep_greedy_tokens():
+    model = LOCAL_FIXTURES / "hf" / "qwen3_next_mtp"
+    mtp = json.dumps({"method": "mtp", "num_speculative_tokens": 2})
+    assert generate(model, "--speculative-config", mtp) == generate(model)
+    plain = Server(["--model", str(model), "--max-model-len", "256"], "mtp_plain")
+    server = Server(["--model", str(model), "--max-model-len", "256", "--speculative-config", mtp], "mtp_served")
+    try:
+        for seed in range(3):
+            prompt = repetitive_prompt(seed)
+            want = complete(plain.client(), plain.model, prompt, max_tokens=30).choices[0].model_extra["token_ids"]
+            got = complete(server.client(), server.model, prompt, max_tokens=30)
+            assert got.choices[0].model_extra["token_ids"] == want, seed
+        m = server.metrics()
+        assert m["strata:spec_decode_num_draft_tokens_total"] >= m["strata:spec_decode_num_drafts_total"] > 0
+    finally:
+        plain.stop()
+        server.stop()
+
+
+def test_mtp_on_a_checkpoint_without_mtp_weights_is_refused():
+    r = subprocess.run([str(BINARY), "serve", str(FIXTURES / "hf" / "qwen3_next"), "--speculative-config",
+                        '{"method": "mtp", "num_speculative_tokens": 2}'], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "multi-token-prediction weights (mtp.*)" in r.stderr

@@ -168,7 +168,7 @@ TEST_F(CudaOps, ElementwiseOpsMatchCpu) {
   expect_close(*gpu_, gx, ref, kBf16Tolerance, "scale");
 }
 
-TEST_F(CudaOps, SplitGatherConvertAreExact) {
+TEST_F(CudaOps, SplitJoinGatherConvertAreExact) {
   const Tensor packed = random_rounded({9, 16, 256}, 16);
   Tensor first_ref = Tensor::host(DType::kF32, {9, 16, 128}), second_ref = Tensor::host(DType::kF32, {9, 16, 128});
   ops::split_halves(packed, first_ref, second_ref);
@@ -176,6 +176,13 @@ TEST_F(CudaOps, SplitGatherConvertAreExact) {
   ops::split_halves(gpu_bf16(packed), first, second);
   EXPECT_EQ(compare(as_f32_host(*gpu_, first), first_ref).rel_l2, 0.0);
   EXPECT_EQ(compare(as_f32_host(*gpu_, second), second_ref).rel_l2, 0.0);
+
+  const Tensor left = random_rounded({9, 48}, 19), right = random_rounded({9, 48}, 20);
+  Tensor joined_ref = Tensor::host(DType::kF32, {9, 96});
+  ops::join_halves(left, right, joined_ref);
+  Tensor joined = poisoned(DType::kBF16, {9, 96});
+  ops::join_halves(gpu_bf16(left), gpu_bf16(right), joined);
+  EXPECT_EQ(compare(as_f32_host(*gpu_, joined), joined_ref).rel_l2, 0.0);
 
   const Tensor src = random_rounded({50, 4096}, 17);
   const Tensor idx = int_tensor({49, 0, 7, 7, 23});

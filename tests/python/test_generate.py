@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import FIXTURES, SMOL, TINY, cli_generate, strata
+from conftest import FIXTURES, LOCAL_FIXTURES, SMOL, TINY, cli_generate, strata
 
 
 def random_prompt(seed):
@@ -142,3 +142,15 @@ def test_speculative_config_with_a_draft_model_keeps_greedy_tokens(tiny):
     assert got == want
     sampled = strata.SamplingParams(temperature=1.0, seed=4, max_tokens=16, ignore_eos=True)
     assert llm.generate(prompts, sampled)[0].outputs[0].token_ids == llm.generate(prompts, sampled)[0].outputs[0].token_ids
+
+
+def test_speculative_config_mtp_keeps_greedy_tokens():
+    model = LOCAL_FIXTURES / "hf" / "qwen3_next_mtp"
+    plain = strata.LLM(str(model), max_model_len=256)
+    llm = strata.LLM(str(model), speculative_config={"method": "mtp", "num_speculative_tokens": 2}, max_model_len=256)
+    prompts = [random_prompt(i) for i in range(3)]
+    want = [o.outputs[0].token_ids for o in plain.generate(prompts, greedy(16, ignore_eos=True))]
+    got = [o.outputs[0].token_ids for o in llm.generate(prompts, greedy(16, ignore_eos=True))]
+    assert got == want
+    with pytest.raises(strata.StrataError, match=r"mtp\.\*"):
+        strata.LLM(str(FIXTURES / "hf" / "qwen3_next"), speculative_config={"method": "mtp", "num_speculative_tokens": 1})

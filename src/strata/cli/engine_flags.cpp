@@ -13,6 +13,12 @@
 
 namespace strata::cli {
 
+void add_speculative_config_flag(CLI::App& cmd, SpeculativeOptions& speculative) {
+  cmd.add_option_function<std::string>(
+      "--speculative-config", [&speculative](const std::string& json) { speculative = parse_speculative_config(json); },
+      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}', a draft model with the same vocabulary '{"model": PATH, "num_speculative_tokens": 3}', or the checkpoint's multi-token-prediction layers (Qwen3-Next, Qwen3.5) '{"method": "mtp", "num_speculative_tokens": 2}')");
+}
+
 void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {
   cmd.add_option("--max-num-batched-tokens", engine.max_num_batched_tokens, "token budget of one engine step")
       ->check(CLI::PositiveNumber);
@@ -28,9 +34,7 @@ void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {
          [&engine](int64_t count) { engine.async_scheduling = count > 0; },
          "queue each step before reading the previous step's tokens back (default: on with a GPU, off on the CPU)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option_function<std::string>(
-      "--speculative-config", [&engine](const std::string& json) { engine.speculative = parse_speculative_config(json); },
-      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}' or a draft model with the same vocabulary '{"model": PATH, "num_speculative_tokens": 3}')");
+  add_speculative_config_flag(cmd, engine.speculative);
   cmd.add_option("--swap-space", engine.swap_space_gib,
                  "GiB of host memory (pinned on a GPU) preempted sequences' KV blocks and SSM states move to, "
                  "so they resume without recomputing; 0: preemption recomputes (default 4)")

@@ -15,6 +15,8 @@
 namespace strata::cli {
 
 void add_engine_flags(CLI::App& command, EngineOptions& engine);
+// --speculative-config (vLLM's JSON), parsed into `speculative` (strata serve and generate).
+void add_speculative_config_flag(CLI::App& command, SpeculativeOptions& speculative);
 
 // Live sequences, n > 1 forks and the prefix cache's snapshots each hold an SSM slot.
 void size_ssm_slots(ModelFlags& model, const EngineOptions& engine);

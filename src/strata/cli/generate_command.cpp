@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "strata/cli/engine_flags.h"
 #include "strata/cli/model_flags.h"
 #include "strata/cli/sampling_flags.h"
 #include "strata/core/error.h"
@@ -16,6 +17,7 @@ namespace {
 struct GenerateFlags {
   ModelFlags model;
   SamplingFlags sampling;
+  SpeculativeOptions speculative;
   std::string prompt_ids;
   bool timing = false;
 };
@@ -30,7 +32,7 @@ void run_generate(const GenerateFlags& flags) {
   const SamplingParams sampling = to_sampling_params(flags.sampling);
   ModelFlags model = flags.model;
   model.load_progress = true;
-  OpenModel open = open_model(model);
+  OpenModel open = open_model(model, flags.speculative);
   GenerationRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
                             .sampling = sampling,
                             .max_tokens = flags.sampling.max_tokens,
@@ -41,7 +43,9 @@ void run_generate(const GenerateFlags& flags) {
   // Ids in, ids out: the id tokenizer stands in for the model's (the engine's text is unused).
   const auto ids = text::make_id_tokenizer(static_cast<int32_t>(open.loaded.config.vocab_size));
   const auto& eos = open.loaded.config.eos_token_ids;
-  LocalEngine engine(*open.runner, *ids, {eos.begin(), eos.end()});
+  EngineOptions options = LocalEngine::single_sequence_options();
+  options.speculative = flags.speculative;
+  LocalEngine engine(*open.runner, *ids, {eos.begin(), eos.end()}, options, open.draft_runner.get());
   // Decode time runs from the first sampled token (prefill done) to the last one.
   const Clock::time_point start = Clock::now();
   Clock::time_point first, last;
@@ -67,6 +71,7 @@ void add_generate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("generate", "generate tokens from a prompt");
   add_model_flags(*cmd, flags->model);
   add_sampling_flags(*cmd, flags->sampling);
+  add_speculative_config_flag(*cmd, flags->speculative);
   cmd->add_option("--prompt-ids", flags->prompt_ids, "comma-separated prompt token ids")->required();
   cmd->add_flag("--timing", flags->timing, "print prefill time and decode tokens/s to stderr");
   cmd->callback([flags] { run_generate(*flags); });

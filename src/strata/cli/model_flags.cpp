@@ -6,6 +6,7 @@
 #include "strata/core/error.h"
 #include "strata/core/logging.h"
 #include "strata/hub/resolve_model.h"
+#include "strata/model/registry.h"
 #include "strata/text/chat_prompt.h"
 #include "strata/text/id_tokenizer.h"
 #include "strata/text/load_tokenizer.h"
@@ -111,14 +112,16 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   open.backend = open_backend(flags);
   open.loaded = load_with_flags(flags, flags.model, *open.backend);
   RunnerOptions options = runner_options(flags);
-  if (speculative.uses_draft_model()) {
-    open_draft(flags, speculative, open);
+  options.keep_hidden_states = speculative.uses_mtp();  // so graphs captured before the engine keep them
+  if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
+  if (speculative.uses_draft_model()) open_draft(flags, speculative, open);
+  if (speculative.uses_draft_runner()) {
     options.shared_kv_bytes_per_block =
         kv_cache_shape(*open.draft_loaded.model, *open.backend, options.block_size, options.kv_cache_dtype)
             .bytes_per_block();
   }
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend, options);
-  if (speculative.uses_draft_model()) {
+  if (speculative.uses_draft_runner()) {
     RunnerOptions draft_options = runner_options(flags);
     draft_options.num_kv_blocks = open.runner->num_kv_blocks();
     draft_options.num_ssm_slots = flags.num_ssm_slots;  // size_ssm_slots gives two per sequence: kept and guessing

@@ -4,8 +4,7 @@
 #include <unordered_set>
 
 #include "strata/core/error.h"
-#include "strata/engine/rejection_sampler.h"
-#include "strata/engine/sampling_distribution.h"
+#include "strata/engine/draft_token.h"
 
 namespace strata {
 
@@ -109,19 +108,9 @@ void DraftModel::run_and_draft(std::vector<StepRow> rows, std::vector<Proposal>&
   const Tensor logits = runner_.execute(batch);  // [one row per active proposal, vocab] on the host
   STRATA_CHECK(logits.dim(0) == static_cast<int64_t>(active.size()));
   const int64_t vocab = logits.dim(1);
-  for (size_t i = 0; i < active.size(); ++i) {
-    Sequence& seq = *active[i]->seq;
-    const SamplingParams& params = seq.sampler->params();
-    std::vector<int32_t> output(seq.token_ids.begin() + seq.num_prompt_tokens, seq.token_ids.end());
-    output.insert(output.end(), seq.draft_tokens.begin(), seq.draft_tokens.end());
-    std::vector<double> q = sampling_distribution(
-        params, {.logits = {logits.data_as<const float>() + static_cast<int64_t>(i) * vocab, static_cast<size_t>(vocab)},
-                 .prompt_ids = std::span<const int32_t>(seq.token_ids).first(seq.num_prompt_tokens),
-                 .output_ids = output});
-    // Greedy: q is one-hot and the draw takes its token without spending a random number.
-    seq.draft_tokens.push_back(draw_from(q, params.greedy() ? 0.0 : seq.sampler->next_uniform()));
-    if (!params.greedy()) seq.draft_probs.push_back(std::move(q));
-  }
+  for (size_t i = 0; i < active.size(); ++i)
+    append_draft_token(*active[i]->seq, {logits.data_as<const float>() + static_cast<int64_t>(i) * vocab,
+                                         static_cast<size_t>(vocab)});
 }
 
 void DraftModel::propose(std::span<const DraftRequest> requests) {

@@ -74,9 +74,9 @@ void check_runner(const GenerationRequest& request, const std::optional<PoolerCo
 
 // A draft model proposes token ids the target reads: the vocabularies must be the same.
 void check_draft_runner(const SpeculativeOptions& spec, ModelRunner& runner, ModelRunner* draft_runner) {
-  if (spec.uses_draft_model() != (draft_runner != nullptr))
-    fail("speculative config: {}", draft_runner ? "a draft model's runner was given, but the method is not draft_model"
-                                                : "method draft_model needs the draft model loaded beside the target");
+  if (spec.uses_draft_runner() != (draft_runner != nullptr))
+    fail("speculative config: {}", draft_runner ? "a draft runner was given, but the method is neither draft_model nor mtp"
+                                                : "methods draft_model and mtp need their runner beside the target's");
   if (draft_runner == nullptr) return;
   const ModelConfig &target = runner.model().config(), &draft = draft_runner->model().config();
   if (draft.vocab_size != target.vocab_size)

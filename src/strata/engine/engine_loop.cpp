@@ -45,9 +45,11 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
   if (parts_.options.enable_prefix_caching)
     memory_.start_prefix_cache(parts_.options.ssm_cache_slots, gib_to_bytes(parts_.options.ssm_host_cache_gib));
   memory_.start_swap_space(gib_to_bytes(parts_.options.swap_space_gib));
-  if (parts_.draft_runner != nullptr)
-    draft_ = std::make_unique<DraftModel>(*parts_.draft_runner, parts_.options.speculative.num_speculative_tokens,
-                                          parts_.options.max_num_batched_tokens);
+  const int32_t k = parts_.options.speculative.num_speculative_tokens;
+  if (parts_.draft_runner != nullptr && parts_.options.speculative.uses_mtp())
+    mtp_ = std::make_unique<MtpProposer>(*parts_.draft_runner, parts_.runner, k);
+  else if (parts_.draft_runner != nullptr)
+    draft_ = std::make_unique<DraftModel>(*parts_.draft_runner, k, parts_.options.max_num_batched_tokens);
 }
 
 EngineLoop::~EngineLoop() {
@@ -206,6 +208,7 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
     throw;
   }
   finish_snapshots(snapshots);
+  if (mtp_) mtp_->record_target_step(batch, plan.rows);
   std::vector<SampleTask> tasks;
   std::vector<InFlightStep::Verify> verifies;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
@@ -358,6 +361,7 @@ void EngineLoop::append_token(Sequence& seq, int32_t position, const SampleResul
 void EngineLoop::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
   if (seq.status == SequenceStatus::kFinished) return;
   if (draft_) draft_->release(seq.id);
+  if (mtp_) mtp_->release(seq.id);
   drop_unhashed_snapshots(seq);
   scheduler_.remove(&seq);
   output_.finish(seq, reason, std::move(stop_reason));

@@ -16,6 +16,7 @@
 #include "strata/engine/draft_model.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/engine_stats.h"
+#include "strata/engine/mtp_proposer.h"
 #include "strata/engine/output_processor.h"
 #include "strata/engine/model_runner.h"
 #include "strata/engine/scheduler.h"
@@ -31,7 +32,7 @@ struct EngineLoopParts {
   EngineOptions options;  // async_scheduling resolved by the Engine
   int32_t max_model_len = 0;
   EngineStats& stats;
-  ModelRunner* draft_runner = nullptr;  // the draft model's (speculative method draft_model)
+  ModelRunner* draft_runner = nullptr;  // the draft model's or the MTP module's (methods draft_model, mtp)
 };
 
 class EngineLoop {
@@ -155,6 +156,7 @@ class EngineLoop {
   EngineLoopParts parts_;
   SequenceMemory& memory_;  // the runner's
   std::unique_ptr<DraftModel> draft_;  // speculative decoding with a draft model
+  std::unique_ptr<MtpProposer> mtp_;   // or with the checkpoint's MTP module
   std::mt19937_64 corruption_rng_{20260101};  // draft_corruption's draws (fixed: benchmarks repeat)
   SnapshotPolicy snapshot_policy_;
   Scheduler scheduler_;

@@ -1,5 +1,5 @@
-// EngineLoop's speculative decoding: drafts for the running decode sequences (n-gram lookup
-// or the draft model), the verify row's sampling (greedy argmax on the device, or rejection
+// EngineLoop's speculative decoding: drafts for the running decode sequences (n-gram lookup,
+// the draft model or the MTP module), the verify row's sampling (greedy argmax on the device, or rejection
 // sampling on the host for sampled requests and penalties) and what its result keeps.
 #include <algorithm>
 #include <random>
@@ -37,7 +37,7 @@ void EngineLoop::propose_drafts() {
     seq->draft_tokens.clear();
     seq->draft_probs.clear();
     const int32_t num = max_drafts(*seq);
-    if (draft_ && !seq->request->request.pooling) {
+    if ((draft_ || mtp_) && !seq->request->request.pooling) {
       requests.push_back({.seq = seq, .max_drafts = num});
     } else if (num > 0) {
       seq->draft_tokens = propose_ngram_drafts(seq->token_ids, spec.ngram(), num);
@@ -46,6 +46,10 @@ void EngineLoop::propose_drafts() {
   if (draft_) {
     draft_->release_except(scheduler_.running());
     draft_->propose(requests);
+  }
+  if (mtp_) {
+    mtp_->release_except(scheduler_.running());
+    mtp_->propose(requests);
   }
   if (spec.draft_corruption > 0) corrupt_drafts();
 }
@@ -111,6 +115,7 @@ void EngineLoop::finish_verify(const InFlightStep::Verify& verify, std::span<con
   seq.num_computed_tokens += matched;
   if (seq.ssm_slot >= 0) memory_.roll_back(seq.ssm_slot, num_drafts + 1, 1 + matched);
   if (draft_) draft_->accept(seq, matched);
+  if (mtp_) mtp_->accept(seq, matched);
   count_verified(num_drafts, matched);
   for (int32_t j = 0; j <= matched && seq.status != SequenceStatus::kFinished; ++j) {
     seq.token_ids.push_back(kPendingToken);

@@ -11,9 +11,9 @@ EngineOptions LocalEngine::single_sequence_options() {
 }
 
 LocalEngine::LocalEngine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
-                         const EngineOptions& options) {
+                         const EngineOptions& options, ModelRunner* draft_runner) {
   runner.capture_decode_graphs(options.max_num_seqs);
-  engine_ = std::make_unique<Engine>(runner, tokenizer, std::move(eos_token_ids), options);
+  engine_ = std::make_unique<Engine>(runner, tokenizer, std::move(eos_token_ids), options, draft_runner);
 }
 
 LocalEngine::~LocalEngine() = default;

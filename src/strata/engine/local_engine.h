@@ -14,11 +14,11 @@ namespace strata {
 
 class LocalEngine {
  public:
-  // eos_token_ids end a request unless it sets ignore_eos. The runner and tokenizer must
-  // outlive this object. Captures the batch-1 decode graph up front, so the first tokens
-  // are not timed with the capture.
+  // eos_token_ids end a request unless it sets ignore_eos. The runner and tokenizer (and the
+  // draft runner of options.speculative's draft model or MTP module) must outlive this object.
+  // Captures the batch-1 decode graph up front, so the first tokens are not timed with the capture.
   LocalEngine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
-              const EngineOptions& options = single_sequence_options());
+              const EngineOptions& options = single_sequence_options(), ModelRunner* draft_runner = nullptr);
   ~LocalEngine();
 
   // Calls on_token for each generated id as it arrives (return false to stop early) and

@@ -109,9 +109,13 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .verify_states = memory_->verify(),
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
                      .lora = lora_,
-                     .lora_slots = step.device().lora_slots};
+                     .lora_slots = step.device().lora_slots,
+                     .keep_hidden_states = options_.keep_hidden_states};
+  last_hidden_states_ = Tensor();
   try {
-    return model_.forward(step, ctx);
+    Tensor out = model_.forward(step, ctx);
+    last_hidden_states_ = ctx.hidden_states;
+    return out;
   } catch (...) {  // a failed step leaves nothing handed out for the next one
     layer_workspace_.reset();
     step_workspace_.reset();
@@ -169,6 +173,7 @@ int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
   if (model_.config().pooler) return 0;  // prefill only: one-token prompts are not worth a graph
   if (step.has_image_tokens()) return 0;  // prompts only; their embeddings and streams are not captured
+  if (step.device().input_hidden_states.defined()) return 0;  // an MTP step: its input lives with the caller
   // Recurrent layers are captured as one batched launch over slot ids: no snapshots, no
   // per-token states, f32 state.
   if (model_.num_ssm_layers() > 0 &&
@@ -210,16 +215,20 @@ Tensor ModelRunner::execute_graph(const StepBatch& step, int64_t bucket, const T
   }
   if (it != graphs_.end()) {
     it->second.work->replay();
+    const Tensor& hidden = it->second.hidden_states;
+    last_hidden_states_ = hidden.defined() ? hidden.slice_rows(0, step.num_tokens()) : Tensor();
     return it->second.logits.slice_rows(0, step.num_logits());
   }
   const Tensor logits = forward(padded);
   step_workspace_.reset();
   const int64_t generation = addresses_generation();
   Tensor captured_logits;
+  const Tensor eager_hidden = last_hidden_states_;
   std::unique_ptr<CapturedWork> work = backend_.capture([&] { captured_logits = forward(padded); });
   step_workspace_.reset();
   if (work && addresses_generation() == generation)
-    graphs_[bucket] = DecodeGraph{std::move(work), captured_logits, generation};
+    graphs_[bucket] = DecodeGraph{std::move(work), captured_logits, last_hidden_states_, generation};
+  last_hidden_states_ = eager_hidden.defined() ? eager_hidden.slice_rows(0, step.num_tokens()) : Tensor();
   return logits.slice_rows(0, step.num_logits());
 }
 

@@ -33,6 +33,9 @@ struct RunnerOptions {
   // KV bytes another runner takes for each block of this pool (a draft model's cache, given as
   // many blocks): an automatic GPU size splits the budget so both fit.
   int64_t shared_kv_bytes_per_block = 0;
+  // Every step keeps its tokens' final-normed hidden states readable until the next step
+  // (last_hidden_states()): what an MTP module reads from its target and from itself.
+  bool keep_hidden_states = false;
 };
 
 // The paged KV cache's shape for `model` on `backend` (num_blocks 0: the caller sizes it).
@@ -68,6 +71,15 @@ class ModelRunner {
   int64_t max_verify_tokens() const { return options_.max_verify_tokens; }
   int64_t block_size() const { return options_.block_size; }
   int64_t num_kv_blocks() const { return options_.num_kv_blocks; }
+  // With keep_hidden_states: the last step's [num_tokens, hidden] states after the final norm
+  // (activation dtype, on the device; a view valid until the next step); else undefined.
+  const Tensor& last_hidden_states() const { return last_hidden_states_; }
+  // Sets keep_hidden_states (an MTP proposer's target and module); graphs are captured again.
+  void start_keeping_hidden_states() {
+    if (options_.keep_hidden_states) return;
+    options_.keep_hidden_states = true;
+    graphs_.clear();
+  }
   int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
   std::vector<int64_t> captured_batch_sizes() const;  // ascending; empty where steps run eagerly
   // LoRA adapters rows may name by StepRow::lora_slot (kept alive by the caller); set before
@@ -79,6 +91,7 @@ class ModelRunner {
   struct DecodeGraph {
     std::unique_ptr<CapturedWork> work;
     Tensor logits;  // [bucket, vocab] f32, in the step workspace
+    Tensor hidden_states;  // [bucket, hidden] with keep_hidden_states, else undefined
     int64_t generation = 0;
   };
 
@@ -107,6 +120,7 @@ class ModelRunner {
   int32_t padding_ssm_slot_ = -1;  // scratch SSM slot of graph padding rows (hybrid models)
   std::map<int64_t, DecodeGraph> graphs_;
   const LoraSet* lora_ = nullptr;
+  Tensor last_hidden_states_;
 };
 
 }  // namespace strata

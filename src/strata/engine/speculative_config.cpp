@@ -37,8 +37,13 @@ SpeculativeMethod read_method(const nlohmann::json& config) {
     if (!has_model) fail("--speculative-config: method 'draft_model' needs 'model', the draft model's path or repo id");
     return SpeculativeMethod::kDraftModel;
   }
+  if (method == "mtp" || method == "qwen3_next_mtp") {
+    if (has_model) fail("--speculative-config: method '{}' reads the target checkpoint's own mtp.* layers; drop 'model'", method);
+    return SpeculativeMethod::kMtp;
+  }
   fail("--speculative-config: method '{}' is not supported; supported: ngram (prompt lookup), draft_model "
-       "(a smaller model with the same vocabulary, given as 'model')", method);
+       "(a smaller model with the same vocabulary, given as 'model'), mtp (the checkpoint's multi-token-prediction "
+       "layers; qwen3_next_mtp is the same)", method);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // --speculative-config, in vLLM's JSON form: n-gram drafts {"method": "ngram",
 // "num_speculative_tokens": 3, "prompt_lookup_max": 4, "prompt_lookup_min": 2}, or a draft
-// model {"model": PATH, "num_speculative_tokens": 3} (optionally "method": "draft_model").
+// model {"model": PATH, "num_speculative_tokens": 3} (optionally "method": "draft_model"), or
+// the target checkpoint's multi-token-prediction layers {"method": "mtp", "num_speculative_tokens":
+// 1} ("qwen3_next_mtp", vLLM's older name, is the same).
 #pragma once
 
 #include <string>
@@ -10,7 +12,7 @@
 
 namespace strata {
 
-enum class SpeculativeMethod : uint8_t { kNgram, kDraftModel };
+enum class SpeculativeMethod : uint8_t { kNgram, kDraftModel, kMtp };
 
 struct SpeculativeOptions {
   int32_t num_speculative_tokens = 0;  // drafts per step; 0: speculative decoding off
@@ -24,6 +26,9 @@ struct SpeculativeOptions {
   double draft_corruption = 0;
 
   bool uses_draft_model() const { return num_speculative_tokens > 0 && method == SpeculativeMethod::kDraftModel; }
+  bool uses_mtp() const { return num_speculative_tokens > 0 && method == SpeculativeMethod::kMtp; }
+  // A second runner proposes: the draft model's, or the MTP module's.
+  bool uses_draft_runner() const { return uses_draft_model() || uses_mtp(); }
   NgramOptions ngram() const {
     return {.num_speculative_tokens = num_speculative_tokens, .prompt_lookup_min = prompt_lookup_min,
             .prompt_lookup_max = prompt_lookup_max};

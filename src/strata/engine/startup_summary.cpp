@@ -60,7 +60,10 @@ std::vector<std::string> startup_summary(const StartupFacts& facts) {
   if (const SnapshotHostTier* host = cache != nullptr ? cache->host_tier() : nullptr)
     lines.push_back(fmt::format("SSM snapshot host tier: {} snapshots in {} of host memory", host->capacity(),
                                 format_bytes(host->capacity() * runner.ssm_pool()->slot_bytes())));
-  if (facts.draft_runner != nullptr) {
+  if (facts.draft_runner != nullptr && facts.draft_weights == nullptr) {
+    lines.push_back(fmt::format("MTP module: {} layers; its KV cache {} blocks", facts.draft_runner->model().num_layers(),
+                                facts.draft_runner->block_pool().num_blocks()));
+  } else if (facts.draft_runner != nullptr) {
     ModelRunner& draft = *facts.draft_runner;
     lines.push_back(fmt::format("draft model: {} parameters, {} in memory; its KV cache {} blocks{}",
                                 facts.draft_weights->num_parameters(), format_bytes(facts.draft_weights->num_bytes()),

@@ -25,6 +25,10 @@ struct ForwardContext {
   int64_t layer = -1;      // this layer's index in the model
   const LoraSet* lora = nullptr;  // the server's LoRA adapters, or null
   Tensor lora_slots;              // [T] i32: each token's adapter slot, -1 for none
+  // MTP speculation reads the states the lm_head reads, of every token: the model keeps them
+  // in the step workspace ([T, hidden] activation dtype, after the final norm).
+  bool keep_hidden_states = false;
+  Tensor hidden_states;  // out: set by the forward when keep_hidden_states
 
   Tensor temp(Shape shape) { return workspace.alloc(activation_dtype, shape); }
   Tensor temp_f32(Shape shape) { return workspace.alloc(DType::kF32, shape); }

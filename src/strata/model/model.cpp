@@ -71,6 +71,19 @@ Tensor Model::sequence_means(const StepBatch& step, const Tensor& x, ForwardCont
   return means;
 }
 
+Tensor Model::normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
+  Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {step.num_logits(), config_.hidden_size});
+  if (!ctx.keep_hidden_states || !parts_.final_norm.defined()) {
+    ops::gather_rows(x, step.device().logits_indices, last);
+    if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
+    return last;
+  }
+  ctx.hidden_states = ctx.step_workspace.alloc(ctx.activation_dtype, x.shape());  // [T, hidden]
+  if (x.dim(0) > 0) parts_.final_norm.apply(x, ctx.hidden_states);
+  ops::gather_rows(ctx.hidden_states, step.device().logits_indices, last);
+  return last;
+}
+
 Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
@@ -79,6 +92,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
   if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
   if (parts_.embedding_norm.defined()) parts_.embedding_norm.apply(x, x);
+  if (parts_.mtp_input.defined()) parts_.mtp_input.apply(step.device().input_hidden_states, x, ctx);
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
@@ -88,9 +102,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   }
   const int64_t num_logits = step.num_logits();
   if (parts_.classifier_reads_mean) x = sequence_means(step, x, ctx);
-  Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
-  ops::gather_rows(x, step.device().logits_indices, last);
-  if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
+  Tensor last = normed_output_rows(step, x, ctx);
   if (parts_.final_layer_norm.defined() && !parts_.classifier_reads_mean) parts_.final_layer_norm.apply(last, last);
   if (config_.head() == ModelHead::kHiddenStates) {
     if (last.dtype() == DType::kF32) return last;

@@ -13,6 +13,7 @@
 #include "strata/model/layer.h"
 #include "strata/model/layers/encoder_embeddings.h"
 #include "strata/model/layers/layer_norm.h"
+#include "strata/model/layers/mtp_input.h"
 #include "strata/model/layers/norm.h"
 #include "strata/ops/activation.h"
 
@@ -40,6 +41,9 @@ class Model {
     // ModernBERT's classifier_pooling "mean": each row's head reads the mean of its sequence's final
     // hidden states (an encoder's step rows are whole sequences), so any pooling of the scores agrees.
     bool classifier_reads_mean = false;
+    // A multi-token-prediction module's input stage (embedding and hidden state joined); the
+    // step then carries device().input_hidden_states. Undefined for every other model.
+    MtpInput mtp_input;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
@@ -62,6 +66,8 @@ class Model {
   int64_t output_width() const;
 
   const ModelConfig& config() const { return config_; }
+  // The weights an MTP module shares with its target (embedding, lm_head).
+  const Parts& parts() const { return parts_; }
   int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
   const LayerCaps& caps(int64_t layer) const { return caps_[layer]; }
   int64_t num_kv_layers() const { return num_kv_layers_; }
@@ -79,6 +85,9 @@ class Model {
  private:
   void place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
   Tensor sequence_means(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  // The final-normed rows the head reads [num_logits, hidden] (and, when the context keeps
+  // them, every token's in ctx.hidden_states).
+  Tensor normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
 
   ModelConfig config_;
   Parts parts_;

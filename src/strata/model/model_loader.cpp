@@ -88,6 +88,7 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
                           .progress = options.progress});
   loaded.model = build_model(loaded.config, *loaded.weights);
   if (options.progress != nullptr) options.progress->finish();
+  loaded.weights->stop_progress();  // the reporter is the caller's; later loads (an MTP module) go unreported
   return loaded;
 }
 

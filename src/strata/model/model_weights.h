@@ -62,6 +62,8 @@ class ModelWeights {
   Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const;
 
   bool is_dummy() const { return source_ == nullptr; }
+  // Later loads advance no progress reporter (the one given may be gone).
+  void stop_progress() { progress_ = nullptr; }
   // The source's tensor names that start with `prefix` (none for dummy weights): which layout a
   // checkpoint uses, and the parts an architecture leaves unread (a vision tower, MTP layers).
   std::vector<std::string> names_under(const std::string& prefix) const;

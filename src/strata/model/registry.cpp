@@ -31,7 +31,29 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
   return kRegistry;
 }
 
+using MtpBuilder = std::unique_ptr<Model> (*)(const Model&, const ModelWeights&);
+
+const std::vector<std::pair<std::string, MtpBuilder>>& mtp_registry() {
+  static const std::vector<std::pair<std::string, MtpBuilder>> kRegistry = {
+      {"qwen3_next", build_qwen3_next_mtp},
+      {"qwen3_5", build_qwen3_5_mtp}, {"qwen3_5_text", build_qwen3_5_mtp},
+      {"qwen3_5_moe", build_qwen3_5_moe_mtp}, {"qwen3_5_moe_text", build_qwen3_5_moe_mtp},
+  };
+  return kRegistry;
+}
+
 }  // namespace
+
+std::unique_ptr<Model> build_mtp_module(const Model& target, const ModelWeights& weights) {
+  std::vector<std::string> names;
+  for (const auto& [name, builder] : mtp_registry()) {
+    if (name == target.config().model_type) return builder(target, weights);
+    names.push_back(name);
+  }
+  fail("--speculative-config: method mtp needs a model with multi-token-prediction layers; model_type '{}' has "
+       "none Strata runs (supported: {}); use method ngram or draft_model", target.config().model_type,
+       fmt::join(names, ", "));
+}
 
 std::vector<std::string> supported_model_types() {
   std::vector<std::string> names;

@@ -62,6 +62,9 @@ struct StepTensors {
   Tensor mrope_positions;  // [3, T] i32: temporal, height, width rotary positions
   Tensor image_rows;       // [N] i32: the token rows that take image embeddings
   Tensor image_embeds;     // [N, hidden] f32: their embeddings, in image_rows' order
+  // An MTP module's step only: the hidden state each token is joined with ([T, hidden],
+  // activation dtype, on the device), set by the caller through set_input_hidden_states.
+  Tensor input_hidden_states;
 };
 
 class StepBatch {
@@ -94,6 +97,8 @@ class StepBatch {
   void upload(Backend& backend);
   // Copies the metadata into the runner's persistent device buffers.
   void upload(StepBuffers& buffers);
+  // hidden: [num_tokens(), hidden] on the step's device, owned by the caller until the step ran.
+  void set_input_hidden_states(Tensor hidden) { device_.input_hidden_states = std::move(hidden); }
   int64_t max_blocks_per_row() const { return max_blocks_per_row_; }
   const StepTensors& device() const { return device_; }
 

@@ -25,6 +25,13 @@ void split_halves(const Tensor& packed, const Tensor& first, const Tensor& secon
                   cuda::split_halves(packed, first, second));
 }
 
+void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed) {
+  STRATA_CHECK(first.rank() == 2 && first.dtype() == packed.dtype() && second.dtype() == packed.dtype());
+  expect_shape(second, first.shape(), "join_halves second");
+  expect_shape(packed, Shape{first.dim(0), 2 * first.dim(1)}, "join_halves packed");
+  STRATA_DISPATCH(packed.device(), cpu::join_halves(first, second, packed), cuda::join_halves(first, second, packed));
+}
+
 void scale(const Tensor& x, float factor) {
   STRATA_DISPATCH(x.device(), cpu::scale(x, factor), cuda::scale(x, factor));
 }

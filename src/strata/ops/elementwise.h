@@ -12,6 +12,8 @@ void add(const Tensor& x, const Tensor& y);
 void sigmoid_gate(const Tensor& x, const Tensor& gate);
 // packed: [T, H, 2 * D] -> first: [T, H, D] (packed[..., :D]), second: [T, H, D] (packed[..., D:]).
 void split_halves(const Tensor& packed, const Tensor& first, const Tensor& second);
+// first, second: [T, D] -> packed: [T, 2 * D] (first | second), the row-wise concatenation.
+void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed);
 // x *= factor.
 void scale(const Tensor& x, float factor);
 // Rows of src picked by index: out[i] = src[indices[i]]; src [N, D], indices [M] i32, out [M, D].
@@ -28,6 +30,7 @@ enum class ElementwiseKind : uint8_t { kAdd, kSigmoidGate };
 namespace strata::cpu {
 void elementwise(const Tensor& x, const Tensor& y, ops::ElementwiseKind kind);
 void split_halves(const Tensor& packed, const Tensor& first, const Tensor& second);
+void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed);
 void scale(const Tensor& x, float factor);
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
@@ -36,6 +39,7 @@ void convert(const Tensor& src, const Tensor& dst);
 namespace strata::cuda {
 void elementwise(const Tensor& x, const Tensor& y, ops::ElementwiseKind kind);
 void split_halves(const Tensor& packed, const Tensor& first, const Tensor& second);
+void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed);
 void scale(const Tensor& x, float factor);
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out);

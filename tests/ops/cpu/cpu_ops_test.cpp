@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "strata/ops/activation.h"
+#include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/paged_attention.h"
@@ -153,6 +154,20 @@ TEST(RopeOp, YarnWithoutTruncationMatchesTransformers) {
   EXPECT_NEAR(table.attention_scaling, 1.34657359f, 1e-6);
   config.truncate = true;  // the rounded correction range moves the ramp
   EXPECT_GT(std::abs(ops::rope_frequencies(config, 64, 131072).inv_freq[17] - expected[17]), 1e-6f);
+}
+
+TEST(JoinHalvesOp, ConcatenatesRowsAndSplitHalvesUndoesIt) {
+  const Tensor first = test::random_f32({5, 6}, 31), second = test::random_f32({5, 6}, 32);
+  Tensor packed = Tensor::host(DType::kF32, {5, 12});
+  ops::join_halves(first, second, packed);
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = 0; c < 6; ++c) {
+      EXPECT_EQ(packed.data_as<float>()[r * 12 + c], first.data_as<float>()[r * 6 + c]);
+      EXPECT_EQ(packed.data_as<float>()[r * 12 + 6 + c], second.data_as<float>()[r * 6 + c]);
+    }
+  Tensor a = Tensor::host(DType::kF32, {5, 1, 6}), b = Tensor::host(DType::kF32, {5, 1, 6});
+  ops::split_halves(packed.reshape({5, 1, 12}), a, b);
+  for (int64_t i = 0; i < 30; ++i) EXPECT_EQ(b.data_as<float>()[i], second.data_as<float>()[i]);
 }
 
 TEST(EmbeddingOp, WidensTheRows) {

@@ -21,4 +21,9 @@ std::unique_ptr<Model> build_deepseek_v3(const ModelConfig& config, const ModelW
 std::unique_ptr<Model> build_bert(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_modernbert(const ModelConfig& config, const ModelWeights& weights);
 
+// Multi-token-prediction modules of checkpoints that carry them (speculative method mtp).
+std::unique_ptr<Model> build_qwen3_next_mtp(const Model& target, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen3_5_mtp(const Model& target, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen3_5_moe_mtp(const Model& target, const ModelWeights& weights);
+
 }  // namespace strata

@@ -42,12 +42,13 @@ void add_vision_tower(Model& model, const ModelConfig& config, const ModelWeight
   model.set_vision_tower(std::make_unique<VisionTower>(options, WeightScope(weights, "model.visual"), weights.backend()));
 }
 
-// Parts of the checkpoint no layer reads, said once at start-up (dummy weights have none).
+// Parts of the checkpoint the target model leaves unread, said once at start-up.
 void log_unread_parts(const ModelConfig& config, const ModelWeights& weights) {
   const size_t mtp = weights.names_under("mtp.").size();
   if (mtp > 0)
-    spdlog::info("{}: the multi-token prediction layers (mtp.*, {} tensors) are not loaded; speculative decoding "
-                 "with them is not supported yet", config.model_type, mtp);
+    spdlog::info("{}: the multi-token prediction layers (mtp.*, {} tensors) load only as a speculative draft: "
+                 "--speculative-config '{{\"method\": \"mtp\", \"num_speculative_tokens\": 1}}'",
+                 config.model_type, mtp);
 }
 
 void check_supported(const ModelConfig& config) {
@@ -72,9 +73,7 @@ Qwen3NextFfn moe_ffn(const MoeOptions& moe, const WeightScope& mlp) {
   return {std::make_unique<MoeFfn>(moe, mlp), "moe"};
 }
 
-std::unique_ptr<Model> build(const ModelConfig& config, const ModelWeights& weights, bool moe_layers) {
-  check_supported(config);
-  log_unread_parts(config, weights);
+Qwen3NextStack text_stack(const ModelConfig& config, const ModelWeights& weights, bool moe_layers) {
   MoeOptions moe = qwen_moe_options(config);
   moe.route.norm_topk_prob = true;  // Qwen3_5MoeTopKRouter renormalises; configs carry no flag
   moe.shared_intermediate_size = config.get_int("shared_expert_intermediate_size", 0);
@@ -83,14 +82,18 @@ std::unique_ptr<Model> build(const ModelConfig& config, const ModelWeights& weig
     fail("config.json of {}: num_experts ({}) and shared_expert_intermediate_size ({}) must be positive",
          config.model_type, moe.num_experts, moe.shared_intermediate_size);
   const MlpOptions mlp = dense_mlp_options(config);
-  std::unique_ptr<Model> model = build_qwen3_next_stack(
-      config, weights,
-      {.prefix = text_prefix(config, weights),
-       .split_gdn_projections = true,
-       .make_ffn = [&](const WeightScope& w, int64_t) {
-         if (moe_layers) return moe_ffn(moe, w);
-         return Qwen3NextFfn{std::make_unique<Mlp>(mlp, w), "mlp"};
-       }});
+  return {.prefix = text_prefix(config, weights),
+          .split_gdn_projections = true,
+          .make_ffn = [moe, mlp, moe_layers](const WeightScope& w, int64_t) {
+            if (moe_layers) return moe_ffn(moe, w);
+            return Qwen3NextFfn{std::make_unique<Mlp>(mlp, w), "mlp"};
+          }};
+}
+
+std::unique_ptr<Model> build(const ModelConfig& config, const ModelWeights& weights, bool moe_layers) {
+  check_supported(config);
+  log_unread_parts(config, weights);
+  std::unique_ptr<Model> model = build_qwen3_next_stack(config, weights, text_stack(config, weights, moe_layers));
   add_vision_tower(*model, config, weights);
   return model;
 }
@@ -103,6 +106,14 @@ std::unique_ptr<Model> build_qwen3_5(const ModelConfig& config, const ModelWeigh
 
 std::unique_ptr<Model> build_qwen3_5_moe(const ModelConfig& config, const ModelWeights& weights) {
   return build(config, weights, /*moe_layers=*/true);
+}
+
+std::unique_ptr<Model> build_qwen3_5_mtp(const Model& target, const ModelWeights& weights) {
+  return build_qwen3_next_mtp_stack(target, weights, text_stack(target.config(), weights, /*moe_layers=*/false));
+}
+
+std::unique_ptr<Model> build_qwen3_5_moe_mtp(const Model& target, const ModelWeights& weights) {
+  return build_qwen3_next_mtp_stack(target, weights, text_stack(target.config(), weights, /*moe_layers=*/true));
 }
 
 }  // namespace strata

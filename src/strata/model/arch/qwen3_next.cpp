@@ -99,14 +99,60 @@ std::unique_ptr<Model> build_qwen3_next_stack(const ModelConfig& config, const M
   return model;
 }
 
-std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights) {
+std::unique_ptr<Model> build_qwen3_next_mtp_stack(const Model& target, const ModelWeights& weights,
+                                                  const Qwen3NextStack& stack) {
+  const ModelConfig& config = target.config();
+  if (!weights.is_dummy() && weights.names_under("mtp.").empty())
+    fail("--speculative-config: method mtp needs the checkpoint's multi-token-prediction weights (mtp.*), and this "
+         "{} checkpoint has none; use a checkpoint that ships them, or method ngram or draft_model", config.model_type);
+  const int64_t num_layers = config.get_int("num_nextn_predict_layers", config.get_int("mtp_num_hidden_layers", 1));
+  if (num_layers < 1)
+    fail("config.json: the MTP module has {} layers (num_nextn_predict_layers / mtp_num_hidden_layers); it needs at "
+         "least one for method mtp", num_layers);
+  const int64_t hidden = config.hidden_size;
+  const WeightScope mtp(weights, "mtp");
+  Model::Parts parts{.embed_tokens = target.parts().embed_tokens,
+                     .embed_scale = target.parts().embed_scale,
+                     .final_norm = rms_norm_weight(mtp, "norm.weight", config, true),
+                     .lm_head = target.parts().lm_head,
+                     .mtp_input = {.embedding_norm = rms_norm_weight(mtp, "pre_fc_norm_embedding.weight", config, true),
+                                   .hidden_norm = rms_norm_weight(mtp, "pre_fc_norm_hidden.weight", config, true),
+                                   .fc = mtp.get("fc.weight", {hidden, 2 * hidden})}};
+  auto model = std::make_unique<Model>(config, std::move(parts));
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const WeightScope w = mtp.scope(fmt::format("layers.{}", i));
+    Qwen3NextFfn ffn = stack.make_ffn(w.scope("mlp"), i);
+    model->add_layer(std::make_unique<DecoderBlock>(DecoderBlock::Parts{
+                         .input_norm = rms_norm_weight(w, "input_layernorm.weight", config, true),
+                         .mixer = make_mixer(config, w, /*full=*/true, stack.split_gdn_projections),
+                         .pre_ffn_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config, true),
+                         .ffn = std::move(ffn.ffn),
+                     }),
+                     fmt::format("mtp: gated attention + {}", ffn.kind));
+  }
+  return model;
+}
+
+namespace {
+
+Qwen3NextStack qwen3_next_stack(const ModelConfig& config) {
   MoeOptions moe = qwen_moe_options(config);
   moe.shared_intermediate_size = config.get_int("shared_expert_intermediate_size", 0);
   moe.shared_expert_gate = moe.shared_intermediate_size > 0;
-  return build_qwen3_next_stack(config, weights, {.make_ffn = [&](const WeightScope& mlp, int64_t layer) {
+  return {.make_ffn = [config, moe](const WeightScope& mlp, int64_t layer) {
     if (is_sparse_moe_layer(config, layer)) return Qwen3NextFfn{std::make_unique<MoeFfn>(moe, mlp), "moe"};
     return Qwen3NextFfn{std::make_unique<Mlp>(dense_mlp_options(config), mlp), "mlp"};
-  }});
+  }};
+}
+
+}  // namespace
+
+std::unique_ptr<Model> build_qwen3_next(const ModelConfig& config, const ModelWeights& weights) {
+  return build_qwen3_next_stack(config, weights, qwen3_next_stack(config));
+}
+
+std::unique_ptr<Model> build_qwen3_next_mtp(const Model& target, const ModelWeights& weights) {
+  return build_qwen3_next_mtp_stack(target, weights, qwen3_next_stack(target.config()));
 }
 
 }  // namespace strata

@@ -30,6 +30,15 @@ void split_halves(const Tensor& packed, const Tensor& first, const Tensor& secon
   }
 }
 
+void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed) {
+  const int64_t half_bytes = first.row_bytes();
+  for (int64_t r = 0; r < first.dim(0); ++r) {
+    char* dst = static_cast<char*>(packed.data()) + r * 2 * half_bytes;
+    std::memcpy(dst, static_cast<const char*>(first.data()) + r * half_bytes, half_bytes);
+    std::memcpy(dst + half_bytes, static_cast<const char*>(second.data()) + r * half_bytes, half_bytes);
+  }
+}
+
 void scale(const Tensor& x, float factor) {
   float* a = x.data_as<float>();
   for (int64_t i = 0; i < x.numel(); ++i) a[i] *= factor;

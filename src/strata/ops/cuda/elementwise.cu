@@ -1,5 +1,5 @@
 // CUDA elementwise ops on activations: residual add, sigmoid gating, splitting packed head
-// halves, scaling, row gathers and f32 <-> bf16 conversion. Grid-stride loops, f32 math.
+// halves and joining them, scaling, row gathers and f32 <-> bf16 conversion. Grid-stride loops, f32 math.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/elementwise.h"
 
@@ -35,6 +35,18 @@ __global__ void split_halves_kernel(const T* packed, T* first, T* second, int64_
     const int64_t r = i / half, c = i % half;
     first[i] = packed[r * 2 * half + c];
     second[i] = packed[r * 2 * half + half + c];
+  }
+}
+
+// first, second [rows, half] -> packed [rows, 2 * half].
+template <typename T>
+__global__ void join_halves_kernel(const T* first, const T* second, T* packed, int64_t rows, int64_t half) {
+  const int64_t n = rows * half;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / half, c = i % half;
+    packed[r * 2 * half + c] = first[i];
+    packed[r * 2 * half + half + c] = second[i];
   }
 }
 
@@ -108,6 +120,24 @@ void split_halves(const Tensor& packed, const Tensor& first, const Tensor& secon
         packed.data_as<uint32_t>(), first.data_as<uint32_t>(), second.data_as<uint32_t>(), rows, half);
   } else {
     unsupported_dtype("split_halves", packed.dtype());
+  }
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed) {
+  const int64_t rows = first.dim(0), half = first.dim(1);
+  if (rows * half == 0) return;
+  const unsigned blocks = grid_for(rows * half, 256);
+  const cudaStream_t stream = current_stream();
+  const int64_t elem = dtype_bytes(packed.dtype(), 1);
+  if (elem == 2) {
+    join_halves_kernel<uint16_t><<<blocks, 256, 0, stream>>>(
+        first.data_as<uint16_t>(), second.data_as<uint16_t>(), packed.data_as<uint16_t>(), rows, half);
+  } else if (elem == 4) {
+    join_halves_kernel<uint32_t><<<blocks, 256, 0, stream>>>(
+        first.data_as<uint32_t>(), second.data_as<uint32_t>(), packed.data_as<uint32_t>(), rows, half);
+  } else {
+    unsupported_dtype("join_halves", packed.dtype());
   }
   STRATA_CUDA_CHECK_LAUNCH();
 }

@@ -1,0 +1,158 @@
+// Speculative decoding with the checkpoint's multi-token-prediction module gives exactly the
+// tokens plain greedy decoding gives on Qwen3-Next (MoE) and Qwen3.5 (dense): prompts of k + 1
+// tokens, chunked prefill, prefix-cache hits, n > 1, penalties, logprobs and preemption. With
+// one draft a step, the drafts and acceptances the engine counts are those the module's own
+// logits over the finished sequence predict; sampled requests replay under a seed; a failed
+// step frees the module's blocks; a config asking for mtp on a checkpoint without it is refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "engine/speculation_test_support.h"
+#include "strata/core/error.h"
+#include "strata/engine/engine.h"
+#include "strata/model/model_loader.h"
+#include "strata/model/registry.h"
+#include "strata/text/id_tokenizer.h"
+#include "test_support.h"
+
+namespace strata {
+namespace {
+
+using Results = test::SpeculationResults;
+
+class MtpSpeculation : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    target_ = load_model({.model_path = test::fixture_path("hf/" + GetParam())}, *backend_);
+    mtp_ = build_mtp_module(*target_.model, *target_.weights);
+    tokenizer_ = text::make_id_tokenizer(static_cast<int32_t>(target_.config.vocab_size));
+  }
+
+  // Each wave is submitted once the one before has finished (later waves hit the prefix cache).
+  std::vector<Results> run(const std::vector<std::vector<GenerationRequest>>& waves, int32_t num_drafts,
+                           int64_t num_kv_blocks = 256) {
+    ModelRunner runner(*target_.model, *backend_, {.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48});
+    ModelRunner mtp(*mtp_, *backend_, {.num_kv_blocks = num_kv_blocks});
+    EngineOptions options{.max_num_batched_tokens = 64};
+    if (num_drafts > 0) options.speculative = {.num_speculative_tokens = num_drafts, .method = SpeculativeMethod::kMtp};
+    test::CheckedEngine engine(runner, *tokenizer_, {}, options, num_drafts > 0 ? &mtp : nullptr);
+    std::vector<Results> out = test::run_waves(engine, waves);
+    engine.shutdown(std::chrono::seconds(5));
+    stats_ = engine.stats();
+    return out;
+  }
+
+  // The module's argmax after each position of `tokens` (entry t predicts token t + 2), on the
+  // target's hidden states of the whole sequence.
+  std::vector<int32_t> module_predictions(const std::vector<int32_t>& tokens) {
+    ModelRunner runner(*target_.model, *backend_, {.num_kv_blocks = 32, .keep_hidden_states = true});
+    ModelRunner mtp(*mtp_, *backend_, {.num_kv_blocks = 32});
+    std::vector<int32_t> blocks, mtp_blocks;
+    int32_t slot = *runner.memory().acquire_slot(), no_slot = -1;
+    const int32_t n = static_cast<int32_t>(tokens.size()) - 1;
+    EXPECT_TRUE(runner.memory().reserve(blocks, n + 1) && mtp.memory().reserve(mtp_blocks, n));
+    StepBatch step({{.seq_id = 0, .token_ids = tokens, .block_table = blocks, .ssm_slot = slot,
+                     .logits = LogitsMode::kLast}}, runner.block_size());
+    runner.execute(step);
+    StepBatch mtp_step({{.seq_id = 0, .token_ids = {tokens.begin() + 1, tokens.end()}, .block_table = mtp_blocks,
+                         .logits = LogitsMode::kAll}}, mtp.block_size());
+    mtp_step.set_input_hidden_states(runner.last_hidden_states().slice_rows(0, n));
+    const Tensor logits = mtp.execute(mtp_step);
+    std::vector<int32_t> predictions;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* row = logits.data_as<const float>() + t * logits.dim(1);
+      predictions.push_back(static_cast<int32_t>(std::max_element(row, row + logits.dim(1)) - row));
+    }
+    runner.memory().free(blocks, slot);
+    mtp.memory().free(mtp_blocks, no_slot);
+    return predictions;
+  }
+
+  std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
+  LoadedModel target_;
+  std::unique_ptr<Model> mtp_;
+  std::unique_ptr<text::Tokenizer> tokenizer_;
+  EngineStatsSnapshot stats_;
+};
+
+constexpr int32_t kDrafts = 3;
+
+TEST_P(MtpSpeculation, GreedyTokensEqualPlainDecoding) {
+  std::vector<GenerationRequest> first = test::speculation_greedy_requests(kDrafts);
+  const Results plain = run({first}, 0)[0];
+  first[2].stop_token_ids = {plain[2][0].tokens.at(9)};  // ends inside a verified run, likely
+  const std::vector<GenerationRequest> again = first;   // its prompts hit the prefix cache
+  const std::vector<Results> want = run({first, again}, 0);
+  const std::vector<Results> got = run({first, again}, kDrafts);
+  test::expect_same_results(got[0], want[0], "first wave");
+  test::expect_same_results(got[1], want[1], "prefix hits");
+  EXPECT_GT(stats_.prefix_cache_hits_total, 0u);
+  EXPECT_GT(stats_.spec_num_drafts_total, 0u);
+  EXPECT_GT(stats_.spec_draft_tokens_total, stats_.spec_num_drafts_total) << "chained drafts: more than one a step";
+}
+
+// One draft a step: the engine verifies, before each step's token, the module's prediction from
+// the target's hidden states, so its counts follow from the module's logits over the output.
+TEST_P(MtpSpeculation, DraftsAreTheModulesPredictions) {
+  const GenerationRequest request{.prompt_ids = test::engine_prompt(7, 19), .sampling = {.temperature = 0},
+                                  .max_tokens = 40, .ignore_eos = true};
+  const std::vector<int32_t> output = run({{request}}, 1)[0][0][0].tokens;
+  std::vector<int32_t> tokens = request.prompt_ids;
+  tokens.insert(tokens.end(), output.begin(), output.end());
+  const std::vector<int32_t> predicted = module_predictions(tokens);
+  uint64_t drafts = 0, accepted = 0;
+  // After each step the sequence knows `known` tokens; a draft goes with the next step unless
+  // it would pass max_tokens.
+  for (int32_t known = static_cast<int32_t>(request.prompt_ids.size()) + 1;
+       known - static_cast<int32_t>(request.prompt_ids.size()) < request.max_tokens;) {
+    const bool drafting = known - static_cast<int32_t>(request.prompt_ids.size()) + 1 < request.max_tokens;
+    const bool kept = drafting && predicted[known - 2] == tokens[known];
+    drafts += drafting ? 1 : 0;
+    accepted += kept ? 1 : 0;
+    known += kept ? 2 : 1;
+  }
+  EXPECT_EQ(stats_.spec_draft_tokens_total, drafts);
+  EXPECT_EQ(stats_.spec_accepted_tokens_total, accepted);
+}
+
+TEST_P(MtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) {
+  const std::vector<GenerationRequest> requests = test::preemption_requests();
+  const Results plain = run({requests}, 0, 8)[0];
+  const Results got = run({requests}, kDrafts, 8)[0];
+  EXPECT_GT(stats_.preemptions_total, 0u);
+  test::expect_same_results(got, plain, "preempted");
+}
+
+TEST_P(MtpSpeculation, SeededSampledRequestsGoThroughRejectionSamplingAndReplay) {
+  const std::vector<GenerationRequest> requests = test::seeded_sampled_requests();
+  const Results once = run({requests}, kDrafts)[0];
+  EXPECT_GT(stats_.spec_draft_tokens_total, 0u);
+  const Results twice = run({requests}, kDrafts)[0];
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(once[i][0].tokens, twice[i][0].tokens) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Checkpoints, MtpSpeculation, ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp"));
+
+// A step that throws fails its requests and frees the module's blocks (CheckedEngine checks its
+// pool); the engine then serves the next request exactly.
+TEST(MtpProposer, AFailedStepFreesTheModuleStateAndServingGoesOn) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(2);
+  const LoadedModel model = load_model({.model_path = test::fixture_path("hf/qwen3_next_mtp")}, *backend);
+  const std::unique_ptr<Model> module = build_mtp_module(*model.model, *model.weights);
+  const auto tokenizer = text::make_id_tokenizer(static_cast<int32_t>(model.config.vocab_size));
+  ModelRunner runner(*model.model, *backend, {.num_kv_blocks = 64, .num_ssm_slots = 16});
+  ModelRunner mtp(*module, *backend, {.num_kv_blocks = 64});
+  test::expect_failed_step_frees_state(runner, mtp, *tokenizer,
+                                       {.num_speculative_tokens = 2, .method = SpeculativeMethod::kMtp});
+}
+
+TEST(MtpProposer, MtpWithoutItsRunnerIsRefused) {
+  test::EngineFixture f;
+  ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 16});
+  const EngineOptions options{.speculative = {.num_speculative_tokens = 2, .method = SpeculativeMethod::kMtp}};
+  EXPECT_THROW({ Engine engine(runner, *f.tokenizer, {}, options); }, Error);
+}
+
+}  // namespace
+}  // namespace strata
