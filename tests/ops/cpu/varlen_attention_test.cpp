@@ -15,7 +15,8 @@ namespace {
 TEST(VarlenAttentionOp, EachTokenAttendsToAllOfItsSegmentOnly) {
   const Tensor q = test::random_f32({7, 2, 8}, 51), k = test::random_f32({7, 2, 8}, 52);
   Tensor v = test::random_f32({7, 2, 8}, 53), out = Tensor::host(DType::kF32, {7, 2, 8});
-  const std::vector<int32_t> cu = {0, 3, 7};
+  std::vector<int32_t> cu_seqlens = {0, 3, 7};
+  const ops::VarlenSegments cu{.cu_seqlens = Tensor::view(cu_seqlens.data(), DType::kI32, {3}), .max_seqlen = 4};
   ops::varlen_attention(q, k, v, cu, 0.35f, out);
   for (int64_t t = 0; t < 7; ++t)
     for (int64_t h = 0; h < 2; ++h) {
