@@ -141,7 +141,7 @@ TEST_F(CudaQwen35Vision, EncodingWhileTheModelStepsChangesNeither) {
 TEST_F(CudaQwen35Vision, EngineTakesImageRequestsAndCachesTheirPrefix) {
   const std::vector<Tensor> embeds = gpu_embeddings();
   const auto tokenizer = text::make_id_tokenizer(static_cast<int32_t>(loaded_.config.vocab_size));
-  ModelRunner engine_runner(*loaded_.model, *gpu_, RunnerOptions{.num_kv_blocks = 128, .num_ssm_slots = 16});
+  ModelRunner engine_runner(*loaded_.model, *gpu_, RunnerOptions{.num_kv_blocks = 128, .num_ssm_slots = 48});
   CheckedEngine engine(engine_runner, *tokenizer, {}, EngineOptions{.enable_prefix_caching = true});
   for (size_t i = 0; i < fixture_.sequences.size(); ++i) {
     const VisionSequence& seq = fixture_.sequences[i];
