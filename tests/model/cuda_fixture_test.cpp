@@ -63,7 +63,7 @@ std::vector<std::string> registered_fixtures() {
     std::ifstream in_reference(entry.path() / "reference.json");
     const nlohmann::json reference = in_reference ? nlohmann::json::parse(in_reference) : nlohmann::json::object();
     const bool has_logits = reference.contains("sequences");  // not pooling models
-    // Prompts with images need the vision tower, which the CUDA backend refuses (CPU only).
+    // Prompts with images need their images: cuda_qwen3_5_vision_test.cpp runs them.
     const bool has_images = has_logits && !reference["sequences"].empty() && reference["sequences"][0].contains("images");
     if (has_logits && !has_images && std::find(supported.begin(), supported.end(), type) != supported.end())
       names.push_back(entry.path().filename().string());

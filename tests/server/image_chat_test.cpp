@@ -1,6 +1,7 @@
 // /v1/chat/completions with image_url parts on the qwen3_5_vision fixture (a real engine on the
-// CPU): a data: URL of the fixture's PNG answers what the engine gives for the same prompt with
-// the image encoded directly, file:// URLs only under --allowed-local-media-path, and every
+// CPU, and as Cuda/ImageChat on a GPU, where the HTTP threads encode on the tower's own stream):
+// a data: URL of the fixture's PNG answers what the engine gives for the same prompt with the
+// image encoded directly, file:// URLs only under --allowed-local-media-path, and every
 // malformed or over-limit image a clear 400 with the server still answering afterwards.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -42,22 +43,35 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-class ImageChat : public ::testing::Test {
+// The parameter is the backend: "cpu" or "cuda" (skipped without a GPU).
+class ImageChat : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    const bool gpu = GetParam() == "cuda";
+    backend_ = gpu ? make_cuda_backend(0) : make_cpu_backend(2);
+    if (!backend_) GTEST_SKIP() << "no CUDA GPU visible: CUDA image chat tests skipped";
+    loaded_ = load_model({.model_path = fixture_.dir}, *backend_);
+    runner_ = std::make_unique<ModelRunner>(*loaded_.model, *backend_,
+                                            gpu ? RunnerOptions{.num_kv_blocks = 64} : RunnerOptions{});
+    // bf16 on a GPU: a prefix hit computes the rest in other shapes, so the routes compared below
+    // could differ by a near-tie; without caching the same prompt runs the same kernels.
+    engine_ = std::make_unique<Engine>(*runner_, *tokenizer_, std::vector<int32_t>{2},
+                                       EngineOptions{.enable_prefix_caching = !gpu});
+    service_ = std::make_unique<EngineService>(*engine_);
     options_.port = 0;
     options_.num_http_threads = 2;
     options_.images = {.max_images_per_prompt = 2, .max_image_pixels = 100 * 100,
                        .allowed_local_media_path = fixture_.dir};
     vision_ = {.tower = loaded_.model->vision_tower(), .processor = read_image_processor_config(fixture_.dir),
                .image_token_id = test::kImageTokenId, .limits = options_.images};
-    model_ = {.service = &service_, .tokenizer = tokenizer_.get(), .served_name = "m", .accepted_names = {"m"},
+    model_ = {.service = service_.get(), .tokenizer = tokenizer_.get(), .served_name = "m", .accepted_names = {"m"},
               .vocab_size = loaded_.config.vocab_size, .vision = &vision_};
     server_ = std::make_unique<HttpServer>(model_, options_);
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->serve(); });
   }
   void TearDown() override {
+    if (!server_) return;  // skipped
     server_->stop();
     thread_.join();
   }
@@ -88,12 +102,12 @@ class ImageChat : public ::testing::Test {
   }
 
   test::VisionFixture fixture_ = test::load_vision_fixture();
-  std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
-  LoadedModel loaded_ = load_model({.model_path = fixture_.dir}, *backend_);
+  std::unique_ptr<Backend> backend_;
+  LoadedModel loaded_;
   std::unique_ptr<text::Tokenizer> tokenizer_ = text::load_tokenizer(fixture_.dir);
-  ModelRunner runner_{*loaded_.model, *backend_, {}};
-  Engine engine_{runner_, *tokenizer_, {2}, EngineOptions{.enable_prefix_caching = true}};
-  EngineService service_{engine_};
+  std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<EngineService> service_;
   ServerOptions options_;
   VisionInput vision_;
   ServedModel model_;
@@ -102,7 +116,7 @@ class ImageChat : public ::testing::Test {
   std::thread thread_;
 };
 
-TEST_F(ImageChat, DataUrlAnswersAsTheEngineDoesWithTheImage) {
+TEST_P(ImageChat, DataUrlAnswersAsTheEngineDoesWithTheImage) {
   const auto [status, reply] = chat({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(0))});
   ASSERT_EQ(status, 200) << reply.dump();
   // The same prompt through the engine directly: the template's text, 6 placeholders, the image.
@@ -113,7 +127,7 @@ TEST_F(ImageChat, DataUrlAnswersAsTheEngineDoesWithTheImage) {
   GenerationRequest request{.prompt_ids = direct.ids, .max_tokens = 4, .images = direct.images};
   request.sampling.temperature = 0;
   std::vector<int32_t> want;
-  const std::shared_ptr<RequestStream> stream = engine_.submit(request);
+  const std::shared_ptr<RequestStream> stream = engine_->submit(request);
   for (bool finished = false; !finished;) {
     const std::optional<RequestUpdate> update = stream->pop(std::chrono::milliseconds(100));
     if (!update) continue;
@@ -125,7 +139,7 @@ TEST_F(ImageChat, DataUrlAnswersAsTheEngineDoesWithTheImage) {
   EXPECT_EQ(reply["usage"]["prompt_tokens"].get<size_t>(), direct.ids.size());
 }
 
-TEST_F(ImageChat, FileUrlsOnlyUnderTheAllowedFolder) {
+TEST_P(ImageChat, FileUrlsOnlyUnderTheAllowedFolder) {
   const auto [ok_status, ok_reply] = chat(Json::array({image_part("file://" + fixture_.dir + "/image_0.png")}));
   EXPECT_EQ(ok_status, 200) << ok_reply.dump();
   const auto [status, reply] = chat(Json::array({image_part("file://" + fixture_.dir + "/../qwen3_5/config.json")}));
@@ -133,7 +147,7 @@ TEST_F(ImageChat, FileUrlsOnlyUnderTheAllowedFolder) {
   EXPECT_NE(reply["error"]["message"].get<std::string>().find("allowed media folder"), std::string::npos);
 }
 
-TEST_F(ImageChat, BadImagesAreClear400s) {
+TEST_P(ImageChat, BadImagesAreClear400s) {
   const std::vector<std::pair<Json, std::string>> cases = {
       {Json::array({image_part("https://example.com/cat.png")}), "fetches no remote images"},
       {Json::array({image_part("data:image/png;base64,@@@")}), "not valid base64"},
@@ -153,7 +167,7 @@ TEST_F(ImageChat, BadImagesAreClear400s) {
 }
 
 // /tokenize counts what the chat request would run: each image's placeholders, not one.
-TEST_F(ImageChat, TokenizeGivesTheChatPromptsIds) {
+TEST_P(ImageChat, TokenizeGivesTheChatPromptsIds) {
   const Json content = Json::array({{{"type", "text"}, {"text", "Look: "}}, image_part(png_data_url(1))});
   const Json body{{"model", "m"}, {"messages", {{{"role", "user"}, {"content", content}}}}};
   httplib::Client client("127.0.0.1", port_);
@@ -172,7 +186,7 @@ TEST_F(ImageChat, TokenizeGivesTheChatPromptsIds) {
 }
 
 // Anthropic's image blocks (base64 sources) take the chat path's images: the same answer.
-TEST_F(ImageChat, AnthropicImageBlocksAnswerAsChat) {
+TEST_P(ImageChat, AnthropicImageBlocksAnswerAsChat) {
   const std::string png = png_data_url(0).substr(std::string("data:image/png;base64,").size());
   const Json block{{"type", "image"}, {"source", {{"type", "base64"}, {"media_type", "image/png"}, {"data", png}}}};
   const Json messages = {{{"role", "user"}, {"content", Json::array({{{"type", "text"}, {"text", "Look: "}}, block})}}};
@@ -185,7 +199,7 @@ TEST_F(ImageChat, AnthropicImageBlocksAnswerAsChat) {
 }
 
 // The Responses API's input_image parts take the chat path's images too.
-TEST_F(ImageChat, ResponsesInputImagesAnswerAsChat) {
+TEST_P(ImageChat, ResponsesInputImagesAnswerAsChat) {
   const Json content = Json::array({{{"type", "input_text"}, {"text", "Look: "}},
                                     {{"type", "input_image"}, {"image_url", png_data_url(0)}}});
   const Json reply = post_ok("/v1/responses", {{"model", "m"}, {"max_output_tokens", 4}, {"temperature", 0},
@@ -193,12 +207,15 @@ TEST_F(ImageChat, ResponsesInputImagesAnswerAsChat) {
   EXPECT_EQ(reply["output"][0]["content"][0]["text"], look_at_image_0()["choices"][0]["message"]["content"]);
 }
 
-TEST_F(ImageChat, ModelsSayTheModelTakesImages) {
+TEST_P(ImageChat, ModelsSayTheModelTakesImages) {
   httplib::Client client("127.0.0.1", port_);
   auto res = client.Get("/v1/models");
   ASSERT_TRUE(res);
   EXPECT_EQ(Json::parse(res->body)["data"][0]["input_modalities"], Json::array({"text", "image"}));
 }
+
+INSTANTIATE_TEST_SUITE_P(OnCpu, ImageChat, ::testing::Values("cpu"));
+INSTANTIATE_TEST_SUITE_P(Cuda, ImageChat, ::testing::Values("cuda"));
 
 }  // namespace
 }  // namespace strata::server

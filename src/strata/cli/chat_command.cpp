@@ -39,8 +39,7 @@ ChatImages chat_images(const OpenModel& open, const ChatFlags& flags) {
   ChatImages out;
   if (flags.images.empty()) return out;
   if (open.loaded.model->vision_tower() == nullptr)
-    fail("--image: this model takes text only (it has no vision tower, or runs on a GPU where images are not "
-         "supported yet: use --device cpu)");
+    fail("--image: this model takes text only (it has no vision tower: the checkpoint has no model.visual.*)");
   out.vision = server::vision_input(open.loaded, flags.model.model,
                                     {.max_images_per_prompt = static_cast<int32_t>(flags.images.size()),
                                      .allowed_local_media_path = "/"});
@@ -129,7 +128,7 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--prompt,-p", flags->prompt, "one user message; prints the reply and exits");
   cmd->add_option("--system", flags->system, "a system message");
   cmd->add_option("--image", flags->images, "an image file (JPEG or PNG) sent with the first user message; "
-                                            "repeat for more (models with a vision tower, on --device cpu)");
+                                            "repeat for more (models with a vision tower)");
   cmd->callback([flags] { run_chat(*flags); });
 }
 

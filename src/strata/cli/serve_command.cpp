@@ -204,7 +204,7 @@ std::optional<server::VisionInput> vision_input(const OpenModel& open, const std
                                                 const server::ImageInputOptions& limits) {
   std::optional<server::VisionInput> vision = server::vision_input(open.loaded, path, limits);
   if (vision)
-    fmt::print("images: taken (vision tower on the CPU; at most {} a prompt, {} pixels each)\n",
+    fmt::print("images: taken (vision tower on {}; at most {} a prompt, {} pixels each)\n", open.backend->name(),
                limits.max_images_per_prompt, limits.max_image_pixels);
   return vision;
 }

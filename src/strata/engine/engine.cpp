@@ -149,8 +149,8 @@ std::optional<std::string> Engine::fatal_error() const { return loop_->fatal_err
 // images' content as well as the tokens (the placeholders alone are the same for every image).
 void Engine::check_images(GenerationRequest& request) const {
   if (image_token_id_ < 0)
-    fail("this model takes text only: it has no vision tower (the checkpoint has no model.visual.*, or it is served "
-         "on a GPU, where images are not supported yet); send the request without images");
+    fail("this model takes text only: it has no vision tower (the checkpoint has no model.visual.*); send the "
+         "request without images");
   if (request.pooling) fail("a pooling request takes no images");
   request.images->check_against(request.prompt_ids, image_token_id_, hidden_size_);
   request.cache_key = (request.cache_key ^ request.images->content_hash()) * 0x9e3779b97f4a7c15ULL + 1;

@@ -137,6 +137,7 @@ Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids
     step.upload(backend_);
   } else {
     step.upload(step_buffers_);
+    if (step.has_image_tokens()) step.upload_images(backend_);
   }
   fill_pending(step, pending_ids);
   const Tensor logits = forward(step);

@@ -119,6 +119,9 @@ class WeightScope {
   const std::string& prefix() const { return prefix_; }  // names the layer in load errors
   Device device() const { return weights_->backend().device(); }
   Tensor get(const std::string& leaf, const Shape& shape) const { return weights_->get(name(leaf), shape); }
+  Tensor get_widened(const std::string& leaf, const Shape& shape) const {
+    return weights_->get_widened(name(leaf), shape);
+  }
   std::optional<Tensor> find(const std::string& leaf, const Shape& shape) const {
     return weights_->find(name(leaf), shape);
   }

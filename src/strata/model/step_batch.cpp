@@ -107,12 +107,19 @@ void StepBatch::gather_image_embeds() {
   }
 }
 
+namespace {
+
+// A view of `host` on the CPU, else a new device copy.
+Tensor to_device(Backend& backend, std::vector<int32_t>& host, Shape shape) {
+  Tensor view = Tensor::view(host.data(), DType::kI32, shape);
+  if (backend.device().is_cpu()) return view;
+  return host.empty() ? backend.empty(DType::kI32, shape) : backend.from_host(view);
+}
+
+}  // namespace
+
 void StepBatch::upload(Backend& backend) {
-  auto to_device = [&](std::vector<int32_t>& host, Shape shape) {
-    Tensor view = Tensor::view(host.data(), DType::kI32, shape);
-    if (backend.device().is_cpu()) return view;
-    return host.empty() ? backend.empty(DType::kI32, shape) : backend.from_host(view);
-  };
+  auto to_device = [&](std::vector<int32_t>& host, Shape shape) { return strata::to_device(backend, host, shape); };
   const int64_t r = num_rows();
   device_.token_ids = to_device(token_ids_, {num_tokens()});
   device_.positions = to_device(positions_, {num_tokens()});
@@ -125,15 +132,17 @@ void StepBatch::upload(Backend& backend) {
   device_.pending_tokens = to_device(pending_tokens_, {num_pending_tokens(), 2});
   device_.lora_slots = to_device(lora_slots_, {num_tokens()});
   if (has_token_types()) device_.token_type_ids = to_device(token_type_ids_, {num_tokens()});
-  if (!has_image_tokens()) return;
-  device_.mrope_positions = to_device(mrope_positions_, {3, num_tokens()});
-  device_.image_rows = to_device(image_rows_, {static_cast<int64_t>(image_rows_.size())});
+  if (has_image_tokens()) upload_images(backend);
+}
+
+void StepBatch::upload_images(Backend& backend) {
+  STRATA_CHECK(has_image_tokens());
+  device_.mrope_positions = to_device(backend, mrope_positions_, {3, num_tokens()});
+  device_.image_rows = to_device(backend, image_rows_, {static_cast<int64_t>(image_rows_.size())});
   device_.image_embeds = backend.device().is_cpu() ? image_embeds_ : backend.from_host(image_embeds_);
 }
 
 void StepBatch::upload(StepBuffers& buffers) {
-  // Images run on the CPU backend only (the vision tower is not built on the GPU).
-  STRATA_CHECK_MSG(!has_image_tokens(), "a step with image tokens on a device backend");
   const int64_t r = num_rows();
   StepBuffers::Fields fields;
   fields[StepBuffers::kTokenIds] = token_ids_;

@@ -95,10 +95,14 @@ class StepBatch {
 
   // Copies the metadata to the backend's device (views of host memory on the CPU).
   void upload(Backend& backend);
-  // Copies the metadata into the runner's persistent device buffers.
+  // Copies the metadata into the runner's persistent device buffers; a step with image tokens
+  // then needs upload_images too.
   void upload(StepBuffers& buffers);
   // hidden: [num_tokens(), hidden] on the step's device, owned by the caller until the step ran.
   void set_input_hidden_states(Tensor hidden) { device_.input_hidden_states = std::move(hidden); }
+  // The image rows, their embeddings and the MRoPE streams as new tensors on `backend` (steps
+  // with images are never captured, so their addresses need not stay).
+  void upload_images(Backend& backend);
   int64_t max_blocks_per_row() const { return max_blocks_per_row_; }
   const StepTensors& device() const { return device_; }
 

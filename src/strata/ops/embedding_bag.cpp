@@ -9,8 +9,9 @@ void embedding_bag(const Tensor& table, const Tensor& indices, const Tensor& wei
   STRATA_CHECK(indices.rank() == 2 && indices.dtype() == DType::kI32 && weights.dtype() == DType::kF32);
   expect_shape(weights, indices.shape(), "embedding_bag weights");
   expect_shape(out, Shape{indices.dim(0), table.dim(1)}, "embedding_bag out");
-  STRATA_CHECK_MSG(out.device().is_cpu(), "embedding_bag has no CUDA kernel; the vision tower runs on the CPU backend");
-  cpu::embedding_bag(table, indices, weights, out);
+  for (const Tensor* t : {&indices, &weights, &out}) STRATA_CHECK(t->device() == table.device());
+  STRATA_DISPATCH(table.device(), cpu::embedding_bag(table, indices, weights, out),
+                  cuda::embedding_bag(table, indices, weights, out));
 }
 
 }  // namespace strata::ops

@@ -87,8 +87,7 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tenso
           const RopeParams& params) {
   STRATA_CHECK(q.rank() == 3 && k.rank() == 3 && q.dim(0) == k.dim(0) && q.dim(2) == k.dim(2));
   STRATA_CHECK(positions.dtype() == DType::kI32 && positions.dim(-1) == q.dim(0));
-  STRATA_CHECK(positions.rank() == 1 || (positions.rank() == 2 && positions.dim(0) == 3 && params.mrope.enabled() &&
-                                         positions.device().is_cpu()));
+  STRATA_CHECK(positions.rank() == 1 || (positions.rank() == 2 && positions.dim(0) == 3 && params.mrope.enabled()));
   STRATA_CHECK(params.rotary_dim <= q.dim(2) && params.rotary_dim % 2 == 0);
   STRATA_CHECK(inv_freq.numel() == params.rotary_dim / 2);
   STRATA_DISPATCH(q.device(), cpu::rope(q, k, positions, inv_freq, params),

@@ -16,8 +16,9 @@ struct MropeSections {
   std::array<int32_t, 3> section{};  // frequencies per stream; all 0: plain rotary
   bool interleaved = false;          // t h w t h w ... (Qwen3.5) rather than runs (Qwen2-VL)
 
-  bool enabled() const { return section[0] + section[1] + section[2] > 0; }
-  int stream(int64_t freq) const {
+  // constexpr: the CUDA rope kernel calls it too.
+  constexpr bool enabled() const { return section[0] + section[1] + section[2] > 0; }
+  constexpr int stream(int64_t freq) const {
     if (!interleaved) return freq < section[0] ? 0 : freq < section[0] + section[1] ? 1 : 2;
     if (freq % 3 == 1 && freq < 3 * section[1]) return 1;
     return freq % 3 == 2 && freq < 3 * section[2] ? 2 : 0;
@@ -44,7 +45,7 @@ struct RopeParams {
 };
 
 // q: [T, num_q_heads, head_dim], k: [T, num_kv_heads, head_dim], rotated in place;
-// positions: [T] i32, or [3, T] i32 MRoPE streams (CPU only; params.mrope enabled);
+// positions: [T] i32, or [3, T] i32 MRoPE streams (params.mrope enabled);
 // inv_freq: [rotary_dim / 2] f32 on the same device.
 void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq,
           const RopeParams& params);

@@ -96,8 +96,8 @@ ChatPrompt OfflineEngine::encode_chat(const nlohmann::ordered_json& body, const 
     const ChatRenderRequest request = server::read_conversation(body, &image_urls);
     if (image_urls.empty()) return {.ids = text::encode_conversation(text_tokenizer(), request, options)};
     if (!vision_)
-      fail("{} takes text only (it has no vision tower, or runs on a GPU where images are not supported yet: use "
-           "device='cpu'); send the messages without images", model_path());
+      fail("{} takes text only (it has no vision tower: the checkpoint has no model.visual.*); send the messages "
+           "without images", model_path());
     const std::string prompt = text::render_conversation(text_tokenizer(), request, options);
     server::VisionPrompt vision = server::encode_with_images(*vision_, text_tokenizer(), prompt, image_urls, "messages");
     return {.ids = std::move(vision.ids), .images = std::move(vision.images)};

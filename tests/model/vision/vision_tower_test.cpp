@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 
 #include "model/fixture_support.h"
 #include "model/vision_fixture_support.h"
@@ -61,6 +62,31 @@ TEST(VisionTower, Bf16CheckpointTowerEncodes) {
   ASSERT_EQ(embeds.shape(), (Shape{6, loaded.config.hidden_size}));
   for (int64_t i = 0; i < embeds.numel(); ++i) ASSERT_TRUE(std::isfinite(embeds.data_as<float>()[i])) << i;
   EXPECT_GT(max_abs_diff(embeds, Tensor::host(DType::kF32, embeds.shape())), 0.01f);
+}
+
+// The tower keeps its workspaces between images: a smaller image after a larger one, and two
+// threads encoding at once (they take turns), give exactly what a fresh encode gives.
+TEST(VisionTower, EncodesOfOtherSizesAndThreadsGiveTheSameEmbeddings) {
+  auto cpu = make_cpu_backend(2);
+  const VisionFixture fixture = load_vision_fixture();
+  const LoadedModel loaded = load_model({.model_path = fixture.dir}, *cpu);
+  const VisionTower* tower = loaded.model->vision_tower();
+  ASSERT_GE(fixture.images.size(), 2u);
+  ASSERT_NE(fixture.images[0].grid_thw, fixture.images[1].grid_thw);
+  std::vector<Tensor> first;
+  for (const VisionImage& image : fixture.images) first.push_back(tower->encode(image.pixel_values, image.grid_thw));
+  std::vector<Tensor> other_thread;
+  std::thread encoder([&] {
+    for (auto it = fixture.images.rbegin(); it != fixture.images.rend(); ++it)
+      other_thread.insert(other_thread.begin(), tower->encode(it->pixel_values, it->grid_thw));
+  });
+  std::vector<Tensor> again;
+  for (const VisionImage& image : fixture.images) again.push_back(tower->encode(image.pixel_values, image.grid_thw));
+  encoder.join();
+  for (size_t j = 0; j < first.size(); ++j) {
+    EXPECT_EQ(max_abs_diff(again[j], first[j]), 0.0f) << "image " << j;
+    EXPECT_EQ(max_abs_diff(other_thread[j], first[j]), 0.0f) << "image " << j << " from another thread";
+  }
 }
 
 TEST(VisionTower, PixelValuesOfAnotherGridAreRefused) {

@@ -24,17 +24,11 @@ std::string text_prefix(const ModelConfig& config, const ModelWeights& weights) 
   return nested ? kNestedPrefix : "model";
 }
 
-// The vision tower of a multimodal checkpoint, on the CPU backend only (its attention, LayerNorm
-// and position resampling have no CUDA kernels yet): elsewhere the model takes text only.
+// The vision tower of a multimodal checkpoint, on the model's backend (on a GPU, a stream of its own).
 void add_vision_tower(Model& model, const ModelConfig& config, const ModelWeights& weights) {
   // Dummy weights follow the config; a real checkpoint must hold the tower to have one.
   const bool has_tower = weights.is_dummy() || !weights.names_under("model.visual.").empty();
   if (!has_tower || !config.raw.contains("vision_config")) return;
-  if (!weights.backend().device().is_cpu()) {
-    spdlog::info("{}: the vision tower (model.visual.*) runs on the CPU backend only; on {} this model takes text "
-                 "prompts, and requests with images are refused", config.model_type, weights.backend().name());
-    return;
-  }
   const VisionTowerOptions options = vision_tower_options(config.raw["vision_config"]);
   if (options.out_hidden_size != config.hidden_size)
     fail("config.json: vision_config.out_hidden_size is {} but the text model's hidden_size is {}; image embeddings "

@@ -52,15 +52,16 @@ void attend_tile(const Tensor& q, const Tensor& k, const Tensor& v, const Tile& 
 
 }  // namespace
 
-void varlen_attention(const Tensor& q, const Tensor& k, const Tensor& v, const std::vector<int32_t>& cu_seqlens,
+void varlen_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ops::VarlenSegments& segments,
                       float scale, const Tensor& out) {
   static const bool single_threaded_blas = [] {  // our threads split the tiles, as linear's split rows
     openblas_set_num_threads(1);
     return true;
   }();
   (void)single_threaded_blas;
+  const int32_t* cu_seqlens = segments.cu_seqlens.data_as<int32_t>();
   std::vector<Tile> tiles;
-  for (size_t s = 0; s + 1 < cu_seqlens.size(); ++s)
+  for (int64_t s = 0; s + 1 < segments.cu_seqlens.numel(); ++s)
     for (int64_t h = 0; h < q.dim(1); ++h)
       for (int64_t q0 = cu_seqlens[s]; q0 < cu_seqlens[s + 1]; q0 += kQueryTile)
         tiles.push_back({.begin = cu_seqlens[s], .end = cu_seqlens[s + 1], .q0 = q0,

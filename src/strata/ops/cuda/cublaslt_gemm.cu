@@ -56,10 +56,7 @@ int pointer_alignment(const void* p) {
 
 class LtContext {
  public:
-  LtContext() {
-    STRATA_CUBLAS_CHECK(cublasLtCreate(&handle_));
-    STRATA_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
-  }
+  LtContext() { STRATA_CUBLAS_CHECK(cublasLtCreate(&handle_)); }
   // Process-lifetime singleton: the CUDA context may be gone at exit, so nothing is freed.
   static LtContext& instance() {
     static LtContext* context = new LtContext();
@@ -81,7 +78,15 @@ class LtContext {
   }
 
   cublasLtHandle_t handle() const { return handle_; }
-  void* workspace() const { return workspace_; }
+  std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mutex_); }
+  // One workspace per stream: products on two streams (the model's and a vision tower's) may
+  // run at once. A stream's first product runs eagerly, before any capture, so it allocates here.
+  void* workspace(cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    void*& workspace = workspaces_[stream];
+    if (workspace == nullptr) STRATA_CUDA_CHECK(cudaMalloc(&workspace, kWorkspaceBytes));
+    return workspace;
+  }
   int64_t size() {
     std::lock_guard<std::mutex> lock(mutex_);
     return static_cast<int64_t>(plans_.size());
@@ -96,7 +101,7 @@ class LtContext {
               const GemmArgs& args, cudaStream_t stream, bool& tuned);
 
   cublasLtHandle_t handle_ = nullptr;
-  void* workspace_ = nullptr;
+  std::map<cudaStream_t, void*> workspaces_;
   std::mutex mutex_;
   std::map<PlanKey, Plan> plans_;
   std::map<std::pair<PlanKey, bool>, cublasLtMatmulAlgo_t> tuned_;  // (key with m bucketed, fused bias)
@@ -182,6 +187,7 @@ int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* 
   void* timed_out = args.out;
   if (args.accumulate)
     STRATA_CUDA_CHECK(cudaMalloc(&timed_out, static_cast<size_t>(args.m * args.n) * dtype_bytes(args.out_dtype, 1)));
+  void* workspace = workspaces_[stream];  // plan() holds the lock; gemm_bf16 made it first
   cudaEvent_t start, stop;
   STRATA_CUDA_CHECK(cudaEventCreate(&start));
   STRATA_CUDA_CHECK(cudaEventCreate(&stop));
@@ -191,7 +197,7 @@ int LtContext::fastest(const Plan& plan, const cublasLtMatmulHeuristicResult_t* 
   for (int i = 0; i < count; ++i) {
     auto run = [&] {
       return cublasLtMatmul(handle_, plan.desc, &alpha, args.weight, plan.a, args.x, plan.b, &beta, timed_out,
-                            plan.d, timed_out, plan.d, &results[i].algo, workspace_, kWorkspaceBytes, stream);
+                            plan.d, timed_out, plan.d, &results[i].algo, workspace, kWorkspaceBytes, stream);
     };
     if (run() != CUBLAS_STATUS_SUCCESS) continue;
     STRATA_CUDA_CHECK(cudaEventRecord(start, stream));
@@ -222,17 +228,21 @@ void gemm_bf16(const GemmArgs& args, cudaStream_t stream) {
   if (args.m == 0 || args.n == 0) return;
   STRATA_CHECK(args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
   LtContext& lt = LtContext::instance();
+  void* workspace = lt.workspace(stream);
   const PlanKey key{.m = args.m, .n = args.n, .k = args.k, .out_dtype = static_cast<int>(args.out_dtype),
                     .bias = args.bias != nullptr, .align_w = pointer_alignment(args.weight),
                     .align_x = pointer_alignment(args.x), .align_out = pointer_alignment(args.out)};
   const Plan& plan = lt.plan(key, args, stream);
-  if (plan.fused_bias)
+  std::unique_lock<std::mutex> bias_lock;  // threads sharing the plan set its bias pointer in turn
+  if (plan.fused_bias) {
+    bias_lock = lt.lock();
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &args.bias, sizeof(args.bias)));
+  }
   const float alpha = 1.0f, beta = args.accumulate ? 1.0f : 0.0f;
   STRATA_CUBLAS_CHECK(cublasLtMatmul(lt.handle(), plan.desc, &alpha, args.weight, plan.a, args.x, plan.b,
                                      &beta, args.out, plan.d, args.out, plan.d, &plan.algo,
-                                     lt.workspace(), kWorkspaceBytes, stream));
+                                     workspace, kWorkspaceBytes, stream));
   if (args.bias != nullptr && !plan.fused_bias) {
     const auto* bias = static_cast<const __nv_bfloat16*>(args.bias);
     const unsigned blocks = grid_for(args.m * args.n, 256);

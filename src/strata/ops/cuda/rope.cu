@@ -1,6 +1,7 @@
 // CUDA rotary embedding (rotate-half layout) on the first rotary_dim dims of each q and k
 // head, in place. One block per token; the angle is computed in f32 with full-range sincosf
-// because positions times frequencies reach 1e5 radians.
+// because positions times frequencies reach 1e5 radians. With [3, T] positions (MRoPE) each
+// frequency reads the stream its section names.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/rope.h"
 
@@ -10,25 +11,29 @@ namespace {
 struct RopeKernelParams {
   void* q;                  // [T, num_q_heads, head_dim]
   void* k;                  // [T, num_kv_heads, head_dim]
-  const int32_t* positions; // [T]
+  const int32_t* positions; // [T], or [3, T] when mrope
   const float* inv_freq;    // [rotary_dim / 2]
   int64_t num_q_heads;
   int64_t num_kv_heads;
   int64_t head_dim;
   int64_t half;             // rotary_dim / 2
   float attention_scaling;
+  int64_t num_tokens;       // T: the stride between MRoPE streams
+  bool mrope;
+  ops::MropeSections sections;
 };
 
 template <typename T>
 __global__ void rope_kernel(RopeKernelParams p) {
   const int64_t t = blockIdx.x;
-  const float pos = static_cast<float>(p.positions[t]);
   const int64_t pairs = (p.num_q_heads + p.num_kv_heads) * p.half;
   for (int64_t item = threadIdx.x; item < pairs; item += blockDim.x) {
     const int64_t head = item / p.half, i = item % p.half;
     T* v = head < p.num_q_heads
                ? static_cast<T*>(p.q) + (t * p.num_q_heads + head) * p.head_dim
                : static_cast<T*>(p.k) + (t * p.num_kv_heads + head - p.num_q_heads) * p.head_dim;
+    const int64_t stream = p.mrope ? p.sections.stream(i) : 0;
+    const float pos = static_cast<float>(p.positions[stream * p.num_tokens + t]);
     float s, c;
     sincosf(pos * p.inv_freq[i], &s, &c);
     c *= p.attention_scaling;
@@ -50,7 +55,8 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tenso
                            .inv_freq = inv_freq.data_as<float>(), .num_q_heads = q.dim(1),
                            .num_kv_heads = k.dim(1), .head_dim = q.dim(2),
                            .half = params.rotary_dim / 2,
-                           .attention_scaling = params.attention_scaling};
+                           .attention_scaling = params.attention_scaling, .num_tokens = num_tokens,
+                           .mrope = positions.rank() == 2, .sections = params.mrope};
   const cudaStream_t stream = current_stream();
   if (q.dtype() == DType::kBF16) {
     rope_kernel<__nv_bfloat16><<<num_tokens, 256, 0, stream>>>(p);
