@@ -21,4 +21,12 @@ void compress_kv_windows(const Tensor& rows, const Tensor& window_slots, const T
   cpu::compress_kv_windows(rows, window_slots, position_bias, norm_weight, params, out);
 }
 
+void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, const Tensor& rows) {
+  STRATA_CHECK(src.rank() == 2 && rows.rank() == 2 && src.dtype() == DType::kF32 && rows.dtype() == DType::kF32);
+  STRATA_CHECK(slots.dtype() == DType::kI32 && slots.numel() == src.dim(0));
+  STRATA_CHECK(column >= 0 && column + src.dim(1) <= rows.dim(1));
+  STRATA_CHECK_MSG(rows.device().is_cpu(), "store_row_part has no CUDA kernel; DeepSeek-V4 is refused on CUDA");
+  cpu::store_row_part(src, slots, column, rows);
+}
+
 }  // namespace strata::ops

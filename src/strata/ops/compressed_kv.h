@@ -32,9 +32,15 @@ struct CompressedKvParams {
 void compress_kv_windows(const Tensor& rows, const Tensor& window_slots, const Tensor& position_bias,
                          const Tensor& norm_weight, const CompressedKvParams& params, const Tensor& out);
 
+// rows[slots[i], column + j] = src[i, j]: one part of each token's cache row (its kv, its
+// compressor projections, or a window's entry). src: [N, n] f32; slots: [N] i32, -1 skips a row
+// (padding); rows: [num_slots, row_width] f32 with column + n <= row_width.
+void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, const Tensor& rows);
+
 }  // namespace strata::ops
 
 namespace strata::cpu {
 void compress_kv_windows(const Tensor& rows, const Tensor& window_slots, const Tensor& position_bias,
                          const Tensor& norm_weight, const ops::CompressedKvParams& params, const Tensor& out);
+void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, const Tensor& rows);
 }

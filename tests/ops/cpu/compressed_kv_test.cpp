@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -61,6 +62,24 @@ TEST(CompressedKvOp, NonOverlappingWindowsPoolTheirOwnTokens) {
 
 TEST(CompressedKvOp, OverlappingWindowsPoolThePreviousWindowsFirstSeries) {
   check(true, {{-1, -1, -1, -1, 0, 1, 2, 3}, {0, 1, 2, 3, 11, 9, 17, 6}});
+}
+
+TEST(CompressedKvOp, StoreRowPartWritesOnlyItsColumnsOfTheNamedSlots) {
+  Tensor rows = test::random_f32({5, 7}, 87);
+  const Tensor before = test::random_f32({5, 7}, 88);
+  std::copy_n(rows.data_as<float>(), 35, before.data_as<float>());
+  const Tensor src = test::random_f32({3, 2}, 89);
+  Tensor slots = Tensor::host(DType::kI32, {3});
+  const int32_t values[] = {4, -1, 1};
+  std::copy(std::begin(values), std::end(values), slots.data_as<int32_t>());
+  ops::store_row_part(src, slots, 3, rows);
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = 0; c < 7; ++c) {
+      const int64_t i = r == 4 ? 0 : r == 1 ? 2 : -1;
+      const bool written = i >= 0 && c >= 3 && c < 5;
+      EXPECT_EQ(rows.data_as<float>()[r * 7 + c],
+                written ? src.data_as<float>()[i * 2 + c - 3] : before.data_as<float>()[r * 7 + c]) << r << "," << c;
+    }
 }
 
 }  // namespace

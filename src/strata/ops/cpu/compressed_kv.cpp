@@ -1,5 +1,6 @@
 // Window pooling in transformers' order (DeepseekV4CSACompressor / HCACompressor): gate plus
 // position bias, softmax over the window's slots per channel in f32, weighted sum, RMS norm.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -53,6 +54,16 @@ void compress_kv_windows(const Tensor& rows, const Tensor& window_slots, const T
       pool_window(rows, window_slots.data_as<int32_t>() + e * num_slots, position_bias, norm_weight, params,
                   out.data_as<float>() + e * params.head_dim);
   });
+}
+
+void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, const Tensor& rows) {
+  const int64_t n = src.dim(1);
+  for (int64_t i = 0; i < src.dim(0); ++i) {
+    const int32_t slot = slots.data_as<int32_t>()[i];
+    if (slot < 0) continue;
+    STRATA_CHECK(slot < rows.dim(0));
+    std::copy_n(src.data_as<float>() + i * n, n, rows.data_as<float>() + slot * rows.dim(1) + column);
+  }
 }
 
 }  // namespace strata::cpu
