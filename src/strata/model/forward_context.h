@@ -25,6 +25,7 @@ struct ForwardContext {
   int64_t layer = -1;      // this layer's index in the model
   const LoraSet* lora = nullptr;  // the server's LoRA adapters, or null
   Tensor lora_slots;              // [T] i32: each token's adapter slot, -1 for none
+  Tensor token_ids;               // [T] i32: the step's tokens (hash-routed MoE reads them)
 
   Tensor temp(Shape shape) { return workspace.alloc(activation_dtype, shape); }
   Tensor temp_f32(Shape shape) { return workspace.alloc(DType::kF32, shape); }

@@ -65,6 +65,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
   ops::embedding(parts_.embed_tokens, step.device().token_ids, x);
+  ctx.token_ids = step.device().token_ids;
   if (parts_.embed_scale != 1.0f) ops::scale(x, parts_.embed_scale);
   if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
   if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
