@@ -1,5 +1,5 @@
 // MoeFfn on the DeepSeek-V4 fixture's weights against transformers' DeepseekV4SparseMoeBlock on
-// fixed inputs (moe_reference.safetensors): hash routing by tid2eid (layer 1) and sqrt-softplus
+// fixed inputs (parts_reference.safetensors): hash routing by tid2eid (layer 1) and sqrt-softplus
 // scores with a correction bias (layer 2), the swiglu_limit clamp on experts and shared expert.
 #include "strata/model/layers/moe.h"
 
@@ -31,15 +31,15 @@ void expect_layer_matches(int layer, bool hash) {
   names.correction_bias = "gate.bias";
   const MoeFfn moe(deepseek_v4_moe(hash), WeightScope(weights, "model.layers." + std::to_string(layer) + ".ffn"), names);
 
-  const auto reference = SafetensorsSource::open(test::fixture_path("hf/deepseek_v4/moe_reference.safetensors"));
+  const auto reference = SafetensorsSource::open(test::fixture_path("hf/deepseek_v4/parts_reference.safetensors"));
   auto tensor = [&](const std::string& name) {
     const WeightInfo* info = reference->find(name);
     return Tensor::view(const_cast<void*>(info->data), info->dtype, info->shape);
   };
   Workspace workspace(*backend), step_workspace(*backend);
   ForwardContext ctx{.backend = *backend, .workspace = workspace, .step_workspace = step_workspace};
-  ctx.token_ids = tensor("token_ids");
-  const Tensor x = tensor("input"), expected = tensor("out_" + std::to_string(layer));
+  ctx.token_ids = tensor("moe_token_ids");
+  const Tensor x = tensor("moe_input"), expected = tensor("moe_out_" + std::to_string(layer));
   Tensor out = Tensor::host(DType::kF32, x.shape());
   NormedInput in = NormedInput::normalized(x);
   moe.forward(in, out, ctx, SublayerWrite::kStore);
