@@ -19,10 +19,10 @@ ModelConfig fixture_config() { return ModelConfig::from_file(test::fixture_path(
 TEST(DeepseekV4Config, ReadsTheFixturesLayerPlan) {
   const DeepseekV4Config c = DeepseekV4Config::read(fixture_config());
   ASSERT_EQ(c.layers.size(), 4u);
-  EXPECT_EQ(c.layers[0].attention, DeepseekV4Attention::kSliding);
-  EXPECT_EQ(c.layers[1].attention, DeepseekV4Attention::kCompressedSparse);
-  EXPECT_EQ(c.layers[2].attention, DeepseekV4Attention::kHeavilyCompressed);
-  EXPECT_EQ(c.layers[3].attention, DeepseekV4Attention::kCompressedSparse);
+  EXPECT_EQ(c.layers[0].attention, DeepseekV4AttentionKind::kSliding);
+  EXPECT_EQ(c.layers[1].attention, DeepseekV4AttentionKind::kCompressedSparse);
+  EXPECT_EQ(c.layers[2].attention, DeepseekV4AttentionKind::kHeavilyCompressed);
+  EXPECT_EQ(c.layers[3].attention, DeepseekV4AttentionKind::kCompressedSparse);
   EXPECT_EQ(c.layers[1].compress_rate, 4);
   EXPECT_EQ(c.layers[2].compress_rate, 16);
   EXPECT_EQ(c.layers[0].compress_rate, 0);

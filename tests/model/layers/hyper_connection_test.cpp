@@ -7,30 +7,20 @@
 
 #include <vector>
 
-#include "strata/backend/backend.h"
-#include "strata/weights/safetensors_source.h"
-#include "test_support.h"
+#include "model/layers/deepseek_v4_parts_support.h"
 
 namespace strata {
 namespace {
 
 constexpr int64_t kTokens = 4, kStreams = 3, kHidden = 64;
 
-struct HyperFixture {
-  std::unique_ptr<Backend> backend = make_cpu_backend(2);
-  std::unique_ptr<SafetensorsSource> source = SafetensorsSource::open(test::fixture_path("hf/deepseek_v4/model.safetensors"));
-  std::unique_ptr<SafetensorsSource> reference =
-      SafetensorsSource::open(test::fixture_path("hf/deepseek_v4/parts_reference.safetensors"));
-  ModelWeights weights{source.get(), *backend, {}};
+struct HyperFixture : test::DeepseekV4Parts {
   Workspace workspace{*backend}, step_workspace{*backend};
   ForwardContext ctx{.backend = *backend, .workspace = workspace, .step_workspace = step_workspace};
   HyperConnectionOptions options{.weights = {.num_streams = kStreams, .sinkhorn_iters = 20, .eps = 1e-6f},
                                  .hidden_size = kHidden, .rms_norm_eps = 1e-6f};
 
-  Tensor expected(const std::string& name) const {
-    const WeightInfo* info = reference->find(name);
-    return Tensor::view(const_cast<void*>(info->data), info->dtype, info->shape);
-  }
+  Tensor expected(const std::string& name) const { return reference_tensor(name); }
   // A writable copy of the reference streams as [T, n * hidden].
   Tensor streams() const {
     Tensor t = Tensor::host(DType::kF32, {kTokens, kStreams * kHidden});
@@ -46,7 +36,7 @@ void expect_near(const Tensor& got, const Tensor& want, double tolerance) {
 
 TEST(DeepseekV4HyperConnection, MixAndCollapseMatchTransformers) {
   HyperFixture f;
-  const HyperConnection hc(f.options, WeightScope(f.weights, "model.layers.0"), "hc_attn");
+  const HyperConnection hc(f.options, WeightScope(*f.weights, "model.layers.0"), "hc_attn");
   Tensor streams = f.streams(), collapsed = Tensor::host(DType::kF32, {kTokens, kHidden});
   const HyperConnection::Mix mix = hc.collapse(streams, collapsed, f.ctx);
   expect_near(mix.post, f.expected("hc_post"), 1e-5);
@@ -69,7 +59,7 @@ TEST(DeepseekV4HyperConnection, MixAndCollapseMatchTransformers) {
 
 TEST(DeepseekV4HyperConnection, HyperHeadCollapseMatchesTransformers) {
   HyperFixture f;
-  const HyperHead head(f.options, WeightScope(f.weights, "model.hc_head"));
+  const HyperHead head(f.options, WeightScope(*f.weights, "model.hc_head"));
   Tensor out = Tensor::host(DType::kF32, {kTokens, kHidden});
   head.collapse(f.streams(), out, f.ctx);
   expect_near(out, f.expected("head_collapsed"), 1e-5);

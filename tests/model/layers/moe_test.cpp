@@ -5,10 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "strata/backend/backend.h"
+#include "model/layers/deepseek_v4_parts_support.h"
 #include "strata/model/layers/normed_input.h"
-#include "strata/weights/safetensors_source.h"
-#include "test_support.h"
 
 namespace strata {
 namespace {
@@ -22,22 +20,17 @@ MoeOptions deepseek_v4_moe(bool hash) {
 }
 
 void expect_layer_matches(int layer, bool hash) {
-  const auto backend = make_cpu_backend(2);
-  const auto source = SafetensorsSource::open(test::fixture_path("hf/deepseek_v4/model.safetensors"));
-  const ModelWeights weights(source.get(), *backend, {});
+  const test::DeepseekV4Parts parts;
+  Backend& backend = *parts.backend;
   MoeWeightNames names = mixtral_moe_names();
   names.shared_expert = "shared_experts";
   names.shared_expert_mlp = {.gate = "w1", .up = "w3", .down = "w2"};
   names.correction_bias = "gate.bias";
-  const MoeFfn moe(deepseek_v4_moe(hash), WeightScope(weights, "model.layers." + std::to_string(layer) + ".ffn"), names);
+  const MoeFfn moe(deepseek_v4_moe(hash), WeightScope(*parts.weights, "model.layers." + std::to_string(layer) + ".ffn"), names);
 
-  const auto reference = SafetensorsSource::open(test::fixture_path("hf/deepseek_v4/parts_reference.safetensors"));
-  auto tensor = [&](const std::string& name) {
-    const WeightInfo* info = reference->find(name);
-    return Tensor::view(const_cast<void*>(info->data), info->dtype, info->shape);
-  };
-  Workspace workspace(*backend), step_workspace(*backend);
-  ForwardContext ctx{.backend = *backend, .workspace = workspace, .step_workspace = step_workspace};
+  auto tensor = [&](const std::string& name) { return parts.reference_tensor(name); };
+  Workspace workspace(backend), step_workspace(backend);
+  ForwardContext ctx{.backend = backend, .workspace = workspace, .step_workspace = step_workspace};
   ctx.token_ids = tensor("moe_token_ids");
   const Tensor x = tensor("moe_input"), expected = tensor("moe_out_" + std::to_string(layer));
   Tensor out = Tensor::host(DType::kF32, x.shape());

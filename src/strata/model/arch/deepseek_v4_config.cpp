@@ -32,9 +32,9 @@ std::vector<DeepseekV4LayerPlan> read_layers(const ModelConfig& config) {
   for (size_t i = 0; i < n; ++i) {
     DeepseekV4LayerPlan layer;
     if (types[i] == "compressed_sparse_attention") {
-      layer = {.attention = DeepseekV4Attention::kCompressedSparse, .compress_rate = compress_rate(config, types[i])};
+      layer = {.attention = DeepseekV4AttentionKind::kCompressedSparse, .compress_rate = compress_rate(config, types[i])};
     } else if (types[i] == "heavily_compressed_attention") {
-      layer = {.attention = DeepseekV4Attention::kHeavilyCompressed, .compress_rate = compress_rate(config, types[i])};
+      layer = {.attention = DeepseekV4AttentionKind::kHeavilyCompressed, .compress_rate = compress_rate(config, types[i])};
     } else if (types[i] != "sliding_attention") {
       fail("config.json: layer_types[{}] is '{}'; DeepSeek-V4 takes sliding_attention, "
            "compressed_sparse_attention or heavily_compressed_attention", i, types[i]);
@@ -87,14 +87,14 @@ DeepseekV4Config DeepseekV4Config::read(const ModelConfig& config) {
 
 DeepseekV4RowLayout DeepseekV4Config::row_layout(const DeepseekV4LayerPlan& layer) const {
   DeepseekV4RowLayout row{.width = head_dim};
-  if (layer.attention == DeepseekV4Attention::kSliding) return row;
+  if (layer.attention == DeepseekV4AttentionKind::kSliding) return row;
   // CSA projects two series (A and B) per token, for its compressor and for its indexer's.
-  const int64_t series = layer.attention == DeepseekV4Attention::kCompressedSparse ? 2 : 1;
+  const int64_t series = layer.attention == DeepseekV4AttentionKind::kCompressedSparse ? 2 : 1;
   row.compressor_kv = head_dim;
   row.compressor_gate = row.compressor_kv + series * head_dim;
   row.entry = row.compressor_gate + series * head_dim;
   row.width = row.entry + head_dim;
-  if (layer.attention == DeepseekV4Attention::kHeavilyCompressed) return row;
+  if (layer.attention == DeepseekV4AttentionKind::kHeavilyCompressed) return row;
   row.indexer_kv = row.width;
   row.indexer_gate = row.indexer_kv + 2 * index_head_dim;
   row.indexer_entry = row.indexer_gate + 2 * index_head_dim;

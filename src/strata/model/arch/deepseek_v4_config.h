@@ -11,7 +11,7 @@
 
 namespace strata {
 
-enum class DeepseekV4Attention : uint8_t { kSliding, kCompressedSparse, kHeavilyCompressed };
+enum class DeepseekV4AttentionKind : uint8_t { kSliding, kCompressedSparse, kHeavilyCompressed };
 
 // Where each part of a token's cache row starts (decision 0018); parts a layer kind lacks are
 // absent from its width. Order: kv, compressor kv, compressor gate, entry, indexer kv, indexer
@@ -23,7 +23,7 @@ struct DeepseekV4RowLayout {
 };
 
 struct DeepseekV4LayerPlan {
-  DeepseekV4Attention attention = DeepseekV4Attention::kSliding;
+  DeepseekV4AttentionKind attention = DeepseekV4AttentionKind::kSliding;
   int64_t compress_rate = 0;  // 0 for sliding layers
   bool hash_moe = false;      // routed by tid2eid[token] rather than by score
 };
