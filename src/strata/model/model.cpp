@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include "strata/core/error.h"
+#include "strata/model/layers/hyper_connection.h"
 #include "strata/model/vision/vision_tower.h"
 #include "strata/ops/activation.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
+#include "strata/ops/hyper_connection.h"
 #include "strata/ops/linear.h"
 
 namespace strata {
@@ -61,14 +63,23 @@ void Model::place_image_embeds(const StepBatch& step, const Tensor& x, ForwardCo
   ops::scatter_rows(rows, step.device().image_rows, x);
 }
 
-Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
+Tensor Model::embed(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
   ops::embedding(parts_.embed_tokens, step.device().token_ids, x);
-  ctx.token_ids = step.device().token_ids;
   if (parts_.embed_scale != 1.0f) ops::scale(x, parts_.embed_scale);
   if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
   if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
+  if (parts_.residual_streams == 1) return x;
+  Tensor streams = ctx.step_workspace.alloc(ctx.activation_dtype, {t, parts_.residual_streams * hidden});
+  ops::hyper_repeat(x, streams.reshape({t, parts_.residual_streams, hidden}));
+  return streams;
+}
+
+Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
+  const int64_t hidden = config_.hidden_size;
+  ctx.token_ids = step.device().token_ids;
+  const Tensor x = embed(step, ctx);
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
@@ -77,8 +88,14 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
     ctx.workspace.reset();
   }
   const int64_t num_logits = step.num_logits();
-  Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
+  Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, x.dim(1)});
   ops::gather_rows(x, step.device().logits_indices, last);
+  if (parts_.hyper_head) {
+    Tensor collapsed = ctx.step_workspace.alloc(ctx.activation_dtype, {num_logits, hidden});
+    parts_.hyper_head->collapse(last, collapsed, ctx);
+    ctx.workspace.reset();
+    last = collapsed;
+  }
   if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
   if (config_.head() == ModelHead::kHiddenStates) {
     if (last.dtype() == DType::kF32) return last;

@@ -16,6 +16,7 @@
 
 namespace strata {
 
+class HyperHead;
 class VisionTower;
 
 class Model {
@@ -30,6 +31,10 @@ class Model {
     Tensor lm_head_bias;        // [num_labels] a classifier's bias, or undefined
     // BERT's pooler before its classifier: tanh(x W^T + b), [hidden, hidden] and [hidden]; or undefined.
     Tensor classifier_pooler, classifier_pooler_bias;
+    // > 1: the residual is this many streams, [T, streams * hidden] (DeepSeek-V4's mHC): the
+    // embedding enters every stream and the hyper head collapses them before the final norm.
+    int64_t residual_streams = 1;
+    std::shared_ptr<const HyperHead> hyper_head;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
@@ -68,6 +73,8 @@ class Model {
 
  private:
   void place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  // The embeddings of the step's tokens, repeated over the residual streams: [T, streams * hidden].
+  Tensor embed(const StepBatch& step, ForwardContext& ctx) const;
 
   ModelConfig config_;
   Parts parts_;

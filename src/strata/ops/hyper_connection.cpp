@@ -57,6 +57,13 @@ void hyper_expand(const Tensor& streams, const Tensor& block_out, const Tensor& 
   cpu::hyper_expand(streams, block_out, post, comb);
 }
 
+void hyper_repeat(const Tensor& x, const Tensor& streams) {
+  STRATA_CHECK(streams.rank() == 3 && streams.dtype() == DType::kF32 && x.dtype() == DType::kF32);
+  expect_shape(x, {streams.dim(0), streams.dim(2)}, "hyper_repeat x");
+  expect_cpu(streams, "hyper_repeat");
+  cpu::hyper_repeat(x, streams);
+}
+
 void check_hyper_connection_supported(Device device, const std::string& layer) {
   if (!device.is_cpu())
     fail("{}: hyper-connection streams (hc_mult) have no CUDA kernels yet; run this model with --device cpu", layer);

@@ -33,6 +33,9 @@ void hyper_collapse(const Tensor& streams, const Tensor& pre, const Tensor& out)
 // streams: [T, n, hidden] updated in place to post[t, k] * block_out[t] + sum_j comb[t, j, k] * streams[t, j].
 void hyper_expand(const Tensor& streams, const Tensor& block_out, const Tensor& post, const Tensor& comb);
 
+// streams: [T, n, hidden] = x [T, hidden] in every stream (the embedding entering the layers).
+void hyper_repeat(const Tensor& x, const Tensor& streams);
+
 // Throws an Error naming `layer` when `device` cannot run these ops (CUDA has no kernels yet).
 void check_hyper_connection_supported(Device device, const std::string& layer);
 
@@ -45,4 +48,5 @@ void hyper_connection_weights(const Tensor& mixes, const Tensor& base, const Ten
 void hyper_head_weights(const Tensor& mixes, const Tensor& base, const Tensor& scale, float eps, const Tensor& pre);
 void hyper_collapse(const Tensor& streams, const Tensor& pre, const Tensor& out);
 void hyper_expand(const Tensor& streams, const Tensor& block_out, const Tensor& post, const Tensor& comb);
+void hyper_repeat(const Tensor& x, const Tensor& streams);
 }  // namespace strata::cpu

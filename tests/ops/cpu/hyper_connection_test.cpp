@@ -90,6 +90,16 @@ TEST(HyperConnectionOp, CollapseAndExpandMixStreams) {
     }
 }
 
+TEST(HyperConnectionOp, RepeatCopiesTheRowIntoEveryStream) {
+  const Tensor x = test::random_f32({kTokens, kHidden}, 73);
+  Tensor streams = Tensor::host(DType::kF32, {kTokens, kStreams, kHidden});
+  ops::hyper_repeat(x, streams);
+  for (int64_t t = 0; t < kTokens; ++t)
+    for (int64_t j = 0; j < kStreams; ++j)
+      for (int64_t d = 0; d < kHidden; ++d)
+        EXPECT_EQ(f(streams)[(t * kStreams + j) * kHidden + d], f(x)[t * kHidden + d]);
+}
+
 TEST(HyperConnectionOp, CudaIsRefusedAtBuildWithAClearError) {
   EXPECT_NO_THROW(ops::check_hyper_connection_supported(Device{}, "layer 0"));
   try {

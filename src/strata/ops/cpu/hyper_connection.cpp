@@ -1,5 +1,6 @@
 // Hyper-connection weights and stream mixing in f32, in transformers' order of operations
 // (DeepseekV4HyperConnection): sigmoid / softmax, then column-first Sinkhorn sweeps.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -106,6 +107,13 @@ void hyper_expand(const Tensor& streams, const Tensor& block_out, const Tensor& 
       std::copy(mixed.begin(), mixed.end(), x);
     }
   });
+}
+
+void hyper_repeat(const Tensor& x, const Tensor& streams) {
+  const int64_t n = streams.dim(1), hidden = streams.dim(2);
+  for (int64_t t = 0; t < streams.dim(0); ++t)
+    for (int64_t j = 0; j < n; ++j)
+      std::copy_n(x.data_as<float>() + t * hidden, hidden, streams.data_as<float>() + (t * n + j) * hidden);
 }
 
 }  // namespace strata::cpu
