@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "strata/backend/backend.h"
 #include "strata/core/error.h"
+#include "strata/model/model_loader.h"
 #include "test_support.h"
 
 namespace strata {
@@ -85,6 +87,20 @@ TEST(DeepseekV4Config, RefusesWhatItCannotTake) {
   expect_refused("hc_mult", 0, "hc_mult is 0");
   expect_refused("o_groups", 3, "o_groups 3 must divide num_attention_heads 4");
   expect_refused("num_key_value_heads", 2, "one shared key-value head");
+}
+
+// `strata info` builds the model from shapes alone: the plan names each layer's attention kind
+// (what its cache rows carry) and routing.
+TEST(DeepseekV4Config, ShapesOnlyModelGivesTheLayerPlan) {
+  const auto backend = make_cpu_backend(1);
+  const LoadedModel loaded =
+      load_model({.model_path = test::fixture_path("hf/deepseek_v4"), .shapes_only = true}, *backend);
+  EXPECT_EQ(loaded.model->layer_plan(),
+            (std::vector<std::string>{"sliding attention + hash moe",
+                                      "compressed sparse attention (rate 4, indexer) + hash moe",
+                                      "heavily compressed attention (rate 16) + moe",
+                                      "compressed sparse attention (rate 4, indexer) + moe"}));
+  EXPECT_EQ(loaded.model->kv_cache_head_dim(), 272);
 }
 
 }  // namespace

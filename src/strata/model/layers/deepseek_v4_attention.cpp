@@ -28,6 +28,7 @@ std::vector<int64_t> head_order(int64_t dim, int64_t rope, int64_t count) {
 
 Tensor permuted_f32(const WeightScope& w, const std::string& name, const std::vector<int64_t>& order) {
   const Tensor src = w.get_f32(name, {static_cast<int64_t>(order.size())});
+  if (src.data() == nullptr) return src;  // shapes only (`strata info`): nothing runs
   Tensor out = Tensor::host(DType::kF32, src.shape());
   for (size_t i = 0; i < order.size(); ++i) out.data_as<float>()[i] = src.data_as<float>()[order[i]];
   return out;
