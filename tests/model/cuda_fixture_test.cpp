@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/fixture_support.h"
+#include "strata/core/error.h"
 #include "strata/model/registry.h"
 #include "test_support.h"
 
@@ -214,6 +215,20 @@ void expect_dummy_llama31_matches_cpu(WeightQuantization quantization) {
   EXPECT_TRUE(a.finite);
   EXPECT_LT(a.rel_l2, 2e-2);
   EXPECT_GE(a.top1, 0.75);
+}
+
+// DeepSeek-V4's ops have no CUDA kernels yet: the model is refused when built, naming the layer
+// and the way out, never mid-step.
+TEST(CudaFixture, DeepseekV4IsRefusedAtBuild) {
+  auto gpu = make_cuda_backend(0);
+  if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
+  try {
+    load_model({.model_path = fixture_path("hf/deepseek_v4")}, *gpu);
+    FAIL() << "deepseek_v4 built on CUDA";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA kernels yet"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CudaFixture, DummyLlama31MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kNone); }

@@ -75,6 +75,49 @@ TEST(MoeOps, BiasedRoutingChoosesByBiasWeighsBySigmoidWithinGroups) {
   EXPECT_EQ(ids.data_as<int32_t>()[1], 0);
 }
 
+double sqrt_softplus(double x) { return std::sqrt(std::log1p(std::exp(x))); }
+
+// sqrt(softplus) scores 1.46, 1.15, 0.83, 0.83, 1.30, 0.56, 0.99, 0.99; the bias lifts expert 2 to
+// 1.43, past expert 4: experts 0 then 2, weighted by their unbiased scores.
+TEST(MoeOps, BiasedRoutingScoresBySqrtSoftplus) {
+  const Tensor logits = [] {
+    Tensor t = Tensor::host(DType::kF32, {1, 8});
+    const float values[] = {2.f, 1.f, 0.f, 0.f, 1.5f, -1.f, 0.5f, 0.5f};
+    std::copy(values, values + 8, t.data_as<float>());
+    return t;
+  }();
+  Tensor bias = Tensor::host(DType::kF32, {8});
+  const float biases[] = {0.f, 0.f, 0.6f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  std::copy(biases, biases + 8, bias.data_as<float>());
+  Tensor ids = Tensor::host(DType::kI32, {1, 2}), weights = Tensor::host(DType::kF32, {1, 2});
+  moe_route_biased(logits, bias, ids, weights,
+                   {.top_k = 2, .scoring = MoeScoring::kSqrtSoftplus, .norm_topk_prob = true, .routed_scaling_factor = 1.5f});
+  EXPECT_EQ(ids.data_as<int32_t>()[0], 0);
+  EXPECT_EQ(ids.data_as<int32_t>()[1], 2);
+  const double sum = sqrt_softplus(2.0) + sqrt_softplus(0.0);
+  EXPECT_NEAR(weights.data_as<float>()[0], sqrt_softplus(2.0) / sum * 1.5, 1e-6);
+  EXPECT_NEAR(weights.data_as<float>()[1], sqrt_softplus(0.0) / sum * 1.5, 1e-6);
+}
+
+// Hash routing: each token's experts are its table row whatever the logits; weights are the
+// row's scores renormalised and scaled.
+TEST(MoeOps, TableRoutingTakesEachTokensRow) {
+  const Tensor logits = test::random_f32({3, 4}, 101, -3.f, 3.f);
+  const Tensor tokens = i32({2, 0, 2}, {3}), table = i32({1, 3, 0, 2, 2, 1}, {3, 2});
+  Tensor ids = Tensor::host(DType::kI32, {3, 2}), weights = Tensor::host(DType::kF32, {3, 2});
+  moe_route_by_table(logits, tokens, table, ids, weights,
+                     {.top_k = 2, .scoring = MoeScoring::kSqrtSoftplus, .norm_topk_prob = true, .routed_scaling_factor = 1.5f});
+  EXPECT_EQ(std::vector<int32_t>(ids.data_as<int32_t>(), ids.data_as<int32_t>() + 6),
+            (std::vector<int32_t>{2, 1, 1, 3, 2, 1}));
+  for (int64_t t = 0; t < 3; ++t) {
+    const int32_t* row = ids.data_as<int32_t>() + t * 2;
+    const double a = sqrt_softplus(logits.data_as<float>()[t * 4 + row[0]]);
+    const double b = sqrt_softplus(logits.data_as<float>()[t * 4 + row[1]]);
+    EXPECT_NEAR(weights.data_as<float>()[t * 2], a / (a + b) * 1.5, 1e-6) << t;
+    EXPECT_NEAR(weights.data_as<float>()[t * 2 + 1], b / (a + b) * 1.5, 1e-6) << t;
+  }
+}
+
 // Rows 0-1 belong to expert 1 (expert 0 and 2 own none), rows 2-4 to expert 3; without
 // offsets the one bias row goes everywhere.
 TEST(MoeOps, GroupedBiasAddsEachRowsExpertBias) {

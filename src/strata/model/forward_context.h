@@ -29,6 +29,7 @@ struct ForwardContext {
   // in the step workspace ([T, hidden] activation dtype, after the final norm).
   bool keep_hidden_states = false;
   Tensor hidden_states;  // out: set by the forward when keep_hidden_states
+  Tensor token_ids;               // [T] i32: the step's tokens (hash-routed MoE reads them)
 
   Tensor temp(Shape shape) { return workspace.alloc(activation_dtype, shape); }
   Tensor temp_f32(Shape shape) { return workspace.alloc(DType::kF32, shape); }

@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include "strata/core/error.h"
+#include "strata/model/layers/hyper_connection.h"
 #include "strata/model/vision/vision_tower.h"
 #include "strata/ops/activation.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/embedding.h"
+#include "strata/ops/hyper_connection.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/segment_mean.h"
 
@@ -73,6 +75,14 @@ Tensor Model::sequence_means(const StepBatch& step, const Tensor& x, ForwardCont
 
 Tensor Model::normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
   Tensor last = ctx.step_workspace.alloc(ctx.activation_dtype, {step.num_logits(), config_.hidden_size});
+  if (parts_.hyper_head) {  // x: [T, streams * hidden], collapsed for the rows the head reads
+    Tensor rows = ctx.step_workspace.alloc(ctx.activation_dtype, {step.num_logits(), x.dim(1)});
+    ops::gather_rows(x, step.device().logits_indices, rows);
+    parts_.hyper_head->collapse(rows, last, ctx);
+    ctx.workspace.reset();
+    if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
+    return last;
+  }
   if (!ctx.keep_hidden_states || !parts_.final_norm.defined()) {
     ops::gather_rows(x, step.device().logits_indices, last);
     if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
@@ -84,7 +94,7 @@ Tensor Model::normed_output_rows(const StepBatch& step, const Tensor& x, Forward
   return last;
 }
 
-Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
+Tensor Model::embed(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
   ops::embedding(parts_.embed_tokens, step.device().token_ids, x);
@@ -93,6 +103,16 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
   if (parts_.embedding_norm.defined()) parts_.embedding_norm.apply(x, x);
   if (parts_.mtp_input.defined()) parts_.mtp_input.apply(step.device().input_hidden_states, x, ctx);
+  if (parts_.residual_streams == 1) return x;
+  Tensor streams = ctx.step_workspace.alloc(ctx.activation_dtype, {t, parts_.residual_streams * hidden});
+  ops::hyper_repeat(x, streams.reshape({t, parts_.residual_streams, hidden}));
+  return streams;
+}
+
+Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
+  const int64_t hidden = config_.hidden_size;
+  ctx.token_ids = step.device().token_ids;
+  Tensor x = embed(step, ctx);
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];

@@ -19,6 +19,7 @@
 
 namespace strata {
 
+class HyperHead;
 class VisionTower;
 
 class Model {
@@ -44,6 +45,10 @@ class Model {
     // A multi-token-prediction module's input stage (embedding and hidden state joined); the
     // step then carries device().input_hidden_states. Undefined for every other model.
     MtpInput mtp_input;
+    // > 1: the residual is this many streams, [T, streams * hidden] (DeepSeek-V4's mHC): the
+    // embedding enters every stream and the hyper head collapses them before the final norm.
+    int64_t residual_streams = 1;
+    std::shared_ptr<const HyperHead> hyper_head;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
@@ -88,6 +93,8 @@ class Model {
   // The final-normed rows the head reads [num_logits, hidden] (and, when the context keeps
   // them, every token's in ctx.hidden_states).
   Tensor normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  // The embeddings of the step's tokens, repeated over the residual streams: [T, streams * hidden].
+  Tensor embed(const StepBatch& step, ForwardContext& ctx) const;
 
   ModelConfig config_;
   Parts parts_;

@@ -1,5 +1,7 @@
 #include "strata/model/model_weights.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -186,6 +188,22 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
   cpu::widen_to_f32(src.data(), src.dtype(), src.numel(), host.data_as<float>());
   count_loaded(src.numel(), src.dtype());
   return backend_.device().is_cpu() ? host : backend_.from_host(host);
+}
+
+Tensor ModelWeights::get_i32_table(const std::string& name, const Shape& shape) const {
+  Tensor table = Tensor::host(DType::kI32, shape);
+  std::fill_n(table.data_as<int32_t>(), table.numel(), 0);  // dummy weights: every choice expert 0
+  if (shapes_only_ || source_ == nullptr) return table;
+  const Tensor src = host_tensor(name, shape);
+  count_loaded(src.numel(), src.dtype());
+  if (src.dtype() != DType::kI32 && src.dtype() != DType::kI64)
+    fail("{}: an integer table (I32 or I64) is expected, the checkpoint stores {}", name, dtype_name(src.dtype()));
+  for (int64_t i = 0; i < src.numel(); ++i) {
+    const int64_t v = src.dtype() == DType::kI64 ? src.data_as<int64_t>()[i] : src.data_as<int32_t>()[i];
+    if (v < INT32_MIN || v > INT32_MAX) fail("{}: value {} at {} does not fit in 32 bits", name, v, i);
+    table.data_as<int32_t>()[i] = static_cast<int32_t>(v);
+  }
+  return table;
 }
 
 namespace {

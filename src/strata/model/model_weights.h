@@ -52,6 +52,9 @@ class ModelWeights {
   // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
   // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
   Tensor get_f32(const std::string& name, const Shape& shape) const;
+  // An integer table (i32 or i64 in the checkpoint) as i32 on the host: lookups the CPU does
+  // (DeepSeek-V4's tid2eid). Throws an Error for a float tensor or a value past i32.
+  Tensor get_i32_table(const std::string& name, const Shape& shape) const;
 
   // Experts stored [E, in, out] with `name` (any float dtype), or as MXFP4 `name`_blocks /
   // `name`_scales ([E, out, in / 32, 16], [E, out, in / 32]), read as bf16 [E, |columns|, in]:

@@ -25,6 +25,7 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"gemma3_text", build_gemma3_text},
       {"gpt_oss", build_gpt_oss},
       {"deepseek_v3", build_deepseek_v3},
+      {"deepseek_v4", build_deepseek_v4},
       {"bert", build_bert},
       {"modernbert", build_modernbert},
   };

@@ -36,6 +36,12 @@ void scale(const Tensor& x, float factor) {
   STRATA_DISPATCH(x.device(), cpu::scale(x, factor), cuda::scale(x, factor));
 }
 
+void clamp(const Tensor& x, float lo, float hi) {
+  STRATA_CHECK(x.dtype() == DType::kF32 && lo <= hi);
+  STRATA_CHECK_MSG(x.device().is_cpu(), "clamp has no CUDA kernel; models with swiglu_limit are refused on CUDA");
+  cpu::clamp(x, lo, hi);
+}
+
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
   STRATA_CHECK(src.rank() == 2 && indices.dtype() == DType::kI32);
   expect_shape(out, Shape{indices.numel(), src.dim(1)}, "gather_rows out");

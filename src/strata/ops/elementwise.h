@@ -16,6 +16,8 @@ void split_halves(const Tensor& packed, const Tensor& first, const Tensor& secon
 void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed);
 // x *= factor.
 void scale(const Tensor& x, float factor);
+// x = min(max(x, lo), hi), f32 (DeepSeek-V4's swiglu_limit on gate and up). CPU only.
+void clamp(const Tensor& x, float lo, float hi);
 // Rows of src picked by index: out[i] = src[indices[i]]; src [N, D], indices [M] i32, out [M, D].
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 // Rows of out overwritten by index: out[indices[i]] = src[i]; src [M, D], indices [M] i32, out [N, D].
@@ -32,6 +34,7 @@ void elementwise(const Tensor& x, const Tensor& y, ops::ElementwiseKind kind);
 void split_halves(const Tensor& packed, const Tensor& first, const Tensor& second);
 void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed);
 void scale(const Tensor& x, float factor);
+void clamp(const Tensor& x, float lo, float hi);
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void convert(const Tensor& src, const Tensor& dst);

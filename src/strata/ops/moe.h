@@ -9,7 +9,8 @@
 
 namespace strata::ops {
 
-enum class MoeScoring : uint8_t { kSoftmax, kSigmoid };
+// kSqrtSoftplus: sqrt(softplus(logit)) (DeepSeek-V4), biased and table routing only, CPU only.
+enum class MoeScoring : uint8_t { kSoftmax, kSigmoid, kSqrtSoftplus };
 
 struct MoeRouteOptions {
   int64_t top_k = 1;
@@ -29,9 +30,16 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
 
 // Sigmoid routing with a selection bias (DeepSeek-V3's noaux_tc, Nemotron-H): experts are
 // chosen by sigmoid(logit) + correction_bias within the eligible groups, weighted by the
-// unbiased sigmoid. correction_bias: [E] f32; the rest as moe_route.
+// unbiased sigmoid. correction_bias: [E] f32; the rest as moe_route. kSqrtSoftplus scores
+// (DeepSeek-V4) run on the CPU only.
 void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
                       const Tensor& topk_weights, const MoeRouteOptions& options);
+
+// Hash routing (DeepSeek-V4's hash_moe layers): token t's experts are the fixed row
+// tid2eid[token_ids[t]], weighted by their scores (options.scoring) as moe_route_biased weights
+// its choice. token_ids: [T] i32; tid2eid: [vocab, k] i32; the rest as moe_route. CPU only.
+void moe_route_by_table(const Tensor& router_logits, const Tensor& token_ids, const Tensor& tid2eid,
+                        const Tensor& topk_ids, const Tensor& topk_weights, const MoeRouteOptions& options);
 
 struct MoeGroups {
   Tensor sorted_pairs;    // [T * k] i32: pair index t * k + j, ordered by expert (stable)
@@ -82,6 +90,8 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
                const ops::MoeRouteOptions& options);
 void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
                       const Tensor& topk_weights, const ops::MoeRouteOptions& options);
+void moe_route_by_table(const Tensor& router_logits, const Tensor& token_ids, const Tensor& tid2eid,
+                        const Tensor& topk_ids, const Tensor& topk_weights, const ops::MoeRouteOptions& options);
 void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);

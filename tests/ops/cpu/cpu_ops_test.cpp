@@ -137,6 +137,16 @@ TEST(ActivationOp, ClampedSwigluClampsGateAboveAndUpBothWays) {
   }
 }
 
+// DeepSeek-V4's swiglu_limit: the gate clamped above only (lo = -inf), up both ways.
+TEST(ElementwiseOp, ClampBoundsEachValue) {
+  std::vector<float> x = {-12.f, -0.3f, 0.f, 0.29f, 0.31f, 9.f};
+  ops::clamp(Tensor::view(x.data(), DType::kF32, {2, 3}), -0.3f, 0.3f);
+  EXPECT_EQ(x, (std::vector<float>{-0.3f, -0.3f, 0.f, 0.29f, 0.3f, 0.3f}));
+  std::vector<float> gate = {-12.f, 0.5f};
+  ops::clamp(Tensor::view(gate.data(), DType::kF32, {1, 2}), -INFINITY, 0.3f);
+  EXPECT_EQ(gate, (std::vector<float>{-12.f, 0.3f}));
+}
+
 // gpt-oss's YaRN (factor 32, beta 32 / 1, 4096 original positions, truncate false): the
 // inverse frequencies and attention factor transformers computes for head_dim 64.
 TEST(RopeOp, YarnWithoutTruncationMatchesTransformers) {

@@ -18,6 +18,7 @@ std::unique_ptr<Model> build_nemotron_h(const ModelConfig& config, const ModelWe
 std::unique_ptr<Model> build_gemma3_text(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_gpt_oss(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_deepseek_v3(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_deepseek_v4(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_bert(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_modernbert(const ModelConfig& config, const ModelWeights& weights);
 

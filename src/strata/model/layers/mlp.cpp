@@ -1,14 +1,26 @@
 #include "strata/model/layers/mlp.h"
 
+#include <cmath>
+
+#include "strata/core/error.h"
+
 #include "strata/lora/lora_set.h"
 #include "strata/model/layers/normed_input.h"
+#include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 
 namespace strata {
 
+void clamp_gate_up(const Tensor& gate, const Tensor& up, float limit) {
+  ops::clamp(gate, -INFINITY, limit);
+  ops::clamp(up, -limit, limit);
+}
+
 Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
   const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
   const MlpWeightNames& n = options.names;
+  if (options.swiglu_limit > 0 && !w.device().is_cpu())
+    fail("{}: swiglu_limit has no CUDA kernel yet; run this model with --device cpu", w.prefix());
   if (options.gated && !n.gate_up.empty()) {
     gate_up_proj_ = w.get(n.gate_up + ".weight", {2 * inter, hidden});
     if (options.bias) gate_up_bias_ = w.get(n.gate_up + ".bias", {2 * inter});
@@ -16,7 +28,7 @@ Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
     if (options.bias) down_bias_ = w.get(n.down + ".bias", {hidden});
     return;
   }
-  if (options.gated && !options.bias)
+  if (options.gated && !options.bias && options.swiglu_limit == 0)
     gate_up_proj_ = w.fused_rows({n.gate + ".weight", n.up + ".weight"}, {{inter, hidden}, {inter, hidden}});
   if (!gate_up_proj_.defined()) {
     if (options.gated) gate_proj_ = w.get(n.gate + ".weight", {inter, hidden});
@@ -56,6 +68,7 @@ void Mlp::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Subla
       Tensor gate = ctx.temp({t, options_.intermediate_size});
       ops::linear(h, gate_proj_, gate_bias_, gate);
       apply_lora(ctx, LoraModule::kGate, h, gate);
+      if (options_.swiglu_limit > 0) clamp_gate_up(gate, up, options_.swiglu_limit);
       ops::gated_activation(gate, up, up, options_.activation);
     } else {
       ops::activation(up, up, options_.activation);

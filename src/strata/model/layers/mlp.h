@@ -20,8 +20,14 @@ struct MlpOptions {
   ops::Activation activation = ops::Activation::kSilu;
   bool gated = true;
   bool bias = false;
+  // > 0: gate clamped above and up clamped to [-limit, limit] before act(gate) * up
+  // (DeepSeek-V4); gate and up then stay separate projections. CPU only.
+  float swiglu_limit = 0.0f;
   MlpWeightNames names;
 };
+
+// gate = min(gate, limit), up = clamp(up, -limit, limit): swiglu_limit's clamp. gate, up: [T, I] f32.
+void clamp_gate_up(const Tensor& gate, const Tensor& up, float limit);
 
 class Mlp final : public Ffn {
  public:

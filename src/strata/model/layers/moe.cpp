@@ -52,6 +52,7 @@ void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names
   router_ = w.get(names.router, {o.num_experts, o.hidden_size});
   if (o.router_bias) router_bias_ = w.get_f32(names.router_bias, {o.num_experts}).reshape({1, o.num_experts});
   if (o.correction_bias) correction_bias_ = w.get_f32(names.correction_bias, {o.num_experts});
+  if (o.hash_vocab_size > 0) tid2eid_ = w.weights().get_i32_table(w.name(names.tid2eid), {o.hash_vocab_size, o.route.top_k});
   if (o.latent_size > 0) {
     latent_in_ = w.get(names.latent_in + ".weight", {o.latent_size, o.hidden_size});
     latent_out_ = w.get(names.latent_out + ".weight", {o.hidden_size, o.latent_size});
@@ -63,7 +64,8 @@ void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names
   if (o.shared_intermediate_size > 0) {
     shared_expert_ = std::make_unique<Mlp>(
         MlpOptions{.hidden_size = o.hidden_size, .intermediate_size = o.shared_intermediate_size,
-                   .activation = o.activation, .gated = o.gated},
+                   .activation = o.activation, .gated = o.gated, .swiglu_limit = o.swiglu_limit,
+                   .names = names.shared_expert_mlp},
         w.scope(names.shared_expert));
     if (o.shared_expert_gate) shared_gate_ = w.get(names.shared_expert_gate, {1, o.hidden_size});
   }
@@ -96,6 +98,10 @@ bool MoeFfn::takes_pair_order() const {
 
 void MoeFfn::check_supported(const WeightScope& w) const {
   const MoeOptions& o = options_;
+  if ((o.swiglu_limit > 0 || o.hash_vocab_size > 0 || o.route.scoring == ops::MoeScoring::kSqrtSoftplus) &&
+      !w.device().is_cpu())
+    fail("{}: swiglu_limit, hash routing and sqrtsoftplus scores have no CUDA kernels yet; run this model with "
+         "--device cpu", w.prefix());
   if (o.route.top_k < 1 || o.route.top_k > o.num_experts)
     fail("{}: num_experts_per_tok {} must be between 1 and the {} experts", w.prefix(), o.route.top_k,
          o.num_experts);
@@ -115,6 +121,7 @@ void MoeFfn::run_experts(const Tensor& xs, const Tensor& expert_offsets, const T
     ops::grouped_linear(xs, experts_.up, expert_offsets, up);
     Tensor gate = ctx.temp({pairs, inter});
     ops::grouped_linear(xs, experts_.gate, expert_offsets, gate);
+    if (options_.swiglu_limit > 0) clamp_gate_up(gate, up, options_.swiglu_limit);
     ops::gated_activation(gate, up, up, options_.activation);
   } else {
     ops::grouped_linear(xs, experts_.up, expert_offsets, up);
@@ -129,7 +136,9 @@ void MoeFfn::route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_w
   Tensor logits = ctx.temp_f32({in.rows(), options_.num_experts});
   in.linear(router_, Tensor(), logits);
   if (router_bias_.defined()) ops::add_grouped_bias(logits, router_bias_, Tensor());
-  if (correction_bias_.defined()) {
+  if (tid2eid_.defined()) {
+    ops::moe_route_by_table(logits, ctx.token_ids, tid2eid_, topk_ids, topk_weights, options_.route);
+  } else if (correction_bias_.defined()) {
     ops::moe_route_biased(logits, correction_bias_, topk_ids, topk_weights, options_.route);
   } else {
     ops::moe_route(logits, topk_ids, topk_weights, options_.route);

@@ -28,6 +28,8 @@ struct MoeOptions {
   bool router_bias = false;               // the router has a bias (gpt-oss)
   int64_t latent_size = 0;                // > 0: experts work in a latent space (fc1/fc2_latent_proj)
   bool latent_bias = false;               // the latent projections have biases
+  float swiglu_limit = 0.0f;              // > 0: experts and the shared expert clamp gate and up (CPU only)
+  int64_t hash_vocab_size = 0;            // > 0: experts by tid2eid[token], [vocab, top_k] (DeepSeek-V4 hash_moe; CPU only)
 
   // The width experts read and write: the latent size, or the hidden size.
   int64_t expert_dim() const { return latent_size > 0 ? latent_size : hidden_size; }
@@ -40,9 +42,11 @@ struct MoeWeightNames {
   std::string up_proj = "up_proj";
   std::string down_proj = "down_proj";
   std::string shared_expert = "shared_expert";
+  MlpWeightNames shared_expert_mlp;  // the shared expert's projections under shared_expert
   std::string shared_expert_gate = "shared_expert_gate.weight";
   std::string correction_bias = "gate.e_score_correction_bias";
   std::string router_bias = "gate.bias";
+  std::string tid2eid = "gate.tid2eid";
   std::string latent_in = "fc1_latent_proj";
   std::string latent_out = "fc2_latent_proj";
 };
@@ -85,6 +89,7 @@ class MoeFfn final : public Ffn {
   Tensor router_;                      // [num_experts, hidden]
   Tensor router_bias_;                 // [1, num_experts] f32, or undefined
   Tensor correction_bias_;             // [num_experts] f32, or undefined
+  Tensor tid2eid_;                     // [hash_vocab_size, top_k] i32, or undefined
   MoeExpertWeights experts_;
   Tensor latent_in_, latent_in_bias_;   // [latent, hidden], [latent] or undefined
   Tensor latent_out_, latent_out_bias_; // [hidden, latent], [hidden] or undefined

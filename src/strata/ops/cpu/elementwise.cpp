@@ -1,5 +1,6 @@
 #include "strata/ops/elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -42,6 +43,11 @@ void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed
 void scale(const Tensor& x, float factor) {
   float* a = x.data_as<float>();
   for (int64_t i = 0; i < x.numel(); ++i) a[i] *= factor;
+}
+
+void clamp(const Tensor& x, float lo, float hi) {
+  float* a = x.data_as<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) a[i] = std::min(std::max(a[i], lo), hi);
 }
 
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {
