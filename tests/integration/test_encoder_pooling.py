@@ -15,20 +15,18 @@ EMBEDDING = LOCAL_FIXTURES / "hf" / "bert_embedding"
 CROSS_ENCODER = LOCAL_FIXTURES / "hf" / "bert_cross_encoder"
 
 
-@pytest.fixture(scope="module")
-def bert_embedder():
-    server = Server([str(EMBEDDING), "--runner", "pooling", "--device", "cpu", "--served-model-name", "tiny-bert"],
-                    "bert_embedder")
-    yield server
-    server.stop()
+def served_on_cpu(folder, name, *args):
+    """A module-scoped fixture: `strata serve FOLDER` on the CPU as model `name`."""
+    @pytest.fixture(scope="module")
+    def server():
+        started = Server([str(folder), *args, "--device", "cpu", "--served-model-name", name], name)
+        yield started
+        started.stop()
+    return server
 
 
-@pytest.fixture(scope="module")
-def bert_cross_encoder():
-    server = Server([str(CROSS_ENCODER), "--device", "cpu", "--served-model-name", "tiny-bert-rerank"],
-                    "bert_cross_encoder")
-    yield server
-    server.stop()
+bert_embedder = served_on_cpu(EMBEDDING, "tiny-bert", "--runner", "pooling")
+bert_cross_encoder = served_on_cpu(CROSS_ENCODER, "tiny-bert-rerank")
 
 
 def test_startup_names_the_pooling_and_the_encoder(bert_embedder):
@@ -75,20 +73,8 @@ MODERNBERT_EMBEDDING = LOCAL_FIXTURES / "hf" / "modernbert_embedding"
 MODERNBERT_RERANKER = LOCAL_FIXTURES / "hf" / "modernbert_reranker"
 
 
-@pytest.fixture(scope="module")
-def modernbert_embedder():
-    server = Server([str(MODERNBERT_EMBEDDING), "--device", "cpu", "--served-model-name", "tiny-modernbert"],
-                    "modernbert_embedder")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def modernbert_reranker():
-    server = Server([str(MODERNBERT_RERANKER), "--device", "cpu", "--served-model-name", "tiny-modernbert-rerank"],
-                    "modernbert_reranker")
-    yield server
-    server.stop()
+modernbert_embedder = served_on_cpu(MODERNBERT_EMBEDDING, "tiny-modernbert")
+modernbert_reranker = served_on_cpu(MODERNBERT_RERANKER, "tiny-modernbert-rerank")
 
 
 def test_modernbert_embeddings_and_truncation(modernbert_embedder):
