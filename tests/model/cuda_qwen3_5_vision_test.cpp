@@ -118,8 +118,8 @@ TEST_F(CudaQwen35Vision, TowerEmbeddingsGiveTransformersLogits) {
   expect_logits_match(runner(), fixture_, gpu_embeddings(), 4e-2, "GPU tower's embeddings");
 }
 
-// The placeholders' own token embeddings and 1-D positions give other logits: the bar above is
-// not met on text alone, so passing it needs the images.
+// Image tokens read as plain text (their own token embeddings, 1-D positions) give other
+// logits: the bar above is not met on text alone, so passing it needs the images.
 TEST_F(CudaQwen35Vision, WithoutImagesTheLogitsMissTheBar) {
   const VisionSequence& seq = fixture_.sequences[0];
   const Tensor text_only = run_sequence(runner(), seq.tokens, seq.prompt_len, 0);
