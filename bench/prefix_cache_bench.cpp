@@ -9,7 +9,7 @@
 #include <chrono>
 
 #include "bench_model.h"
-#include "strata/engine/engine.h"
+#include "engine_requests.h"
 
 namespace strata {
 namespace {
@@ -34,21 +34,12 @@ std::vector<Turn> run_conversation(ModelRunner& runner, const text::Tokenizer& t
   std::vector<Turn> turns;
   const int32_t vocab = tokenizer.vocab_size();
   for (int t = 0; t < flags.turns; ++t) {
-    for (int i = 0; i < flags.user_tokens; ++i) conversation.push_back((t * 7919 + i * 131 + 11) % (vocab - 10) + 5);
-    const auto start = std::chrono::steady_clock::now();
-    auto stream = engine.submit({.prompt_ids = conversation, .sampling = {.temperature = 0},
-                                 .max_tokens = flags.answer_tokens, .ignore_eos = true});
-    Turn turn{.prompt_tokens = static_cast<int32_t>(conversation.size())};
-    bool first = true;
-    while (auto update = stream->pop(std::chrono::minutes(10))) {
-      if (first && !update->deltas.empty()) {
-        turn.ttft_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        first = false;
-      }
-      for (const ChoiceDelta& d : update->deltas) conversation.insert(conversation.end(), d.token_ids.begin(), d.token_ids.end());
-      turn.cached_tokens = update->num_cached_tokens;
-      if (update->finished) break;
-    }
+    const std::vector<int32_t> user = make_ids(flags.user_tokens, t, vocab);
+    conversation.insert(conversation.end(), user.begin(), user.end());
+    const RequestResult r = run_request(engine, conversation, flags.answer_tokens);
+    const Turn turn{.ttft_ms = r.ttft_ms, .prompt_tokens = static_cast<int32_t>(conversation.size()),
+                    .cached_tokens = r.cached_tokens};
+    conversation.insert(conversation.end(), r.output_ids.begin(), r.output_ids.end());
     turns.push_back(turn);
   }
   engine.shutdown(std::chrono::seconds(10));
