@@ -310,8 +310,8 @@ void bench_k_quant_experts(Backend& gpu, const Timer& timer, const std::vector<i
   }
 }
 
-// The down projection then the combine into the residual, against both in one kernel
-// (expert_linear_combine, the engine's path). x: [pairs, 2 K] gate | up; ids: [pairs].
+// The down projection then the combine into the residual, against the op the engine calls
+// (expert_linear_combine). x: [pairs, 2 K] gate | up; ids: [pairs].
 void bench_down_combine(Backend& gpu, const Timer& timer, const MoeShape& s, const Tensor& w, const Tensor& x,
                         const Tensor& ids, int64_t tokens, double bytes) {
   const int64_t pairs = tokens * s.top_k;
@@ -327,7 +327,7 @@ void bench_down_combine(Backend& gpu, const Timer& timer, const MoeShape& s, con
     ops::expert_linear_combine({.x = x, .weights = w, .topk_ids = topk_ids, .topk_weights = weights, .out = out,
                                 .scratch = ys, .gated_input = ops::Activation::kSilu, .accumulate = true});
   });
-  for (const auto& [name, ms] : {std::pair{"down-then-combine", apart}, std::pair{"down-combine-fused", fused}})
+  for (const auto& [name, ms] : {std::pair{"down-then-combine", apart}, std::pair{"down-combine-op", fused}})
     std::printf("%s\n", fmt::format(R"({{"shape":"{} experts","tokens":{},"kernel":"bf16-{}","us":{:.1f},"tb_s":{:.2f}}})",
                                     s.name, tokens, name, ms * 1e3, bytes / (ms * 1e-3) / 1e12)
                             .c_str());
@@ -335,7 +335,7 @@ void bench_down_combine(Backend& gpu, const Timer& timer, const MoeShape& s, con
 
 // MoE experts on bf16 weights in pair order (the engine's path up to 8 tokens) at the 30B's
 // gate | up and down (gated input) shapes: the op's launch shape and each other one; at down,
-// the product and the combine apart and fused.
+// the product and the combine apart and through the op.
 void bench_bf16_experts(Backend& gpu, const Timer& timer, const std::vector<int64_t>& token_counts) {
   for (const MoeShape& s : {kShapes[0], kShapes[2]}) {
     const bool gate_up = s.k == 2048;  // reads one x row for a token's k pairs; down reads act(gate) * up

@@ -58,7 +58,9 @@ TEST(CudaVisionTower, RealShapesMatchTheCpuTower) {
     std::printf("[cuda vision tower, real shapes] %s: rel_l2 %.2e against the CPU\n", what.c_str(), c.rel_l2);
     EXPECT_TRUE(c.finite) << what;
     EXPECT_LT(c.rel_l2, 2e-2) << what << ": bf16 activations through two blocks and the merger";
-    EXPECT_GT(compare(Tensor::host(DType::kF32, ref.shape()), ref).rel_l2, 0.5) << what << ": the CPU gave zeros";
+    double ref_sq = 0;
+    for (int64_t i = 0; i < ref.numel(); ++i) ref_sq += static_cast<double>(ref.data_as<float>()[i]) * ref.data_as<float>()[i];
+    EXPECT_GT(ref_sq, 1.0) << what << ": the CPU gave zeros";
   }
 }
 

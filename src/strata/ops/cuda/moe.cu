@@ -7,6 +7,7 @@
 #include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/quant_widen.h"
 #include "strata/ops/cuda/grouped_gemm.h"
+#include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/moe.h"
 
 namespace strata::cuda {
@@ -31,6 +32,8 @@ __global__ void route_kernel(RouteParams p) {
   const float* logits = p.logits + t * p.experts;
   float mx = -INFINITY;
   int unused = 0;
+  wait_for_previous_kernel();  // the router's logits
+  allow_next_kernel();         // the next kernel's blocks may come resident; it waits for all of this one
   for (int64_t e = threadIdx.x; e < p.experts; e += blockDim.x) mx = fmaxf(mx, logits[e]);
   block_argmax(mx, unused, vals, idxs);
   float sum = 0.0f;
@@ -75,6 +78,8 @@ __device__ __forceinline__ void warp_argmax(float& value, int& index) {
 __global__ void __launch_bounds__(kRouteWarps * 32) route_warp_kernel(RouteParams p, int64_t tokens) {
   const int lane = threadIdx.x % 32;
   const int64_t t = blockIdx.x * static_cast<int64_t>(kRouteWarps) + threadIdx.x / 32;
+  wait_for_previous_kernel();  // the router's logits
+  allow_next_kernel();         // the next kernel's blocks may come resident; it waits for all of this one
   if (t >= tokens) return;
   const float* logits = p.logits + t * p.experts;
   float scores[kWarpScores];
@@ -139,6 +144,8 @@ template <typename T>
 __global__ void combine_kernel(const T* y, T* out, CombineParams p) {
   const int64_t t = blockIdx.x, k = p.k, hidden = p.hidden;
   const float* weights = p.weights;
+  wait_for_previous_kernel();  // the experts' products
+  allow_next_kernel();
   for (int64_t c = threadIdx.x; c < hidden; c += blockDim.x) {
     float acc = p.accumulate ? to_f32(out[t * hidden + c]) : 0.0f;
     for (int64_t j = 0; j < k; ++j) {
@@ -153,6 +160,8 @@ __global__ void combine_kernel(const T* y, T* out, CombineParams p) {
 __global__ void combine_bf16x8_kernel(const __nv_bfloat16* y, __nv_bfloat16* out, CombineParams p) {
   const int64_t t = blockIdx.x, vecs = p.hidden / 8, k = p.k, hidden = p.hidden;
   const float* weights = p.weights;
+  wait_for_previous_kernel();  // the experts' products
+  allow_next_kernel();
   for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
     float acc[8] = {};
     if (p.accumulate) {
@@ -207,9 +216,11 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
                       .softmax = options.scoring == ops::MoeScoring::kSoftmax,
                       .renormalise = options.norm_topk_prob, .scaling = options.routed_scaling_factor};
   if (e <= 32 * kWarpScores && options.top_k <= 32) {
-    route_warp_kernel<<<static_cast<unsigned>(ceil_div(t, kRouteWarps)), kRouteWarps * 32, 0, current_stream()>>>(p, t);
+    launch_dependent(route_warp_kernel, dim3(static_cast<unsigned>(ceil_div(t, kRouteWarps))), dim3(kRouteWarps * 32), 0,
+                     current_stream(), p, t);
   } else {
-    route_kernel<<<t, kRouteThreads, e * sizeof(float), current_stream()>>>(p);
+    launch_dependent(route_kernel, dim3(static_cast<unsigned>(t)), dim3(kRouteThreads), e * sizeof(float),
+                     current_stream(), p);
   }
   STRATA_CUDA_CHECK_LAUNCH();
 }
@@ -258,12 +269,15 @@ void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk
   const int threads = hidden >= 1024 ? 256 : 128;
   const bool vector = y.dtype() == DType::kBF16 && hidden % 8 == 0 &&
                       reinterpret_cast<uintptr_t>(y.data()) % 16 == 0 && reinterpret_cast<uintptr_t>(out.data()) % 16 == 0;
+  const dim3 grid(static_cast<unsigned>(t)), block(threads);
   if (vector) {
-    combine_bf16x8_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), out.data_as<__nv_bfloat16>(), p);
+    launch_dependent(combine_bf16x8_kernel, grid, block, 0, current_stream(), y.data_as<__nv_bfloat16>(),
+                     out.data_as<__nv_bfloat16>(), p);
   } else if (y.dtype() == DType::kBF16) {
-    combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<__nv_bfloat16>(), out.data_as<__nv_bfloat16>(), p);
+    launch_dependent(combine_kernel<__nv_bfloat16>, grid, block, 0, current_stream(), y.data_as<__nv_bfloat16>(),
+                     out.data_as<__nv_bfloat16>(), p);
   } else if (y.dtype() == DType::kF32) {
-    combine_kernel<<<t, threads, 0, current_stream()>>>(y.data_as<float>(), out.data_as<float>(), p);
+    launch_dependent(combine_kernel<float>, grid, block, 0, current_stream(), y.data_as<float>(), out.data_as<float>(), p);
   } else {
     unsupported_dtype("moe_combine", y.dtype());
   }

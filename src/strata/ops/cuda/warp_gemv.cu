@@ -25,47 +25,11 @@ struct Params {
   // stacked [N, K] matrices) and x row y / pairs_per_x, and writes out row y. Dense: null, 1 pair.
   const int32_t* expert_ids;
   int64_t num_pairs, num_experts, pairs_per_x;
-  WarpGemvNorm norm;  // norm.weight null: x is the product's input as it is
 };
 
 __device__ void stage_x(const Params& p, int rows, uint4* xs) {
   const int64_t row_chunks = p.gated ? 2 * p.chunks : p.chunks;
   stage_gemv_x(p.x + blockIdx.y / p.pairs_per_x * row_chunks, p.chunks, rows, p.gated, p.act, xs);
-}
-
-// The staged rows [rows, chunks] become rms_norm(x) in place, with the norm kernel's rounding;
-// block (0, 0) stores them to norm.h. Every thread calls it.
-__device__ void normalize_staged_x(const Params& p, int rows, uint4* xs) {
-  __shared__ float scratch[32];
-  const float dim = static_cast<float>(p.chunks * 8);
-  const bool store = blockIdx.x == 0 && blockIdx.y == 0;
-  for (int r = 0; r < rows; ++r) {
-    float sum = 0.0f;
-    for (int64_t c = threadIdx.x; c < p.chunks; c += blockDim.x) {
-      const uint4 v = xs[r * p.chunks + c];
-      const auto* vp = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float2 f = __bfloat1622float2(vp[j]);
-        sum += f.x * f.x + f.y * f.y;
-      }
-    }
-    const float inv = rsqrtf(block_sum(sum, scratch) / dim + p.norm.eps);
-    for (int64_t c = threadIdx.x; c < p.chunks; c += blockDim.x) {
-      uint4 v = xs[r * p.chunks + c];
-      auto* vp = reinterpret_cast<bf16*>(&v);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int64_t i = c * 8 + j;
-        const float w = p.norm.f32_weight ? static_cast<const float*>(p.norm.weight)[i]
-                                          : __bfloat162float(static_cast<const bf16*>(p.norm.weight)[i]);
-        vp[j] = __float2bfloat16_rn(__bfloat162float(vp[j]) * inv * (w + p.norm.weight_offset));
-      }
-      xs[r * p.chunks + c] = v;
-      if (store) static_cast<uint4*>(p.norm.h)[r * p.chunks + c] = v;
-    }
-  }
-  __syncthreads();
 }
 
 // Loads the U chunks of F rows starting at chunk c (chunks past the row end read as zero).
@@ -93,9 +57,16 @@ __global__ void __launch_bounds__(W * 32) warp_gemv_kernel(Params p, int rows) {
   uint4 w[F][U];
   load_weights<F, U>(p, row0, lane, w);  // dense: independent of the previous kernel's output
   wait_for_previous_kernel();
+  float before[F][R] = {};  // out's values ahead of an accumulate, read while the weights stream
+  if (p.accumulate && lane == 0) {
+#pragma unroll
+    for (int f = 0; f < F; ++f)
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (r < rows && row0 + f < p.n) before[f][r] = to_f32(static_cast<const Tout*>(p.out)[(blockIdx.y + r) * p.n + row0 + f]);
+  }
   stage_x(p, rows, xs);
   __syncthreads();
-  if (p.norm.weight != nullptr) normalize_staged_x(p, rows, xs);
   float acc[F][R] = {};
   for (int64_t c = lane; c < p.chunks; c += 32 * U) {
 #pragma unroll
@@ -122,8 +93,7 @@ __global__ void __launch_bounds__(W * 32) warp_gemv_kernel(Params p, int rows) {
       if (lane == 0 && r < rows && row0 + f < p.n) {
         if (p.bias != nullptr) v += __bfloat162float(p.bias[row0 + f]);
         Tout* dst = static_cast<Tout*>(p.out) + (blockIdx.y + r) * p.n + row0 + f;
-        if (p.accumulate) v += to_f32(*dst);
-        *dst = from_f32<Tout>(v);
+        *dst = from_f32<Tout>(v + before[f][r]);
       }
     }
 }
@@ -207,9 +177,7 @@ void warp_gemv(const GroupedGemmArgs& args, cudaStream_t stream, WarpGemvVariant
                       .chunks = args.k / 8, .gated = fusion.gated_input.has_value(),
                       .accumulate = fusion.accumulate,
                       .act = fusion.gated_input.value_or(ops::Activation::kSilu), .expert_ids = nullptr,
-                      .num_pairs = 1, .num_experts = 1, .pairs_per_x = 1,
-                      .norm = fusion.norm.value_or(WarpGemvNorm{})};
-  STRATA_CHECK(!fusion.norm || (!fusion.gated_input && fusion.norm->weight != nullptr && fusion.norm->h != nullptr));
+                      .num_pairs = 1, .num_experts = 1, .pairs_per_x = 1};
   if (variant == WarpGemvVariant::kAuto) variant = auto_variant(args.m, args.n);
   const int rows = static_cast<int>(args.m);
   if (args.out_dtype == DType::kF32) {
@@ -233,8 +201,7 @@ void warp_gemv_experts(const WarpGemvExpertArgs& args, cudaStream_t stream) {
                       .bias = nullptr, .out = args.out, .n = args.n, .chunks = args.k / 8,
                       .gated = args.gated_input.has_value(), .accumulate = false,
                       .act = args.gated_input.value_or(ops::Activation::kSilu), .expert_ids = args.expert_ids,
-                      .num_pairs = args.num_pairs, .num_experts = args.num_experts, .pairs_per_x = args.pairs_per_x,
-                      .norm = {}};
+                      .num_pairs = args.num_pairs, .num_experts = args.num_experts, .pairs_per_x = args.pairs_per_x};
   if (args.out_dtype == DType::kF32) {
     launch_experts<float>(params, args.variant, stream);
   } else {

@@ -23,20 +23,10 @@ enum class WarpGemvVariant : uint8_t {
 constexpr int64_t kWarpGemvMaxRows = 8;
 constexpr int64_t kWarpGemvMaxXBytes = 96 * 1024;  // x[M, K] bf16 staged in shared memory
 
-// An RMSNorm ahead of the product: the GEMV reads h = x / rms(x) * (w + offset), rounded to
-// bf16 as the norm kernel stores it, and its first block stores h for the input's other readers.
-struct WarpGemvNorm {
-  const void* weight = nullptr;  // [K] bf16, or f32 with f32_weight
-  bool f32_weight = false;
-  float eps = 1e-6f, weight_offset = 0.0f;
-  void* h = nullptr;  // [M, K] bf16 out
-};
-
 // Work the GEMV takes over from the kernels around it.
 struct WarpGemvFusion {
   std::optional<ops::Activation> gated_input;  // x is [M, 2K] gate | up; the GEMV reads act(gate) * up
   bool accumulate = false;                     // out += x @ weight^T (+ bias)
-  std::optional<WarpGemvNorm> norm;            // x is un-normalised (not with gated_input)
 };
 
 // Dense form of GroupedGemmArgs (offsets null, one expert): M <= 8, K a multiple of 8,
