@@ -1,5 +1,7 @@
 #include "server/tool_parsers/tool_parser_support.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "strata/server/tool_call_stream.h"
@@ -8,22 +10,66 @@
 namespace strata::server {
 namespace {
 
+struct StreamedCall {
+  std::string id, name, arguments;
+  bool closed = false;
+};
+
 // The stream's totals for `pieces`; content trimmed where there were calls, as parse does.
+// Each call's deltas are checked against the call they end in.
 ParsedOutput streamed(const ToolParser& parser, const std::vector<std::string_view>& pieces,
                       const nlohmann::ordered_json& tools) {
   ToolCallStream stream(parser, tools);
   ParsedOutput out;
+  std::vector<StreamedCall> deltas;
   auto take = [&](ToolStreamStep step) {
     out.content += step.content;
-    for (ToolCall& call : step.calls) out.tool_calls.push_back(std::move(call));
+    for (const ToolCallDelta& d : step.deltas) {
+      EXPECT_LE(d.content_before, step.content.size());
+      if (!d.id.empty()) {
+        EXPECT_EQ(d.call, static_cast<int32_t>(deltas.size())) << "calls are numbered in order";
+        EXPECT_TRUE(d.arguments.empty() && !d.name.empty());
+        deltas.push_back({.id = d.id, .name = d.name});
+        continue;
+      }
+      ASSERT_LT(static_cast<size_t>(d.call), deltas.size()) << "a delta before its call's first";
+      StreamedCall& call = deltas[static_cast<size_t>(d.call)];
+      EXPECT_FALSE(call.closed) << "a delta after its call closed";
+      call.arguments += d.arguments;
+      call.closed = d.closes;
+    }
+    for (ToolCall& call : step.calls) {
+      const auto it = std::find_if(deltas.begin(), deltas.end(), [&](const auto& s) { return s.id == call.id; });
+      EXPECT_TRUE(it != deltas.end() && it->closed && it->name == call.name && it->arguments == call.arguments)
+          << "the deltas of " << call.name << " do not add up to " << call.arguments;
+      out.tool_calls.push_back(std::move(call));
+    }
   };
   for (std::string_view piece : pieces) take(stream.push(piece));
   take(stream.finish());
+  for (const StreamedCall& call : deltas) EXPECT_TRUE(call.closed) << call.name << " never closed";
   if (!out.tool_calls.empty()) out.content = std::string(trim_blank(out.content));
   return out;
 }
 
 }  // namespace
+
+std::vector<std::string> delta_lines(const ToolParser& parser, const std::vector<std::string_view>& pieces,
+                                     const nlohmann::ordered_json& tools) {
+  ToolCallStream stream(parser, tools);
+  std::vector<std::string> lines;
+  auto take = [&](const ToolStreamStep& step) {
+    for (const ToolCallDelta& d : step.deltas) {
+      const std::string call = std::to_string(d.call);
+      if (!d.id.empty()) lines.push_back(call + " " + d.name);
+      if (!d.arguments.empty()) lines.push_back(call + " +" + d.arguments);
+      if (d.closes) lines.push_back(call + " .");
+    }
+  };
+  for (std::string_view piece : pieces) take(stream.push(piece));
+  take(stream.finish());
+  return lines;
+}
 
 std::vector<std::string> call_lines(const std::vector<ToolCall>& calls) {
   std::vector<std::string> lines;
