@@ -2,14 +2,15 @@
 //   <tool_call>\n<function=NAME>\n<parameter=P>\nvalue\n</parameter>\n...</function>\n</tool_call>
 // Values are text; each becomes the JSON type the tool's parameters schema gives it
 // (integer, number, boolean, object, array, null), else a string. Streamed, a parameter's
-// "key":value is given once its value is whole. The format has free text inside markup,
-// which the constrained decoder cannot force.
+// "key":value is given once its value is whole. Forced calls are written through a GBNF
+// grammar of the tools (xml_call_grammar).
 #include "strata/server/tool_parsers/families.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "strata/server/tool_parsers/parse_helpers.h"
+#include "strata/server/tool_parsers/xml_call_grammar.h"
 
 namespace strata::server {
 namespace {
@@ -135,6 +136,10 @@ class Qwen3CoderParser final : public ToolParser {
     return {.kind = CallMatch::Kind::kCalls,
             .length = block->length,
             .calls = {ToolCall{.id = make_call_id(), .name = call->name, .arguments = arguments_of(*call, true)}}};
+  }
+
+  std::optional<std::string> forced_grammar(const Json& functions, bool parallel) const override {
+    return xml_calls_gbnf(functions, parallel);
   }
 
   // A parameter is given once its value is whole.

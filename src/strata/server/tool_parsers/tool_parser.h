@@ -76,7 +76,15 @@ class ToolParser {
   virtual bool needs_special_tokens() const { return false; }
   // Null when the format cannot be forced by the constrained decoder.
   virtual std::optional<ForcedShape> forced_shape() const { return std::nullopt; }
-  // For a format without a forced_shape: the text that ends the prompt so that the output
+  // For a format without a forced_shape: a GBNF grammar of its calls of `functions` (the
+  // allowed tools' "function" objects), one or (parallel) more; null when there is none.
+  // Throws strata::Error for tools the format cannot hold.
+  virtual std::optional<std::string> forced_grammar(const nlohmann::ordered_json& functions, bool parallel) const {
+    (void)functions;
+    (void)parallel;
+    return std::nullopt;
+  }
+  // For a format without a forced_shape or forced_grammar: the text that ends the prompt so that the output
   // is only the arguments of one call of `function` (null when there is none).
   virtual std::optional<std::string> one_call_prompt(std::string_view function) const {
     (void)function;
