@@ -98,7 +98,8 @@ class DeepSeekV3Parser final : public ToolParser {
     for (std::string_view body = trim_blank(text.substr(kCallsBegin.size())); body.starts_with(kCallBegin);
          body = trim_blank(body)) {
       const size_t end = body.find(kCallEnd);
-      const std::string_view call = body.substr(kCallBegin.size(), end == std::string_view::npos ? end : end - kCallBegin.size());
+      const std::string_view call =
+          body.substr(kCallBegin.size(), end == std::string_view::npos ? end : end - kCallBegin.size());
       if (end == std::string_view::npos) {
         if (std::optional<PartialCall> partial = read_partial_call(call)) calls.push_back(std::move(*partial));
         break;

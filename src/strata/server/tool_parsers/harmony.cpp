@@ -80,7 +80,8 @@ class HarmonyParser final : public ToolParser {
     const size_t body = skip_blank(text, message + kMessage.size());
     if (!to.starts_with(kFunctions) || to.size() == kFunctions.size() || body == text.size() || text[body] != '{')
       return {};
-    return {PartialCall{.name = std::string(to.substr(kFunctions.size())), .arguments = arguments_prefix(text.substr(body)).text}};
+    return {PartialCall{.name = std::string(to.substr(kFunctions.size())),
+                        .arguments = arguments_prefix(text.substr(body)).text}};
   }
 
   // The template's generation prompt ends with <|start|>assistant.

@@ -58,7 +58,8 @@ class MistralParser final : public ToolParser {
     CallMatch m{.kind = CallMatch::Kind::kCalls, .length = end};
     if (!list || !list->is_array() || list->empty()) return {.kind = CallMatch::Kind::kNotCalls, .length = end};
     for (size_t at = skip_blank(text, begin + 1); m.calls.size() < list->size(); at = next_item(text, at)) {
-      const size_t item = at < text.size() && text[at] == '{' ? json_value_length(text.substr(at)) : std::string_view::npos;
+      const bool object = at < text.size() && text[at] == '{';
+      const size_t item = object ? json_value_length(text.substr(at)) : std::string_view::npos;
       std::optional<ToolCall> call = item == std::string_view::npos ? std::nullopt
           : call_from_object_text(*this, text.substr(at, item), /*require_arguments=*/false);
       if (!call) return {.kind = CallMatch::Kind::kNotCalls, .length = end};
@@ -98,7 +99,8 @@ class MistralParser final : public ToolParser {
     if (args == std::string_view::npos) return {};
     const std::string_view name = text.substr(begin, args - begin);
     const size_t object = skip_blank(text, args + kArgs.size());
-    const bool plain = !name.empty() && name.size() <= kMaxNameBytes && name.find_first_of(" \t\r\n[{\"") == std::string_view::npos;
+    const bool plain = !name.empty() && name.size() <= kMaxNameBytes &&
+                       name.find_first_of(" \t\r\n[{\"") == std::string_view::npos;
     if (!plain || object == text.size() || text[object] != '{') return {};
     return {PartialCall{.name = std::string(name), .arguments = arguments_prefix(text.substr(object)).text}};
   }
