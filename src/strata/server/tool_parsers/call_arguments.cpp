@@ -48,6 +48,29 @@ std::optional<std::string> string_value(std::string_view token) {
   return j->get<std::string>();
 }
 
+// The JSON recogniser's walk over an object's text, dropping the blanks outside strings.
+struct PrefixWalk {
+  std::string raw;           // the bytes walked (a refused one included: the walk ends there)
+  JsonGrammar grammar;
+  bool in_string = false;
+  bool escaped = false;
+  bool stopped = false;      // refused a byte, or the object closed
+  ArgumentsPrefix out;       // the compact text so far (a split UTF-8 character not yet trimmed)
+
+  void step(char c) {
+    raw.push_back(c);
+    if (!grammar.feed(static_cast<unsigned char>(c))) {
+      stopped = true;
+      return;
+    }
+    if (in_string || !is_blank(c)) out.text.push_back(c);
+    if (escaped) escaped = false;
+    else if (in_string && c == '\\') escaped = true;
+    else if (c == '"') in_string = !in_string;
+    stopped = out.closed = grammar.done();
+  }
+};
+
 struct ObjectField {
   std::string key;
   size_t value_begin = 0;
@@ -92,21 +115,13 @@ std::optional<std::string> field_name(std::string_view text, const ObjectField* 
 }  // namespace
 
 ArgumentsPrefix arguments_prefix(std::string_view raw) {
-  ArgumentsPrefix out;
-  JsonGrammar grammar;
-  bool in_string = false, escaped = false;
-  for (const char c : raw) {
-    if (!grammar.feed(static_cast<unsigned char>(c))) break;
-    if (in_string || !is_blank(c)) out.text.push_back(c);
-    if (escaped) escaped = false;
-    else if (in_string && c == '\\') escaped = true;
-    else if (c == '"') in_string = !in_string;
-    if (grammar.done()) {
-      out.closed = true;
-      return out;
-    }
-  }
-  out.text.resize(whole_utf8_length(out.text));
+  // A stream asks again with the same text grown: the walk resumes where it stopped, so a
+  // long call costs linear time, not quadratic. Any other text starts a new walk.
+  thread_local PrefixWalk walk;
+  if (!raw.starts_with(walk.raw)) walk = PrefixWalk{};
+  for (size_t i = walk.raw.size(); i < raw.size() && !walk.stopped; ++i) walk.step(raw[i]);
+  ArgumentsPrefix out = walk.out;
+  if (!out.closed) out.text.resize(whole_utf8_length(out.text));
   return out;
 }
 
