@@ -1,7 +1,8 @@
 // The grammar of forced qwen3_coder calls: parameters in the schema's order, required ones
 // always and optional ones maybe, values of their property's type (integers, numbers,
 // booleans, enums, JSON objects and arrays, free text without markup); several calls only
-// when parallel; names the markup cannot hold refused.
+// when parallel; names the markup cannot hold, and keywords it does not enforce in a strict
+// function, refused.
 #include <gtest/gtest.h>
 
 #include "strata/core/error.h"
@@ -63,6 +64,20 @@ TEST(XmlCallGrammar, SeveralCallsOnlyWhenParallel) {
   EXPECT_TRUE(accepts(two));
   EXPECT_FALSE(accepts(two, /*parallel=*/false));
   EXPECT_TRUE(accepts(call("free", {}), /*parallel=*/false));
+}
+
+TEST(XmlCallGrammar, StrictFunctionsRefuseKeywordsTheGrammarDoesNotEnforce) {
+  const Json bounded = Json::parse(R"({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}})");
+  EXPECT_NO_THROW(xml_calls_gbnf(Json::array({{{"name", "f"}, {"parameters", bounded}}}), true));
+  try {
+    xml_calls_gbnf(Json::array({{{"name", "f"}, {"parameters", bounded}, {"strict", true}}}), true);
+    ADD_FAILURE() << "a strict function with minimum was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'n.minimum' would not hold"), std::string::npos) << e.what();
+  }
+  const Json plain = Json::parse(R"({"type": "object", "properties": {"n": {"type": "integer", "description": "d"}},
+                                     "required": ["n"], "additionalProperties": false})");
+  EXPECT_NO_THROW(xml_calls_gbnf(Json::array({{{"name", "f"}, {"parameters", plain}, {"strict", true}}}), true));
 }
 
 TEST(XmlCallGrammar, NamesTheMarkupCannotHoldAreRefused) {

@@ -65,11 +65,33 @@ std::string value_rule(const Json& property) {
   return "text";
 }
 
+// A strict function asks for its schema to hold exactly: a keyword the grammar does not
+// enforce is refused rather than ignored.
+void check_strict(const Json& function, const Json& parameters) {
+  if (function.value("strict", false) != true || !parameters.is_object()) return;
+  const auto refuse = [&](const std::string& keyword) {
+    fail("function '{}' is strict, but the qwen3_coder grammar enforces only its parameters' type, enum and "
+         "required; '{}' would not hold; drop 'strict' or the keyword",
+         function.value("name", ""), keyword);
+  };
+  for (const auto& [key, value] : parameters.items())
+    if (key != "type" && key != "properties" && key != "required" && key != "additionalProperties" &&
+        key != "description" && key != "title" && key != "$schema")
+      refuse(key);
+  const Json properties = parameters.value("properties", Json::object());
+  for (const auto& [name, property] : properties.items()) {
+    if (!property.is_object()) continue;
+    for (const auto& [key, value] : property.items())
+      if (key != "type" && key != "enum" && key != "description" && key != "title") refuse(name + "." + key);
+  }
+}
+
 // fI ::= <function=NAME>, its parameters, </function>.
 std::string function_rules(const Json& function, size_t i) {
   const std::string name = function.value("name", "");
   check_markup_name(name, "tool name");
   const Json parameters = function.value("parameters", Json::object());
+  check_strict(function, parameters);
   const Json listed = parameters.is_object() ? parameters.value("properties", Json()) : Json();
   const Json properties = listed.is_object() ? listed : Json::object();
   const Json required = parameters.is_object() ? parameters.value("required", Json::array()) : Json::array();
