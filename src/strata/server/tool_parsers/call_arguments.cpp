@@ -38,8 +38,7 @@ size_t value_end(std::string_view text, size_t begin) {
     const size_t length = json_value_length(text.substr(begin));
     return length == kNone ? kNone : begin + length;
   }
-  const size_t end = text.find_first_of(",}] \t\r\n", begin);
-  return end;
+  return text.find_first_of(",}] \t\r\n", begin);
 }
 
 std::optional<std::string> string_value(std::string_view token) {
