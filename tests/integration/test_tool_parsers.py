@@ -2,8 +2,8 @@
 in Llama 3's JSON and Mistral's list format (constrained decoding writes them, the parser of
 that family reads them back), whole and streamed (an id/name delta, then the arguments,
 merged by index as clients do), on Anthropic's /v1/messages too; gpt-oss's harmony (openai)
-forces a named call by ending the prompt with its header; a format the decoder cannot write
-(qwen3_coder) refuses forcing with a 400 naming the parser; the parser in use is logged
+forces a named call by ending the prompt with its header; qwen3_coder's XML calls are forced
+through a grammar; the parser in use is logged
 at start-up, chosen from the template (Qwen3's writes <tool_call>: hermes; SmolLM2's names
 none: hermes) when the flag is absent."""
 import json
@@ -119,11 +119,25 @@ def test_harmony_forces_a_named_call_but_not_a_choice():
         server.stop()
 
 
-def test_a_format_that_cannot_be_forced_is_400(coder):
+# Values of bounded types, so the XML call closes within max_tokens (free text may not).
+ZONE_TOOL = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {
+    "zone": {"type": "string", "enum": ["UTC", "CET", "JST"]}, "offset": {"type": "integer"}},
+    "required": ["zone", "offset"]}}}
+
+
+def test_qwen3_coder_forces_its_xml_calls(coder):
+    """qwen3_coder's XML calls are forced through a grammar of the tools: the parser reads the
+    call back with the schema's types."""
     for tool_choice in ("required", NAMED_TIME):
-        with pytest.raises(openai.BadRequestError) as error:
-            create(coder, tool_choice=tool_choice, max_tokens=5)
-        assert error.value.body["param"] == "tool_choice"
-        assert "--tool-call-parser qwen3_coder" in error.value.body["message"]
+        reply = coder.client().chat.completions.create(
+            model=coder.model, messages=[{"role": "user", "content": "Time in Tokyo?"}], tools=[ZONE_TOOL],
+            tool_choice=tool_choice, parallel_tool_calls=False, temperature=0, max_tokens=100)
+        choice = reply.choices[0]
+        assert choice.finish_reason == "tool_calls", choice
+        assert choice.message.content is None and len(choice.message.tool_calls) == 1
+        call = choice.message.tool_calls[0]
+        args = json.loads(call.function.arguments)
+        assert call.function.name == "get_time" and list(args) == ["zone", "offset"], call
+        assert args["zone"] in ("UTC", "CET", "JST") and isinstance(args["offset"], int)
     reply = create(coder, tool_choice="auto", max_tokens=5)
     assert reply.choices[0].finish_reason in ("stop", "length")

@@ -78,5 +78,34 @@ TEST(ChatOutput, OneCallWhenNotParallelAndNoParsingWithoutTools) {
   EXPECT_EQ(plain.content, two);
 }
 
+// The deltas of every call, as "index name" / "index +arguments" / "index ." lines.
+std::vector<std::string> streamed_deltas(const ChatRequest& c, const std::vector<std::string_view>& pieces) {
+  ChatOutputStream stream(c);
+  std::vector<std::string> lines;
+  const auto take = [&](const ChatAnswer& answer) {
+    for (const ToolCallDelta& d : answer.tool_call_deltas) {
+      if (!d.name.empty()) lines.push_back(std::to_string(d.call) + " " + d.name);
+      if (!d.arguments.empty()) lines.push_back(std::to_string(d.call) + " +" + d.arguments);
+      if (d.closes) lines.push_back(std::to_string(d.call) + " .");
+    }
+  };
+  for (std::string_view piece : pieces) take(stream.push(piece));
+  take(stream.finish());
+  return lines;
+}
+
+// Calls in the thinking and in the answer share one count of indices; with
+// parallel_tool_calls false the deltas of calls after the first are dropped.
+TEST(ChatOutput, CallDeltasCountAcrossThinkingAndAnswer) {
+  ChatRequest c = chat(hermes_tool_parser(), ReasoningFormat::kQwen3);
+  const std::vector<std::string_view> pieces = {
+      "<think>Hm <tool_call>{\"name\": \"a\", \"arguments\": {\"x\": ", "1}}</tool_call></think>Now ",
+      "<tool_call>{\"name\": \"b\", \"arguments\": {\"y\"", ": 2}}</tool_call>"};
+  EXPECT_EQ(streamed_deltas(c, pieces), (std::vector<std::string>{"0 a", "0 +{\"x\":", "0 +1}", "0 .", "1 b",
+                                                                  "1 +{\"y\"", "1 +:2}", "1 ."}));
+  c.tool_choice.parallel = false;
+  EXPECT_EQ(streamed_deltas(c, pieces), (std::vector<std::string>{"0 a", "0 +{\"x\":", "0 +1}", "0 ."}));
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -2,8 +2,8 @@
 // engine: Llama 3 JSON calls become chat tool_calls (streamed as an id/name delta, then the
 // arguments), Anthropic tool_use blocks and Responses function_call items; a forced Mistral
 // call is read after the [TOOL_CALLS] that ended the prompt, a forced gpt-oss call after the
-// header that ended it; forcing a call in a format the decoder cannot write (qwen3_coder) is a
-// 400 naming the parser on each route.
+// header that ended it; forcing a choice the decoder cannot write (gpt-oss among several tools)
+// is a 400 naming the parser on each route.
 #include <gtest/gtest.h>
 
 #include "server/scripted_server_support.h"
@@ -96,21 +96,26 @@ TEST(ChatToolParsers, ForcedHarmonyCallIsReadAfterThePromptsHeader) {
   EXPECT_EQ(choice["finish_reason"], "tool_calls");
 }
 
-TEST(ChatToolParsers, ForcingAFormatTheDecoderCannotWriteIs400OnEveryRoute) {
-  ScriptedServer server({}, &qwen3_coder_tool_parser());
-  const Reply chat = server.post("/v1/chat/completions", chat_body(R"(, "tool_choice": "required")"));
+TEST(ChatToolParsers, ForcingAChoiceTheDecoderCannotWriteIs400OnEveryRoute) {
+  ScriptedServer server({}, &harmony_tool_parser());
+  const std::string two_tools = R"({"messages": [{"role": "user", "content": "Hi"}], "tool_choice": "required",
+      "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+                {"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}]})";
+  const Reply chat = server.post("/v1/chat/completions", two_tools);
   EXPECT_EQ(chat.status, 400);
   const Json error = Json::parse(chat.body)["error"];
   EXPECT_EQ(error["param"], "tool_choice");
-  EXPECT_NE(error["message"].get<std::string>().find("--tool-call-parser qwen3_coder"), std::string::npos) << chat.body;
+  EXPECT_NE(error["message"].get<std::string>().find("--tool-call-parser openai"), std::string::npos) << chat.body;
   const Reply message = server.post(
       "/v1/messages", R"({"max_tokens": 10, "messages": [{"role": "user", "content": "Hi"}], "tool_choice": {"type": "any"},
-                         "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}]})");
+                         "tools": [{"name": "get_weather", "input_schema": {"type": "object"}},
+                                   {"name": "now", "input_schema": {"type": "object"}}]})");
   EXPECT_EQ(message.status, 400) << message.body;
   EXPECT_EQ(Json::parse(message.body)["type"], "error");
   const Reply response = server.post(
       "/v1/responses", R"({"input": "Hi", "tool_choice": "required",
-                          "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]})");
+                          "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+                                    {"type": "function", "name": "now", "parameters": {"type": "object"}}]})");
   EXPECT_EQ(response.status, 400) << response.body;
   const Reply automatic = server.post("/v1/chat/completions", chat_body(R"(, "max_tokens": 2)"));
   EXPECT_EQ(automatic.status, 200) << automatic.body;

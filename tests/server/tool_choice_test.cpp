@@ -2,10 +2,11 @@
 // nothing; required forces one of the tools (several calls unless parallel_tool_calls is
 // false), a named function exactly one call of it; the forced format, in each forceable
 // parser's own format, is what that parser reads back; malformed choices, unknown names,
-// forced calls without tools, unenforceable strict schemas and parsers whose format cannot be
-// forced are 400s naming the field.
+// forced calls without tools, unenforceable strict schemas and choices a format cannot force
+// are 400s naming the field; qwen3_coder's XML calls are forced through a grammar.
 #include <gtest/gtest.h>
 
+#include "strata/engine/grammar_state.h"
 #include "strata/server/api_error.h"
 #include "strata/server/tool_choice.h"
 #include "strata/server/tool_parsers/families.h"
@@ -105,14 +106,10 @@ TEST(ToolChoice, ParallelForcedCallsAreReadBack) {
   EXPECT_EQ(parse_tool_calls(mistral_tool_parser(), mistral.forced_prefix + list).tool_calls.size(), 2u);
 }
 
-// Free text inside markup (qwen3_coder) cannot be forced, nor (harmony, special tokens
-// between a call's parts) a choice among several tools: a 400 that names the parser, never an
-// unforced answer.
+// A choice among several tools cannot be forced in harmony (special tokens between a call's
+// parts): a 400 that names the parser, never an unforced answer.
 TEST(ToolChoice, FormatsThatCannotBeForcedAreRefused) {
-  const char* named = R"({"tool_choice": {"type": "function", "function": {"name": "ping"}}})";
-  for (const auto& [parser, choice] : {std::pair{&qwen3_coder_tool_parser(), R"({"tool_choice": "required"})"},
-                                       std::pair{&qwen3_coder_tool_parser(), named},
-                                       std::pair{&harmony_tool_parser(), R"({"tool_choice": "required"})"}}) {
+  for (const auto& [parser, choice] : {std::pair{&harmony_tool_parser(), R"({"tool_choice": "required"})"}}) {
     try {
       read(choice, kTools, *parser);
       ADD_FAILURE() << parser->name() << " forced " << choice;
@@ -124,6 +121,36 @@ TEST(ToolChoice, FormatsThatCannotBeForcedAreRefused) {
     }
     EXPECT_EQ(refused_param(R"({"tool_choice": "auto"})", kTools, *parser), "ok");
   }
+}
+
+// qwen3_coder: "required" allows any of the tools, several unless parallel_tool_calls is
+// false; a named function only that one, once; the parser reads the calls back.
+TEST(ToolChoice, Qwen3CoderCallsAreForcedByAGrammar) {
+  const std::string weather = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>";
+  const std::string add = "<tool_call>\n<function=add>\n<parameter=a>\n4\n</parameter>\n</function>\n</tool_call>";
+  const auto accepts = [](const ToolChoice& choice, const std::string& text) {
+    GrammarState g(choice.forced_grammar.get());
+    return g.feed(text) && g.can_end();
+  };
+  const ToolChoice required = read(R"({"tool_choice": "required"})", kTools, qwen3_coder_tool_parser());
+  ASSERT_TRUE(required.forced_grammar);
+  EXPECT_FALSE(required.forced);
+  EXPECT_TRUE(accepts(required, weather + "\n" + add));
+  const ParsedOutput both = parse_tool_calls(qwen3_coder_tool_parser(), weather + "\n" + add, kTools);
+  ASSERT_EQ(both.tool_calls.size(), 2u);
+  EXPECT_EQ(both.tool_calls[0].name + both.tool_calls[0].arguments, R"(get_weather{"city":"Paris"})");
+  EXPECT_EQ(both.tool_calls[1].name + both.tool_calls[1].arguments, R"(add{"a":4})");
+  EXPECT_TRUE(accepts(required, weather.substr(0, 54) + "<b>" + weather.substr(54)));
+  EXPECT_FALSE(accepts(required, weather.substr(0, 54) + "</b>" + weather.substr(54)));  // could end its markup
+  const ToolChoice one = read(R"({"tool_choice": "required", "parallel_tool_calls": false})", kTools,
+                              qwen3_coder_tool_parser());
+  EXPECT_TRUE(accepts(one, add));
+  EXPECT_FALSE(accepts(one, weather + "\n" + add));
+  const ToolChoice named = read(R"({"tool_choice": {"type": "function", "function": {"name": "add"}}})", kTools,
+                                qwen3_coder_tool_parser());
+  EXPECT_TRUE(accepts(named, add));
+  EXPECT_FALSE(accepts(named, weather));
+  EXPECT_FALSE(accepts(named, add + "\n" + add));
 }
 
 // gpt-oss: one call of a known function (named, or the only tool with "required") is forced

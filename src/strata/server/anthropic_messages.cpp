@@ -115,7 +115,7 @@ class MessageEventStream final : public EventSource {
   }
 
   // Text into a block of its kind: a new block when the kind changes.
-  void send(Block kind, const std::string& text, std::string& out) {
+  void send(Block kind, std::string_view text, std::string& out) {
     if (text.empty()) return;
     const bool thinking = kind == Block::kThinking;
     if (open_ != kind) {
@@ -129,17 +129,31 @@ class MessageEventStream final : public EventSource {
                out);
   }
 
-  // Thinking, text, then each whole call as a tool_use block (text after it opens a new block).
-  void send_answer(const ChatAnswer& answer, std::string& out) {
-    send(Block::kThinking, answer.reasoning, out);
-    send(Block::kText, answer.content, out);
-    for (const ToolCall& call : answer.tool_calls) {
+  // A call is a tool_use block opened with its name; its arguments come as input_json_delta
+  // pieces, and it stops when the call is whole. Its block index is kept from the start.
+  void send_call_delta(const ToolCallDelta& d, std::string& out) {
+    if (!d.id.empty()) {
       close_block(out);
-      open_block(tool_use_block(call, Json::object()), out);
-      send_delta({{"type", "input_json_delta"}, {"partial_json", dump_json(tool_input(call))}}, out);
-      out += sse_named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
+      open_block(tool_use_block({.name = d.name}, Json::object()), out);
+      call_blocks_.push_back(index_++);
       has_calls_ = true;
     }
+    const int64_t block = call_blocks_.at(static_cast<size_t>(d.call));
+    if (!d.arguments.empty())
+      out += sse_named_event("content_block_delta",
+                             {{"type", "content_block_delta"},
+                              {"index", block},
+                              {"delta", {{"type", "input_json_delta"}, {"partial_json", d.arguments}}}});
+    if (d.closes) out += sse_named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", block}});
+  }
+
+  // Thinking, text, and the calls' deltas in the order they were written (text after a call
+  // opens a new block).
+  void send_answer(const ChatAnswer& answer, std::string& out) {
+    send(Block::kThinking, answer.reasoning, out);
+    in_written_order(
+        answer, [&](std::string_view text) { send(Block::kText, text, out); },
+        [&](const ToolCallDelta& d) { send_call_delta(d, out); });
   }
 
   void on_delta(ChoiceDelta& d, std::string& out) {
@@ -159,6 +173,7 @@ class MessageEventStream final : public EventSource {
   Block open_ = Block::kNone;
   int64_t index_ = 0;  // of the open block, or of the next one
   bool has_calls_ = false;
+  std::vector<int64_t> call_blocks_;  // per call: its block's index
   StopInfo stop_;
 };
 

@@ -105,29 +105,40 @@ class ChatEventStream final : public EventSource {
     if (!delta.empty()) out += chunk(i, std::move(delta), std::move(logprobs));
   }
 
-  // Each call as two deltas, as vLLM streams them: the id and name, then the arguments.
-  void send_calls(int32_t i, const std::vector<ToolCall>& calls, std::string& out) {
-    for (const ToolCall& call : calls) {
-      const int32_t index = num_calls_[static_cast<size_t>(i)]++;
-      Json head = {{"index", index}, {"id", call.id}, {"type", "function"}};
-      head["function"] = {{"name", call.name}, {"arguments", ""}};
+  // As vLLM streams calls: the id and name (arguments ""), then pieces of the arguments.
+  void send_call_delta(int32_t i, const ToolCallDelta& d, std::string& out) {
+    if (!d.id.empty()) {
+      ++num_calls_[static_cast<size_t>(i)];
+      Json head = {{"index", d.call}, {"id", d.id}, {"type", "function"}};
+      head["function"] = {{"name", d.name}, {"arguments", ""}};
       out += chunk(i, {{"tool_calls", Json::array({std::move(head)})}});
-      Json arguments = {{"index", index}, {"function", {{"arguments", call.arguments}}}};
+    } else if (!d.arguments.empty()) {
+      Json arguments = {{"index", d.call}, {"function", {{"arguments", d.arguments}}}};
       out += chunk(i, {{"tool_calls", Json::array({std::move(arguments)})}});
     }
+  }
+
+  // The thinking, then the content and the call deltas in the order they were written.
+  void send_answer(int32_t i, const ChatAnswer& answer, Json logprobs, std::string& out) {
+    ReasoningDelta text{.reasoning = answer.reasoning};
+    in_written_order(
+        answer,
+        [&](std::string_view content) {
+          text.content = content;
+          send_text(i, text, std::move(logprobs), out);
+          text.reasoning.clear();
+          logprobs = nullptr;
+        },
+        [&](const ToolCallDelta& d) { send_call_delta(i, d, out); });
   }
 
   void on_delta(int32_t i, ChoiceDelta& d, std::string& out) {
     if (i < 0 || i >= run_->num_choices()) return;
     ChatOutputStream& output = outputs_[static_cast<size_t>(i)];
     Json logprobs = chat_.logprobs && !d.logprobs.empty() ? chat_logprobs_json(model_, d.logprobs) : Json(nullptr);
-    const ChatAnswer now = output.push(d.text);
-    send_text(i, {.reasoning = now.reasoning, .content = now.content}, std::move(logprobs), out);
-    send_calls(i, now.tool_calls, out);
+    send_answer(i, output.push(d.text), std::move(logprobs), out);
     if (d.finish_reason == FinishReason::kNone) return;
-    const ChatAnswer rest = output.finish();
-    send_text(i, {.reasoning = rest.reasoning, .content = rest.content}, nullptr, out);
-    send_calls(i, rest.tool_calls, out);
+    send_answer(i, output.finish(), nullptr, out);
     const bool calls = num_calls_[static_cast<size_t>(i)] > 0;
     out += chunk(i, Json::object(), nullptr, chat_finish_reason(d.finish_reason, calls), stop_reason_json(d.stop_reason));
   }

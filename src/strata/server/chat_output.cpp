@@ -40,6 +40,23 @@ void ChatOutputStream::add_calls(std::vector<ToolCall>& from, std::vector<ToolCa
   }
 }
 
+// The deltas of one stream's calls with their index in the answer; with parallel_tool_calls
+// false, those of calls after the first are dropped.
+void ChatOutputStream::add_deltas(std::vector<ToolCallDelta>& from, std::vector<int32_t>& indices, bool in_content,
+                                  std::vector<ToolCallDelta>& to) {
+  for (ToolCallDelta& delta : from) {
+    if (static_cast<size_t>(delta.call) >= indices.size()) {
+      const bool dropped = !parallel_ && num_streamed_calls_ > 0;
+      indices.push_back(dropped ? -1 : num_streamed_calls_++);
+    }
+    const int32_t index = indices[static_cast<size_t>(delta.call)];
+    if (index < 0) continue;
+    delta.call = index;
+    if (!in_content) delta.content_before = 0;
+    to.push_back(std::move(delta));
+  }
+}
+
 ChatAnswer ChatOutputStream::route(ReasoningDelta text, bool at_end) {
   ChatAnswer out;
   if (!parse_tool_calls_) {
@@ -54,7 +71,14 @@ ChatAnswer ChatOutputStream::route(ReasoningDelta text, bool at_end) {
       answer.content += b.content;
       thinking.calls.insert(thinking.calls.end(), a.calls.begin(), a.calls.end());
       answer.calls.insert(answer.calls.end(), b.calls.begin(), b.calls.end());
+      for (ToolCallDelta& d : a.deltas) thinking.deltas.push_back(std::move(d));
+      for (ToolCallDelta& d : b.deltas) {
+        d.content_before += answer.content.size() - b.content.size();
+        answer.deltas.push_back(std::move(d));
+      }
     }
+    add_deltas(thinking.deltas, reasoning_indices_, /*in_content=*/false, out.tool_call_deltas);
+    add_deltas(answer.deltas, content_indices_, /*in_content=*/true, out.tool_call_deltas);
     out.reasoning = std::move(thinking.content);
     out.content = std::move(answer.content);
     add_calls(thinking.calls, out.tool_calls);

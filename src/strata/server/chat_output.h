@@ -18,13 +18,29 @@ struct ChatAnswer {
   std::string reasoning;  // empty without a parser; streamed: also with include_reasoning false
   std::string content;    // without the calls' markup (whole answer: trimmed when there were calls)
   std::vector<ToolCall> tool_calls;  // at most one when parallel_tool_calls is false
+  // Streamed: the calls as deltas (`call` is the call's index in the answer); those of calls in
+  // the thinking come before all the content.
+  std::vector<ToolCallDelta> tool_call_deltas;
 };
+
+// A streamed answer's content and call deltas in the order they were written: `text` for each
+// run of content (the last one maybe empty), `call` for each delta.
+template <typename Text, typename Call>
+void in_written_order(const ChatAnswer& answer, Text&& text, Call&& call) {
+  size_t at = 0;
+  for (const ToolCallDelta& d : answer.tool_call_deltas) {
+    text(std::string_view(answer.content).substr(at, d.content_before - at));
+    at = d.content_before;
+    call(d);
+  }
+  text(std::string_view(answer.content).substr(at));
+}
 
 // The whole output of one choice: the stream below fed all of it at once.
 ChatAnswer parse_chat_answer(const ChatRequest& chat, std::string_view text);
 
 // One choice's output as it streams: thinking and content that can be sent now, and each
-// tool call once it is whole (a tail that could grow into a tag or a call is held back).
+// tool call's deltas as it is written (a tail that could grow into a tag or a call is held back).
 class ChatOutputStream {
  public:
   explicit ChatOutputStream(const ChatRequest& chat) : ChatOutputStream(chat, chat.include_reasoning) {}
@@ -37,11 +53,16 @@ class ChatOutputStream {
  private:
   ChatAnswer route(ReasoningDelta text, bool at_end);
   void add_calls(std::vector<ToolCall>& from, std::vector<ToolCall>& to);
+  void add_deltas(std::vector<ToolCallDelta>& from, std::vector<int32_t>& indices, bool in_content,
+                  std::vector<ToolCallDelta>& to);
 
   bool parse_tool_calls_;
   bool include_reasoning_;
   bool parallel_;
   int32_t num_calls_ = 0;
+  int32_t num_streamed_calls_ = 0;
+  std::vector<int32_t> reasoning_indices_;  // per call of each stream: its index, -1 when dropped
+  std::vector<int32_t> content_indices_;
   ReasoningParser reasoning_;
   ToolCallStream reasoning_calls_;
   ToolCallStream content_calls_;

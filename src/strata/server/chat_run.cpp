@@ -59,7 +59,8 @@ StartedChat start_chat(const ServedModel& model, ChatRequest& chat, const ChatSt
   chat.tool_parser = model.tool_parser != nullptr ? model.tool_parser : &default_tool_parser();
   force_tool_calls(*chat.tool_parser, chat.render.tools, chat.tool_choice);
   const bool constrained =
-      chat.json_object || chat.json_schema || chat.grammar || chat.tool_choice.forced || chat.tool_choice.forced_arguments;
+      chat.json_object || chat.json_schema || chat.grammar || chat.tool_choice.forced || chat.tool_choice.forced_arguments ||
+                           chat.tool_choice.forced_grammar;
   chat.reasoning = constrained ? ReasoningFormat::kNone : start.reasoning;
   // Harmony's markup and some families' tool-call markers are special tokens: the parsers
   // need them in the text, and drop them.
@@ -74,7 +75,7 @@ StartedChat start_chat(const ServedModel& model, ChatRequest& chat, const ChatSt
   request.json_object = chat.json_object;
   request.json_schema = chat.json_schema ? chat.json_schema : chat.tool_choice.forced_arguments;
   request.tool_calls = chat.tool_choice.forced;
-  request.grammar = chat.grammar;
+  request.grammar = chat.grammar ? chat.grammar : chat.tool_choice.forced_grammar;
   std::vector<GenerationRequest> requests;
   requests.push_back(std::move(request));
   started.run = std::make_unique<GenerationRun>(*model.service, std::move(requests));

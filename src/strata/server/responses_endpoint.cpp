@@ -99,7 +99,7 @@ class ResponseEventStream final : public EventSource {
     open_ = Item::kNone;
   }
 
-  void send(Item kind, const std::string& text, std::string& out) {
+  void send(Item kind, std::string_view text, std::string& out) {
     if (text.empty()) return;
     if (open_ != kind) {
       close_item(out);
@@ -113,28 +113,38 @@ class ResponseEventStream final : public EventSource {
     emit(kind == Item::kMessage ? "response.output_text.delta" : "response.reasoning_text.delta", delta, out);
   }
 
-  void send_call(const ToolCall& call, std::string& out) {
-    const std::string id = "fc_" + random_alnum(24);
-    const size_t index = state_.output.size();
-    emit("response.output_item.added", {{"output_index", index}, {"item", function_call_item(id, call, "in_progress")}}, out);
-    emit("response.function_call_arguments.delta", {{"item_id", id}, {"output_index", index}, {"delta", call.arguments}},
-         out);
+  // A call's item is added with its name, takes its arguments piece by piece, and is done
+  // when the call is whole; its place in the output is kept from the start.
+  void send_call_delta(const ToolCallDelta& d, std::string& out) {
+    if (!d.id.empty()) {
+      close_item(out);
+      calls_.push_back({.id = d.id, .name = d.name});
+      call_items_.push_back({.id = "fc_" + random_alnum(24), .output_index = state_.output.size()});
+      Json item = function_call_item(call_items_.back().id, calls_.back(), "in_progress");
+      emit("response.output_item.added", {{"output_index", call_items_.back().output_index}, {"item", item}}, out);
+      state_.output.push_back(std::move(item));
+    }
+    const CallItem& at = call_items_.at(static_cast<size_t>(d.call));
+    ToolCall& call = calls_.at(static_cast<size_t>(d.call));
+    if (!d.arguments.empty()) {
+      call.arguments += d.arguments;
+      emit("response.function_call_arguments.delta",
+           {{"item_id", at.id}, {"output_index", at.output_index}, {"delta", d.arguments}}, out);
+    }
+    if (!d.closes) return;
     emit("response.function_call_arguments.done",
-         {{"item_id", id}, {"output_index", index}, {"name", call.name}, {"arguments", call.arguments}}, out);
-    Json item = function_call_item(id, call, "completed");
-    emit("response.output_item.done", {{"output_index", index}, {"item", item}}, out);
-    state_.output.push_back(std::move(item));
+         {{"item_id", at.id}, {"output_index", at.output_index}, {"name", call.name}, {"arguments", call.arguments}}, out);
+    Json item = function_call_item(at.id, call, "completed");
+    emit("response.output_item.done", {{"output_index", at.output_index}, {"item", item}}, out);
+    state_.output[at.output_index] = std::move(item);
   }
 
-  // Thinking and text into their items; each whole call closes the open item.
+  // Thinking and text into their items, and the calls' deltas in the order they were written.
   void send_answer(const ChatAnswer& answer, std::string& out) {
     send(Item::kReasoning, answer.reasoning, out);
-    send(Item::kMessage, answer.content, out);
-    for (const ToolCall& call : answer.tool_calls) {
-      close_item(out);
-      send_call(call, out);
-      calls_.push_back(call);
-    }
+    in_written_order(
+        answer, [&](std::string_view text) { send(Item::kMessage, text, out); },
+        [&](const ToolCallDelta& d) { send_call_delta(d, out); });
   }
 
   void on_delta(ChoiceDelta& d, std::string& out) {
@@ -162,7 +172,12 @@ class ResponseEventStream final : public EventSource {
   std::string item_id_;
   std::string text_;     // of the open item
   std::string content_;  // all the answer's text, for the store
-  std::vector<ToolCall> calls_;
+  struct CallItem {
+    std::string id;
+    size_t output_index = 0;
+  };
+  std::vector<ToolCall> calls_;       // by index: as streamed so far
+  std::vector<CallItem> call_items_;  // by index
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "strata/core/error.h"
+#include "strata/engine/gbnf_compiler.h"
 #include "strata/server/api_error.h"
 
 namespace strata::server {
@@ -110,7 +111,7 @@ void force_one_call(const ToolParser& parser, const Json& tools, ToolChoice& cho
     throw bad_request(fmt::format("tool_choice {} cannot be enforced: the served model writes tool calls in the {} "
                                   "format (--tool-call-parser {}), which the constrained decoder cannot write{}; {}send "
                                   "tool_choice \"auto\", or serve with a --tool-call-parser whose format can be "
-                                  "forced (hermes, llama3_json, mistral, deepseek_v3)",
+                                  "forced (hermes, llama3_json, mistral, deepseek_v3, qwen3_coder)",
                                   choice.mode == ToolChoiceMode::kNamed ? "naming a function" : "\"required\"",
                                   parser.name(), parser.name(), can_name ? " for a choice among several tools" : "",
                                   can_name ? "name one function in tool_choice, " : ""),
@@ -120,12 +121,29 @@ void force_one_call(const ToolParser& parser, const Json& tools, ToolChoice& cho
   choice.forced_prefix = std::move(*prompt);
 }
 
+// A format whose calls a grammar describes: that grammar of the allowed functions.
+bool force_by_grammar(const ToolParser& parser, const Json& tools, ToolChoice& choice) {
+  const bool named = choice.mode == ToolChoiceMode::kNamed;
+  Json functions = Json::array();
+  for (const Json& tool : tools)
+    if (!named || tool["function"]["name"] == choice.name) functions.push_back(tool["function"]);
+  std::optional<std::string> gbnf;
+  try {
+    gbnf = parser.forced_grammar(functions, choice.parallel && !named);
+    if (gbnf) choice.forced_grammar = compile_gbnf(*gbnf);
+  } catch (const Error& e) {
+    throw bad_request(fmt::format("the tools cannot be forced in the {} format: {}", parser.name(), e.what()), "tools");
+  }
+  return gbnf.has_value();
+}
+
 }  // namespace
 
 void force_tool_calls(const ToolParser& parser, const Json& tools, ToolChoice& choice) {
   if (!choice.forces()) return;
   const bool named = choice.mode == ToolChoiceMode::kNamed;
   std::optional<ForcedShape> shape = parser.forced_shape();
+  if (!shape && force_by_grammar(parser, tools, choice)) return;
   if (!shape) {
     force_one_call(parser, tools, choice);
     return;

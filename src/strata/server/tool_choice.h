@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "strata/engine/grammar.h"
 #include "strata/engine/tool_call_grammar.h"
 #include "strata/server/json_fields.h"
 #include "strata/server/tool_parsers/tool_parser.h"
@@ -25,6 +26,7 @@ struct ToolChoice {
   std::shared_ptr<const ToolCallFormat> forced;  // kRequired / kNamed, once force_tool_calls ran
   // Or, for a format that opens each call with special tokens: the one call's arguments alone.
   std::shared_ptr<const CompiledSchema> forced_arguments;
+  std::shared_ptr<const CompiledGrammar> forced_grammar;  // or the calls as a grammar (XML formats)
   std::string forced_prefix;                     // the prompt ends with it; the output follows it
 
   bool forces() const { return mode == ToolChoiceMode::kRequired || mode == ToolChoiceMode::kNamed; }

@@ -38,5 +38,15 @@ TEST(DeepSeekV3ToolParser, BrokenGroupsStayContent) {
   }
 }
 
+// A call starts once its name's line and the fence are whole, and its arguments follow as
+// written; the fence's end and the markers are never part of them; the calls close with the group.
+TEST(DeepSeekV3ToolParser, ArgumentsStreamAsWritten) {
+  EXPECT_EQ(delta_lines(deepseek, {"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_wea", "ther\n``",
+                                   "`json\n{\"city\": \"Pa", "ris\"}\n``", "`<｜tool▁call▁end｜><｜tool▁call▁begin｜>now<｜tool▁sep｜>{",
+                                   "}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}),
+            (std::vector<std::string>{"0 get_weather", "0 +{\"city\":\"Pa", "0 +ris\"}", "1 now", "1 +{", "0 .",
+                                      "1 +}", "1 ."}));
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -45,5 +45,12 @@ TEST(HarmonyToolParser, BrokenCallsStayContent) {
   EXPECT_EQ(expect_streams_like_whole(harmony, "a <|channel|>b").content, "a <|channel|>b");
 }
 
+// A call starts once its header is whole; its arguments follow as written up to <|call|>.
+TEST(HarmonyToolParser, ArgumentsStreamAsWritten) {
+  EXPECT_EQ(delta_lines(harmony, {"<|channel|>commentary to=functions.get_", "weather <|constrain|>json<|message|>",
+                                  "{\"city\": \"To", "kyo\"}<|ca", "ll|>"}),
+            (std::vector<std::string>{"0 get_weather", "0 +{\"city\":\"To", "0 +kyo\"}", "0 ."}));
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -78,5 +78,30 @@ TEST(HermesToolParser, TextThatOnlyLooksLikeATagIsReleased) {
   EXPECT_EQ(sent + s.finish().content, "a <top> b <");
 }
 
+// Arguments go out as written, without the blanks between tokens: cut inside a string, after
+// a backslash (the escape's other half follows) and inside the closing tag.
+TEST(HermesToolParser, ArgumentsStreamAsWritten) {
+  EXPECT_EQ(delta_lines(hermes, {"<tool_", "call>\n{\"name\": \"get_", "weather\", \"arguments\": {\"city\": \"Pa",
+                                 "ris \\", "\"x\\\"\", \"days\": 2", "}}\n</tool_", "call>"}),
+            (std::vector<std::string>{"0 get_weather", "0 +{\"city\":\"Pa", "0 +ris \\", "0 +\"x\\\"\",\"days\":2",
+                                      "0 +}", "0 ."}));
+}
+
+// A character cut between its bytes is held until it is whole; parallel calls count up.
+TEST(HermesToolParser, SplitCharactersWaitAndCallsCountUp) {
+  EXPECT_EQ(delta_lines(hermes, {"<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"caf\xC3", "\xA9\"}}</tool_call>",
+                                 "\n<tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call>"}),
+            (std::vector<std::string>{"0 f", "0 +{\"a\":\"caf", "0 +\xC3\xA9\"}", "0 .", "1 g", "1 +{}", "1 ."}));
+}
+
+// String arguments go out once whole; a block that turns out broken closes its call (the
+// whole parse keeps that text as content).
+TEST(HermesToolParser, StringArgumentsWholeAndBrokenCallsClose) {
+  EXPECT_EQ(delta_lines(hermes, {"<tool_call>{\"name\": \"f\", \"arguments\": \"{\\\"x\\\"", ": 1}\"}</tool_call>"}),
+            (std::vector<std::string>{"0 f", "0 +{\"x\": 1}", "0 ."}));
+  EXPECT_EQ(delta_lines(hermes, {"<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1", "}} oops</tool_call>"}),
+            (std::vector<std::string>{"0 f", "0 +{\"a\":1", "0 ."}));
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -38,5 +38,14 @@ TEST(Llama3JsonToolParser, NotCallsStayContent) {
   }
 }
 
+// The call starts once its parameters key has come (JSON in prose with only a name stays
+// content); pieces follow as written; the call settles when what follows it is known.
+TEST(Llama3JsonToolParser, ArgumentsStreamAsWritten) {
+  EXPECT_EQ(delta_lines(llama, {"<|python_tag|>{\"name\": \"get_weather\", ", "\"parameters\": {\"ci", "ty\": \"Paris\"}",
+                                "}; {\"name\": \"now\", \"parameters\": {}}"}),
+            (std::vector<std::string>{"0 get_weather", "0 +{\"ci", "0 +ty\":\"Paris\"}", "0 .", "1 now", "1 +{}",
+                                      "1 ."}));
+}
+
 }  // namespace
 }  // namespace strata::server

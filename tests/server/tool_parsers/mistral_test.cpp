@@ -38,5 +38,17 @@ TEST(MistralToolParser, NotCallsStayContent) {
   }
 }
 
+// In the list form each item's call starts once its arguments key has come (the list's calls
+// close with the list); in the [ARGS] form once [ARGS] has come.
+TEST(MistralToolParser, ArgumentsStreamAsWritten) {
+  EXPECT_EQ(delta_lines(mistral, {"[TOOL_CALLS] [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa",
+                                  "ris\"}}, {\"name\": \"now\", \"argu", "ments\": {}}]"}),
+            (std::vector<std::string>{"0 get_weather", "0 +{\"city\":\"Pa", "0 +ris\"}", "0 .", "1 now", "1 +{}",
+                                      "1 ."}));
+  EXPECT_EQ(delta_lines(mistral, {"[TOOL_CALLS]get_weather[AR", "GS]{\"city\": \"Pa", "ris\"}[TOOL_CALLS]now[ARGS]{}"}),
+            (std::vector<std::string>{"0 get_weather", "0 +{\"city\":\"Pa", "0 +ris\"}", "0 .", "1 now", "1 +{}",
+                                      "1 ."}));
+}
+
 }  // namespace
 }  // namespace strata::server

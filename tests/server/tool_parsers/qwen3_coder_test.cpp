@@ -54,5 +54,15 @@ TEST(Qwen3CoderToolParser, BlocksWithoutAFunctionStayContent) {
   }
 }
 
+// XML is given as JSON one parameter at a time, once its value is whole (typed by the schema);
+// the object closes with the call.
+TEST(Qwen3CoderToolParser, ParametersStreamOnceWhole) {
+  EXPECT_EQ(delta_lines(coder, {"<tool_call>\n<function=pl", "an>\n<parameter=city>\nPa", "ris\n</param", "eter>\n<parame",
+                                "ter=days>\n3\n</parameter>\n<parameter=note>\nx", "\n</parameter>\n</function>\n</tool_call>"},
+                        kTools),
+            (std::vector<std::string>{"0 plan", "0 +{", "0 +\"city\":\"Paris\"", "0 +,\"days\":3", "0 +,\"note\":\"x\"}",
+                                      "0 ."}));
+}
+
 }  // namespace
 }  // namespace strata::server

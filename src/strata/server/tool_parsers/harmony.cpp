@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "strata/server/tool_parsers/call_arguments.h"
 #include "strata/server/tool_parsers/parse_helpers.h"
 
 namespace strata::server {
@@ -67,7 +68,20 @@ class HarmonyParser final : public ToolParser {
     if (!args || !args->is_object() || name.empty()) return {.kind = CallMatch::Kind::kNotCalls, .length = length};
     return {.kind = CallMatch::Kind::kCalls,
             .length = length,
-            .calls = {ToolCall{.id = make_call_id(), .name = std::string(name), .arguments = args->dump()}}};
+            .calls = {ToolCall{.id = make_call_id(), .name = std::string(name),
+                               .arguments = compact_json(text.substr(body, body_end - body))}}};
+  }
+
+  // A message to a function whose header is whole and whose arguments have begun.
+  std::vector<PartialCall> partial_calls(std::string_view text, const nlohmann::ordered_json&) const override {
+    const size_t message = text.substr(0, kMaxHeaderBytes).find(kMessage);
+    if (message == std::string_view::npos) return {};
+    const std::string_view to = recipient(text.substr(0, message));
+    const size_t body = skip_blank(text, message + kMessage.size());
+    if (!to.starts_with(kFunctions) || to.size() == kFunctions.size() || body == text.size() || text[body] != '{')
+      return {};
+    return {PartialCall{.name = std::string(to.substr(kFunctions.size())),
+                        .arguments = arguments_prefix(text.substr(body)).text}};
   }
 
   // The template's generation prompt ends with <|start|>assistant.

@@ -3,6 +3,7 @@
 // block (generation stopped before </tool_call>) is read too.
 #include "strata/server/tool_parsers/families.h"
 
+#include "strata/server/tool_parsers/call_arguments.h"
 #include "strata/server/tool_parsers/parse_helpers.h"
 
 namespace strata::server {
@@ -20,10 +21,17 @@ class HermesParser final : public ToolParser {
   CallMatch match(std::string_view text, bool at_end, const nlohmann::ordered_json&) const override {
     const std::optional<Block> block = closed_block(text, kOpen.size(), kClose, at_end);
     if (!block) return {.kind = CallMatch::Kind::kNeedMore};
-    const std::optional<nlohmann::ordered_json> j = parse_model_json(block->body);
-    std::optional<ToolCall> call = j ? call_from_json(*this, *j, /*require_arguments=*/false) : std::nullopt;
+    std::optional<ToolCall> call = call_from_object_text(*this, block->body, /*require_arguments=*/false);
     if (!call) return {.kind = CallMatch::Kind::kNotCalls, .length = block->length};
     return {.kind = CallMatch::Kind::kCalls, .length = block->length, .calls = {std::move(*call)}};
+  }
+
+  std::vector<PartialCall> partial_calls(std::string_view text, const nlohmann::ordered_json&) const override {
+    const size_t begin = skip_blank(text, kOpen.size());
+    if (begin == text.size() || text[begin] != '{') return {};
+    std::optional<PartialCall> call = partial_call_object(text.substr(begin));
+    if (!call) return {};
+    return {std::move(*call)};
   }
 
   std::optional<ForcedShape> forced_shape() const override {

@@ -3,6 +3,7 @@
 // with a string name and a parameters (or arguments) key, so JSON in prose stays content.
 #include "strata/server/tool_parsers/families.h"
 
+#include "strata/server/tool_parsers/call_arguments.h"
 #include "strata/server/tool_parsers/parse_helpers.h"
 
 namespace strata::server {
@@ -25,14 +26,21 @@ class Llama3JsonParser final : public ToolParser {
     const size_t length = json_value_length(text.substr(begin));
     if (length == std::string_view::npos) return need_more_or_not(text, at_end);
     const size_t object_end = begin + length;
-    const std::optional<nlohmann::ordered_json> j = parse_model_json(text.substr(begin, length));
-    std::optional<ToolCall> call = j ? call_from_json(*this, *j, /*require_arguments=*/true) : std::nullopt;
+    std::optional<ToolCall> call = call_from_object_text(*this, text.substr(begin, length), /*require_arguments=*/true);
     if (!call) return {.kind = CallMatch::Kind::kNotCalls, .length = object_end};
     // Whether a ";" follows is known only at the next non-blank byte.
     size_t end = skip_blank(text, object_end);
     if (end == text.size() && !at_end) return {.kind = CallMatch::Kind::kNeedMore};
     if (end < text.size() && text[end] == ';') end = skip_blank(text, end + 1);
     return {.kind = CallMatch::Kind::kCalls, .length = end, .calls = {std::move(*call)}};
+  }
+
+  std::vector<PartialCall> partial_calls(std::string_view text, const nlohmann::ordered_json&) const override {
+    const size_t begin = skip_blank(text, text.starts_with(kPythonTag) ? kPythonTag.size() : 0);
+    if (begin == text.size() || text[begin] != '{') return {};
+    std::optional<PartialCall> call = partial_call_object(text.substr(begin));
+    if (!call) return {};
+    return {std::move(*call)};
   }
 
   std::optional<ForcedShape> forced_shape() const override {

@@ -54,24 +54,4 @@ std::optional<nlohmann::ordered_json> parse_model_json(std::string_view text) {
   return std::move(parsed.value);
 }
 
-std::string arguments_text(const nlohmann::ordered_json& arguments) {
-  if (arguments.is_null()) return "{}";
-  if (arguments.is_string()) return arguments.get<std::string>();
-  return arguments.dump();
-}
-
-std::optional<ToolCall> call_from_json(const ToolParser& parser, const nlohmann::ordered_json& j,
-                                       bool require_arguments) {
-  if (!j.is_object()) return std::nullopt;
-  const auto name = j.find("name");
-  if (name == j.end() || !name->is_string() || name->get_ref<const std::string&>().empty()) return std::nullopt;
-  auto args = j.find("arguments");
-  if (args == j.end()) args = j.find("parameters");
-  if (args == j.end() && require_arguments) return std::nullopt;
-  if (args != j.end() && !args->is_object() && !args->is_string() && !args->is_null()) return std::nullopt;
-  return ToolCall{.id = parser.make_call_id(),
-                  .name = name->get<std::string>(),
-                  .arguments = args == j.end() ? "{}" : arguments_text(*args)};
-}
-
 }  // namespace strata::server

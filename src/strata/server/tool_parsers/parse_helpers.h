@@ -1,6 +1,6 @@
-// Helpers the tool-call parsers share: a block up to its closing marker, where a JSON object
-// or array written by the model ends, and a {"name": ..., "arguments": ...} object read into
-// a call. Model output can nest deep, so parsing is bounded like a client's JSON.
+// Helpers the tool-call parsers share: a block up to its closing marker, and where a JSON
+// object or array written by the model ends. Model output can nest deep, so parsing is
+// bounded like a client's JSON.
 #pragma once
 
 #include <optional>
@@ -17,14 +17,6 @@ std::string_view trim_blank(std::string_view s);
 size_t json_value_length(std::string_view text);
 
 std::optional<nlohmann::ordered_json> parse_model_json(std::string_view text);
-
-// The arguments as OpenAI sends them: a JSON object's text (a string is taken as that text).
-std::string arguments_text(const nlohmann::ordered_json& arguments);
-
-// {"name": "...", "arguments" or "parameters": {...}} as a call; nullopt when the name is not
-// a string, or (require_arguments) neither arguments key is there.
-std::optional<ToolCall> call_from_json(const ToolParser& parser, const nlohmann::ordered_json& j,
-                                       bool require_arguments);
 
 // The position of the first non-blank byte at or after `pos` (the size when none).
 size_t skip_blank(std::string_view text, size_t pos);

@@ -35,7 +35,11 @@ ScannedText scan_tool_calls(const ToolParser& parser, std::string_view text, boo
       out.content.append(text.substr(pos, m.length));
     } else {
       out.content.append(m.content);
-      for (ToolCall& call : m.calls) out.calls.push_back(std::move(call));
+      if (pos == 0) out.num_calls_at_start = static_cast<int32_t>(m.calls.size());
+      for (ToolCall& call : m.calls) {
+        out.content_before.push_back(out.content.size());
+        out.calls.push_back(std::move(call));
+      }
     }
     pos += m.length;
   }

@@ -42,6 +42,13 @@ struct CallMatch {
   std::string content;
 };
 
+// A call still being written: its name, and the part of its arguments text that is settled
+// (the whole call's arguments will start with it).
+struct PartialCall {
+  std::string name;
+  std::string arguments;
+};
+
 // How a parser's calls are forced (tool_choice required / named): the literals of the
 // constrained grammar (its functions filled in by the caller), and text the prompt ends with
 // so that the output is only the calls (a special token the mask cannot write, e.g.
@@ -61,11 +68,23 @@ class ToolParser {
   // `tools`: the request's tools (null when none), for schema-typed values. `at_end`: no
   // more text will come, so a call cut short may be taken as it is.
   virtual CallMatch match(std::string_view text, bool at_end, const nlohmann::ordered_json& tools) const = 0;
+  // `text` starts with a start marker and match() needs more of it: the calls begun in it so
+  // far, in order, each once its name is known. As the text grows, the list and each call's
+  // arguments only grow, and the calls match() reads in the end extend them.
+  virtual std::vector<PartialCall> partial_calls(std::string_view text, const nlohmann::ordered_json& tools) const = 0;
   // Markers that are special tokens: the output is decoded with them.
   virtual bool needs_special_tokens() const { return false; }
   // Null when the format cannot be forced by the constrained decoder.
   virtual std::optional<ForcedShape> forced_shape() const { return std::nullopt; }
-  // For a format without a forced_shape: the text that ends the prompt so that the output
+  // For a format without a forced_shape: a GBNF grammar of its calls of `functions` (the
+  // allowed tools' "function" objects), one or (parallel) more; null when there is none.
+  // Throws strata::Error for tools the format cannot hold.
+  virtual std::optional<std::string> forced_grammar(const nlohmann::ordered_json& functions, bool parallel) const {
+    (void)functions;
+    (void)parallel;
+    return std::nullopt;
+  }
+  // For a format without a forced_shape or forced_grammar: the text that ends the prompt so that the output
   // is only the arguments of one call of `function` (null when there is none).
   virtual std::optional<std::string> one_call_prompt(std::string_view function) const {
     (void)function;
@@ -77,6 +96,8 @@ class ToolParser {
 struct ScannedText {
   std::string content;
   std::vector<ToolCall> calls;
+  std::vector<size_t> content_before;  // per call: the bytes of content that precede it
+  int32_t num_calls_at_start = -1;  // calls read by a match at byte 0; -1 when byte 0 was not read as calls
   size_t num_consumed = 0;  // bytes settled; the rest may still grow into a call (not at_end)
 };
 
