@@ -4,6 +4,8 @@
 // one draft a step, the drafts and acceptances the engine counts are those the module's own
 // logits over the finished sequence predict; sampled requests replay under a seed; a failed
 // step frees the module's blocks; a config asking for mtp on a checkpoint without it is refused.
+// CudaMtpSpeculation runs the greedy and preemption cases on the GPU, where verify steps of k + 1
+// rows a sequence take other kernels than decode's one row.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,10 +22,12 @@ namespace strata {
 namespace {
 
 using Results = test::SpeculationResults;
+constexpr int32_t kDrafts = 3;
 
 class MtpSpeculation : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    if (!backend_) GTEST_SKIP() << "no CUDA GPU visible: CUDA speculation tests skipped";
     target_ = load_model({.model_path = test::fixture_path("hf/" + GetParam())}, *backend_);
     mtp_ = build_mtp_module(*target_.model, *target_.weights);
     tokenizer_ = text::make_id_tokenizer(static_cast<int32_t>(target_.config.vocab_size));
@@ -69,16 +73,7 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
     return predictions;
   }
 
-  std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
-  LoadedModel target_;
-  std::unique_ptr<Model> mtp_;
-  std::unique_ptr<text::Tokenizer> tokenizer_;
-  EngineStatsSnapshot stats_;
-};
-
-constexpr int32_t kDrafts = 3;
-
-TEST_P(MtpSpeculation, GreedyTokensEqualPlainDecoding) {
+  void expect_greedy_tokens_equal_plain() {
   std::vector<GenerationRequest> first = test::speculation_greedy_requests(kDrafts);
   const Results plain = run({first}, 0)[0];
   first[2].stop_token_ids = {plain[2][0].tokens.at(9)};  // ends inside a verified run, likely
@@ -90,7 +85,24 @@ TEST_P(MtpSpeculation, GreedyTokensEqualPlainDecoding) {
   EXPECT_GT(stats_.prefix_cache_hits_total, 0u);
   EXPECT_GT(stats_.spec_num_drafts_total, 0u);
   EXPECT_GT(stats_.spec_draft_tokens_total, stats_.spec_num_drafts_total) << "chained drafts: more than one a step";
-}
+  }
+
+  void expect_preemption_keeps_tokens_exact() {
+    const std::vector<GenerationRequest> requests = test::preemption_requests();
+    const Results plain = run({requests}, 0, 8)[0];
+    const Results got = run({requests}, kDrafts, 8)[0];
+    EXPECT_GT(stats_.preemptions_total, 0u);
+    test::expect_same_results(got, plain, "preempted");
+  }
+
+  std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
+  LoadedModel target_;
+  std::unique_ptr<Model> mtp_;
+  std::unique_ptr<text::Tokenizer> tokenizer_;
+  EngineStatsSnapshot stats_;
+};
+
+TEST_P(MtpSpeculation, GreedyTokensEqualPlainDecoding) { expect_greedy_tokens_equal_plain(); }
 
 // One draft a step: the engine verifies, before each step's token, the module's prediction from
 // the target's hidden states, so its counts follow from the module's logits over the output.
@@ -116,13 +128,7 @@ TEST_P(MtpSpeculation, DraftsAreTheModulesPredictions) {
   EXPECT_EQ(stats_.spec_accepted_tokens_total, accepted);
 }
 
-TEST_P(MtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) {
-  const std::vector<GenerationRequest> requests = test::preemption_requests();
-  const Results plain = run({requests}, 0, 8)[0];
-  const Results got = run({requests}, kDrafts, 8)[0];
-  EXPECT_GT(stats_.preemptions_total, 0u);
-  test::expect_same_results(got, plain, "preempted");
-}
+TEST_P(MtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) { expect_preemption_keeps_tokens_exact(); }
 
 TEST_P(MtpSpeculation, SeededSampledRequestsGoThroughRejectionSamplingAndReplay) {
   const std::vector<GenerationRequest> requests = test::seeded_sampled_requests();
@@ -133,6 +139,19 @@ TEST_P(MtpSpeculation, SeededSampledRequestsGoThroughRejectionSamplingAndReplay)
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, MtpSpeculation, ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp"));
+
+class CudaMtpSpeculation : public MtpSpeculation {
+ protected:
+  void SetUp() override {
+    backend_ = make_cuda_backend(0);
+    MtpSpeculation::SetUp();
+  }
+};
+
+TEST_P(CudaMtpSpeculation, GreedyTokensEqualPlainDecoding) { expect_greedy_tokens_equal_plain(); }
+TEST_P(CudaMtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) { expect_preemption_keeps_tokens_exact(); }
+
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaMtpSpeculation, ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp"));
 
 // A step that throws fails its requests and frees the module's blocks (CheckedEngine checks its
 // pool); the engine then serves the next request exactly.
