@@ -43,6 +43,9 @@ inline unsigned grid_for(int64_t n, int threads) {
               " is not supported on CUDA (bf16 or f32 expected)");
 }
 
+// Asks for the line holding ptr in L2 without waiting for it (a later load of it hits L2).
+__device__ __forceinline__ void prefetch_l2(const void* ptr) { asm volatile("prefetch.global.L2 [%0];" ::"l"(ptr)); }
+
 __device__ __forceinline__ float to_f32(float v) { return v; }
 __device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }

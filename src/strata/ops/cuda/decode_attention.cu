@@ -412,13 +412,17 @@ __device__ void arrive_and_merge(const DecodeParams& p, MergeSmem<D>& sm, int ro
 template <int D, bool kFp8>
 __global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodeParams p) {
   allow_next_kernel();  // the next kernel may get resident and fetch its weights
-  wait_for_previous_kernel();
   extern __shared__ __align__(16) unsigned char smem[];
   const int split = blockIdx.x, kv_head = blockIdx.y, row = blockIdx.z, warp = threadIdx.x / 32;
+  // kv_lens and the block tables are uploaded before the step's first kernel, so they are read
+  // before the wait (overlapping the kernel ahead, which writes q and this token's K / V rows).
   const KeySplit keys = split_keys(p, row);
   if (split >= keys.live) return;  // no keys here, and not counted by the merge
   const int per_warp = keys.per / kWarps;
   const int warp_begin = keys.lower + split * keys.per + warp * per_warp;
+  const int first_key = warp_begin + static_cast<int>(threadIdx.x % kTileKeys);
+  if (first_key < keys.kv_len) prefetch_l2(p.a.block_tables + row * p.a.max_blocks_per_row + first_key / p.a.block_size);
+  wait_for_previous_kernel();
   Accum<D> acc;
   attend_keys<D, kFp8>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp),
                        smem + warp * RingOf<D, kFp8>::kBytes, acc);
