@@ -31,10 +31,7 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   std::unique_ptr<SsmStatePool> ssm_pool;
   std::unique_ptr<VerifyStateBuffers> verify_states;
   if (model.num_ssm_layers() > 0) {
-    std::vector<SsmLayerShape> layers;
-    for (int64_t i = 0; i < model.num_layers(); ++i)
-      if (model.caps(i).ssm_h_state_elems > 0)
-        layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
+    const std::vector<SsmLayerShape>& layers = model.ssm_layer_shapes();
     // State in the backend's memory, so the recurrent kernels read and write it in place;
     // made before the KV cache so that an automatic KV size leaves room for it.
     // One slot more than asked for: the scratch state of padding rows in captured graphs.
