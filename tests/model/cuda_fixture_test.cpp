@@ -231,6 +231,20 @@ TEST(CudaFixture, DeepseekV4IsRefusedAtBuild) {
   }
 }
 
+// Qwen4-Exp's ops (gated hyper-connections, PLE, QSA) have no CUDA kernels yet: the model is
+// refused when built, naming the layer and the way out, never mid-step.
+TEST(CudaFixture, Qwen4ExpIsRefusedAtBuild) {
+  auto gpu = make_cuda_backend(0);
+  if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
+  try {
+    load_model({.model_path = fixture_path("hf/qwen4_exp")}, *gpu);
+    FAIL() << "qwen4_exp built on CUDA";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA kernels yet"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CudaFixture, DummyLlama31MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kNone); }
 TEST(CudaFixture, DummyLlama31Fp8MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kFp8); }
 
