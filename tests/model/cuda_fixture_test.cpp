@@ -217,33 +217,23 @@ void expect_dummy_llama31_matches_cpu(WeightQuantization quantization) {
   EXPECT_GE(a.top1, 0.75);
 }
 
-// DeepSeek-V4's ops have no CUDA kernels yet: the model is refused when built, naming the layer
-// and the way out, never mid-step.
-TEST(CudaFixture, DeepseekV4IsRefusedAtBuild) {
+// A model whose ops have no CUDA kernels yet is refused when built, naming the layer and the
+// way out, never mid-step.
+void expect_refused_on_cuda(const std::string& fixture) {
   auto gpu = make_cuda_backend(0);
   if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
   try {
-    load_model({.model_path = fixture_path("hf/deepseek_v4")}, *gpu);
-    FAIL() << "deepseek_v4 built on CUDA";
+    load_model({.model_path = fixture_path("hf/" + fixture)}, *gpu);
+    FAIL() << fixture << " built on CUDA";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no CUDA kernels yet"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
   }
 }
 
-// Qwen4-Exp's ops (gated hyper-connections, PLE, QSA) have no CUDA kernels yet: the model is
-// refused when built, naming the layer and the way out, never mid-step.
-TEST(CudaFixture, Qwen4ExpIsRefusedAtBuild) {
-  auto gpu = make_cuda_backend(0);
-  if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
-  try {
-    load_model({.model_path = fixture_path("hf/qwen4_exp")}, *gpu);
-    FAIL() << "qwen4_exp built on CUDA";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no CUDA kernels yet"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
-  }
-}
+TEST(CudaFixture, DeepseekV4IsRefusedAtBuild) { expect_refused_on_cuda("deepseek_v4"); }
+// Qwen4-Exp: gated hyper-connections, PLE and QSA.
+TEST(CudaFixture, Qwen4ExpIsRefusedAtBuild) { expect_refused_on_cuda("qwen4_exp"); }
 
 TEST(CudaFixture, DummyLlama31MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kNone); }
 TEST(CudaFixture, DummyLlama31Fp8MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kFp8); }

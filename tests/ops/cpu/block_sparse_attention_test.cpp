@@ -54,7 +54,8 @@ TEST(BlockSparseAttentionOp, SelectedBlocksAndTheTail) {
       for (int64_t p : seen) {
         double dot = 0;
         for (int64_t i = 0; i < kDim; ++i)
-          dot += q.data_as<float>()[(t * kHeads + h) * kDim + i] * k_rows.data_as<float>()[slot_of(p) * kRowWidth + kv * kDim + i];
+          dot += q.data_as<float>()[(t * kHeads + h) * kDim + i] *
+                 k_rows.data_as<float>()[slot_of(p) * kRowWidth + kv * kDim + i];
         sum += e.emplace_back(std::exp(0.5 * dot));
       }
       for (int64_t i = 0; i < kDim; ++i) {
@@ -75,7 +76,8 @@ TEST(BlockSparseAttentionOp, MeanRowWindowsPoolsAColumnRange) {
   for (int64_t e = 0; e < 2; ++e)
     for (int64_t i = 0; i < 4; ++i) {
       double mean = 0;
-      for (int64_t j = 0; j < 3; ++j) mean += rows.data_as<float>()[windows.data_as<int32_t>()[e * 3 + j] * kRowWidth + 8 + i] / 3;
+      for (int64_t j = 0; j < 3; ++j)
+        mean += rows.data_as<float>()[windows.data_as<int32_t>()[e * 3 + j] * kRowWidth + 8 + i] / 3;
       EXPECT_NEAR(out.data_as<float>()[e * 4 + i], mean, 1e-6);
     }
 }

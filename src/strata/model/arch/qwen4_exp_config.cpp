@@ -19,7 +19,8 @@ uint64_t splitmix64(uint64_t value) {
 
 // transformers' _build_layer_multipliers: odd values below 2^63 / vocab_size.
 std::vector<int64_t> layer_multipliers(int64_t vocab_size, int64_t ngram_size, int64_t ple_index, int64_t seed) {
-  const uint64_t half_bound = std::max<uint64_t>(1, (static_cast<uint64_t>(INT64_MAX) / std::max<int64_t>(vocab_size, 1)) / 2);
+  const uint64_t limit = static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(std::max<int64_t>(vocab_size, 1));
+  const uint64_t half_bound = std::max<uint64_t>(1, limit / 2);
   const uint64_t base_seed = static_cast<uint64_t>(seed + kLayerSeedPrime * ple_index);
   std::vector<int64_t> multipliers;
   for (int64_t i = 0; i < ngram_size; ++i)

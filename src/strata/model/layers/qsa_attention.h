@@ -39,7 +39,8 @@ class QsaAttention final : public Mixer {
 
   AttentionOptions options_;
   QsaOptions qsa_;
-  Tensor q_proj_, k_proj_, v_proj_, o_proj_;  // [2 heads hd, hidden] (query | gate per head), [kv hd, hidden] x2, [hidden, heads hd]
+  Tensor q_proj_;                             // [2 heads hd, hidden]: query | gate per head
+  Tensor k_proj_, v_proj_, o_proj_;           // [kv hd, hidden], [kv hd, hidden], [hidden, heads hd]
   RmsNorm q_norm_, k_norm_;                   // [head_dim]
   Tensor index_q_proj_, index_k_proj_;        // [index_heads index_dim, hidden], [index_dim, hidden]
   RmsNorm index_q_norm_, index_k_norm_;       // [index_dim]
