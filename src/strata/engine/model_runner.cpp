@@ -27,6 +27,9 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
     : model_(model), backend_(backend), options_(options), layer_workspace_(backend),
       step_workspace_(backend), step_buffers_(backend) {
   const ModelConfig& config = model.config();
+  if (model.parts().kv_cache_rows_f32 && options_.kv_cache_dtype == KvCacheDType::kFp8)
+    fail("{} keeps per-token layer state in f32 KV-cache rows, which an fp8 cache cannot hold; drop "
+         "--kv-cache-dtype fp8", config.model_type);
   KvCacheShape shape = kv_cache_shape(model, backend, options_.block_size, options_.kv_cache_dtype);
   std::unique_ptr<SsmStatePool> ssm_pool;
   std::unique_ptr<VerifyStateBuffers> verify_states;

@@ -1,7 +1,7 @@
 // Qwen4-Exp's configuration read from the fixture's config.json: the layer kinds, the PLE hash
 // tables derived from seed and ngram_vocab_size_base (equal to the buffers transformers saved),
-// errors for configs it cannot take, and the layer plan `strata info` prints with the state each
-// layer carries.
+// errors for configs it cannot take, the layer plan `strata info` prints with the state each
+// layer carries, and the refused fp8 KV cache.
 #include "strata/model/arch/qwen4_exp_config.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 
 #include "strata/backend/backend.h"
 #include "strata/core/error.h"
+#include "strata/engine/model_runner.h"
 #include "strata/model/model_loader.h"
 #include "test_support.h"
 
@@ -81,6 +82,18 @@ TEST(Qwen4ExpConfig, ShapesOnlyModelGivesTheLayerPlanAndItsStates) {
   EXPECT_EQ(states[1].conv_state_elems, 3 * 64 * (3 * 3));  // PLE: (kernel - 1) * dilation rows of n * hidden
   EXPECT_EQ(states[2].h_state_elems, states[0].h_state_elems);
   EXPECT_EQ(states[3].conv_state_elems, states[1].conv_state_elems);
+}
+
+// The QSA keys live in f32 cache rows: an fp8 KV cache is refused before any step runs.
+TEST(Qwen4ExpConfig, AnFp8KvCacheIsRefused) {
+  const auto backend = make_cpu_backend(1);
+  const LoadedModel loaded = load_model({.model_path = test::fixture_path("hf/qwen4_exp")}, *backend);
+  try {
+    ModelRunner runner(*loaded.model, *backend, {.kv_cache_dtype = KvCacheDType::kFp8});
+    FAIL() << "an fp8 KV cache was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("drop --kv-cache-dtype fp8"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -68,6 +68,7 @@ std::unique_ptr<Model> build_qwen4_exp(const ModelConfig& config, const ModelWei
   parts.hyper_head = std::make_shared<GatedResidual>(hc, WeightScope(weights, prefix + ".hyper_connection_mixer"),
                                                      /*inject=*/false);
   parts.kv_cache_heads = config.num_key_value_heads + 1;  // the last head holds the QSA index rows
+  parts.kv_cache_rows_f32 = true;
   auto model = std::make_unique<Model>(config, std::move(parts));
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
     const WeightScope w(weights, fmt::format("{}.layers.{}", prefix, i));
