@@ -1,9 +1,8 @@
 // Qwen4-Exp's QSA attention over per-token cache rows: every `rate` tokens form a block; a query
-// sees the tokens of the complete blocks its indexer selected plus the tokens after its last
-// complete block (the unfinished tail, itself included). The index keys of a block are pooled
-// from its tokens' rows into one entry (mean_row_windows). Positions follow ops::paged_attention:
-// query i of a row with q_len queries and kv_len keys sits at kv_len - q_len + i.
-// CPU only: models using it are refused on CUDA at build.
+// sees the complete blocks its indexer selected plus the tokens after its last complete block.
+// A block's index key is pooled from its tokens' rows (mean_row_windows). Positions follow
+// ops::paged_attention (query i of a row sits at kv_len - q_len + i). CPU only: refused on CUDA
+// at build.
 #pragma once
 
 #include <string>

@@ -1,9 +1,7 @@
-// Qwen4-Exp's per-layer embeddings (PLE): each token's n-grams of orders 2..ngram_size, hashed by
-// per-layer multipliers into rows of per-head tables, and the gate that mixes the looked-up
-// embedding into every residual stream. The n-gram history is a per-sequence carry: the last
-// ngram_size - 1 tokens, each stored as (id + 1) in two 11-bit halves so that any SSM state pool
-// (f16 included) holds it exactly; 0 means no token, which hashes as the end-of-sequence token.
-// CPU only: models using it are refused on CUDA at build.
+// Qwen4-Exp's per-layer embeddings (PLE): each token's n-grams of orders 2..ngram_size hashed into
+// rows of per-head tables, and the gate mixing the embedding into every stream. The n-gram carry:
+// the last ngram_size - 1 tokens as (id + 1) in two 11-bit halves, exact in any SSM pool (f16
+// too); 0 is no token, which hashes as end-of-sequence. CPU only: refused on CUDA at build.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,7 @@
-// Qwen4-Exp's gated hyper-connections as weights a block holds (transformers'
-// Qwen4ExpTextGatedResidual): the residual is n streams [T, n * hidden], normed per stream
-// (hc_norm, 1 + w). A sublayer reads the mean of the normed streams gated elementwise by
+// Qwen4-Exp's gated hyper-connections (Qwen4ExpTextGatedResidual): n streams [T, n * hidden],
+// normed per stream (1 + w). A sublayer reads the mean of the normed streams gated by
 // sigmoid(up(silu(down(normed) / n))); its output goes back into stream j scaled by
-// 2 sigmoid(inject(normed) / n)[j]. The model's final mixer has no injection (a StreamHead).
-// CPU only, as its ops.
+// 2 sigmoid(inject(normed) / n)[j]. The final mixer injects nothing (a StreamHead). CPU only.
 #pragma once
 
 #include "strata/model/forward_context.h"

@@ -1,10 +1,8 @@
-// Qwen4-Exp's per-layer embedding (PLE, transformers' Qwen4ExpTextPLELayer), added to the residual
-// streams before a block: each token's hashed n-gram ids pick rows of the layer's table; their
-// concatenation projects to a value and one key per stream; the normed streams gate the value
-// (ops::ple_gate); a dilated depthwise conv with SiLU over the normed gated values adds local
-// context. Its per-sequence carry (LayerCaps::carry): the n-gram history (h_state) and the conv's
-// last (kernel - 1) * dilation inputs (conv_state; the dilated conv runs as ops::causal_conv1d
-// with zero taps between the dilated ones). CPU only, as its ops.
+// Qwen4-Exp's per-layer embedding (Qwen4ExpTextPLELayer), added to the streams before a block:
+// hashed n-gram rows project to a value and a key per stream, the normed streams gate the value,
+// a dilated depthwise conv with SiLU adds local context. Its carry (LayerCaps::carry): the n-gram
+// history (h_state) and the conv's last (kernel - 1) * dilation inputs (conv_state: the conv runs
+// as ops::causal_conv1d with zero taps between the dilated ones). CPU only, as its ops.
 #pragma once
 
 #include "strata/cache/ssm_layer_shape.h"

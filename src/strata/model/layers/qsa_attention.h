@@ -1,11 +1,8 @@
-// Qwen4-Exp's attention with QSA (transformers' Qwen4ExpTextAttention): Qwen3.5's gated attention
-// (q with a sigmoid output gate, (1 + w) q/k norms, partial rotary) attending only to the tokens
-// its indexer selects: each token projects index queries and one raw index key; every
-// compress_ratio tokens form a block whose key is the mean of theirs, normed and rotated at the
-// block's first position; a query keeps the top budget / ratio blocks by sum_h relu(q_h . key) plus
-// the tokens after its last complete block. Every token's state is its cache rows (decision
-// 0020): K row [k heads | raw index key], V row [v heads | block key in the block's last token].
-// CPU only, as its ops.
+// Qwen4-Exp's QSA attention (Qwen4ExpTextAttention): Qwen3.5's gated attention over the tokens its
+// indexer selects: the top budget / ratio blocks of compress_ratio tokens by sum_h relu(q_h . key),
+// a block's key the mean of its tokens' index keys, normed and rotated at its first position, plus
+// the tokens after the last complete block. State in cache rows (decision 0020): K [k heads | index
+// key], V [v heads | block key, in the block's last token]. CPU only, as its ops.
 #pragma once
 
 #include "strata/model/layer.h"
