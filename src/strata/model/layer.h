@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "strata/cache/ssm_layer_shape.h"
-
 #include "strata/model/forward_context.h"
 #include "strata/model/step_batch.h"
 
