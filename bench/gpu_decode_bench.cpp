@@ -133,9 +133,8 @@ ModelCost model_cost(const LoadedModel& m, int64_t num_kv_layers, bool fp8, bool
   cost.matmul_params = params - expert_params + (cost.num_experts > 0 ? expert_params * cost.top_k / cost.num_experts : 0);
   cost.kv_bytes_per_token = 2.0 * num_kv_layers * c.num_key_value_heads * c.head_dim * (fp8_kv ? 1 : 2);
   cost.attn_flops_factor = 4.0 * num_kv_layers * c.num_attention_heads * c.head_dim;  // QK^T + PV
-  for (int64_t i = 0; i < m.model->num_layers(); ++i)
-    cost.ssm_bytes_per_seq += 2.0 * 4 * static_cast<double>(m.model->caps(i).ssm_h_state_elems +
-                                                            m.model->caps(i).ssm_conv_state_elems);
+  for (const SsmLayerShape& shape : m.model->ssm_layer_shapes())
+    cost.ssm_bytes_per_seq += 2.0 * 4 * static_cast<double>(shape.h_state_elems + shape.conv_state_elems);
   return cost;
 }
 

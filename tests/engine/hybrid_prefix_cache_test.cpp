@@ -111,7 +111,7 @@ TEST_P(HybridPrefixCache, IntervalSnapshotsInALongPrompt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HybridPrefixCache, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
-                                                                                  "qwen3_5"));
+                                                                                  "qwen3_5", "qwen4_exp"));
 
 }  // namespace
 }  // namespace strata

@@ -53,7 +53,7 @@ TEST_P(PrefixCacheExactness, ConcurrentRequestsSharingAPrefix) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, PrefixCacheExactness,
                          ::testing::Values("llama", "llama3_rope", "qwen2", "qwen3", "gemma3_global", "qwen3_moe", "mixtral",
                                            "qwen3_next", "mamba2", "nemotron_h", "nemotron_h_moe", "gpt_oss",
-                                           "deepseek_v3", "deepseek_v4", "qwen3_5", "qwen3_5_moe_text"));
+                                           "deepseek_v3", "deepseek_v4", "qwen3_5", "qwen3_5_moe_text", "qwen4_exp"));
 
 class PrefixCacheEdges : public PrefixCacheExactness {};
 

@@ -90,7 +90,7 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, SpeculativeDecoding,
                          ::testing::Values("qwen3", "gemma3_global", "mixtral", "gpt_oss", "deepseek_v3", "qwen3_next",
-                                           "mamba2", "nemotron_h_moe", "qwen3_5"));
+                                           "mamba2", "nemotron_h_moe", "qwen3_5", "qwen4_exp"));
 
 }  // namespace
 }  // namespace strata

@@ -56,7 +56,7 @@ TEST_P(SsmHostTier, WithoutItTheEvictedPrefixIsRecomputed) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, SsmHostTier,
                          ::testing::Values("qwen3_next", "mamba2", "nemotron_h", "nemotron_h_moe", "qwen3_5",
-                                           "qwen3_5_moe_text"));
+                                           "qwen3_5_moe_text", "qwen4_exp"));
 
 }  // namespace
 }  // namespace strata

@@ -118,7 +118,7 @@ TEST_P(SwapPreemption, ASwappedSequenceResumesBitForBit) { test::expect_swap_res
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, SwapPreemption,
                          ::testing::Values("llama", "qwen3", "qwen3_moe", "qwen3_next", "mamba2", "nemotron_h",
-                                           "nemotron_h_moe", "qwen3_5", "qwen3_5_moe_text"));
+                                           "nemotron_h_moe", "qwen3_5", "qwen3_5_moe_text", "qwen4_exp"));
 
 }  // namespace
 }  // namespace strata

@@ -50,8 +50,8 @@ LogitsAgreement agreement(const Tensor& got, const Tensor& ref) {
   return a;
 }
 
-// Architectures the CUDA backend refuses at build (no kernels yet): CpuOnlyModelsAreRefusedAtBuild.
-const std::vector<std::string> kCpuOnlyModelTypes = {"deepseek_v4"};
+// Architectures the CUDA backend refuses at build (no kernels yet): the *IsRefusedAtBuild tests.
+const std::vector<std::string> kCpuOnlyModelTypes = {"deepseek_v4", "qwen4_exp", "qwen4_exp_text"};
 
 bool cpu_only(const std::string& type) {
   return std::find(kCpuOnlyModelTypes.begin(), kCpuOnlyModelTypes.end(), type) != kCpuOnlyModelTypes.end();
@@ -225,21 +225,23 @@ void expect_dummy_llama31_matches_cpu(WeightQuantization quantization) {
   EXPECT_GE(a.top1, 0.75);
 }
 
-// DeepSeek-V4's ops have no CUDA kernels yet: the model is refused when built, naming the layer
-// and the way out, never mid-step.
-TEST(CudaFixture, CpuOnlyModelsAreRefusedAtBuild) {
+// A model whose ops have no CUDA kernels yet is refused when built, naming the layer and the
+// way out, never mid-step.
+void expect_refused_on_cuda(const std::string& fixture) {
   auto gpu = make_cuda_backend(0);
   if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
-  for (const std::string& name : {std::string("deepseek_v4")}) {
-    try {
-      load_model({.model_path = fixture_path("hf/" + name)}, *gpu);
-      ADD_FAILURE() << name << " built on CUDA";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("no CUDA kernels yet"), std::string::npos) << name << ": " << e.what();
-      EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << name << ": " << e.what();
-    }
+  try {
+    load_model({.model_path = fixture_path("hf/" + fixture)}, *gpu);
+    FAIL() << fixture << " built on CUDA";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA kernels yet"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
   }
 }
+
+TEST(CudaFixture, DeepseekV4IsRefusedAtBuild) { expect_refused_on_cuda("deepseek_v4"); }
+// Qwen4-Exp: gated hyper-connections, PLE and QSA.
+TEST(CudaFixture, Qwen4ExpIsRefusedAtBuild) { expect_refused_on_cuda("qwen4_exp"); }
 
 TEST(CudaFixture, DummyLlama31MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kNone); }
 TEST(CudaFixture, DummyLlama31Fp8MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kFp8); }

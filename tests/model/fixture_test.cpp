@@ -85,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(Dense, FixtureTest,
 INSTANTIATE_TEST_SUITE_P(MoeAndHybrid, FixtureTest,
                          ::testing::Values("qwen3_moe", "mixtral", "qwen3_next", "mamba2",
                                            "nemotron_h", "nemotron_h_moe", "nemotron_h_latent_moe", "gpt_oss",
-                                           "gpt_oss_mxfp4", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v4"));
+                                           "gpt_oss_mxfp4", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v4",
+                                           "qwen4_exp"));
 // Qwen3.5: the multimodal layout (text model under model.language_model, a vision tower and MTP
 // tensors left unread, embeddings tied at the top level) and the text-only MoE with fused experts.
 INSTANTIATE_TEST_SUITE_P(Qwen35, FixtureTest, ::testing::Values("qwen3_5", "qwen3_5_moe_text"));

@@ -153,7 +153,8 @@ TEST_P(SsmStateTest, SideBySideDecodeEqualsSequencesAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Hybrid, SsmStateTest, ::testing::Values("qwen3_next", "mamba2", "nemotron_h",
-                                                                  "nemotron_h_moe", "qwen3_5", "qwen3_5_moe_text"));
+                                                                  "nemotron_h_moe", "qwen3_5", "qwen3_5_moe_text",
+                                                                  "qwen4_exp"));
 
 TEST(SsmStateCli, LogitsCommandMatchesTransformersOnQwen3Next) {
   const std::string dir = fixture_path("hf/qwen3_next");
@@ -182,7 +183,7 @@ namespace {
 // f16 storage of h_state (--ssm-state-dtype f16): the same model within the accuracy cost
 // docs/ssm_state_f16.md states, on every row of a prefill + decode run.
 TEST(SsmStateF16, StaysCloseToF32) {
-  for (const char* name : {"qwen3_next", "mamba2"}) {
+  for (const char* name : {"qwen3_next", "mamba2", "qwen4_exp"}) {  // qwen4_exp: its PLE carry in f16 too
     Fixture f = load_fixture(name);
     ModelRunner f32(*f.loaded.model, *f.backend, {});
     ModelRunner f16(*f.loaded.model, *f.backend, {.ssm_state_dtype = SsmStateDType::kF16});

@@ -35,10 +35,10 @@ void print_info(ModelFlags flags) {
   fmt::print("kv cache:        {} attention layers, {} KiB per token in bf16 ({} KiB in f32)\n",
              model.num_kv_layers(), kv_bytes_per_token_bf16 / 1024.0, kv_bytes_per_token_bf16 / 512.0);
   int64_t ssm_bytes = 0;
-  for (int64_t i = 0; i < model.num_layers(); ++i)
-    ssm_bytes += 4 * (model.caps(i).ssm_h_state_elems + model.caps(i).ssm_conv_state_elems);
+  for (const SsmLayerShape& shape : model.ssm_layer_shapes())
+    ssm_bytes += 4 * (shape.h_state_elems + shape.conv_state_elems);
   if (model.num_ssm_layers() > 0)
-    fmt::print("ssm state:       {} recurrent layers, {:.1f} KiB per sequence in f32\n",
+    fmt::print("ssm state:       {} recurrent states, {:.1f} KiB per sequence in f32\n",
                model.num_ssm_layers(), ssm_bytes / 1024.0);
   fmt::print("layer plan:\n");
   const auto& plan = model.layer_plan();

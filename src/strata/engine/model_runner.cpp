@@ -27,14 +27,14 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
     : model_(model), backend_(backend), options_(options), layer_workspace_(backend),
       step_workspace_(backend), step_buffers_(backend) {
   const ModelConfig& config = model.config();
+  if (model.parts().kv_cache_rows_f32 && options_.kv_cache_dtype == KvCacheDType::kFp8)
+    fail("{} keeps per-token layer state in f32 KV-cache rows, which an fp8 cache cannot hold; drop "
+         "--kv-cache-dtype fp8", config.model_type);
   KvCacheShape shape = kv_cache_shape(model, backend, options_.block_size, options_.kv_cache_dtype);
   std::unique_ptr<SsmStatePool> ssm_pool;
   std::unique_ptr<VerifyStateBuffers> verify_states;
   if (model.num_ssm_layers() > 0) {
-    std::vector<SsmLayerShape> layers;
-    for (int64_t i = 0; i < model.num_layers(); ++i)
-      if (model.caps(i).ssm_h_state_elems > 0)
-        layers.push_back({model.caps(i).ssm_h_state_elems, model.caps(i).ssm_conv_state_elems});
+    const std::vector<SsmLayerShape>& layers = model.ssm_layer_shapes();
     // State in the backend's memory, so the recurrent kernels read and write it in place;
     // made before the KV cache so that an automatic KV size leaves room for it.
     // One slot more than asked for: the scratch state of padding rows in captured graphs.

@@ -22,6 +22,7 @@ struct ForwardContext {
   DType activation_dtype = DType::kF32;
   int64_t kv_layer = -1;   // this layer's index among attention layers
   int64_t ssm_layer = -1;  // this layer's index among recurrent layers
+  int64_t carry_layer = -1;  // the pool index of this layer's carry (LayerCaps::carry), or -1
   int64_t layer = -1;      // this layer's index in the model
   const LoraSet* lora = nullptr;  // the server's LoRA adapters, or null
   Tensor lora_slots;              // [T] i32: each token's adapter slot, -1 for none

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "strata/cache/ssm_layer_shape.h"
 #include "strata/model/forward_context.h"
 #include "strata/model/step_batch.h"
 
@@ -14,6 +15,10 @@ struct LayerCaps {
   bool uses_kv_cache = false;
   int64_t ssm_h_state_elems = 0;     // per slot; 0 for layers without recurrent state
   int64_t ssm_conv_state_elems = 0;  // per slot
+  // Per-sequence state beside the mixer's (Qwen4-Exp's PLE carry), kept by the SSM state pool as
+  // a recurrent state of its own, so it is allocated, forked, snapshotted, rolled back and
+  // swapped with the rest; the layer finds it at ctx.carry_layer. Empty: none.
+  SsmLayerShape carry;
   // forward may be captured in a CUDA graph; recurrent layers only for plain decode steps
   // (StepBatch::is_plain_ssm_decode), which the runner checks.
   bool graph_safe = true;

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "strata/core/error.h"
-#include "strata/model/layers/hyper_connection.h"
+#include "strata/model/layers/stream_head.h"
 #include "strata/model/vision/vision_tower.h"
 #include "strata/ops/activation.h"
 #include "strata/ops/elementwise.h"
@@ -45,7 +45,14 @@ bool Model::causal() const {
 void Model::add_layer(std::unique_ptr<Layer> layer, std::string description) {
   const LayerCaps caps = layer->caps();
   kv_index_.push_back(caps.uses_kv_cache ? num_kv_layers_++ : -1);
-  ssm_index_.push_back(caps.ssm_h_state_elems > 0 ? num_ssm_layers_++ : -1);
+  auto add_state = [this](const SsmLayerShape& shape) {
+    ssm_shapes_.push_back(shape);
+    return num_ssm_layers() - 1;
+  };
+  ssm_index_.push_back(caps.ssm_h_state_elems > 0
+                           ? add_state({caps.ssm_h_state_elems, caps.ssm_conv_state_elems}) : -1);
+  const bool has_carry = caps.carry.h_state_elems > 0 || caps.carry.conv_state_elems > 0;
+  carry_index_.push_back(has_carry ? add_state(caps.carry) : -1);
   caps_.push_back(caps);
   layers_.push_back(std::move(layer));
   descriptions_.push_back(std::move(description));
@@ -116,6 +123,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   for (size_t i = 0; i < layers_.size(); ++i) {
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
+    ctx.carry_layer = carry_index_[i];
     ctx.layer = static_cast<int64_t>(i);
     layers_[i]->forward(step, x, ctx);
     ctx.workspace.reset();

@@ -19,7 +19,7 @@
 
 namespace strata {
 
-class HyperHead;
+class StreamHead;
 class VisionTower;
 
 class Model {
@@ -45,10 +45,14 @@ class Model {
     // A multi-token-prediction module's input stage (embedding and hidden state joined); the
     // step then carries device().input_hidden_states. Undefined for every other model.
     MtpInput mtp_input;
-    // > 1: the residual is this many streams, [T, streams * hidden] (DeepSeek-V4's mHC): the
-    // embedding enters every stream and the hyper head collapses them before the final norm.
+    // > 1: the residual is this many streams, [T, streams * hidden] (DeepSeek-V4's mHC,
+    // Qwen4-Exp's hyper-connections): the embedding enters every stream and the stream head
+    // collapses them before the final norm (if any).
     int64_t residual_streams = 1;
-    std::shared_ptr<const HyperHead> hyper_head;
+    std::shared_ptr<const StreamHead> hyper_head;
+    // Layers keep per-token state of their own in f32 KV-cache rows (DeepSeek-V4, Qwen4-Exp's
+    // QSA): an fp8 cache cannot hold it and is refused when the runner is made.
+    bool kv_cache_rows_f32 = false;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)
   };
@@ -78,7 +82,9 @@ class Model {
   int64_t num_kv_layers() const { return num_kv_layers_; }
   int64_t kv_cache_heads() const { return parts_.kv_cache_heads > 0 ? parts_.kv_cache_heads : config_.num_key_value_heads; }
   int64_t kv_cache_head_dim() const { return parts_.kv_cache_head_dim > 0 ? parts_.kv_cache_head_dim : config_.head_dim; }
-  int64_t num_ssm_layers() const { return num_ssm_layers_; }
+  // Recurrent states in the SSM pool: mixers' states and layers' carries, in pool order.
+  int64_t num_ssm_layers() const { return static_cast<int64_t>(ssm_shapes_.size()); }
+  const std::vector<SsmLayerShape>& ssm_layer_shapes() const { return ssm_shapes_; }
   // false: some layer attends both ways (encoders): the engine runs prompts whole, never
   // chunked, and without prefix caching.
   bool causal() const;
@@ -101,9 +107,10 @@ class Model {
   std::unique_ptr<VisionTower> vision_tower_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<LayerCaps> caps_;
-  std::vector<int64_t> kv_index_, ssm_index_;  // per layer; -1 when unused
+  std::vector<int64_t> kv_index_, ssm_index_, carry_index_;  // per layer; -1 when unused
+  std::vector<SsmLayerShape> ssm_shapes_;
   std::vector<std::string> descriptions_;
-  int64_t num_kv_layers_ = 0, num_ssm_layers_ = 0;
+  int64_t num_kv_layers_ = 0;
 };
 
 }  // namespace strata

@@ -26,6 +26,7 @@ const std::vector<std::pair<std::string, ModelBuilder>>& registry() {
       {"gpt_oss", build_gpt_oss},
       {"deepseek_v3", build_deepseek_v3},
       {"deepseek_v4", build_deepseek_v4},
+      {"qwen4_exp", build_qwen4_exp}, {"qwen4_exp_text", build_qwen4_exp},
       {"bert", build_bert},
       {"modernbert", build_modernbert},
   };

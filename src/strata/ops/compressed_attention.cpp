@@ -33,9 +33,9 @@ void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, c
                    const IndexerParams& params, const Tensor& selected) {
   check_rows(q, rows, meta, params.head_dim);
   STRATA_CHECK(params.rate > 0 && params.top_k > 0 && params.entry_offset + params.head_dim <= rows.dim(1));
-  expect_shape(weights, {q.dim(0), q.dim(1)}, "indexer_top_k weights");
+  if (weights.defined()) expect_shape(weights, {q.dim(0), q.dim(1)}, "indexer_top_k weights");
   expect_shape(selected, {q.dim(0), params.top_k}, "indexer_top_k selected");
-  STRATA_CHECK(selected.dtype() == DType::kI32 && weights.dtype() == DType::kF32);
+  STRATA_CHECK(selected.dtype() == DType::kI32 && (!weights.defined() || weights.dtype() == DType::kF32));
   cpu::indexer_top_k(q, weights, rows, meta, params, selected);
 }
 

@@ -36,7 +36,8 @@ struct IndexerParams {
   float scale = 1.0f;        // index_head_dim^-0.5
 };
 
-// q: [T, num_heads, head_dim] f32 (rotated); weights: [T, num_heads] f32 (weights_proj * heads^-0.5);
+// q: [T, num_heads, head_dim] f32 (rotated); weights: [T, num_heads] f32 (weights_proj * heads^-0.5), or
+// undefined: every head weighs 1 (Qwen4-Exp's QSA indexer);
 // selected: [T, top_k] i32: per query the closed entries with the highest
 // sum_h weights[h] * relu(q[h] . entry) * scale, best first (ties: lower index), -1 past the closed count.
 void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, const AttentionMetadata& meta,

@@ -93,11 +93,12 @@ TEST(CompressedAttentionOp, SlidingWindowAndSelectedEntries) {
   check_attention(selected);
 }
 
-TEST(CompressedAttentionOp, IndexerKeepsTheBestClosedEntries) {
+// weights undefined: every head weighs 1 (Qwen4-Exp's QSA indexer).
+void check_indexer(bool weighted) {
   const Step s;
   const int64_t top_k = 3;
   const Tensor rows = test::random_f32({9 * kBlock, kRowWidth}, 94), q = test::random_f32({7, kHeads, kDim}, 95);
-  const Tensor weights = test::random_f32({7, kHeads}, 96);
+  const Tensor weights = weighted ? test::random_f32({7, kHeads}, 96) : Tensor();
   Tensor selected = Tensor::host(DType::kI32, {7, top_k});
   ops::indexer_top_k(q, weights, rows, s.meta(),
                      {.head_dim = kDim, .block_size = kBlock, .rate = kRate, .entry_offset = kEntryOffset,
@@ -111,7 +112,7 @@ TEST(CompressedAttentionOp, IndexerKeepsTheBestClosedEntries) {
         double dot = 0;
         const float* e = s.row(rows, t, w * kRate + kRate - 1) + kEntryOffset;
         for (int64_t i = 0; i < kDim; ++i) dot += q.data_as<float>()[(t * kHeads + h) * kDim + i] * e[i];
-        score[w] += std::max(dot, 0.0) * 0.5 * weights.data_as<float>()[t * kHeads + h];
+        score[w] += std::max(dot, 0.0) * 0.5 * (weighted ? weights.data_as<float>()[t * kHeads + h] : 1.0);
       }
     std::vector<int32_t> order(closed);
     std::iota(order.begin(), order.end(), 0);
@@ -120,6 +121,9 @@ TEST(CompressedAttentionOp, IndexerKeepsTheBestClosedEntries) {
       EXPECT_EQ(selected.data_as<int32_t>()[t * top_k + j], j < closed ? order[j] : -1) << t << "," << j;
   }
 }
+
+TEST(CompressedAttentionOp, IndexerKeepsTheBestClosedEntries) { check_indexer(/*weighted=*/true); }
+TEST(CompressedAttentionOp, IndexerWithUnitHeadWeights) { check_indexer(/*weighted=*/false); }
 
 }  // namespace
 }  // namespace strata

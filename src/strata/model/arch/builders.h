@@ -19,6 +19,7 @@ std::unique_ptr<Model> build_gemma3_text(const ModelConfig& config, const ModelW
 std::unique_ptr<Model> build_gpt_oss(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_deepseek_v3(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_deepseek_v4(const ModelConfig& config, const ModelWeights& weights);
+std::unique_ptr<Model> build_qwen4_exp(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_bert(const ModelConfig& config, const ModelWeights& weights);
 std::unique_ptr<Model> build_modernbert(const ModelConfig& config, const ModelWeights& weights);
 

@@ -21,8 +21,8 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
   Model::Parts parts;
   // The lookup reads bf16 rows on a GPU, whatever format the table is stored in.
   parts.embed_tokens = weights.get_widened(options.embed_tokens, {config.vocab_size, config.hidden_size});
-  parts.final_norm = rms_norm_weight(root, options.final_norm, config, options.norm_unit_offset,
-                                     options.norm_eps);
+  if (!options.final_norm.empty())
+    parts.final_norm = rms_norm_weight(root, options.final_norm, config, options.norm_unit_offset, options.norm_eps);
   if (config.head() == ModelHead::kHiddenStates) return parts;  // an lm_head in the file stays unread
   if (config.head() == ModelHead::kClassifier) {
     const Shape shape{config.pooler->num_labels, config.hidden_size};

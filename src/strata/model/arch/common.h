@@ -17,7 +17,7 @@ namespace strata {
 
 struct DecoderPartsOptions {
   std::string embed_tokens = "model.embed_tokens.weight";
-  std::string final_norm = "model.norm.weight";  // Mamba-2 / Nemotron-H: backbone.norm_f.weight
+  std::string final_norm = "model.norm.weight";  // Mamba-2 / Nemotron-H: backbone.norm_f.weight; "": none
   bool norm_unit_offset = false;                 // zero-centred (1 + w) final norm
   double norm_eps = 0.0;                         // 0: config.rms_norm_eps
 };

@@ -61,6 +61,7 @@ Model::Parts v4_parts(const ModelConfig& config, const ModelWeights& weights, co
   parts.residual_streams = v4.hc_mult;
   parts.hyper_head = std::make_shared<HyperHead>(hc, root.scope("model.hc_head"));
   parts.kv_cache_heads = 1;
+  parts.kv_cache_rows_f32 = true;
   parts.kv_cache_head_dim = v4.max_row_width();
   return parts;
 }

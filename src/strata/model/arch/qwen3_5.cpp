@@ -15,15 +15,6 @@
 namespace strata {
 namespace {
 
-constexpr const char* kNestedPrefix = "model.language_model";
-
-// Where the text model's weights live: the checkpoint says; dummy weights follow the config.
-std::string text_prefix(const ModelConfig& config, const ModelWeights& weights) {
-  const bool nested = weights.is_dummy() ? config.has("text_config")
-                                         : !weights.names_under(std::string(kNestedPrefix) + ".").empty();
-  return nested ? kNestedPrefix : "model";
-}
-
 // The vision tower of a multimodal checkpoint, on the model's backend (on a GPU, a stream of its own).
 void add_vision_tower(Model& model, const ModelConfig& config, const ModelWeights& weights) {
   // Dummy weights follow the config; a real checkpoint must hold the tower to have one.
@@ -67,19 +58,23 @@ Qwen3NextFfn moe_ffn(const MoeOptions& moe, const WeightScope& mlp) {
   return {std::make_unique<MoeFfn>(moe, mlp), "moe"};
 }
 
-Qwen3NextStack text_stack(const ModelConfig& config, const ModelWeights& weights, bool moe_layers) {
+MoeOptions qwen3_5_moe_options(const ModelConfig& config) {
   MoeOptions moe = qwen_moe_options(config);
   moe.route.norm_topk_prob = true;  // Qwen3_5MoeTopKRouter renormalises; configs carry no flag
   moe.shared_intermediate_size = config.get_int("shared_expert_intermediate_size", 0);
   moe.shared_expert_gate = true;
-  if (moe_layers && (moe.num_experts < 1 || moe.shared_intermediate_size < 1))
+  if (moe.num_experts < 1 || moe.shared_intermediate_size < 1)
     fail("config.json of {}: num_experts ({}) and shared_expert_intermediate_size ({}) must be positive",
          config.model_type, moe.num_experts, moe.shared_intermediate_size);
+  return moe;
+}
+
+Qwen3NextStack text_stack(const ModelConfig& config, const ModelWeights& weights, bool moe_layers) {
   const MlpOptions mlp = dense_mlp_options(config);
-  return {.prefix = text_prefix(config, weights),
+  return {.prefix = qwen3_5_text_prefix(config, weights),
           .split_gdn_projections = true,
-          .make_ffn = [moe, mlp, moe_layers](const WeightScope& w, int64_t) {
-            if (moe_layers) return moe_ffn(moe, w);
+          .make_ffn = [config, mlp, moe_layers](const WeightScope& w, int64_t) {
+            if (moe_layers) return qwen3_5_moe_ffn(config, w);
             return Qwen3NextFfn{std::make_unique<Mlp>(mlp, w), "mlp"};
           }};
 }
@@ -93,6 +88,17 @@ std::unique_ptr<Model> build(const ModelConfig& config, const ModelWeights& weig
 }
 
 }  // namespace
+
+std::string qwen3_5_text_prefix(const ModelConfig& config, const ModelWeights& weights) {
+  constexpr const char* kNestedPrefix = "model.language_model";
+  const bool nested = weights.is_dummy() ? config.has("text_config")
+                                         : !weights.names_under(std::string(kNestedPrefix) + ".").empty();
+  return nested ? kNestedPrefix : "model";
+}
+
+Qwen3NextFfn qwen3_5_moe_ffn(const ModelConfig& config, const WeightScope& mlp) {
+  return moe_ffn(qwen3_5_moe_options(config), mlp);
+}
 
 std::unique_ptr<Model> build_qwen3_5(const ModelConfig& config, const ModelWeights& weights) {
   return build(config, weights, /*moe_layers=*/false);

@@ -48,6 +48,8 @@ ops::MropeSections mrope_sections(const ModelConfig& config, int64_t rotary_dim)
           .interleaved = params.value("mrope_interleaved", false)};
 }
 
+}  // namespace
+
 AttentionOptions gated_attention_options(const ModelConfig& config) {
   AttentionOptions attention = attention_options(config);
   attention.qk_norm = true;
@@ -62,8 +64,7 @@ AttentionOptions gated_attention_options(const ModelConfig& config) {
   return attention;
 }
 
-std::unique_ptr<Mixer> make_mixer(const ModelConfig& config, const WeightScope& w, bool full, bool split) {
-  if (full) return std::make_unique<Attention>(gated_attention_options(config), w.scope("self_attn"));
+std::unique_ptr<Mixer> gated_deltanet_mixer(const ModelConfig& config, const WeightScope& w, bool split) {
   const GatedDeltaNetOptions gdn{.hidden_size = config.hidden_size,
                                  .num_k_heads = config.require_int("linear_num_key_heads"),
                                  .num_v_heads = config.require_int("linear_num_value_heads"),
@@ -73,6 +74,13 @@ std::unique_ptr<Mixer> make_mixer(const ModelConfig& config, const WeightScope& 
                                  .norm_eps = static_cast<float>(config.rms_norm_eps),
                                  .split_projections = split};
   return std::make_unique<GatedDeltaNet>(gdn, w.scope("linear_attn"));
+}
+
+namespace {
+
+std::unique_ptr<Mixer> make_mixer(const ModelConfig& config, const WeightScope& w, bool full, bool split) {
+  if (full) return std::make_unique<Attention>(gated_attention_options(config), w.scope("self_attn"));
+  return gated_deltanet_mixer(config, w, split);
 }
 
 }  // namespace

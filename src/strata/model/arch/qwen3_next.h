@@ -23,6 +23,18 @@ struct Qwen3NextStack {
   std::function<Qwen3NextFfn(const WeightScope& mlp, int64_t layer)> make_ffn;
 };
 
+// The gated attention's options: output gate, (1 + w) q/k norms, partial rotary (0.25 unless
+// config.json names it), Qwen3.5's MRoPE sections.
+AttentionOptions gated_attention_options(const ModelConfig& config);
+// The Gated DeltaNet of the layer scope `w` (its linear_attn), projections split (Qwen3.5) or not.
+std::unique_ptr<Mixer> gated_deltanet_mixer(const ModelConfig& config, const WeightScope& w, bool split);
+// Where a Qwen3.5-family text model's weights live: model.language_model in multimodal
+// checkpoints, else model (the checkpoint says; dummy weights follow the config).
+std::string qwen3_5_text_prefix(const ModelConfig& config, const ModelWeights& weights);
+// Qwen3.5's MoE feed-forward of `mlp` (top-k renormalised, a sigmoid-gated shared expert),
+// experts per-expert or fused as the released checkpoints store them (qwen3_5.cpp).
+Qwen3NextFfn qwen3_5_moe_ffn(const ModelConfig& config, const WeightScope& mlp);
+
 std::unique_ptr<Model> build_qwen3_next_stack(const ModelConfig& config, const ModelWeights& weights,
                                               const Qwen3NextStack& stack);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "strata/model/layers/closing_windows.h"
 #include "strata/model/layers/normed_input.h"
 #include "strata/ops/compressed_kv.h"
 #include "strata/ops/elementwise.h"
@@ -40,49 +41,10 @@ Tensor host_f32(const std::vector<float>& values) {
   return t;
 }
 
-Tensor host_i32(const std::vector<int32_t>& values, Shape shape) {
-  Tensor t = Tensor::host(DType::kI32, shape);
-  std::copy(values.begin(), values.end(), t.data_as<int32_t>());
-  return t;
-}
-
-// The windows that close in this step: their source tokens' slots ([E, S], the previous window
-// first with overlap, -1 where absent), the slot of each window's last token and its position.
-struct ClosingWindows {
-  std::vector<int32_t> sources, entry_slots, positions;
-  int64_t count() const { return static_cast<int64_t>(entry_slots.size()); }
-};
-
-ClosingWindows closing_windows(const StepBatch& step, int64_t rate, bool overlap) {
-  ClosingWindows windows;
-  for (const StepRow& row : step.rows()) {
-    if (row.padding) continue;
-    auto slot = [&](int64_t pos) {
-      return static_cast<int32_t>(row.block_table[pos / step.block_size()] * step.block_size() + pos % step.block_size());
-    };
-    for (int64_t p = row.num_computed_tokens; p < row.num_computed_tokens + row.q_len(); ++p) {
-      if ((p + 1) % rate != 0) continue;
-      const int64_t w = p / rate;
-      if (overlap)
-        for (int64_t j = 0; j < rate; ++j) windows.sources.push_back(w > 0 ? slot((w - 1) * rate + j) : -1);
-      for (int64_t j = 0; j < rate; ++j) windows.sources.push_back(slot(w * rate + j));
-      windows.entry_slots.push_back(slot(p));
-      windows.positions.push_back(static_cast<int32_t>(w * rate));
-    }
-  }
-  return windows;
-}
-
 // x: [T, heads, dim] rotated in place on its first rope dims at `positions` [T] i32.
 void rotate(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, int64_t rope, ForwardContext& ctx) {
   Tensor unused = ctx.temp_f32({x.dim(0), 1, x.dim(2)});
   ops::rope(x, unused, positions, inv_freq, {.rotary_dim = rope});
-}
-
-ops::AttentionMetadata metadata(const StepBatch& step) {
-  return {.cu_seqlens = step.device().cu_seqlens, .kv_lens = step.device().kv_lens,
-          .block_tables = step.device().block_tables, .num_rows = step.num_rows(),
-          .max_q_len = step.max_q_len(), .max_kv_len = step.max_kv_len()};
 }
 
 }  // namespace
@@ -170,7 +132,7 @@ Tensor DeepseekV4Attention::select_entries(const StepBatch& step, const Tensor& 
   ops::linear(h, indexer_weights_, Tensor(), weights);
   ops::scale(weights, 1.0f / std::sqrt(static_cast<float>(heads)));
   Tensor selected = ctx.workspace.alloc(DType::kI32, {t, config_.index_topk});
-  ops::indexer_top_k(q, weights, rows, metadata(step),
+  ops::indexer_top_k(q, weights, rows, attention_metadata(step),
                      {.head_dim = dim, .block_size = step.block_size(), .rate = options_.layer.compress_rate,
                       .entry_offset = row_.indexer_entry, .top_k = config_.index_topk,
                       .scale = 1.0f / std::sqrt(static_cast<float>(dim))},
@@ -222,7 +184,7 @@ void DeepseekV4Attention::forward(const StepBatch& step, NormedInput& in, const 
   if (options_.layer.attention == DeepseekV4AttentionKind::kCompressedSparse)
     selected = select_entries(step, h, q_residual, rows, ctx);
   Tensor o = ctx.temp_f32({t, heads, d});
-  ops::compressed_attention(q, rows, metadata(step),
+  ops::compressed_attention(q, rows, attention_metadata(step),
                             {.head_dim = d, .block_size = step.block_size(), .sliding_window = config_.sliding_window,
                              .rate = compressed ? options_.layer.compress_rate : 0, .entry_offset = row_.entry,
                              .scale = 1.0f / std::sqrt(static_cast<float>(d)), .sinks = sinks_, .selected = selected},

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "strata/model/forward_context.h"
+#include "strata/model/layers/stream_head.h"
 #include "strata/model/model_weights.h"
 #include "strata/ops/hyper_connection.h"
 
@@ -40,12 +41,12 @@ class HyperConnection {
   Tensor ones_;               // [n hidden] f32: the norm is unweighted
 };
 
-class HyperHead {
+class HyperHead final : public StreamHead {
  public:
   // Weights `hc_fn` [n, n hidden], `hc_base` [n], `hc_scale` [1] under `w` (model.hc_head).
   HyperHead(const HyperConnectionOptions& options, const WeightScope& w);
   // streams: [T, n * hidden] f32; out: [T, hidden] f32.
-  void collapse(const Tensor& streams, const Tensor& out, ForwardContext& ctx) const;
+  void collapse(const Tensor& streams, const Tensor& out, ForwardContext& ctx) const override;
 
  private:
   HyperConnectionOptions options_;

@@ -60,11 +60,11 @@ Tensor SsmSegment::conv_state_as(const Shape& per_slot) const {
   return per_slot_view(conv_state, state_slots.defined(), per_slot);
 }
 
-void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
+void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx, int64_t pool_layer,
                           const std::function<void(const SsmSegment&)>& run) {
-  STRATA_CHECK_MSG(ctx.ssm_pool != nullptr && ctx.ssm_layer >= 0, "recurrent layer without SSM pool");
+  STRATA_CHECK_MSG(ctx.ssm_pool != nullptr && pool_layer >= 0, "recurrent layer without SSM pool");
   SsmStatePool& pool = *ctx.ssm_pool;
-  const int layer = static_cast<int>(ctx.ssm_layer);
+  const int layer = static_cast<int>(pool_layer);
   const SsmLayerShape& shape = pool.layer_shape(layer);
   if (step.is_plain_ssm_decode() && step.num_rows() > 0 && pool.h_state_dtype() == SsmStateDType::kF32) {
     STRATA_CHECK_MSG(step.device().ssm_slots.defined(), "plain SSM decode step without uploaded slots");

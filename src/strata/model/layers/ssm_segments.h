@@ -28,8 +28,14 @@ struct SsmSegment {
   Tensor conv_state_as(const Shape& per_slot) const;
 };
 
-// Calls run(segment) for every segment of every row, in row order, with ctx.ssm_layer's state.
-void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
+// Calls run(segment) for every segment of every row, in row order, with the state of pool layer
+// `pool_layer` (a mixer's ctx.ssm_layer, a carry's ctx.carry_layer).
+void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx, int64_t pool_layer,
                           const std::function<void(const SsmSegment&)>& run);
+// The mixer's own state: pool layer ctx.ssm_layer.
+inline void for_each_ssm_segment(const StepBatch& step, ForwardContext& ctx,
+                                 const std::function<void(const SsmSegment&)>& run) {
+  for_each_ssm_segment(step, ctx, ctx.ssm_layer, run);
+}
 
 }  // namespace strata

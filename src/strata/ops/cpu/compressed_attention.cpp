@@ -8,28 +8,10 @@
 #include "strata/core/error.h"
 #include "strata/core/parallel.h"
 #include "strata/ops/compressed_attention.h"
+#include "strata/ops/cpu/cache_rows.h"
 
 namespace strata::cpu {
 namespace {
-
-// Where query token t sits: its row's block table and its position.
-struct QueryPlace {
-  const int32_t* block_table;
-  int64_t position;
-};
-
-QueryPlace place_of(const ops::AttentionMetadata& meta, int64_t t) {
-  const int32_t* cu = meta.cu_seqlens.data_as<int32_t>();
-  const int64_t r = std::upper_bound(cu, cu + meta.num_rows + 1, static_cast<int32_t>(t)) - cu - 1;
-  const int64_t q_len = cu[r + 1] - cu[r], kv_len = meta.kv_lens.data_as<int32_t>()[r];
-  return {meta.block_tables.data_as<int32_t>() + r * meta.block_tables.dim(1), kv_len - q_len + (t - cu[r])};
-}
-
-const float* row_at(const Tensor& rows, const QueryPlace& place, int64_t position, int64_t block_size) {
-  const int64_t slot = place.block_table[position / block_size] * block_size + position % block_size;
-  STRATA_CHECK(slot >= 0 && slot < rows.dim(0));
-  return rows.data_as<float>() + slot * rows.dim(1);
-}
 
 // The keys (= values) query t sees: its window's kv, then its compressed entries.
 std::vector<const float*> keys_of(const Tensor& rows, const ops::CompressedAttentionParams& p,
@@ -51,12 +33,6 @@ std::vector<const float*> keys_of(const Tensor& rows, const ops::CompressedAtten
       if (const int32_t w = p.selected.data_as<int32_t>()[t * k + j]; w >= 0) add_entry(w);
   }
   return keys;
-}
-
-float dot(const float* a, const float* b, int64_t n) {
-  float s = 0.f;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
 }
 
 void attend(const float* q, const std::vector<const float*>& keys, float sink, const ops::CompressedAttentionParams& p,
@@ -104,7 +80,7 @@ void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, c
         const float* entry = row_at(rows, place, w * params.rate + params.rate - 1, params.block_size) + params.entry_offset;
         for (int64_t h = 0; h < heads; ++h) {
           const float s = std::max(dot(q.data_as<float>() + (t * heads + h) * d, entry, d), 0.f) * params.scale;
-          scores[w] += s * weights.data_as<float>()[t * heads + h];
+          scores[w] += weights.defined() ? s * weights.data_as<float>()[t * heads + h] : s;
         }
       }
       order.resize(closed);
