@@ -1,6 +1,6 @@
-// rms_norm_linear on the GPU against the CPU (rms_norm, then linear) on the same random inputs:
-// at 1-2 rows the GEMV normalises x as it stages it, from 3 rows the norm and the linear run
-// apart. Both the product and the stored h are checked, outputs poisoned first; bf16 and f32
+// rms_norm_linear on the GPU against the CPU (rms_norm, then linear) on the same random inputs,
+// at the GEMV's rows (1-2) and past them. Both the product and the stored h are checked,
+// outputs poisoned first; bf16 and f32
 // norm weights, unit-offset weights, a bias, and the router's f32 logits.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ struct NormedShape {
   DType out_dtype;
 };
 
-TEST_F(CudaRmsNormLinear, FusedAndSplitRowsMatchCpu) {
+TEST_F(CudaRmsNormLinear, GemvAndGemmRowsMatchCpu) {
   // Llama-3.1-8B's qkv, Qwen3-30B-A3B's router (f32 logits), a short row.
   for (const NormedShape& s : {NormedShape{"qkv", 6144, 4096, DType::kBF16}, NormedShape{"router", 128, 2048, DType::kF32},
                                NormedShape{"short", 512, 256, DType::kBF16}}) {

@@ -1,8 +1,7 @@
 // The routed experts' last product and their weighted combine in one op, for decode-sized MoE
 // steps in pair order: out[t] (+)= sum_j topk_weights[t, j] * (x[t * k + j] @ weights[e]^T),
-// e = topk_ids[t, j]. A backend that streams the weights adds each pair into the token's
-// row as it goes (no [T * k, out] round trip, no combine launch); else the pairs' products go
-// through `scratch` and the combine.
+// e = topk_ids[t, j]. A backend may add each pair into the token's row as it goes; CUDA puts
+// the pairs' products through `scratch`, then the combine (faster there: docs/perf.md).
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
 // A linear whose input is first RMS-normalised: h = rms_norm(x); out = h @ weight^T (+ bias).
 // h is stored too, for the other readers of the normalised input (adapters, experts). A
-// backend may do both in one kernel (CUDA at decode rows: the GEMV normalises x as it stages it).
+// backend may do both in one kernel; both run the norm, then the linear, today.
 #pragma once
 
 #include "strata/core/tensor.h"
