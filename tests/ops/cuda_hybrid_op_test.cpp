@@ -32,13 +32,17 @@ void expect_exact_i32(Backend& gpu, const Tensor& got, const Tensor& ref, const 
     ASSERT_EQ(h.data_as<int32_t>()[i], ref.data_as<int32_t>()[i]) << what << " at " << i;
 }
 
-TEST_F(CudaHybridOps, GatedRmsNormBothOrders) {
-  for (const auto& [rows, dim, group, order] : std::vector<std::tuple<int64_t, int64_t, int64_t, ops::GateOrder>>{
-           {96, 128, 0, ops::GateOrder::kNormThenGate}, {7, 4096, 512, ops::GateOrder::kGateThenNorm},
-           {3, 256, 0, ops::GateOrder::kGateThenNorm}}) {
+TEST_F(CudaHybridOps, GatedRmsNormBothOrdersAndGates) {
+  using ops::GateActivation, ops::GateOrder;
+  for (const auto& [rows, dim, group, order, gate] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, GateOrder, GateActivation>>{
+           {96, 128, 0, GateOrder::kNormThenGate, GateActivation::kSilu},
+           {7, 4096, 512, GateOrder::kGateThenNorm, GateActivation::kSilu},
+           {3, 256, 0, GateOrder::kGateThenNorm, GateActivation::kSilu},
+           {33, 128, 0, GateOrder::kNormThenGate, GateActivation::kSigmoid}}) {
     const Tensor x = random_rounded({rows, dim}, 400, -2.f, 2.f), z = random_rounded({rows, dim}, 401, -3.f, 3.f);
     const Tensor w = random_rounded({dim}, 402, 0.5f, 1.5f);
-    const ops::GatedRmsNormOptions options{.eps = 1e-6f, .group_size = group, .order = order};
+    const ops::GatedRmsNormOptions options{.eps = 1e-6f, .group_size = group, .order = order, .gate = gate};
     Tensor ref = Tensor::host(DType::kF32, {rows, dim});
     ops::gated_rms_norm(x, z, w, ref, options);
     Tensor out = poisoned(DType::kBF16, {rows, dim});

@@ -58,7 +58,7 @@ TEST(Qwen4ExpConfig, RefusesWhatItCannotTake) {
   expect_refused("indexer_budget", 6, "indexer_budget 6 must be a multiple of indexer_compress_ratio 4");
   expect_refused("indexer_head_dim", 64, "indexer_head_dim 64 exceeds head_dim 32");
   expect_refused("indexer_n_heads", nullptr, "without QSA");
-  expect_refused("output_gate_type", "sigmoid", "output_gate_type 'sigmoid'");
+  expect_refused("output_gate_type", "gelu", "output_gate_type 'gelu'");
   expect_refused("ple_embed_dim", 30, "ple_embed_dim 30 must split evenly");
   expect_refused("layer_types", {"linear_attention", "sliding_attention", "linear_attention", "indexed_attention"},
                  "layer_types entry 'sliding_attention'");

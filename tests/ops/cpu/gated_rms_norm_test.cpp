@@ -1,5 +1,6 @@
 // Gated RMS norms against naive double references of Qwen3NextRMSNormGated (norm, weight, then
-// silu gate) and MambaRMSNormGated / Zamba2RMSNormGated (silu gate, then grouped norm, weight).
+// gate) and MambaRMSNormGated / Zamba2RMSNormGated (gate, then grouped norm, weight); silu and
+// sigmoid gates (Qwen4-Exp output_gate_type).
 #include "strata/ops/cpu/gated_rms_norm.h"
 
 #include <gtest/gtest.h>
@@ -21,25 +22,34 @@ std::vector<float> uniform(int64_t n, uint32_t seed, float lo = -2.f, float hi =
   return out;
 }
 
-double silu(double v) { return v / (1.0 + std::exp(-v)); }
+double gate_value(GateActivation gate, double v) {
+  return gate == GateActivation::kSigmoid ? 1.0 / (1.0 + std::exp(-v)) : v / (1.0 + std::exp(-v));
+}
+
+struct Case {
+  int64_t rows, hidden, group;  // group: resolved (> 0)
+  float eps;
+  GateOrder order;
+  GateActivation gate;
+};
 
 std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& z,
-                              const std::vector<float>& w, int64_t rows, int64_t hidden,
-                              int64_t group, float eps, GateOrder order) {
-  std::vector<double> out(rows * hidden);
-  for (int64_t r = 0; r < rows; ++r) {
+                              const std::vector<float>& w, const Case& c) {
+  const int64_t hidden = c.hidden, group = c.group;
+  std::vector<double> out(c.rows * hidden);
+  for (int64_t r = 0; r < c.rows; ++r) {
     std::vector<double> h(hidden);
     for (int64_t i = 0; i < hidden; ++i) {
       h[i] = x[r * hidden + i];
-      if (order == GateOrder::kGateThenNorm) h[i] *= silu(z[r * hidden + i]);
+      if (c.order == GateOrder::kGateThenNorm) h[i] *= gate_value(c.gate, z[r * hidden + i]);
     }
     for (int64_t g0 = 0; g0 < hidden; g0 += group) {
       double ms = 0;
       for (int64_t i = g0; i < g0 + group; ++i) ms += h[i] * h[i];
-      const double inv = 1.0 / std::sqrt(ms / group + eps);
+      const double inv = 1.0 / std::sqrt(ms / group + c.eps);
       for (int64_t i = g0; i < g0 + group; ++i) {
         double v = w[i] * (h[i] * inv);
-        if (order == GateOrder::kNormThenGate) v *= silu(z[r * hidden + i]);
+        if (c.order == GateOrder::kNormThenGate) v *= gate_value(c.gate, z[r * hidden + i]);
         out[r * hidden + i] = v;
       }
     }
@@ -53,20 +63,21 @@ double max_diff(const std::vector<float>& a, const std::vector<double>& b) {
   return m;
 }
 
-TEST(GatedRmsNorm, MatchesNaiveReferenceBothOrders) {
+TEST(GatedRmsNorm, MatchesNaiveReferenceBothOrdersAndGates) {
   struct Shape { int64_t rows, hidden, group; };
   for (const Shape s : {Shape{5, 128, 128}, Shape{3, 256, 64}, Shape{1, 24, 0}, Shape{40, 96, 32}}) {
     const std::vector<float> x = uniform(s.rows * s.hidden, 1), z = uniform(s.rows * s.hidden, 2);
     const std::vector<float> w = uniform(s.hidden, 3, 0.5f, 1.5f);
-    for (GateOrder order : {GateOrder::kNormThenGate, GateOrder::kGateThenNorm}) {
-      std::vector<float> out(x.size());
-      gated_rms_norm({.x = x.data(), .z = z.data(), .weight = w.data(), .out = out.data(),
-                      .num_rows = s.rows, .hidden_size = s.hidden, .group_size = s.group,
-                      .eps = 1e-6f, .order = order});
-      const int64_t group = s.group > 0 ? s.group : s.hidden;
-      const std::vector<double> ref = reference(x, z, w, s.rows, s.hidden, group, 1e-6f, order);
-      EXPECT_LT(max_diff(out, ref), 2e-6) << "hidden " << s.hidden << " group " << s.group;
-    }
+    for (GateOrder order : {GateOrder::kNormThenGate, GateOrder::kGateThenNorm})
+      for (GateActivation gate : {GateActivation::kSilu, GateActivation::kSigmoid}) {
+        std::vector<float> out(x.size());
+        gated_rms_norm({.x = x.data(), .z = z.data(), .weight = w.data(), .out = out.data(),
+                        .num_rows = s.rows, .hidden_size = s.hidden, .group_size = s.group,
+                        .eps = 1e-6f, .order = order, .gate = gate});
+        const int64_t group = s.group > 0 ? s.group : s.hidden;
+        const std::vector<double> ref = reference(x, z, w, {s.rows, s.hidden, group, 1e-6f, order, gate});
+        EXPECT_LT(max_diff(out, ref), 2e-6) << "hidden " << s.hidden << " group " << s.group;
+      }
   }
 }
 

@@ -64,7 +64,8 @@ AttentionOptions gated_attention_options(const ModelConfig& config) {
   return attention;
 }
 
-std::unique_ptr<Mixer> gated_deltanet_mixer(const ModelConfig& config, const WeightScope& w, bool split) {
+std::unique_ptr<Mixer> gated_deltanet_mixer(const ModelConfig& config, const WeightScope& w, bool split,
+                                            ops::GateActivation output_gate) {
   const GatedDeltaNetOptions gdn{.hidden_size = config.hidden_size,
                                  .num_k_heads = config.require_int("linear_num_key_heads"),
                                  .num_v_heads = config.require_int("linear_num_value_heads"),
@@ -72,7 +73,8 @@ std::unique_ptr<Mixer> gated_deltanet_mixer(const ModelConfig& config, const Wei
                                  .v_head_dim = config.require_int("linear_value_head_dim"),
                                  .conv_kernel = config.get_int("linear_conv_kernel_dim", 4),
                                  .norm_eps = static_cast<float>(config.rms_norm_eps),
-                                 .split_projections = split};
+                                 .split_projections = split,
+                                 .output_gate = output_gate};
   return std::make_unique<GatedDeltaNet>(gdn, w.scope("linear_attn"));
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "strata/model/arch/common.h"
+#include "strata/ops/gated_rms_norm.h"
 
 namespace strata {
 
@@ -26,8 +27,10 @@ struct Qwen3NextStack {
 // The gated attention's options: output gate, (1 + w) q/k norms, partial rotary (0.25 unless
 // config.json names it), Qwen3.5's MRoPE sections.
 AttentionOptions gated_attention_options(const ModelConfig& config);
-// The Gated DeltaNet of the layer scope `w` (its linear_attn), projections split (Qwen3.5) or not.
-std::unique_ptr<Mixer> gated_deltanet_mixer(const ModelConfig& config, const WeightScope& w, bool split);
+// The Gated DeltaNet of the layer scope `w` (its linear_attn), projections split (Qwen3.5) or not;
+// its gated norm's act(z) silu, or as a Qwen4-Exp config names it.
+std::unique_ptr<Mixer> gated_deltanet_mixer(const ModelConfig& config, const WeightScope& w, bool split,
+                                            ops::GateActivation output_gate = ops::GateActivation::kSilu);
 // Where a Qwen3.5-family text model's weights live: model.language_model in multimodal
 // checkpoints, else model (the checkpoint says; dummy weights follow the config).
 std::string qwen3_5_text_prefix(const ModelConfig& config, const ModelWeights& weights);

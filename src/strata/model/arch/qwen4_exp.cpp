@@ -36,7 +36,7 @@ std::unique_ptr<PerLayerEmbedding> make_ple(const ModelConfig& config, const Qwe
 
 std::unique_ptr<Mixer> make_mixer(const ModelConfig& config, const Qwen4ExpConfig& q4, int64_t layer,
                                   const WeightScope& w) {
-  if (!q4.full_attention[layer]) return gated_deltanet_mixer(config, w, /*split=*/true);
+  if (!q4.full_attention[layer]) return gated_deltanet_mixer(config, w, /*split=*/true, q4.output_gate);
   const Qwen4ExpQsaConfig& qsa = q4.qsa;
   return std::make_unique<QsaAttention>(gated_attention_options(config),
                                         QsaOptions{.index_heads = qsa.index_heads, .index_head_dim = qsa.index_head_dim,

@@ -119,8 +119,9 @@ Qwen4ExpConfig Qwen4ExpConfig::read(const ModelConfig& config) {
                    .hc_lowrank = positive(config, "hc_lowrank", 320), .qsa = read_qsa(config)};
   if (q.hc_count < 2) fail("config.json: hc_count is {}; Qwen4-Exp needs more than one stream", q.hc_count);
   const std::string gate = config.get_string("output_gate_type", config.hidden_act);
-  if (gate != "silu")
-    fail("config.json: output_gate_type '{}': Strata runs Qwen4-Exp's DeltaNet with the silu output gate only", gate);
+  if (gate != "silu" && gate != "sigmoid")
+    fail("config.json: output_gate_type '{}': Qwen4-Exp's DeltaNet gate is silu or sigmoid", gate);
+  q.output_gate = gate == "sigmoid" ? ops::GateActivation::kSigmoid : ops::GateActivation::kSilu;
   std::vector<int64_t> ids = config.get_int_list("ple_layer_ids");
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

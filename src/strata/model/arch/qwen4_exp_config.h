@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "strata/core/model_config.h"
+#include "strata/ops/gated_rms_norm.h"
 #include "strata/ops/per_layer_embedding.h"
 
 namespace strata {
@@ -29,6 +30,7 @@ struct Qwen4ExpConfig {
   std::vector<Qwen4ExpPleConfig> ple_layers;  // by PLE index
   int64_t hc_count = 0, hc_lowrank = 0;
   Qwen4ExpQsaConfig qsa;
+  ops::GateActivation output_gate = ops::GateActivation::kSilu;  // output_gate_type (else hidden_act)
 
   // Throws an Error naming the config.json field and the accepted values.
   static Qwen4ExpConfig read(const ModelConfig& config);

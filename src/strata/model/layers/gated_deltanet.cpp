@@ -116,7 +116,7 @@ void GatedDeltaNet::forward(const StepBatch& step, NormedInput& in, const Tensor
   });
   const Tensor flat = core.reshape({t * nv, dv});
   ops::gated_rms_norm(flat, z.reshape({t * nv, dv}), norm_weight_, flat,
-                      {.eps = options_.norm_eps, .order = ops::GateOrder::kNormThenGate});
+                      {.eps = options_.norm_eps, .order = ops::GateOrder::kNormThenGate, .gate = options_.output_gate});
   ops::linear(core.reshape({t, nv * dv}), out_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
 }
 

@@ -1,10 +1,11 @@
 // Gated DeltaNet (Qwen3-Next / Qwen3.5 linear_attn): q/k/v/z and b/a projections, a depthwise
 // causal conv with SiLU over q|k|v, the gated delta rule with per-sequence state, a gated
-// RMSNorm (norm, then * silu(z)) per value head, and the output projection.
+// RMSNorm (norm, then * silu(z), or sigmoid(z) for Qwen4-Exp) per value head, and the output projection.
 #pragma once
 
 #include "strata/model/layer.h"
 #include "strata/model/model_weights.h"
+#include "strata/ops/gated_rms_norm.h"
 
 namespace strata {
 
@@ -19,6 +20,7 @@ struct GatedDeltaNetOptions {
   // Qwen3.5: in_proj_qkv ([q | k | v], all heads each), in_proj_z, in_proj_b, in_proj_a; else
   // Qwen3-Next's in_proj_qkvz and in_proj_ba, grouped per key head.
   bool split_projections = false;
+  ops::GateActivation output_gate = ops::GateActivation::kSilu;  // the gated norm's act(z)
 };
 
 class GatedDeltaNet final : public Mixer {

@@ -13,7 +13,9 @@
 namespace strata::cpu {
 namespace {
 
-float silu(float v) { return v / (1.f + std::exp(-v)); }
+float gate_value(GateActivation gate, float v) {
+  return gate == GateActivation::kSigmoid ? 1.f / (1.f + std::exp(-v)) : v / (1.f + std::exp(-v));
+}
 
 float inv_rms(const float* v, int64_t n, float eps) {
   float sum_sq = 0.f;
@@ -21,19 +23,19 @@ float inv_rms(const float* v, int64_t n, float eps) {
   return 1.f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
 }
 
-// weight * (x * rsqrt(mean(x^2) + eps)) * silu(z), per group.
+// weight * (x * rsqrt(mean(x^2) + eps)) * act(z), per group.
 void norm_then_gate(const GatedRmsNormParams& p, int64_t group, const float* x, const float* z,
                     float* out) {
   for (int64_t g0 = 0; g0 < p.hidden_size; g0 += group) {
     const float r = inv_rms(x + g0, group, p.eps);
-    for (int64_t i = g0; i < g0 + group; ++i) out[i] = (p.weight[i] * (x[i] * r)) * silu(z[i]);
+    for (int64_t i = g0; i < g0 + group; ++i) out[i] = (p.weight[i] * (x[i] * r)) * gate_value(p.gate, z[i]);
   }
 }
 
-// weight * (h * rsqrt(mean(h^2) + eps)) with h = x * silu(z), per group.
+// weight * (h * rsqrt(mean(h^2) + eps)) with h = x * act(z), per group.
 void gate_then_norm(const GatedRmsNormParams& p, int64_t group, const float* x, const float* z,
                     float* out, float* gated) {
-  for (int64_t i = 0; i < p.hidden_size; ++i) gated[i] = x[i] * silu(z[i]);
+  for (int64_t i = 0; i < p.hidden_size; ++i) gated[i] = x[i] * gate_value(p.gate, z[i]);
   for (int64_t g0 = 0; g0 < p.hidden_size; g0 += group) {
     const float r = inv_rms(gated + g0, group, p.eps);
     for (int64_t i = g0; i < g0 + group; ++i) out[i] = p.weight[i] * (gated[i] * r);
@@ -83,7 +85,7 @@ void gated_rms_norm(const Tensor& x, const Tensor& z, const Tensor& weight, cons
                                     .weight = weight.data_as<float>(), .out = out.data_as<float>(),
                                     .num_rows = x.dim(0), .hidden_size = x.dim(1),
                                     .group_size = options.group_size, .eps = options.eps,
-                                    .order = options.order});
+                                    .order = options.order, .gate = options.gate});
 }
 
 }  // namespace strata::cpu

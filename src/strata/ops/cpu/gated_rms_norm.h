@@ -1,7 +1,8 @@
 // Gated RMS norms of the recurrent layers, f32, row by row:
-//   kNormThenGate (Qwen3NextRMSNormGated): out = weight * rmsnorm(x) * silu(z)
+//   kNormThenGate (Qwen3NextRMSNormGated): out = weight * rmsnorm(x) * act(z)
 //   kGateThenNorm (MambaRMSNormGated / Zamba2RMSNormGated, HF's norm_before_gate=False):
-//                 out = weight * rmsnorm_per_group(x * silu(z))
+//                 out = weight * rmsnorm_per_group(x * act(z))
+// act: silu, or sigmoid (Qwen4-Exp's output_gate_type).
 // rmsnorm(v) = v * rsqrt(mean(v^2) + eps) over each group of group_size elements.
 #pragma once
 
@@ -10,6 +11,7 @@
 namespace strata::cpu {
 
 enum class GateOrder : uint8_t { kNormThenGate, kGateThenNorm };
+enum class GateActivation : uint8_t { kSilu, kSigmoid };
 
 struct GatedRmsNormParams {
   const float* x = nullptr;       // [num_rows, hidden_size] f32
@@ -24,6 +26,7 @@ struct GatedRmsNormParams {
   int64_t group_size = 0;  // 0 means hidden_size
   float eps = 1e-6f;
   GateOrder order = GateOrder::kNormThenGate;
+  GateActivation gate = GateActivation::kSilu;
 };
 
 // Throws strata::Error naming the field when a size or pointer is unusable.

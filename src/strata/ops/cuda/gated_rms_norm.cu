@@ -1,5 +1,6 @@
 // CUDA gated RMS norms of the recurrent layers: one block per (row, group), f32 math.
-//   kNormThenGate: out = w * rmsnorm(x) * silu(z);  kGateThenNorm: out = w * rmsnorm(x * silu(z)).
+//   kNormThenGate: out = w * rmsnorm(x) * act(z);  kGateThenNorm: out = w * rmsnorm(x * act(z)),
+// act silu or sigmoid.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/gated_rms_norm.h"
 
@@ -13,10 +14,12 @@ struct GatedNormParams {
   void* out;           // [N, D], may alias x
   int64_t dim, group;
   float eps;
-  bool gate_first;
+  bool gate_first, sigmoid_gate;
 };
 
-__device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
+__device__ __forceinline__ float gate_value(const GatedNormParams& p, float v) {
+  return p.sigmoid_gate ? 1.0f / (1.0f + expf(-v)) : v / (1.0f + expf(-v));
+}
 
 template <typename T>
 __global__ void gated_rms_norm_kernel(GatedNormParams p) {
@@ -27,13 +30,13 @@ __global__ void gated_rms_norm_kernel(GatedNormParams p) {
   T* out = static_cast<T*>(p.out) + row * p.dim + first;
   float sum = 0.0f;
   for (int64_t i = threadIdx.x; i < p.group; i += blockDim.x) {
-    const float v = p.gate_first ? to_f32(x[i]) * silu(to_f32(z[i])) : to_f32(x[i]);
+    const float v = p.gate_first ? to_f32(x[i]) * gate_value(p, to_f32(z[i])) : to_f32(x[i]);
     sum += v * v;
   }
   sum = block_sum(sum, scratch);
   const float inv = rsqrtf(sum / static_cast<float>(p.group) + p.eps);
   for (int64_t i = threadIdx.x; i < p.group; i += blockDim.x) {
-    const float gate = silu(to_f32(z[i]));
+    const float gate = gate_value(p, to_f32(z[i]));
     const float v = p.gate_first ? to_f32(x[i]) * gate * inv : to_f32(x[i]) * inv * gate;
     out[i] = from_f32<T>(v * p.w[first + i]);
   }
@@ -50,7 +53,8 @@ void gated_rms_norm(const Tensor& x, const Tensor& z, const Tensor& weight, cons
   if (weight.dtype() != DType::kF32) unsupported_dtype("gated_rms_norm weight (f32)", weight.dtype());
   const GatedNormParams p{.x = x.data(), .z = z.data(), .w = weight.data_as<float>(), .out = out.data(),
                           .dim = dim, .group = group, .eps = options.eps,
-                          .gate_first = options.order == ops::GateOrder::kGateThenNorm};
+                          .gate_first = options.order == ops::GateOrder::kGateThenNorm,
+                          .sigmoid_gate = options.gate == ops::GateActivation::kSigmoid};
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(dim / group));
   const int threads = group >= 512 ? 256 : 64;
   if (x.dtype() == DType::kBF16) {
