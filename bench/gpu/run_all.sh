@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one script for the GPU machine: CUDA tests, then Strata's benchmarks and transformers'
 # on the same GPU, logs and a summary table in OUTDIR. Expects .gpu-bundle/ and .fixtures/
-# from bench/gpu/make_bundle.sh (carried with the run); builds there only as a fallback.
+# and .fixtures-pack/ from bench/gpu/make_bundle.sh tests|bench (carried with the run; one
+# kind a call, the carry limit is 64 MiB); builds there only as a fallback.
 #   bench/gpu/run_all.sh OUTDIR [all|tests|bench|profile|hybrid|engine|lab|cli|serve]
 # hybrid: the tests, then gpu_decode_bench and prefix_cache_bench on the 24-layer Qwen3-Next.
 # engine: engine_throughput_bench (256 x 512 prompt / 128 output tokens through the serving
@@ -31,23 +32,29 @@ BIN=/tmp/strata-bin/bin
 rm -rf /tmp/strata-bin && mkdir -p /tmp/strata-bin &&
   python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$ROOT/.gpu-bundle/bin.tar.xz" /tmp/strata-bin
 LIBPATH="$LIBS/lib$CUDA_LIBS"
-if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" 2>&1 | grep -q "not found"; then
+PROBE=$(ls "$BIN"/* | head -1)  # any carried binary: they link the same libraries
+if LD_LIBRARY_PATH="$LIBPATH" ldd "$PROBE" 2>&1 | grep -q "not found"; then
   LIBPATH="$LIBS/lib:$LIBS/fallback$CUDA_LIBS"  # the image's libstdc++ is older than the build's
 fi
 run_bin() { LD_LIBRARY_PATH="$LIBPATH" "$@"; }
 {
   echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
-  echo "LD_LIBRARY_PATH=$LIBPATH"; LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests"
+  echo "LD_LIBRARY_PATH=$LIBPATH"; LD_LIBRARY_PATH="$LIBPATH" ldd "$PROBE"
 } > "$OUT/env.txt" 2>&1
-if LD_LIBRARY_PATH="$LIBPATH" ldd "$BIN/strata_tests" | grep -q "not found" || ! run_bin "$BIN/strata_tests" --gtest_list_tests > /dev/null 2>&1; then
+if LD_LIBRARY_PATH="$LIBPATH" ldd "$PROBE" | grep -q "not found" || { [ -x "$BIN/strata_tests" ] && ! run_bin "$BIN/strata_tests" --gtest_list_tests > /dev/null 2>&1; }; then
   echo "carried binaries do not run here; trying a local build (needs the -dev packages)" | tee -a "$OUT/env.txt"
   cmake -S "$ROOT" -B /tmp/strata-build -G Ninja -DCMAKE_BUILD_TYPE=Release >> "$OUT/env.txt" 2>&1 &&
     cmake --build /tmp/strata-build -j16 >> "$OUT/env.txt" 2>&1 || { echo "local build failed; see env.txt"; exit 1; }
   BIN=/tmp/strata-build; cp /tmp/strata-build/tests/strata_tests /tmp/strata-build/bench/gpu_decode_bench \
     /tmp/strata-build/bench/prefix_cache_bench /tmp/strata-build/bench/engine_throughput_bench "$BIN/" 2>/dev/null
 fi
-# The fixtures this repository adds travel in the tree (not carried twice): beside the shared ones.
-cp -r "$ROOT/tests/fixtures/hf/." "$ROOT/.fixtures/hf/"
+# The shared fixtures travel packed; the ones this repository adds travel in the tree (not
+# carried twice): beside the shared ones.
+if [ -f "$ROOT/.fixtures-pack/fixtures.tar.xz" ]; then
+  mkdir -p "$ROOT/.fixtures" &&
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$ROOT/.fixtures-pack/fixtures.tar.xz" "$ROOT/.fixtures"
+fi
+mkdir -p "$ROOT/.fixtures/hf" && cp -r "$ROOT/tests/fixtures/hf/." "$ROOT/.fixtures/hf/"
 export STRATA_FIXTURES_DIR="$ROOT/.fixtures" STRATA_TEST_TMP_DIR=/tmp/strata-test-tmp
 STATUS=0
 if [ "$WHAT" = all ] || [ "$WHAT" = tests ] || [ "$WHAT" = hybrid ]; then
