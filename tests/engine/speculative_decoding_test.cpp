@@ -2,7 +2,7 @@
 // gives (logprobs within the chunked-prefill tolerance), on dense, MoE, MLA and hybrid models
 // (where rejected drafts roll the SSM state back), with stop tokens, n > 1, logprobs and a
 // sampled request (rejection sampling, reproducible by its seed) alongside; and it does accept
-// and reject drafts.
+// and reject drafts. A seeded sampled request gives the same tokens alone and batched.
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_support.h"
@@ -88,9 +88,26 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
     }
 }
 
+// A seeded sampled prompt of 65 tokens: alone, its last token is left for a second step (64 a
+// step), where the n-gram lookup finds drafts; behind a 10-token prompt its last chunk is longer.
+// Its first token comes from the prompt's last row either way, so alone = batched, and both
+// begin with plain decoding's token.
+TEST_P(SpeculativeDecoding, SeededSampledRequestGivesTheSameTokensAloneAndBatched) {
+  GenerationRequest request{.prompt_ids = repetitive_prompt(4, 64), .sampling = {.temperature = 1, .seed = 11},
+                            .max_tokens = 16, .ignore_eos = true};
+  request.prompt_ids.push_back(request.prompt_ids[0]);  // the n-gram lookup drafts the repeat
+  const GenerationRequest other{.prompt_ids = test::engine_prompt(5, 10), .sampling = {.temperature = 0},
+                                .max_tokens = 16, .ignore_eos = true};
+  const Results plain = run({request}, 0);
+  const Results alone = run({request}, 3);
+  const Results batched = run({other, request}, 3);
+  EXPECT_EQ(alone[0][0].tokens.at(0), plain[0][0].tokens.at(0));
+  EXPECT_EQ(batched[1][0].tokens, alone[0][0].tokens);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, SpeculativeDecoding,
                          ::testing::Values("qwen3", "gemma3_global", "mixtral", "gpt_oss", "deepseek_v3", "qwen3_next",
-                                           "mamba2", "nemotron_h_moe", "qwen3_5", "qwen4_exp"));
+                                           "mamba2", "nemotron_h_moe", "qwen3_5", "qwen4_exp", "deepseek_v4"));
 
 }  // namespace
 }  // namespace strata
