@@ -2,7 +2,8 @@
 // tokens plain greedy decoding gives on Qwen3-Next (MoE) and Qwen3.5 (dense): prompts of k + 1
 // tokens, chunked prefill, prefix-cache hits, n > 1, penalties, logprobs and preemption. With
 // one draft a step, the drafts and acceptances the engine counts are those the module's own
-// logits over the finished sequence predict; sampled requests replay under a seed; a failed
+// logits over the finished sequence predict; sampled requests replay under a seed and draw
+// their first token from the prompt's last row, wherever the chunks ended; a failed
 // step frees the module's blocks; a config asking for mtp on a checkpoint without it is refused.
 // CudaMtpSpeculation runs the greedy and preemption cases on the GPU, where verify steps of k + 1
 // rows a sequence take other kernels than decode's one row.
@@ -136,6 +137,17 @@ TEST_P(MtpSpeculation, SeededSampledRequestsGoThroughRejectionSamplingAndReplay)
   EXPECT_GT(stats_.spec_draft_tokens_total, 0u);
   const Results twice = run({requests}, kDrafts)[0];
   for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(once[i][0].tokens, twice[i][0].tokens) << i;
+}
+
+// A prompt of 65 tokens leaves its last token for a step of its own (64 a step), where the
+// module could draft; a sampled request draws its first token there as plain decoding does.
+TEST_P(MtpSpeculation, SampledFirstTokenComesFromThePromptsLastRow) {
+  const GenerationRequest request{.prompt_ids = test::engine_prompt(8, 65), .sampling = {.temperature = 1, .seed = 9},
+                                  .max_tokens = 8, .ignore_eos = true};
+  const Results plain = run({{request}}, 0)[0];
+  const Results speculative = run({{request}}, kDrafts)[0];
+  EXPECT_GT(stats_.spec_draft_tokens_total, 0u);
+  EXPECT_EQ(speculative[0][0].tokens.at(0), plain[0][0].tokens.at(0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, MtpSpeculation, ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp"));

@@ -1,7 +1,8 @@
 // Rejection sampling keeps the target distribution exactly: over many draws at a fixed seed
 // the first token (and the bonus after a kept draft) pass a chi-square test against p, for
-// draft-model proposals (q a distribution) and n-gram ones (q one-hot); greedy targets keep
-// only argmax matches; and the distribution the sampler draws from is the processed one.
+// draft-model proposals (q a distribution) and n-gram ones (q one-hot, whose tokens are plain
+// sampling's draws whatever the drafts); greedy targets keep only argmax matches; and the
+// distribution the sampler draws from is the processed one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,6 +86,25 @@ TEST(RejectionSampler, GreedyTargetKeepsArgmaxMatchesOnly) {
                                                .uniform = [] { return 0.5; }});
   EXPECT_EQ(all.num_accepted, 3);
   EXPECT_EQ(all.tokens, (std::vector<int32_t>{2, 1, 3, 0}));
+}
+
+// One-hot drafts: each position takes one number of the generator and draws from p with it, as
+// plain sampling does, so whatever drafts are offered the tokens are the plain draws.
+TEST(RejectionSampler, NgramProposalsGivePlainSamplingsTokens) {
+  const std::vector<std::vector<double>> p = {kTarget, kTargetAfter, kDraft, kTarget};
+  const std::vector<double> uniforms = {0.55, 0.12, 0.93, 0.31};
+  std::vector<int32_t> plain;
+  for (size_t j = 0; j < p.size(); ++j) plain.push_back(draw_from(p[j], uniforms[j]));
+  ASSERT_EQ(plain, (std::vector<int32_t>{1, 2, 5, 0}));
+  for (const std::vector<int32_t>& drafts : std::vector<std::vector<int32_t>>{{1, 2, 5}, {1, 2, 0}, {1}, {0, 2}}) {
+    size_t drawn = 0;
+    const DraftVerification v = verify_drafts({.drafts = drafts,
+                                               .target_probs = [&](int32_t j) { return p[j]; },
+                                               .uniform = [&] { return uniforms.at(drawn++); }});
+    EXPECT_EQ(v.tokens, std::vector<int32_t>(plain.begin(), plain.begin() + static_cast<int64_t>(v.tokens.size())));
+    EXPECT_EQ(drawn, v.tokens.size()) << "one number a token";
+    EXPECT_EQ(v.tokens.size(), static_cast<size_t>(v.num_accepted) + 1);
+  }
 }
 
 TEST(SamplingDistribution, IsTheProcessedDistribution) {

@@ -1,8 +1,8 @@
 // Speculative decoding with n-gram drafts gives exactly the tokens plain greedy decoding
 // gives (logprobs within the chunked-prefill tolerance), on dense, MoE, MLA and hybrid models
 // (where rejected drafts roll the SSM state back), with stop tokens, n > 1, logprobs and a
-// sampled request (rejection sampling, reproducible by its seed) alongside; and it does accept
-// and reject drafts.
+// seeded sampled request (whose tokens are plain sampling's draws) alongside; and it does accept
+// and reject drafts. A seeded sampled request gets plain decoding's tokens, alone and batched.
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_support.h"
@@ -31,13 +31,16 @@ class SpeculativeDecoding : public ::testing::TestWithParam<std::string> {
     tokenizer_ = text::make_id_tokenizer(static_cast<int32_t>(loaded_.config.vocab_size));
   }
 
-  Results run(const std::vector<GenerationRequest>& requests, int32_t num_speculative_tokens) {
+  // `first`, if given, runs to its end before the others are submitted together.
+  Results run(const std::vector<GenerationRequest>& requests, int32_t num_speculative_tokens,
+              const GenerationRequest* first = nullptr) {
     ModelRunner runner(*loaded_.model, *backend_, {.num_kv_blocks = 256, .num_ssm_slots = 48});
     test::CheckedEngine engine(runner, *tokenizer_, {},
                   {.max_num_batched_tokens = 64,
                    .speculative = {.num_speculative_tokens = num_speculative_tokens, .prompt_lookup_min = 1,
                                    .prompt_lookup_max = 3}});
     EXPECT_FALSE(engine.async_scheduling());
+    if (first != nullptr) test::collect_choices(*engine.submit(*first), 1);
     Results results = test::run_concurrently(engine, requests);
     engine.shutdown(std::chrono::seconds(5));
     stats_ = engine.stats();
@@ -73,11 +76,8 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
   if (GetParam() != "qwen3_next" && GetParam() != "nemotron_h_moe") {
     EXPECT_GT(stats_.spec_accepted_tokens_total, 0u) << "no draft was accepted: the test proves less";
   }
-  // The sampled request speculates too (rejection sampling): its first token comes from the
-  // prefill as before, and its seed replays the same tokens.
-  EXPECT_EQ(speculative[6][0].tokens.at(0), plain_with_stop[6][0].tokens.at(0));
-  EXPECT_EQ(run(requests, 3)[6][0].tokens, speculative[6][0].tokens);
-  for (size_t i = 0; i + 1 < requests.size(); ++i)
+  // The sampled request (the last) speculates too: each of its tokens is plain sampling's draw.
+  for (size_t i = 0; i < requests.size(); ++i)
     for (size_t c = 0; c < plain_with_stop[i].size(); ++c) {
       const test::ChoiceResult &want = plain_with_stop[i][c], &got = speculative[i][c];
       EXPECT_EQ(got.tokens, want.tokens) << "request " << i << " choice " << c;
@@ -88,9 +88,31 @@ TEST_P(SpeculativeDecoding, GreedyTokensEqualPlainDecoding) {
     }
 }
 
+// A seeded sampled request under n-gram speculation gives plain decoding's tokens: alone, where
+// its prompt of 257 tokens (half the vocabulary, so most steps find drafts) leaves its last token
+// for a step of its own; and among 17 greedy requests whose verify rows leave it part of its
+// drafts or none (64 tokens a step), after a first request put the prompt in the prefix cache.
+TEST_P(SpeculativeDecoding, SeededSampledRequestGivesPlainTokensAloneAndBatched) {
+  std::vector<int32_t> prompt;
+  for (int32_t i = 0; i < 256; ++i) prompt.push_back(i * 37 % 512);
+  prompt.push_back(prompt[0]);
+  const GenerationRequest request{.prompt_ids = prompt, .sampling = {.temperature = 1, .seed = 11},
+                                  .max_tokens = 24, .ignore_eos = true};
+  std::vector<GenerationRequest> batch(17, {.prompt_ids = prompt, .sampling = {.temperature = 0}, .max_tokens = 32,
+                                            .ignore_eos = true});
+  batch.push_back(request);
+  const Results plain = run({request}, 0);
+  const Results alone = run({request}, 3);
+  EXPECT_GT(stats_.spec_draft_tokens_total, 0u);
+  const GenerationRequest warm{.prompt_ids = prompt, .sampling = {.temperature = 0}, .max_tokens = 1};
+  const Results batched = run(batch, 3, &warm);
+  EXPECT_EQ(alone[0][0].tokens, plain[0][0].tokens);
+  EXPECT_EQ(batched.back()[0].tokens, plain[0][0].tokens);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, SpeculativeDecoding,
                          ::testing::Values("qwen3", "gemma3_global", "mixtral", "gpt_oss", "deepseek_v3", "qwen3_next",
-                                           "mamba2", "nemotron_h_moe", "qwen3_5", "qwen4_exp"));
+                                           "mamba2", "nemotron_h_moe", "qwen3_5", "qwen4_exp", "deepseek_v4"));
 
 }  // namespace
 }  // namespace strata

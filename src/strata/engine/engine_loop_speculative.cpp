@@ -20,10 +20,14 @@ bool verifies_on_host(const Sequence& seq) {
 
 }  // namespace
 
+// A sampled sequence drafts only once its first token is known: that token then always comes
+// from the prompt's last row, whichever chunking or prefix hit left one prompt token behind (a
+// verify row draws it from the seeded generator otherwise, another token than plain decoding's).
 int32_t EngineLoop::max_drafts(const Sequence& seq) const {
   const int32_t k = parts_.options.speculative.num_speculative_tokens;
+  const bool samples_its_first_token = seq.num_output_tokens() == 0 && !seq.sampler->params().greedy();
   if (k == 0 || seq.num_tokens_behind() != 1 || seq.num_pending_tokens > 0 || seq.constraint != nullptr ||
-      seq.request->request.pooling)
+      seq.request->request.pooling || samples_its_first_token)
     return 0;
   return std::max(0, std::min({k, seq.request->request.max_tokens - seq.num_output_tokens() - 1,
                                parts_.max_model_len - seq.num_tokens() - 1,

@@ -28,7 +28,13 @@ DraftVerification verify_drafts(const DraftVerificationInput& input) {
   for (int32_t j = 0; j < k; ++j) {
     std::vector<double> p = input.target_probs(j);
     const int32_t x = input.drafts[j];
-    const double qx = input.draft_probs.empty() ? 1.0 : input.draft_probs[j][x];
+    if (input.draft_probs.empty()) {  // one-hot q: plain sampling's draw, x kept where it matches
+      out.tokens.push_back(draw_from(p, input.uniform()));
+      if (out.tokens.back() != x) return out;
+      ++out.num_accepted;
+      continue;
+    }
+    const double qx = input.draft_probs[j][x];
     const double u = input.uniform();  // drawn for every draft, so a seed replays the same choices
     if (qx > 0 && u * qx < p[x]) {
       out.tokens.push_back(x);
@@ -39,9 +45,7 @@ DraftVerification verify_drafts(const DraftVerificationInput& input) {
     std::vector<double> residual(p.size());
     double mass = 0;
     for (size_t i = 0; i < p.size(); ++i) {
-      const double qi = input.draft_probs.empty() ? (static_cast<int32_t>(i) == x ? 1.0 : 0.0)
-                                                  : input.draft_probs[j][i];
-      residual[i] = std::max(0.0, p[i] - qi);
+      residual[i] = std::max(0.0, p[i] - input.draft_probs[j][i]);
       mass += residual[i];
     }
     out.tokens.push_back(draw_from(mass > 0 ? residual : p, input.uniform()));

@@ -2,7 +2,10 @@
 // x drawn from q is kept with probability min(1, p(x) / q(x)); the first rejected one is
 // replaced by a draw from norm(max(0, p - q)), and when all are kept a bonus token comes from
 // p. The tokens so produced are distributed exactly as plain sampling from p would give them.
-// N-gram drafts have a one-hot q; a greedy request's p is one-hot, so only argmax matches pass.
+// N-gram drafts have a one-hot q: each position draws from p as plain sampling does (one
+// random number a token) and keeps x where the draw is x, with probability p(x) as the rule
+// asks; a seeded request then gets plain decoding's tokens whatever drafts a step carried.
+// A greedy request's p is one-hot, so only argmax matches pass.
 #pragma once
 
 #include <cstdint>
