@@ -24,8 +24,9 @@ void print_info(ModelFlags flags) {
     fmt::print("runner:          pooling ({}: {} pooling{}{})\n", model_task_name(c), pooling_type_name(c.pooler->pooling_type),
                c.pooler->normalize ? ", normalized" : "",
                c.pooler->head == ModelHead::kClassifier ? fmt::format(", {} labels", c.pooler->num_labels) : "");
-  fmt::print("parameters:      {} ({:.3f} B)\n", loaded.weights->num_parameters(),
-             loaded.weights->num_parameters() / 1e9);
+  const double params = static_cast<double>(loaded.weights->num_parameters());
+  fmt::print("parameters:      {} ({})\n", loaded.weights->num_parameters(),
+             params >= 1e9 ? fmt::format("{:.3f} B", params / 1e9) : fmt::format("{:.2f} M", params / 1e6));
   fmt::print("weight memory:   {:.1f} MiB as stored\n", loaded.weights->num_bytes() / 1048576.0);
   fmt::print("hidden_size:     {}, vocab_size: {}, max_position_embeddings: {}\n", c.hidden_size,
              c.vocab_size, c.max_position_embeddings);
