@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "strata/backend/backend.h"
-#include "strata/ops/expert_combine.h"
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/moe.h"
@@ -310,32 +309,8 @@ void bench_k_quant_experts(Backend& gpu, const Timer& timer, const std::vector<i
   }
 }
 
-// The down projection then the combine into the residual, against the op the engine calls
-// (expert_linear_combine). x: [pairs, 2 K] gate | up; ids: [pairs].
-void bench_down_combine(Backend& gpu, const Timer& timer, const MoeShape& s, const Tensor& w, const Tensor& x,
-                        const Tensor& ids, int64_t tokens, double bytes) {
-  const int64_t pairs = tokens * s.top_k;
-  Tensor host_weights = Tensor::host(DType::kF32, {tokens, s.top_k});
-  std::fill_n(host_weights.data_as<float>(), host_weights.numel(), 1.0f / static_cast<float>(s.top_k));
-  const Tensor weights = gpu.from_host(host_weights), topk_ids = ids.reshape({tokens, s.top_k});
-  const Tensor ys = gpu.empty(DType::kBF16, {pairs, s.n}), out = random_bf16(gpu, {tokens, s.n}, 19);
-  const double apart = time_ms(timer, [&] {
-    ops::expert_linear(x, w, topk_ids, ys, {.gated_input = ops::Activation::kSilu});
-    ops::moe_combine(ys, Tensor(), weights, out, {.accumulate = true});
-  });
-  const double fused = time_ms(timer, [&] {
-    ops::expert_linear_combine({.x = x, .weights = w, .topk_ids = topk_ids, .topk_weights = weights, .out = out,
-                                .scratch = ys, .gated_input = ops::Activation::kSilu, .accumulate = true});
-  });
-  for (const auto& [name, ms] : {std::pair{"down-then-combine", apart}, std::pair{"down-combine-op", fused}})
-    std::printf("%s\n", fmt::format(R"({{"shape":"{} experts","tokens":{},"kernel":"bf16-{}","us":{:.1f},"tb_s":{:.2f}}})",
-                                    s.name, tokens, name, ms * 1e3, bytes / (ms * 1e-3) / 1e12)
-                            .c_str());
-}
-
 // MoE experts on bf16 weights in pair order (the engine's path up to 8 tokens) at the 30B's
-// gate | up and down (gated input) shapes: the op's launch shape and each other one; at down,
-// the product and the combine apart and through the op.
+// gate | up and down (gated input) shapes: the op's launch shape and each other one.
 void bench_bf16_experts(Backend& gpu, const Timer& timer, const std::vector<int64_t>& token_counts) {
   for (const MoeShape& s : {kShapes[0], kShapes[2]}) {
     const bool gate_up = s.k == 2048;  // reads one x row for a token's k pairs; down reads act(gate) * up
@@ -368,7 +343,6 @@ void bench_bf16_experts(Backend& gpu, const Timer& timer, const std::vector<int6
                                         s.name, tokens, name, ms * 1e3, bytes / (ms * 1e-3) / 1e12)
                                 .c_str());
       }
-      if (!gate_up) bench_down_combine(gpu, timer, s, w, x, gids, tokens, bytes);
     }
   }
 }

@@ -13,7 +13,6 @@
 #include "ops/cuda_op_support.h"
 #include "strata/core/parallel.h"
 #include "strata/ops/activation.h"
-#include "strata/ops/expert_combine.h"
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/moe.h"
 #if defined(STRATA_WITH_CUDA)
@@ -247,37 +246,6 @@ TEST_F(CudaMoe, PairOrderDecodePathMatchesCpu) {
     Tensor gout = gpu_bf16(residual);
     ops::moe_combine(gys, Tensor(), gpu_copy(weights), gout, {.accumulate = true});
     expect_close(*gpu_, gout, out, kBf16Tolerance, "combine into residual" + what);
-  }
-}
-
-// The down projection and the combine in one kernel (expert_linear_combine) against the CPU's
-// products then combine: into a residual and into a fresh output, bf16 and f32, 1-8 tokens.
-TEST_F(CudaMoe, ExpertCombineMatchesProductsThenCombine) {
-  const int64_t experts = 16, k = 8, hidden = 2048, inter = 768;
-  const Tensor down = random_bf16({experts, hidden, inter}, 760, 0.05f), gdown = gpu_copy(down);
-  for (const int64_t tokens : {1, 2, 3, 8}) {
-    const int64_t pairs = tokens * k;
-    const Tensor ids = skewed_ids(tokens, k, experts, 761 + tokens), gids = gpu_copy(ids);
-    const Tensor gate_up = random_rounded({pairs, 2 * inter}, 762 + tokens, -3.f, 3.f), ggate_up = gpu_bf16(gate_up);
-    const Tensor weights = random_rounded({tokens, k}, 763 + tokens, 0.f, 1.f), gweights = gpu_copy(weights);
-    const Tensor residual = random_rounded({tokens, hidden}, 764 + tokens, -4.f, 4.f);
-    for (const bool accumulate : {true, false}) {
-      Tensor ref = Tensor::host(DType::kF32, {tokens, hidden});
-      std::memcpy(ref.data(), residual.data(), residual.nbytes());
-      ops::expert_linear_combine({.x = gate_up, .weights = down, .topk_ids = ids, .topk_weights = weights, .out = ref,
-                                  .scratch = Tensor::host(DType::kF32, {pairs, hidden}),
-                                  .gated_input = ops::Activation::kSilu, .accumulate = accumulate});
-      for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
-        Tensor out = accumulate ? gpu_copy(out_dtype == DType::kBF16 ? to_bf16_host(residual) : residual)
-                                : poisoned(out_dtype, {tokens, hidden});
-        ops::expert_linear_combine({.x = ggate_up, .weights = gdown, .topk_ids = gids, .topk_weights = gweights,
-                                    .out = out, .scratch = poisoned(out_dtype, {pairs, hidden}),
-                                    .gated_input = ops::Activation::kSilu, .accumulate = accumulate});
-        expect_close(*gpu_, out, ref, kBf16Tolerance,
-                     "tokens=" + std::to_string(tokens) + (accumulate ? " into the residual " : " stored ") +
-                         std::string(dtype_name(out_dtype)));
-      }
-    }
   }
 }
 

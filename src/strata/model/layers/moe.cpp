@@ -5,7 +5,6 @@
 #include "strata/core/error.h"
 #include "strata/model/layers/normed_input.h"
 #include "strata/ops/elementwise.h"
-#include "strata/ops/expert_combine.h"
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 
@@ -170,14 +169,6 @@ void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Su
   Tensor sorted_pairs;  // undefined: ys in pair order
   const bool add = write == SublayerWrite::kAdd;
   const bool pair_order = pair_order_capable_ && ops::expert_linear_preferred(h.device(), experts_.gate_up.dtype(), t);
-  if (pair_order && !latent_out_.defined()) {
-    Tensor gate_up = ctx.temp({pairs, 2 * options_.intermediate_size});
-    ops::expert_linear(x, experts_.gate_up, topk_ids, gate_up);
-    ops::expert_linear_combine({.x = gate_up, .weights = experts_.down, .topk_ids = topk_ids,
-                                .topk_weights = topk_weights, .out = out, .scratch = ys,
-                                .gated_input = options_.activation, .accumulate = add});
-    return add_shared_expert(h, out, ctx);
-  }
   if (pair_order) {
     run_experts_in_pair_order(x, topk_ids, ys, ctx);
   } else {

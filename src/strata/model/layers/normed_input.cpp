@@ -1,6 +1,6 @@
 #include "strata/model/layers/normed_input.h"
 
-#include "strata/ops/rms_norm_linear.h"
+#include "strata/ops/linear.h"
 
 namespace strata {
 
@@ -13,10 +13,7 @@ const Tensor& NormedInput::h() {
 }
 
 void NormedInput::linear(const Tensor& weight, const Tensor& bias, const Tensor& out) {
-  if (norm_ == nullptr) return ops::linear(h_, weight, bias, out);
-  ops::rms_norm_linear({.x = x_, .norm_weight = norm_->weight, .norm = norm_->params, .h = h_, .weight = weight,
-                        .bias = bias, .out = out});
-  norm_ = nullptr;
+  ops::linear(h(), weight, bias, out);
 }
 
 }  // namespace strata

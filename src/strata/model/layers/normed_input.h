@@ -1,6 +1,6 @@
 // What a block hands its mixer or feed-forward network: the residual stream x and the norm
-// ahead of the sublayer. The sublayer's first projection takes x and the norm together
-// (ops::rms_norm_linear: one launch on the GPU at decode rows); later readers get h.
+// ahead of the sublayer, applied once when a projection or reader first needs h. (A GEMV that
+// normalised x itself measured slower on the GPU: docs/perf.md, 2026-12-06.)
 #pragma once
 
 #include "strata/model/layers/norm.h"
@@ -17,7 +17,7 @@ class NormedInput {
   int64_t rows() const { return x_.dim(0); }
   // norm(x), computed here unless a projection already stored it.
   const Tensor& h();
-  // out = norm(x) @ weight^T (+ bias); the first reader also stores h.
+  // out = norm(x) @ weight^T (+ bias).
   void linear(const Tensor& weight, const Tensor& bias, const Tensor& out);
 
  private:
