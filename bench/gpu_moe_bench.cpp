@@ -159,9 +159,14 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
     if (cuda::bulk_gemv_supported(base))
       report("bulk", time_ms(timer, [&] { cuda::bulk_gemv(base, cuda::current_stream()); }));
     for (const int rows : {32, 64, 128}) {
-      cuda::GroupedGemmArgs args = base;
-      args.tile_rows = rows;
-      report(fmt::format("tensor{}", rows), time_ms(timer, [&] { cuda::grouped_gemm(args, cuda::current_stream()); }));
+      for (const bool mma_sync : {false, true}) {
+        if (rows == 32 && !mma_sync) continue;  // 32-row tiles run on mma.sync only
+        cuda::GroupedGemmArgs args = base;
+        args.tile_rows = rows;
+        args.mma_sync_tiles = mma_sync;
+        report(fmt::format("{}{}", mma_sync ? "mma" : "wgmma", rows),
+               time_ms(timer, [&] { cuda::grouped_gemm(args, cuda::current_stream()); }));
+      }
     }
   }
 }

@@ -2,21 +2,26 @@
 # Run HERE (the build machine) before a GPU run: builds Release with CUDA into build-gpu, copies
 # the binaries of one kind of run and the shared libraries the GPU image lacks into .gpu-bundle/
 # (compressed), and the shared fixtures into .fixtures-pack/ (compressed). Carry both.
-#   bench/gpu/make_bundle.sh [tests|bench]
+#   bench/gpu/make_bundle.sh [tests|bench] [EXTRA_BENCH...]
 # tests: strata_tests (run_all.sh's tests mode); bench: the benchmarks and the strata command (its
-# bench, hybrid, engine, lab, cli and serve modes). The device tool carries at most 64 MiB with
-# the tracked tree (~28 MB), so one call takes one kind; the script prints what would travel.
+# bench, hybrid, engine, lab, cli and serve modes). EXTRA_BENCH: more bench/ programs to pack
+# (`tests gpu_moe_bench`: a test run with a lab beside it). The device tool carries at most
+# 64 MiB with the tracked tree (~28 MB), so one call takes one kind; the script prints what
+# would travel.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 KIND=${1:-tests}
+shift || true
 case "$KIND" in
   tests) TARGETS="strata_tests"; BINARIES="build-gpu/tests/strata_tests" ;;
-  bench) TARGETS="gpu_decode_bench prefix_cache_bench gpu_moe_bench gpu_gdn_bench engine_throughput_bench strata"
+  bench) TARGETS="gpu_decode_bench prefix_cache_bench gpu_moe_bench gpu_gdn_bench gpu_attention_bench engine_throughput_bench strata"
          BINARIES="build-gpu/bench/gpu_decode_bench build-gpu/bench/prefix_cache_bench build-gpu/bench/gpu_moe_bench
-                   build-gpu/bench/gpu_gdn_bench build-gpu/bench/engine_throughput_bench build-gpu/strata" ;;
-  *) echo "usage: $0 [tests|bench]" >&2; exit 2 ;;
+                   build-gpu/bench/gpu_gdn_bench build-gpu/bench/gpu_attention_bench build-gpu/bench/engine_throughput_bench
+                   build-gpu/strata" ;;
+  *) echo "usage: $0 [tests|bench] [EXTRA_BENCH...]" >&2; exit 2 ;;
 esac
+for extra in "$@"; do TARGETS="$TARGETS $extra"; BINARIES="$BINARIES build-gpu/bench/$extra"; done
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON > /dev/null
 # shellcheck disable=SC2086
 cmake --build build-gpu -j"${JOBS:-2}" --target $TARGETS

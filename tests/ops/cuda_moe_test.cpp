@@ -123,33 +123,40 @@ TEST_F(CudaMoe, FusedGateUpMatchesSeparateProducts) {
 }
 
 #if defined(STRATA_WITH_CUDA)
-// Each kernel on its own, whatever the op would pick: tensor tiles of 32, 64 and 128 rows and
-// both streaming kernels (registers, bulk copy), at few and many rows per expert.
+// Each kernel on its own, whatever the op would pick: tensor tiles of 32, 64 and 128 rows (64
+// and 128 on wgmma and on mma.sync) and both streaming kernels (registers, bulk copy), at few
+// and many rows per expert, with N a multiple of the 128-column block and not.
 TEST_F(CudaMoe, EveryGroupedKernelVariantMatchesCpu) {
-  const LinearShape s{"variants", 64, 384, 1024};
-  const Tensor w = random_bf16({s.experts, s.n, s.k}, 530, 0.05f);
-  const Tensor gw = gpu_copy(w);
-  for (const int64_t m : {3, 100, 2000}) {
-    const Tensor x = random_rounded({m, s.k}, 531 + m), offsets = skewed_offsets(m, s.experts, 532 + m);
-    Tensor ref = Tensor::host(DType::kF32, {m, s.n});
-    ops::grouped_linear(x, w, offsets, ref);
-    const Tensor gx = gpu_bf16(x), goffsets = gpu_copy(offsets);
-    for (const int tile_rows : {-1, 0, 32, 64, 128}) {  // -1: bulk copy, 0: register streaming
-      Tensor out = poisoned(DType::kF32, {m, s.n});
-      const cuda::GroupedGemmArgs args{.x = gx.data(), .weight = gw.data(), .offsets = goffsets.data_as<int32_t>(),
-                                       .out = out.data(), .out_dtype = DType::kF32, .num_experts = s.experts,
-                                       .m = m, .n = s.n, .k = s.k, .tile_rows = tile_rows > 0 ? tile_rows : 0};
-      if (tile_rows == -1) {
-        cuda::bulk_gemv(args, cuda::current_stream());
-      } else if (tile_rows == 0) {
-        cuda::grouped_gemv(args, cuda::current_stream());
-      } else {
-        cuda::grouped_gemm(args, cuda::current_stream());
+  for (const LinearShape& s : {LinearShape{"variants", 64, 384, 1024}, LinearShape{"column tail", 16, 200, 512}}) {
+    const Tensor w = random_bf16({s.experts, s.n, s.k}, 530, 0.05f);
+    const Tensor gw = gpu_copy(w);
+    for (const int64_t m : {3, 100, 2000}) {
+      const Tensor x = random_rounded({m, s.k}, 531 + m), offsets = skewed_offsets(m, s.experts, 532 + m);
+      Tensor ref = Tensor::host(DType::kF32, {m, s.n});
+      ops::grouped_linear(x, w, offsets, ref);
+      const Tensor gx = gpu_bf16(x), goffsets = gpu_copy(offsets);
+      // -1: bulk copy, 0: register streaming; 64 and 128 twice: wgmma, then mma.sync.
+      const std::vector<std::pair<int, bool>> kernels{{-1, false}, {0, false},  {32, false}, {64, false},
+                                                      {128, false}, {64, true}, {128, true}};
+      for (const auto& [tile_rows, mma_sync] : kernels) {
+        Tensor out = poisoned(DType::kF32, {m, s.n});
+        const cuda::GroupedGemmArgs args{.x = gx.data(), .weight = gw.data(), .offsets = goffsets.data_as<int32_t>(),
+                                         .out = out.data(), .out_dtype = DType::kF32, .num_experts = s.experts,
+                                         .m = m, .n = s.n, .k = s.k, .tile_rows = tile_rows > 0 ? tile_rows : 0,
+                                         .mma_sync_tiles = mma_sync};
+        if (tile_rows == -1) {
+          cuda::bulk_gemv(args, cuda::current_stream());
+        } else if (tile_rows == 0) {
+          cuda::grouped_gemv(args, cuda::current_stream());
+        } else {
+          cuda::grouped_gemm(args, cuda::current_stream());
+        }
+        const std::string kernel = tile_rows == -1  ? "bulk"
+                                   : tile_rows == 0 ? "streaming"
+                                                    : std::string(mma_sync || tile_rows == 32 ? "mma.sync" : "wgmma") +
+                                                          " tile_rows=" + std::to_string(tile_rows);
+        expect_close(*gpu_, out, ref, kBf16Tolerance, std::string(s.name) + " " + kernel + " m=" + std::to_string(m));
       }
-      const std::string kernel = tile_rows == -1  ? "bulk"
-                                 : tile_rows == 0 ? "streaming"
-                                                  : "tensor tile_rows=" + std::to_string(tile_rows);
-      expect_close(*gpu_, out, ref, kBf16Tolerance, kernel + " m=" + std::to_string(m));
     }
   }
 }

@@ -69,7 +69,7 @@ __device__ __forceinline__ KeySplit split_keys(const DecodeParams& p, int row) {
   k.kv_len = p.a.kv_lens[row];
   k.lower = p.a.sliding_window > 0 ? max(0, k.kv_len - p.a.sliding_window) : 0;
   const int span = max(0, k.kv_len - k.lower);
-  k.per = max(kSplitKeys, (span + p.num_splits - 1) / p.num_splits);
+  k.per = max(max(kSplitKeys, p.a.min_split_keys), (span + p.num_splits - 1) / p.num_splits);
   k.per = (k.per + kSplitKeys - 1) / kSplitKeys * kSplitKeys;
   k.live = max(1, (span + k.per - 1) / k.per);  // split 0 answers even an empty row
   return k;
@@ -483,7 +483,7 @@ void decode_attention(const DecodeAttentionArgs& args, cudaStream_t stream) {
   DecodeParams p{.a = args, .partial_o = nullptr, .partial_ml = nullptr, .arrivals = nullptr,
                  .group = args.num_q_heads / args.num_kv_heads, .num_splits = 1};
   const int64_t pairs = static_cast<int64_t>(args.num_rows) * args.num_kv_heads;
-  if (pairs <= kMaxArrivalCounters) p.num_splits = choose_splits(pairs);
+  if (pairs <= kMaxArrivalCounters) p.num_splits = args.num_splits > 0 ? std::min(args.num_splits, kMaxSplits) : choose_splits(pairs);
   if (p.num_splits > 1) {
     p.arrivals = arrival_counters();
     static DeviceScratch scratch;  // grows only: captured graphs keep their pointers valid

@@ -25,6 +25,9 @@ struct DecodeAttentionArgs {
   int num_rows = 0, num_q_heads = 0, num_kv_heads = 0, block_size = 0, head_dim = 0;
   float scale = 1.0f, softcap = 0.0f;
   int sliding_window = 0;
+  // Lab levers (bench/gpu_attention_bench): 0 keeps the kernel's choice. num_splits: key splits
+  // in the grid (<= 64); min_split_keys: fewest keys a live split takes (rounded up to 64).
+  int num_splits = 0, min_split_keys = 0;
 };
 
 // Whether the decode kernel takes this shape (head_dim 64/128/256, group size <= 16).

@@ -2,18 +2,20 @@
 // 8 warps (2 x 4, warp tile BM/2 x 32) of mma.sync m16n8k16 bf16, f32 accumulators, fed by a
 // cp.async pipeline of 64-wide K slices through XOR-swizzled shared memory and ldmatrix.
 // Grid: 1-D over (tile, N block), N block fastest so neighbouring blocks share x rows in L2.
-#include "strata/ops/cuda/attention_tile.cuh"
+// Tiles of 64 and 128 rows run on wgmma instead (grouped_gemm_wgmma.cu); 32-row ones here.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/expert_tiles.cuh"
 #include "strata/ops/cuda/grouped_gemm.h"
+#include "strata/ops/cuda/grouped_gemm_wgmma.h"
+#include "strata/ops/cuda/grouped_tiles.cuh"
 
 namespace strata::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
 constexpr int kThreads = 256;
-constexpr int kBlockN = 128;
-constexpr int kBlockK = 64;  // one 128-byte shared row per tile row: 8 chunks of 16 bytes
+constexpr int kBlockN = kGroupedBlockN;
+constexpr int kBlockK = kGroupedBlockK;
 // Up to this many rows per expert on average, streaming the weights beats tensor-core tiles
 // (decode); above, tensor cores. H200 (gpu_moe_bench): 32-row tiles won at 4 rows per expert
 // (Qwen3-30B-A3B, 108 vs 180 us) and at 1.25 (Qwen3-Next, 194 vs 259), streaming at 0.5.
@@ -26,51 +28,6 @@ struct Tiling {
   static constexpr int kStageElems = (BM + kBlockN) * kBlockK;
   static constexpr int kSmemBytes = kStages * kStageElems * 2;
 };
-
-// Element (row, chunk) of a [rows, 64] tile: chunks XOR-swizzled by row so that the 8 rows an
-// ldmatrix reads, and the 8 chunks a row's cp.asyncs write, hit distinct bank groups.
-__device__ __forceinline__ int swizzled(int row, int chunk) { return row * kBlockK + ((chunk ^ (row & 7)) << 3); }
-
-__device__ __forceinline__ void cp_async16(bf16* dst, const bf16* src, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const bf16* p) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-
-struct BlockTile {
-  const bf16* x;  // row 0 of the tile, [rows, K]
-  const bf16* w;  // weight row n0 of the expert, [N - n0, K]
-  int64_t rows, n_left, k;  // valid x rows (<= BM), valid weight rows, K
-};
-
-// Issues the cp.asyncs of K slice `slice` into one stage; invalid rows are zero-filled.
-template <int BM>
-__device__ void load_stage(bf16* stage, const BlockTile& t, int64_t slice) {
-  bf16* a = stage;
-  bf16* b = stage + BM * kBlockK;
-  const int64_t k0 = slice * kBlockK;
-#pragma unroll
-  for (int j = 0; j < BM * 8 / kThreads; ++j) {
-    const int i = threadIdx.x + j * kThreads, row = i / 8, chunk = i % 8;
-    const bool valid = row < t.rows;
-    cp_async16(a + swizzled(row, chunk), valid ? t.x + row * t.k + k0 + chunk * 8 : t.x, valid);
-  }
-#pragma unroll
-  for (int j = 0; j < kBlockN * 8 / kThreads; ++j) {
-    const int i = threadIdx.x + j * kThreads, row = i / 8, chunk = i % 8;
-    const bool valid = row < t.n_left;
-    cp_async16(b + swizzled(row, chunk), valid ? t.w + row * t.k + k0 + chunk * 8 : t.w, valid);
-  }
-}
 
 // One 64-wide K slice of the warp's (BM/2) x 32 tile: 4 steps of k16.
 template <int BM>
@@ -86,13 +43,13 @@ __device__ void mma_stage(const bf16* stage, int warp_m, int warp_n, float (&acc
     for (int fm = 0; fm < T::kFragsM; ++fm) {
       // Matrices: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
       const int row = warp_m * T::kWarpM + fm * 16 + mat_row + (mat & 1) * 8;
-      ldmatrix_x4(af[fm], a + swizzled(row, kk * 2 + (mat >> 1)));
+      ldmatrix_x4(af[fm], a + grouped_swizzled(row, kk * 2 + (mat >> 1)));
     }
 #pragma unroll
     for (int pair = 0; pair < 2; ++pair) {
       // Matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
       const int row = warp_n * 32 + pair * 16 + mat_row + (mat >> 1) * 8;
-      ldmatrix_x4(bfr[pair], b + swizzled(row, kk * 2 + (mat & 1)));
+      ldmatrix_x4(bfr[pair], b + grouped_swizzled(row, kk * 2 + (mat & 1)));
     }
 #pragma unroll
     for (int fm = 0; fm < T::kFragsM; ++fm)
@@ -101,17 +58,6 @@ __device__ void mma_stage(const bf16* stage, int warp_m, int warp_n, float (&acc
         mma_bf16_16816(acc[fm][fn], af[fm][0], af[fm][1], af[fm][2], af[fm][3], bfr[fn / 2][(fn % 2) * 2],
                        bfr[fn / 2][(fn % 2) * 2 + 1]);
   }
-}
-
-template <typename Tout>
-__device__ __forceinline__ void store_pair(Tout* out, float a, float b);
-template <>
-__device__ __forceinline__ void store_pair<float>(float* out, float a, float b) {
-  *reinterpret_cast<float2*>(out) = make_float2(a, b);
-}
-template <>
-__device__ __forceinline__ void store_pair<bf16>(bf16* out, float a, float b) {
-  *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(a, b);
 }
 
 template <int BM, typename Tout>
@@ -129,7 +75,7 @@ __device__ void store_tile(const GroupedGemmArgs& p, const ExpertTile& tile, int
 #pragma unroll
       for (int fn = 0; fn < 4; ++fn) {
         const int64_t col = n0 + warp_n * 32 + fn * 8 + q * 2;
-        if (col < p.n) store_pair(out + row * p.n + col, acc[fm][fn][half * 2], acc[fm][fn][half * 2 + 1]);
+        if (col < p.n) grouped_store_pair(out + row * p.n + col, acc[fm][fn][half * 2], acc[fm][fn][half * 2 + 1]);
       }
     }
 }
@@ -144,13 +90,13 @@ __global__ void __launch_bounds__(kThreads) grouped_gemm_kernel(GroupedGemmArgs 
   if (!find_expert_tile(p.offsets, p.num_experts, p.m, BM, index, tile, shared)) return;
   bf16* smem = reinterpret_cast<bf16*>(smem_raw);
   const int64_t n0 = n_block * kBlockN;
-  const BlockTile t{.x = static_cast<const bf16*>(p.x) + tile.row_begin * p.k,
+  const GroupedBlockTile t{.x = static_cast<const bf16*>(p.x) + tile.row_begin * p.k,
                     .w = static_cast<const bf16*>(p.weight) + (tile.expert * p.n + n0) * p.k,
                     .rows = tile.row_end - tile.row_begin, .n_left = p.n - n0, .k = p.k};
   const int64_t slices = p.k / kBlockK;
 #pragma unroll
   for (int s = 0; s < T::kStages - 1; ++s) {
-    if (s < slices) load_stage<BM>(smem + s * T::kStageElems, t, s);
+    if (s < slices) grouped_load_stage<BM, kThreads>(smem + s * T::kStageElems, t, s);
     cp_async_commit();
   }
   const int warp = threadIdx.x / 32, warp_m = warp / 4, warp_n = warp % 4;
@@ -159,7 +105,7 @@ __global__ void __launch_bounds__(kThreads) grouped_gemm_kernel(GroupedGemmArgs 
     cp_async_wait<T::kStages - 2>();
     __syncthreads();  // slice is in; every warp is done with the stage refilled below
     const int64_t next = slice + T::kStages - 1;
-    if (next < slices) load_stage<BM>(smem + (next % T::kStages) * T::kStageElems, t, next);
+    if (next < slices) grouped_load_stage<BM, kThreads>(smem + (next % T::kStages) * T::kStageElems, t, next);
     cp_async_commit();
     mma_stage<BM>(smem + (slice % T::kStages) * T::kStageElems, warp_m, warp_n, acc);
   }
@@ -224,6 +170,7 @@ void grouped_gemm(const GroupedGemmArgs& args, cudaStream_t stream) {
   if (args.m == 0 || args.n == 0 || args.num_experts == 0) return;
   STRATA_CHECK(grouped_gemm_supported(args));
   const int rows = grouped_gemm_tile_rows(args);
+  if (!args.mma_sync_tiles && grouped_gemm_wgmma_takes(rows)) return grouped_gemm_wgmma(args, rows, stream);
   if (args.out_dtype == DType::kF32) {
     launch_rows<float>(rows, args, stream);
   } else {

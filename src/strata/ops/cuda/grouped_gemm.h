@@ -24,10 +24,11 @@ struct GroupedGemmArgs {
   int64_t num_experts = 0, m = 0, n = 0, k = 0;
   int tile_rows = 0;  // tensor-core kernel: rows per tile, 32, 64 or 128; 0 picks by rows per expert
   const void* bias = nullptr;  // [N] bf16 added to every row, or null; dense bulk kernel only
+  bool mma_sync_tiles = false;  // lab lever (gpu_moe_bench): the mma.sync kernel where wgmma takes the tile
 };
 
-// Tensor-core kernel (mma.sync bf16, cp.async pipeline): K a multiple of 64, N of 8, x and
-// weight 16-byte aligned.
+// Tensor-core kernel (cp.async pipeline; wgmma for 64- and 128-row tiles, mma.sync for 32):
+// K a multiple of 64, N of 8, x and weight 16-byte aligned.
 bool grouped_gemm_supported(const GroupedGemmArgs& args);
 void grouped_gemm(const GroupedGemmArgs& args, cudaStream_t stream);
 

@@ -1,0 +1,61 @@
+// The staging of the tensor-core grouped kernels (mma.sync and wgmma): a block's x rows and
+// weight rows of one 64-wide K slice land in shared memory as [rows, 64] bf16 tiles of
+// 128-byte rows, 16-byte chunks XOR-swizzled by row (chunk ^ row % 8). That is the layout
+// ldmatrix reads without bank conflicts and, 1024-byte aligned, wgmma's 128-byte swizzle.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "strata/ops/cuda/attention_tile.cuh"
+
+namespace strata::cuda {
+
+constexpr int kGroupedBlockN = 128;  // weight rows (output columns) of a block
+constexpr int kGroupedBlockK = 64;   // one 128-byte shared row per tile row: 8 chunks of 16 bytes
+
+struct GroupedBlockTile {
+  const __nv_bfloat16* x;  // row 0 of the tile, [rows, K]
+  const __nv_bfloat16* w;  // weight row n0 of the expert, [N - n0, K]
+  int64_t rows, n_left, k;  // valid x rows (<= BM), valid weight rows, K
+};
+
+// Element offset of (row, chunk) in a [rows, 64] tile.
+__device__ __forceinline__ int grouped_swizzled(int row, int chunk) {
+  return row * kGroupedBlockK + ((chunk ^ (row & 7)) << 3);
+}
+
+// Issues the cp.asyncs of K slice `slice` into one stage ([BM, 64] x then [128, 64] weight
+// rows); rows past the valid ones are zero-filled. All kThreads threads call it.
+template <int BM, int kThreads>
+__device__ void grouped_load_stage(__nv_bfloat16* stage, const GroupedBlockTile& t, int64_t slice) {
+  __nv_bfloat16* a = stage;
+  __nv_bfloat16* b = stage + BM * kGroupedBlockK;
+  const int64_t k0 = slice * kGroupedBlockK;
+#pragma unroll
+  for (int j = 0; j < BM * 8 / kThreads; ++j) {
+    const int i = threadIdx.x + j * kThreads, row = i / 8, chunk = i % 8;
+    const bool valid = row < t.rows;
+    cp_async_16(a + grouped_swizzled(row, chunk), valid ? t.x + row * t.k + k0 + chunk * 8 : t.x, valid);
+  }
+#pragma unroll
+  for (int j = 0; j < kGroupedBlockN * 8 / kThreads; ++j) {
+    const int i = threadIdx.x + j * kThreads, row = i / 8, chunk = i % 8;
+    const bool valid = row < t.n_left;
+    cp_async_16(b + grouped_swizzled(row, chunk), valid ? t.w + row * t.k + k0 + chunk * 8 : t.w, valid);
+  }
+}
+
+template <typename Tout>
+__device__ __forceinline__ void grouped_store_pair(Tout* out, float a, float b);
+template <>
+__device__ __forceinline__ void grouped_store_pair<float>(float* out, float a, float b) {
+  *reinterpret_cast<float2*>(out) = make_float2(a, b);
+}
+template <>
+__device__ __forceinline__ void grouped_store_pair<__nv_bfloat16>(__nv_bfloat16* out, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(a, b);
+}
+
+}  // namespace strata::cuda
