@@ -24,7 +24,15 @@
 namespace strata::test {
 namespace {
 
-using CudaQwen4ExpOps = CudaOpTest;
+class CudaQwen4ExpOps : public CudaOpTest {
+ protected:
+  // i32 outputs poisoned with 0x7F7F7F7F: -1 (0xFF bytes) is a value the ops write.
+  Tensor poisoned_i32(Shape shape) {
+    Tensor t = gpu_->empty(DType::kI32, shape);
+    gpu_->fill_bytes(t, 0x7F);
+    return t;
+  }
+};
 
 Tensor i32_host(Shape shape, const std::vector<int32_t>& values) {
   Tensor t = Tensor::host(DType::kI32, shape);
@@ -156,7 +164,7 @@ TEST_F(CudaQwen4ExpOps, NgramIdsWithCarryAndIntermediates) {
     Tensor ref_carry = carry_of(hash, history), ref = Tensor::host(DType::kI32, {tokens, heads});
     Tensor ref_inter = Tensor::host(DType::kF32, {tokens, elems});
     ops::ngram_ids(hash, {.token_ids = ids, .carry = ref_carry, .out = ref, .intermediate_states = ref_inter});
-    Tensor carry = gpu_copy(carry_of(hash, history)), out = poisoned(DType::kI32, {tokens, heads});
+    Tensor carry = gpu_copy(carry_of(hash, history)), out = poisoned_i32({tokens, heads});
     Tensor inter = poisoned(DType::kF32, {tokens, elems});
     ops::ngram_ids(hash, {.token_ids = gpu_copy(ids), .carry = carry, .out = out, .intermediate_states = inter});
     expect_same_i32(*gpu_, out, ref, what + " ids");
@@ -178,7 +186,7 @@ TEST_F(CudaQwen4ExpOps, NgramIdsBatchedSlots) {
   }
   Tensor ref_states = host_copy(states), ref = Tensor::host(DType::kI32, {5, heads});
   ops::ngram_ids(hash, {.token_ids = ids, .carry = ref_states, .out = ref, .state_slots = i32_host({5}, slots)});
-  Tensor gpu_states = gpu_copy(states), out = poisoned(DType::kI32, {5, heads});
+  Tensor gpu_states = gpu_copy(states), out = poisoned_i32({5, heads});
   ops::ngram_ids(hash, {.token_ids = gpu_copy(ids), .carry = gpu_states, .out = out,
                         .state_slots = gpu_copy(i32_host({5}, slots))});
   expect_same_i32(*gpu_, out, ref, "ngram_ids batched ids");
@@ -291,7 +299,7 @@ TEST_F(CudaQwen4ExpOps, IndexerTopKAndBlockSparseAttention) {
     Tensor selected = Tensor::host(DType::kI32, {t, top_k});
     ops::indexer_top_k(index_q, Tensor(), v_rows, paged.host(), params, selected);
     params.scores = poisoned(DType::kF32, {t, 70 / rate});
-    Tensor got = poisoned(DType::kI32, {t, top_k});
+    Tensor got = poisoned_i32({t, top_k});
     ops::indexer_top_k(gpu_copy(index_q), Tensor(), gv, paged.device(*gpu_), params, got);
     expect_same_i32(*gpu_, got, selected, "indexer_top_k " + what);
 
