@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "strata/core/error.h"
+#include "strata/ops/block_sparse_attention.h"
 #include "strata/ops/causal_conv1d.h"
 #include "strata/ops/gated_delta_rule.h"
 #include "strata/ops/moe.h"
 #include "strata/ops/paged_attention.h"
+#include "strata/ops/per_layer_embedding.h"
 #include "strata/ops/ssd_scan.h"
 
 namespace strata {
@@ -36,11 +38,29 @@ TEST(LayerLimits, AttentionHeadSizesWithoutACudaKernelAreRefused) {
 }
 
 TEST(LayerLimits, ConvKernelSizes) {
-  EXPECT_NE(error_of([] { ops::check_causal_conv1d_supported(kGpu, 9, "model.layers.0.mixer"); }).find("at most 8"),
+  EXPECT_NE(error_of([] { ops::check_causal_conv1d_supported(kGpu, 17, "model.layers.0.mixer"); }).find("at most 16"),
             std::string::npos);
-  EXPECT_NO_THROW(ops::check_causal_conv1d_supported(kCpu, 9, "x"));
+  EXPECT_NO_THROW(ops::check_causal_conv1d_supported(kCpu, 17, "x"));
+  EXPECT_NO_THROW(ops::check_causal_conv1d_supported(kGpu, 10, "x"));  // Qwen4-Exp's dilated PLE conv
   EXPECT_NO_THROW(ops::check_causal_conv1d_supported(kGpu, 4, "x"));
   EXPECT_THROW(ops::check_causal_conv1d_supported(kCpu, 1, "x"), Error);  // no backend takes it
+}
+
+// Qwen4-Exp: the CUDA n-gram kernel's fixed arrays and QSA's logits in shared memory.
+TEST(LayerLimits, Qwen4ExpNgramsAndQsaBudget) {
+  ops::NgramHash hash{.ngram_size = 3, .heads_per_ngram = 2};
+  EXPECT_NO_THROW(ops::check_per_layer_embedding_supported(kGpu, hash, "x"));
+  hash.ngram_size = 9;
+  const std::string message =
+      error_of([&] { ops::check_per_layer_embedding_supported(kGpu, hash, "model.layers.1.ple"); });
+  EXPECT_NE(message.find("model.layers.1.ple: n-gram size 9"), std::string::npos) << message;
+  EXPECT_NO_THROW(ops::check_per_layer_embedding_supported(kCpu, hash, "x"));
+  hash = {.ngram_size = 3, .heads_per_ngram = 17};  // 34 heads
+  EXPECT_THROW(ops::check_per_layer_embedding_supported(kGpu, hash, "x"), Error);
+  EXPECT_NO_THROW(ops::check_block_sparse_attention_supported(kGpu, 8188, 4, "x"));
+  EXPECT_NE(error_of([] { ops::check_block_sparse_attention_supported(kGpu, 8192, 4, "x"); }).find("at most 8192"),
+            std::string::npos);
+  EXPECT_NO_THROW(ops::check_block_sparse_attention_supported(kCpu, 1 << 20, 4, "x"));
 }
 
 TEST(LayerLimits, RecurrentStateSizes) {

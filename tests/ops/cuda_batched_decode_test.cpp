@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -23,12 +22,6 @@ namespace strata::test {
 namespace {
 
 using CudaBatchedDecode = CudaOpTest;
-
-Tensor copy_of(const Tensor& t) {
-  Tensor out = Tensor::host(t.dtype(), t.shape());
-  std::memcpy(out.data(), t.data(), t.nbytes());
-  return out;
-}
 
 // num_rows distinct slots of [0, num_slots), in shuffled order.
 Tensor scattered_slots(int64_t num_rows, int64_t num_slots, uint32_t seed) {
@@ -62,7 +55,7 @@ TEST_F(CudaBatchedDecode, CausalConv1dMatchesCpu) {
     const Tensor b = bias ? random_rounded({channels}, 502) : Tensor();
     const Tensor pool0 = random_rounded({num_slots, channels, kernel - 1}, 503);
     const Tensor slots = scattered_slots(rows, num_slots, 504);
-    Tensor ref = Tensor::host(DType::kF32, {rows, channels}), ref_pool = copy_of(pool0);
+    Tensor ref = Tensor::host(DType::kF32, {rows, channels}), ref_pool = host_copy(pool0);
     ops::causal_conv1d({.x = x, .weight = w, .bias = b, .conv_state = ref_pool, .out = ref, .state_slots = slots});
     Tensor gx = gpu_bf16(x), pool = gpu_copy(pool0);  // in place, as the layers run it
     ops::causal_conv1d({.x = gx, .weight = gpu_copy(w), .bias = bias ? gpu_copy(b) : Tensor(), .conv_state = pool,
@@ -84,7 +77,7 @@ TEST_F(CudaBatchedDecode, GatedDeltaRuleMatchesCpu) {
     const Tensor a_log = random_rounded({c.nv}, 513, -1.f, 0.5f), dt_bias = random_rounded({c.nv}, 514);
     const Tensor pool0 = random_rounded({num_slots, c.nv, c.dk, c.dv}, 515, -0.5f, 0.5f);
     const Tensor slots = scattered_slots(c.rows, num_slots, 516);
-    Tensor ref = Tensor::host(DType::kF32, {c.rows, c.nv, c.dv}), ref_pool = copy_of(pool0);
+    Tensor ref = Tensor::host(DType::kF32, {c.rows, c.nv, c.dv}), ref_pool = host_copy(pool0);
     ops::gated_delta_rule({.qkv = qkv, .a = a, .b = b, .A_log = a_log, .dt_bias = dt_bias, .state = ref_pool,
                            .out = ref, .state_slots = slots});
     Tensor pool = gpu_copy(pool0), out = poisoned(DType::kBF16, {c.rows, c.nv, c.dv});
@@ -108,7 +101,7 @@ TEST_F(CudaBatchedDecode, SsdScanMatchesCpu) {
     const Tensor pool0 = random_rounded({num_slots, c.nh, c.hd, c.n}, 525, -0.5f, 0.5f);
     const Tensor slots = scattered_slots(c.rows, num_slots, 526);
     const ops::SsdScanOptions options{.n_groups = c.groups, .dt_min = 0.001f, .dt_max = 5.0f};
-    Tensor ref = Tensor::host(DType::kF32, {c.rows, c.nh, c.hd}), ref_pool = copy_of(pool0);
+    Tensor ref = Tensor::host(DType::kF32, {c.rows, c.nh, c.hd}), ref_pool = host_copy(pool0);
     ops::ssd_scan({.xbc = xbc, .dt = dt, .dt_bias = dt_bias, .A_log = a_log, .D = d, .state = ref_pool, .y = ref,
                    .state_slots = slots}, options);
     Tensor pool = gpu_copy(pool0), y = poisoned(DType::kBF16, {c.rows, c.nh, c.hd});
@@ -130,7 +123,7 @@ TEST_F(CudaBatchedDecode, SlotOutOfRangeRowIsSkipped) {
   const Tensor pool0 = random_rounded({num_slots, nv, dk, dv}, 534, -0.5f, 0.5f);
   Tensor good = Tensor::host(DType::kI32, {1});
   good.data_as<int32_t>()[0] = 2;
-  Tensor ref = Tensor::host(DType::kF32, {1, nv, dv}), ref_pool = copy_of(pool0);
+  Tensor ref = Tensor::host(DType::kF32, {1, nv, dv}), ref_pool = host_copy(pool0);
   ops::gated_delta_rule({.qkv = qkv.slice_rows(0, 1), .a = ab.slice_rows(0, 1), .b = ab.slice_rows(0, 1),
                          .A_log = a_log, .dt_bias = dt_bias, .state = ref_pool, .out = ref, .state_slots = good});
   Tensor slots = Tensor::host(DType::kI32, {2});

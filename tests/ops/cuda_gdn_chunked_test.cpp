@@ -3,7 +3,6 @@
 // shape, for full, partial and many chunks; and which form a CUDA segment takes.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,12 +21,6 @@ struct GdnShape {
 };
 constexpr GdnShape kQwen3Next{32, 16, 128, 128};
 constexpr GdnShape kFixture{4, 2, 32, 32};
-
-Tensor host_copy(const Tensor& t) {
-  Tensor out = Tensor::host(t.dtype(), t.shape());
-  std::memcpy(out.data(), t.data(), t.nbytes());
-  return out;
-}
 
 TEST(CudaGdnChunkedForm, LongPrefillRowsChunkShortAndVerifyRowsRecur) {
   using ops::gated_delta_rule_cuda_form;

@@ -20,12 +20,6 @@ namespace {
 
 using CudaHybridOps = CudaOpTest;
 
-Tensor host_copy(const Tensor& t) {
-  Tensor out = Tensor::host(t.dtype(), t.shape());
-  std::memcpy(out.data(), t.data(), t.nbytes());
-  return out;
-}
-
 void expect_exact_i32(Backend& gpu, const Tensor& got, const Tensor& ref, const std::string& what) {
   const Tensor h = gpu.to_host(got);
   for (int64_t i = 0; i < ref.numel(); ++i)

@@ -47,6 +47,12 @@ Tensor int_tensor(const std::vector<int32_t>& values) {
   return t;
 }
 
+Tensor host_copy(const Tensor& t) {
+  Tensor out = Tensor::host(t.dtype(), t.shape());
+  std::memcpy(out.data(), t.data(), t.nbytes());
+  return out;
+}
+
 CompareResult compare(const Tensor& got, const Tensor& ref) {
   CompareResult r;
   double num = 0, den = 0;

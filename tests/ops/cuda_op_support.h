@@ -22,6 +22,8 @@ Tensor to_bf16_host(const Tensor& f32);
 Tensor as_f32_host(Backend& gpu, const Tensor& t);
 // Host i32 tensor.
 Tensor int_tensor(const std::vector<int32_t>& values);
+// A host copy of a host tensor (a reference op's in-out state, kept apart from the GPU's).
+Tensor host_copy(const Tensor& t);
 
 struct CompareResult {
   bool finite = true;

@@ -3,7 +3,6 @@
 // fixture shape, for full, partial and many chunks; and which form a CUDA segment takes.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -26,12 +25,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr SsdShape kNemotronH{128, 64, 128, 8, 0.001f, 5.0f};
 constexpr SsdShape kMamba2{80, 64, 128, 1, 0.0f, kInf};
 constexpr SsdShape kFixture{8, 32, 16, 1, 0.0f, kInf};
-
-Tensor host_copy(const Tensor& t) {
-  Tensor out = Tensor::host(t.dtype(), t.shape());
-  std::memcpy(out.data(), t.data(), t.nbytes());
-  return out;
-}
 
 TEST(CudaSsdChunkedForm, LongPrefillRowsChunkShortAndVerifyRowsRecur) {
   using ops::ssd_scan_cuda_form;

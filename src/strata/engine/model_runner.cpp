@@ -20,7 +20,8 @@ KvCacheShape kv_cache_shape(const Model& model, const Backend& backend, int64_t 
           .block_size = block_size,
           .num_kv_heads = model.kv_cache_heads(),
           .head_dim = model.kv_cache_head_dim(),
-          .dtype = kv_cache_storage_dtype(dtype, backend.device())};
+          // Layers that keep per-token state in cache rows read them as f32 on every backend.
+          .dtype = model.parts().kv_cache_rows_f32 ? DType::kF32 : kv_cache_storage_dtype(dtype, backend.device())};
 }
 
 ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptions& options)

@@ -51,7 +51,7 @@ class Model {
     int64_t residual_streams = 1;
     std::shared_ptr<const StreamHead> hyper_head;
     // Layers keep per-token state of their own in f32 KV-cache rows (DeepSeek-V4, Qwen4-Exp's
-    // QSA): an fp8 cache cannot hold it and is refused when the runner is made.
+    // QSA): the cache is f32 on every backend, and an fp8 cache is refused when the runner is made.
     bool kv_cache_rows_f32 = false;
     int64_t kv_cache_heads = 0;     // heads and width of a KV-cache entry; 0: the config's
     int64_t kv_cache_head_dim = 0;  // num_key_value_heads and head_dim (MLA stores more)

@@ -1,8 +1,9 @@
 // Qwen4-Exp's QSA attention over per-token cache rows: every `rate` tokens form a block; a query
 // sees the complete blocks its indexer selected plus the tokens after its last complete block.
 // A block's index key is pooled from its tokens' rows (mean_row_windows). Positions follow
-// ops::paged_attention (query i of a row sits at kv_len - q_len + i). CPU only: refused on CUDA
-// at build.
+// ops::paged_attention (query i of a row sits at kv_len - q_len + i). Both backends, f32 throughout
+// (the layer keeps its cache rows in f32); CUDA holds a query's logits in shared memory, so its
+// selection (budget) plus one block is at most kCudaMaxQsaPositions tokens.
 #pragma once
 
 #include <string>
@@ -30,8 +31,10 @@ void block_sparse_attention(const Tensor& q, const Tensor& k_rows, const Tensor&
 // f32; window_slots: [E, S] i32; out: [E, d] f32.
 void mean_row_windows(const Tensor& rows, const Tensor& window_slots, int64_t column, const Tensor& out);
 
-// Throws an Error naming `layer` when `device` cannot run these ops (CUDA has no kernels yet).
-void check_block_sparse_attention_supported(Device device, const std::string& layer);
+inline constexpr int64_t kCudaMaxQsaPositions = 8192;
+// Throws an Error naming `layer` when `device` cannot attend over `budget` selected tokens in
+// blocks of `rate`.
+void check_block_sparse_attention_supported(Device device, int64_t budget, int64_t rate, const std::string& layer);
 
 }  // namespace strata::ops
 
@@ -41,3 +44,10 @@ void block_sparse_attention(const Tensor& q, const Tensor& k_rows, const Tensor&
                             const Tensor& out);
 void mean_row_windows(const Tensor& rows, const Tensor& window_slots, int64_t column, const Tensor& out);
 }  // namespace strata::cpu
+
+namespace strata::cuda {
+void block_sparse_attention(const Tensor& q, const Tensor& k_rows, const Tensor& v_rows,
+                            const ops::AttentionMetadata& meta, const ops::BlockSparseAttentionParams& params,
+                            const Tensor& out);
+void mean_row_windows(const Tensor& rows, const Tensor& window_slots, int64_t column, const Tensor& out);
+}  // namespace strata::cuda

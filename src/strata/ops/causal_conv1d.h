@@ -29,7 +29,7 @@ struct CausalConv1dArgs {
 
 void causal_conv1d(const CausalConv1dArgs& args);
 
-inline constexpr int64_t kCudaMaxConvKernel = 8;  // the CUDA kernel's history registers
+inline constexpr int64_t kCudaMaxConvKernel = 16;  // the CUDA kernel's history registers
 // Refuses, when `layer` is built, a kernel size no backend kernel takes (at least 2; at most
 // kCudaMaxConvKernel on CUDA): an Error naming the layer, so that no step meets it.
 void check_causal_conv1d_supported(Device device, int64_t kernel_size, const std::string& layer);

@@ -3,7 +3,8 @@
 // in the row of the window's last token, w * rate + rate - 1): every closed one (HCA), or the
 // ones the lightning indexer selected (CSA); a per-head sink logit joins the softmax. The
 // indexer's top-k lives here too. Positions follow ops::paged_attention: query i of a row with
-// q_len queries and kv_len keys sits at kv_len - q_len + i. CPU only; refused on CUDA at build.
+// q_len queries and kv_len keys sits at kv_len - q_len + i. CPU only (refused on CUDA at build),
+// except indexer_top_k, which Qwen4-Exp's QSA shares.
 #pragma once
 
 #include "strata/core/tensor.h"
@@ -34,12 +35,14 @@ struct IndexerParams {
   int64_t entry_offset = 0;  // where an indexer entry starts in its row
   int64_t top_k = 0;         // index_topk
   float scale = 1.0f;        // index_head_dim^-0.5
+  Tensor scores;             // CUDA: [T, >= max_kv_len / rate] f32 scratch from the caller's workspace
 };
 
 // q: [T, num_heads, head_dim] f32 (rotated); weights: [T, num_heads] f32 (weights_proj * heads^-0.5), or
 // undefined: every head weighs 1 (Qwen4-Exp's QSA indexer);
 // selected: [T, top_k] i32: per query the closed entries with the highest
 // sum_h weights[h] * relu(q[h] . entry) * scale, best first (ties: lower index), -1 past the closed count.
+// q, rows, weights: f32 on either backend (the CUDA kernel: one block per query, k rounds of argmax).
 void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, const AttentionMetadata& meta,
                    const IndexerParams& params, const Tensor& selected);
 
@@ -51,3 +54,8 @@ void compressed_attention(const Tensor& q, const Tensor& rows, const ops::Attent
 void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, const ops::AttentionMetadata& meta,
                    const ops::IndexerParams& params, const Tensor& selected);
 }  // namespace strata::cpu
+
+namespace strata::cuda {
+void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, const ops::AttentionMetadata& meta,
+                   const ops::IndexerParams& params, const Tensor& selected);
+}

@@ -25,8 +25,10 @@ void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, cons
   STRATA_CHECK(src.rank() == 2 && rows.rank() == 2 && src.dtype() == DType::kF32 && rows.dtype() == DType::kF32);
   STRATA_CHECK(slots.dtype() == DType::kI32 && slots.numel() == src.dim(0));
   STRATA_CHECK(column >= 0 && column + src.dim(1) <= rows.dim(1));
-  STRATA_CHECK_MSG(rows.device().is_cpu(), "store_row_part has no CUDA kernel; DeepSeek-V4 is refused on CUDA");
-  cpu::store_row_part(src, slots, column, rows);
+  STRATA_CHECK(src.device() == rows.device() && slots.device() == rows.device());
+  if (src.numel() == 0) return;
+  STRATA_DISPATCH(rows.device(), cpu::store_row_part(src, slots, column, rows),
+                  cuda::store_row_part(src, slots, column, rows));
 }
 
 }  // namespace strata::ops

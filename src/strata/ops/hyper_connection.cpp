@@ -58,10 +58,11 @@ void hyper_expand(const Tensor& streams, const Tensor& block_out, const Tensor& 
 }
 
 void hyper_repeat(const Tensor& x, const Tensor& streams) {
-  STRATA_CHECK(streams.rank() == 3 && streams.dtype() == DType::kF32 && x.dtype() == DType::kF32);
+  STRATA_CHECK(streams.rank() == 3);
   expect_shape(x, {streams.dim(0), streams.dim(2)}, "hyper_repeat x");
-  expect_cpu(streams, "hyper_repeat");
-  cpu::hyper_repeat(x, streams);
+  expect_activations({&x, &streams}, "hyper_repeat");
+  if (streams.numel() == 0) return;
+  STRATA_DISPATCH(streams.device(), cpu::hyper_repeat(x, streams), cuda::hyper_repeat(x, streams));
 }
 
 void check_hyper_connection_supported(Device device, const std::string& layer) {

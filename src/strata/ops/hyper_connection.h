@@ -2,7 +2,8 @@
 // [T, n, hidden]; before a sublayer they collapse to one row by weights `pre`, after it the
 // output expands back by `post` and the streams mix by `comb` (doubly stochastic by Sinkhorn).
 // The weights come from a linear of the RMS-normed flattened streams, `mixes`, computed by the
-// caller (ops::rms_norm + ops::linear). CPU only: models using it are refused on CUDA at build.
+// caller (ops::rms_norm + ops::linear). CPU only (models using it are refused on CUDA at build),
+// except hyper_repeat, which Qwen4-Exp's gated streams share.
 #pragma once
 
 #include <string>
@@ -33,7 +34,8 @@ void hyper_collapse(const Tensor& streams, const Tensor& pre, const Tensor& out)
 // streams: [T, n, hidden] updated in place to post[t, k] * block_out[t] + sum_j comb[t, j, k] * streams[t, j].
 void hyper_expand(const Tensor& streams, const Tensor& block_out, const Tensor& post, const Tensor& comb);
 
-// streams: [T, n, hidden] = x [T, hidden] in every stream (the embedding entering the layers).
+// streams: [T, n, hidden] = x [T, hidden] in every stream (the embedding entering the layers);
+// activations, f32 on the CPU, bf16 or f32 on CUDA.
 void hyper_repeat(const Tensor& x, const Tensor& streams);
 
 // Throws an Error naming `layer` when `device` cannot run these ops (CUDA has no kernels yet).
@@ -50,3 +52,7 @@ void hyper_collapse(const Tensor& streams, const Tensor& pre, const Tensor& out)
 void hyper_expand(const Tensor& streams, const Tensor& block_out, const Tensor& post, const Tensor& comb);
 void hyper_repeat(const Tensor& x, const Tensor& streams);
 }  // namespace strata::cpu
+
+namespace strata::cuda {
+void hyper_repeat(const Tensor& x, const Tensor& streams);
+}

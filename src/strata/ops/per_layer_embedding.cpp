@@ -20,8 +20,10 @@ void ngram_ids(const NgramHash& hash, const NgramIdsArgs& args) {
   } else {
     expect_shape(args.carry, {elems}, "ngram_ids carry");
   }
-  STRATA_CHECK_MSG(args.token_ids.device().is_cpu(), "ngram_ids has no CUDA kernel");
-  cpu::ngram_ids(hash, args);
+  for (const Tensor* x : {&args.carry, &args.out, &args.intermediate_states, &args.state_slots})
+    STRATA_CHECK(!x->defined() || x->device() == args.token_ids.device());
+  if (t == 0) return;
+  STRATA_DISPATCH(args.token_ids.device(), cpu::ngram_ids(hash, args), cuda::ngram_ids(hash, args));
 }
 
 void ple_gate(const Tensor& key, const Tensor& query, const Tensor& value, const Tensor& out) {
@@ -29,15 +31,16 @@ void ple_gate(const Tensor& key, const Tensor& query, const Tensor& value, const
   expect_shape(query, key.shape(), "ple_gate query");
   expect_shape(out, key.shape(), "ple_gate out");
   expect_shape(value, {key.dim(0), key.dim(2)}, "ple_gate value");
-  for (const Tensor* x : {&key, &query, &value, &out})
-    STRATA_CHECK_MSG(x->dtype() == DType::kF32 && x->device().is_cpu(), "ple_gate takes f32 CPU tensors");
-  cpu::ple_gate(key, query, value, out);
+  expect_activations({&key, &query, &value, &out}, "ple_gate");
+  if (out.numel() == 0) return;
+  STRATA_DISPATCH(key.device(), cpu::ple_gate(key, query, value, out), cuda::ple_gate(key, query, value, out));
 }
 
-void check_per_layer_embedding_supported(Device device, const std::string& layer) {
-  if (!device.is_cpu())
-    fail("{}: Qwen4-Exp's per-layer n-gram embeddings (ple_layer_ids) have no CUDA kernels yet; run this model with "
-         "--device cpu", layer);
+void check_per_layer_embedding_supported(Device device, const NgramHash& hash, const std::string& layer) {
+  if (device.is_cpu()) return;
+  if (hash.ngram_size > kCudaMaxNgramSize || hash.num_heads() > kCudaMaxNgramHeads)
+    fail("{}: n-gram size {} with {} hash heads has no CUDA kernel (at most size {} and {} heads); run this model "
+         "with --device cpu", layer, hash.ngram_size, hash.num_heads(), kCudaMaxNgramSize, kCudaMaxNgramHeads);
 }
 
 }  // namespace strata::ops

@@ -1,7 +1,8 @@
 // Qwen4-Exp's per-layer embeddings (PLE): each token's n-grams of orders 2..ngram_size hashed into
 // rows of per-head tables, and the gate mixing the embedding into every stream. The n-gram carry:
 // the last ngram_size - 1 tokens as (id + 1) in two 11-bit halves, exact in any SSM pool (f16
-// too); 0 is no token, which hashes as end-of-sequence. CPU only: refused on CUDA at build.
+// too); 0 is no token, which hashes as end-of-sequence. Both backends; CUDA takes n-gram orders and
+// heads up to the limits below (check_per_layer_embedding_supported refuses more at build).
 #pragma once
 
 #include <cstdint>
@@ -36,12 +37,15 @@ struct NgramIdsArgs {
 // xor_k(id_k * multipliers[k]) in wrapping int64 and taken modulo each head's vocab size.
 void ngram_ids(const NgramHash& hash, const NgramIdsArgs& args);
 
-// key, query: [T, n, hidden] f32 (normed); value: [T, hidden] f32; out: [T, n, hidden] f32:
+// key, query: [T, n, hidden] (normed); value: [T, hidden]; out: [T, n, hidden]; activations of one dtype:
 // g = key[t, j] . query[t, j] / sqrt(hidden), g = sign(g) sqrt(max(|g|, 1e-6)), out[t, j] = sigmoid(g) value[t].
 void ple_gate(const Tensor& key, const Tensor& query, const Tensor& value, const Tensor& out);
 
-// Throws an Error naming `layer` when `device` cannot run these ops (CUDA has no kernels yet).
-void check_per_layer_embedding_supported(Device device, const std::string& layer);
+// The CUDA n-gram kernel's fixed arrays (its parameters travel by value).
+inline constexpr int64_t kCudaMaxNgramSize = 8;
+inline constexpr int64_t kCudaMaxNgramHeads = 32;
+// Throws an Error naming `layer` when `device` cannot run ngram_ids for `hash`.
+void check_per_layer_embedding_supported(Device device, const NgramHash& hash, const std::string& layer);
 
 }  // namespace strata::ops
 
@@ -49,3 +53,8 @@ namespace strata::cpu {
 void ngram_ids(const ops::NgramHash& hash, const ops::NgramIdsArgs& args);
 void ple_gate(const Tensor& key, const Tensor& query, const Tensor& value, const Tensor& out);
 }  // namespace strata::cpu
+
+namespace strata::cuda {
+void ngram_ids(const ops::NgramHash& hash, const ops::NgramIdsArgs& args);
+void ple_gate(const Tensor& key, const Tensor& query, const Tensor& value, const Tensor& out);
+}  // namespace strata::cuda

@@ -2,7 +2,7 @@
 // layers over gated hyper-connection streams (hc_count), per-layer n-gram embeddings on the
 // ple_layer_ids layers, and QSA sparse attention on the others (layers/qsa_attention.h; decision
 // 0020 for where each carry lives). No final norm: the hyper-connection mixer feeds the lm_head.
-// CPU only for now: the layers refuse CUDA when built. The vision tower is not read (text only).
+// Both backends (bf16 streams on a GPU, f32 cache rows). The vision tower is not read (text only).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 

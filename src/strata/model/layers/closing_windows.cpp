@@ -30,6 +30,14 @@ Tensor host_i32(const std::vector<int32_t>& values, Shape shape) {
   return t;
 }
 
+Tensor step_i32(const std::vector<int32_t>& values, Shape shape, ForwardContext& ctx) {
+  Tensor host = host_i32(values, shape);
+  if (ctx.backend.device().is_cpu()) return host;
+  Tensor device = ctx.workspace.alloc(DType::kI32, shape);
+  ctx.backend.copy(device, host);  // pageable source: staged before the call returns
+  return device;
+}
+
 ops::AttentionMetadata attention_metadata(const StepBatch& step) {
   return {.cu_seqlens = step.device().cu_seqlens, .kv_lens = step.device().kv_lens,
           .block_tables = step.device().block_tables, .num_rows = step.num_rows(),

@@ -1,11 +1,12 @@
 // Host-side bookkeeping for layers whose tokens pool into fixed windows of `rate` positions
 // (DeepSeek-V4's compressors, Qwen4-Exp's QSA index blocks): which windows close in a step, where
-// their tokens' cache rows are, and the step's attention metadata. CPU layers only.
+// their tokens' cache rows are, and the step's attention metadata.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "strata/model/forward_context.h"
 #include "strata/model/step_batch.h"
 #include "strata/ops/paged_attention.h"
 
@@ -22,6 +23,8 @@ ClosingWindows closing_windows(const StepBatch& step, int64_t rate, bool overlap
 
 // values as a host i32 tensor of `shape`.
 Tensor host_i32(const std::vector<int32_t>& values, Shape shape);
+// values as an i32 tensor of `shape` on ctx's device (copied into ctx.workspace on a GPU).
+Tensor step_i32(const std::vector<int32_t>& values, Shape shape, ForwardContext& ctx);
 
 ops::AttentionMetadata attention_metadata(const StepBatch& step);
 

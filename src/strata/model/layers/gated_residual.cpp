@@ -9,7 +9,6 @@ namespace strata {
 
 GatedResidual::GatedResidual(const GatedResidualOptions& options, const WeightScope& w, bool inject)
     : options_(options) {
-  ops::check_gated_residual_supported(w.device(), w.prefix());
   const int64_t width = options.num_streams * options.hidden_size;
   norm_ = w.get_f32("hc_norm.weight", {width});
   down_ = w.get("input_mix_weight_down.weight", {options.lowrank, width});
@@ -17,12 +16,13 @@ GatedResidual::GatedResidual(const GatedResidualOptions& options, const WeightSc
   if (inject) inject_ = w.get("block_inject_weight.weight", {options.num_streams, width});
 }
 
-// Leaves normed = hc_norm(streams) [T, n * hidden] f32 in the workspace and returns it.
+// Leaves normed = hc_norm(streams) [T, n * hidden] in the workspace and returns it. Linear inputs
+// take the activation dtype (bf16 on a GPU); the gate logits stay f32.
 Tensor GatedResidual::normed_mix(const Tensor& streams, const Tensor& mixed, ForwardContext& ctx) const {
   const int64_t t = streams.dim(0), n = options_.num_streams, hidden = options_.hidden_size;
-  Tensor normed = ctx.temp_f32(streams.shape());
+  Tensor normed = ctx.temp(streams.shape());
   ops::stream_rms_norm(streams, norm_, hidden, {.eps = options_.rms_norm_eps, .unit_offset = true}, normed);
-  Tensor low = ctx.temp_f32({t, options_.lowrank});
+  Tensor low = ctx.temp({t, options_.lowrank});
   ops::linear(normed, down_, Tensor(), low);
   ops::scale(low, 1.0f / static_cast<float>(n));
   ops::activation(low, low, ops::Activation::kSilu);

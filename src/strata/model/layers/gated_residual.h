@@ -1,7 +1,8 @@
 // Qwen4-Exp's gated hyper-connections (Qwen4ExpTextGatedResidual): n streams [T, n * hidden],
 // normed per stream (1 + w). A sublayer reads the mean of the normed streams gated by
 // sigmoid(up(silu(down(normed) / n))); its output goes back into stream j scaled by
-// 2 sigmoid(inject(normed) / n)[j]. The final mixer injects nothing (a StreamHead). CPU only.
+// 2 sigmoid(inject(normed) / n)[j]. The final mixer injects nothing (a StreamHead). Streams and
+// sublayer rows in the activation dtype (f32 on the CPU, bf16 on a GPU); logits f32.
 #pragma once
 
 #include "strata/model/forward_context.h"
@@ -23,10 +24,10 @@ class GatedResidual final : public StreamHead {
   // input_mix_weight_up [n hidden, rank] and, with `inject`, block_inject_weight [n, n hidden].
   GatedResidual(const GatedResidualOptions& options, const WeightScope& w, bool inject);
 
-  // streams: [T, n * hidden] f32; mixed: [T, hidden] f32, the sublayer's input. Returns the
+  // streams: [T, n * hidden]; mixed: [T, hidden], the sublayer's input (activations). Returns the
   // injection logits [T, n] f32 (in ctx.workspace) for inject().
   Tensor mix(const Tensor& streams, const Tensor& mixed, ForwardContext& ctx) const;
-  // streams[t, j] += 2 sigmoid(logits[t, j] / n) * block_out[t]; block_out: [T, hidden] f32.
+  // streams[t, j] += 2 sigmoid(logits[t, j] / n) * block_out[t]; block_out: [T, hidden] activations.
   void inject(const Tensor& streams, const Tensor& block_out, const Tensor& logits) const;
   void collapse(const Tensor& streams, const Tensor& out, ForwardContext& ctx) const override;
 

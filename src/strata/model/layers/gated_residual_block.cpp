@@ -14,7 +14,7 @@ LayerCaps GatedResidualBlock::caps() const {
 void GatedResidualBlock::forward(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
   const int64_t t = x.dim(0), hidden = parts_.hidden_size;
   if (parts_.ple) parts_.ple->add_to(step, x, ctx);
-  Tensor mixed = ctx.temp_f32({t, hidden}), out = ctx.temp_f32({t, hidden});
+  Tensor mixed = ctx.temp({t, hidden}), out = ctx.temp({t, hidden});
   const Tensor mixer_inject = parts_.mixer_hc->mix(x, mixed, ctx);
   NormedInput mixer_in = NormedInput::normalized(mixed);
   parts_.mixer->forward(step, mixer_in, out, ctx, SublayerWrite::kStore);

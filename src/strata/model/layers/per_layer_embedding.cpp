@@ -15,7 +15,8 @@ namespace strata {
 
 PerLayerEmbedding::PerLayerEmbedding(const PerLayerEmbeddingOptions& options, const WeightScope& w)
     : options_(options) {
-  ops::check_per_layer_embedding_supported(w.device(), w.prefix());
+  ops::check_per_layer_embedding_supported(w.device(), options.hash, w.prefix());
+  ops::check_causal_conv1d_supported(w.device(), conv_taps(), w.prefix());
   load_table(w);
   key_proj_ = w.get("key_proj.weight", {width(), options.embed_dim});
   value_proj_ = w.get("value_proj.weight", {options.hidden_size, options.embed_dim});
@@ -48,13 +49,16 @@ void PerLayerEmbedding::load_table(const WeightScope& w) {
 // (kernel - 1) d + 1 taps: tap i * d holds weight i, the others zero.
 void PerLayerEmbedding::load_conv(const WeightScope& w) {
   const int64_t kernel = options_.conv_kernel, dilation = options_.hash.ngram_size;
-  const Tensor weight = w.get_f32("conv1d.weight", {width(), 1, kernel});
+  Backend& backend = w.weights().backend();
+  const Tensor loaded = w.get_f32("conv1d.weight", {width(), 1, kernel});
   conv_weight_ = Tensor::host(DType::kF32, {width(), conv_taps()});
-  if (weight.data() == nullptr) return;  // shapes only (`strata info`): nothing runs
+  if (loaded.data() == nullptr) return;  // shapes only (`strata info`): nothing runs
+  const Tensor weight = loaded.device().is_cpu() ? loaded : backend.to_host(loaded);
   float* dst = conv_weight_.data_as<float>();
   std::fill_n(dst, conv_weight_.numel(), 0.0f);
   for (int64_t c = 0; c < width(); ++c)
     for (int64_t i = 0; i < kernel; ++i) dst[c * conv_taps() + i * dilation] = weight.data_as<float>()[c * kernel + i];
+  if (!backend.device().is_cpu()) conv_weight_ = backend.from_host(conv_weight_);
 }
 
 SsmLayerShape PerLayerEmbedding::carry() const {
@@ -69,15 +73,16 @@ void PerLayerEmbedding::add_segment(const SsmSegment& s, const Tensor& streams, 
   Tensor ids = ctx.workspace.alloc(DType::kI32, {t, heads});
   ops::ngram_ids(options_.hash, {.token_ids = ctx.token_ids.slice_rows(s.begin, s.end), .carry = s.h_state, .out = ids,
                                  .intermediate_states = s.h_intermediates, .state_slots = s.state_slots});
-  Tensor rows = ctx.temp_f32({t, options_.embed_dim});
+  // Activation dtype (bf16 on a GPU) wherever a tensor feeds a linear or joins the streams.
+  Tensor rows = ctx.temp({t, options_.embed_dim});
   ops::embedding(table_, ids.reshape({t * heads}), rows.reshape({t * heads, options_.embed_dim / heads}));
   const ops::RmsNormParams norm{.eps = options_.rms_norm_eps, .unit_offset = true};
-  Tensor key = ctx.temp_f32({t, width()}), query = ctx.temp_f32({t, width()}), value = ctx.temp_f32({t, hidden});
+  Tensor key = ctx.temp({t, width()}), query = ctx.temp({t, width()}), value = ctx.temp({t, hidden});
   ops::linear(rows, key_proj_, Tensor(), key);
   ops::stream_rms_norm(key, norm_key_, hidden, norm, key);
   ops::linear(rows, value_proj_, Tensor(), value);
   ops::stream_rms_norm(streams, norm_query_, hidden, norm, query);
-  Tensor gated = ctx.temp_f32({t, width()}), conv = ctx.temp_f32({t, width()});
+  Tensor gated = ctx.temp({t, width()}), conv = ctx.temp({t, width()});
   ops::ple_gate(key.reshape({t, n, hidden}), query.reshape({t, n, hidden}), value, gated.reshape({t, n, hidden}));
   ops::stream_rms_norm(gated, norm_conv_, hidden, norm, conv);
   ops::causal_conv1d({.x = conv, .weight = conv_weight_, .conv_state = s.conv_state_as({width(), taps - 1}),

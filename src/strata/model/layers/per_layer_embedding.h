@@ -2,7 +2,8 @@
 // hashed n-gram rows project to a value and a key per stream, the normed streams gate the value,
 // a dilated depthwise conv with SiLU adds local context. Its carry (LayerCaps::carry): the n-gram
 // history (h_state) and the conv's last (kernel - 1) * dilation inputs (conv_state: the conv runs
-// as ops::causal_conv1d with zero taps between the dilated ones). CPU only, as its ops.
+// as ops::causal_conv1d with zero taps between the dilated ones). Activations in the backend's
+// dtype (f32 on the CPU, bf16 on a GPU), the carry f32.
 #pragma once
 
 #include "strata/cache/ssm_layer_shape.h"
@@ -30,7 +31,7 @@ class PerLayerEmbedding {
   // w: the layer's `ple` scope.
   PerLayerEmbedding(const PerLayerEmbeddingOptions& options, const WeightScope& w);
   SsmLayerShape carry() const;
-  // streams: [T, n * hidden] f32, updated in place; the carry is pool layer ctx.carry_layer.
+  // streams: [T, n * hidden] activations, updated in place; the carry is pool layer ctx.carry_layer.
   void add_to(const StepBatch& step, const Tensor& streams, ForwardContext& ctx) const;
 
  private:
@@ -45,7 +46,7 @@ class PerLayerEmbedding {
   Tensor key_proj_;                      // [n hidden, embed_dim]
   Tensor value_proj_;                    // [hidden, embed_dim]
   Tensor norm_key_, norm_query_, norm_conv_;  // [n hidden] f32
-  Tensor conv_weight_;                   // [n hidden, conv_taps] f32: the dilated taps, zeros between
+  Tensor conv_weight_;                   // [n hidden, conv_taps] f32 on the device: the dilated taps, zeros between
 };
 
 }  // namespace strata

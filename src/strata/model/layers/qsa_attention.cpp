@@ -1,5 +1,6 @@
 #include "strata/model/layers/qsa_attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "strata/model/layers/closing_windows.h"
@@ -23,7 +24,7 @@ Tensor as_rows(const Tensor& cache) {
 
 QsaAttention::QsaAttention(const AttentionOptions& attention, const QsaOptions& qsa, const WeightScope& w)
     : options_(attention), qsa_(qsa) {
-  ops::check_block_sparse_attention_supported(w.device(), w.prefix());
+  ops::check_block_sparse_attention_supported(w.device(), qsa.budget, qsa.compress_ratio, w.prefix());
   const int64_t hidden = attention.hidden_size, hd = attention.head_dim, heads = attention.num_heads;
   const int64_t kv_out = attention.num_kv_heads * hd;
   q_proj_ = w.get("q_proj.weight", {2 * heads * hd, hidden});
@@ -58,19 +59,23 @@ Tensor QsaAttention::select_blocks(const StepBatch& step, const Tensor& h, const
   const ClosingWindows blocks = closing_windows(step, ratio, /*overlap=*/false);
   if (const int64_t e = blocks.count(); e > 0) {
     Tensor block_keys = ctx.temp_f32({e, dim});
-    ops::mean_row_windows(k_rows, host_i32(blocks.sources, {e, ratio}), index_column(), block_keys);
+    ops::mean_row_windows(k_rows, step_i32(blocks.sources, {e, ratio}, ctx), index_column(), block_keys);
     index_k_norm_.apply(block_keys, block_keys);
-    rotate(block_keys.reshape({e, 1, dim}), host_i32(blocks.positions, {e}), ctx);
-    ops::store_row_part(block_keys, host_i32(blocks.entry_slots, {e}), index_column(), v_rows);
+    rotate(block_keys.reshape({e, 1, dim}), step_i32(blocks.positions, {e}, ctx), ctx);
+    ops::store_row_part(block_keys, step_i32(blocks.entry_slots, {e}, ctx), index_column(), v_rows);
   }
   Tensor q = ctx.temp_f32({t, heads, dim});
   ops::linear(h, index_q_proj_, Tensor(), q.reshape({t, heads * dim}));
   index_q_norm_.apply(q.reshape({t * heads, dim}), q.reshape({t * heads, dim}));
   rotate(q, step.device().positions, ctx);
   Tensor selected = ctx.workspace.alloc(DType::kI32, {t, qsa_.budget / ratio});
+  const Tensor scores = ctx.backend.device().is_cpu()
+                            ? Tensor()
+                            : ctx.workspace.alloc(DType::kF32, {t, std::max<int64_t>(1, step.max_kv_len() / ratio)});
   ops::indexer_top_k(q, Tensor(), v_rows, attention_metadata(step),
                      {.head_dim = dim, .block_size = step.block_size(), .rate = ratio, .entry_offset = index_column(),
-                      .top_k = qsa_.budget / ratio, .scale = 1.0f / std::sqrt(static_cast<float>(dim))},
+                      .top_k = qsa_.budget / ratio, .scale = 1.0f / std::sqrt(static_cast<float>(dim)),
+                      .scores = scores},
                      selected);
   return selected;
 }
@@ -100,7 +105,12 @@ void QsaAttention::forward(const StepBatch& step, NormedInput& in, const Tensor&
                                .selected = selected},
                               attn);
   ops::sigmoid_gate(attn, gate);
-  ops::linear(attn.reshape({t, heads * hd}), o_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
+  Tensor o_in = attn.reshape({t, heads * hd});
+  if (ctx.activation_dtype != DType::kF32) {  // the GPU's linears read bf16
+    o_in = ctx.temp({t, heads * hd});
+    ops::convert(attn.reshape({t, heads * hd}), o_in);
+  }
+  ops::linear(o_in, o_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
 }
 
 }  // namespace strata

@@ -2,7 +2,8 @@
 // indexer selects: the top budget / ratio blocks of compress_ratio tokens by sum_h relu(q_h . key),
 // a block's key the mean of its tokens' index keys, normed and rotated at its first position, plus
 // the tokens after the last complete block. State in cache rows (decision 0020): K [k heads | index
-// key], V [v heads | block key, in the block's last token]. CPU only, as its ops.
+// key], V [v heads | block key, in the block's last token]. The cache rows and the layer's own
+// math are f32 on every backend; its input and output rows take the activation dtype.
 #pragma once
 
 #include "strata/model/layer.h"

@@ -1,12 +1,14 @@
 // CUDA depthwise causal conv1d with carried state: one thread per channel walks the tokens
 // in order, keeping the K-1 previous inputs in registers (coalesced across channels). A batched
-// decode step runs one single-token sequence per blockIdx.y with its slot's state.
+// decode step runs one single-token sequence per blockIdx.y with its slot's state. Kernels up
+// to 8 taps keep 8 registers; wider ones (Qwen4-Exp's dilated PLE conv) take the 16-tap variant.
 #include "strata/ops/causal_conv1d.h"
 #include "strata/ops/cuda/common.cuh"
 
 namespace strata::cuda {
 namespace {
 
+constexpr int kNarrowKernel = 8;
 constexpr int kMaxKernel = static_cast<int>(ops::kCudaMaxConvKernel);
 
 struct ConvParams {
@@ -23,7 +25,7 @@ struct ConvParams {
   bool silu;
 };
 
-template <typename T>
+template <typename T, int kTaps>
 __global__ void causal_conv1d_kernel(ConvParams p) {
   const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (c >= p.channels) return;
@@ -36,9 +38,9 @@ __global__ void causal_conv1d_kernel(ConvParams p) {
     state += static_cast<int64_t>(slot) * p.channels * hist_len;
     t_begin = blockIdx.y, t_end = t_begin + 1;
   }
-  float hist[kMaxKernel], w[kMaxKernel];
+  float hist[kTaps], w[kTaps];
 #pragma unroll
-  for (int j = 0; j < kMaxKernel; ++j) {
+  for (int j = 0; j < kTaps; ++j) {
     hist[j] = j < hist_len ? state[c * hist_len + j] : 0.0f;
     w[j] = j < p.kernel ? p.weight[c * p.kernel + j] : 0.0f;
   }
@@ -47,20 +49,29 @@ __global__ void causal_conv1d_kernel(ConvParams p) {
     const float xt = to_f32(static_cast<const T*>(p.x)[t * p.channels + c]);
     float acc = b;
 #pragma unroll
-    for (int j = 0; j < kMaxKernel - 1; ++j)
+    for (int j = 0; j < kTaps - 1; ++j)
       if (j < hist_len) acc += w[j] * hist[j];
     acc += w[hist_len] * xt;
     if (p.silu) acc = acc / (1.0f + expf(-acc));
     static_cast<T*>(p.out)[t * p.channels + c] = from_f32<T>(acc);
 #pragma unroll
-    for (int j = 0; j < kMaxKernel - 1; ++j)
+    for (int j = 0; j < kTaps - 1; ++j)
       if (j < hist_len) hist[j] = j + 1 < hist_len ? hist[j + 1] : xt;
     if (p.intermediates != nullptr)
       for (int j = 0; j < hist_len; ++j) p.intermediates[(t * p.channels + c) * hist_len + j] = hist[j];
   }
 #pragma unroll
-  for (int j = 0; j < kMaxKernel - 1; ++j)
+  for (int j = 0; j < kTaps - 1; ++j)
     if (j < hist_len) state[c * hist_len + j] = hist[j];
+}
+
+template <typename T>
+void launch(const ConvParams& p, dim3 blocks) {
+  if (p.kernel <= kNarrowKernel) {
+    causal_conv1d_kernel<T, kNarrowKernel><<<blocks, 128, 0, current_stream()>>>(p);
+  } else {
+    causal_conv1d_kernel<T, kMaxKernel><<<blocks, 128, 0, current_stream()>>>(p);
+  }
 }
 
 }  // namespace
@@ -86,9 +97,9 @@ void causal_conv1d(const ops::CausalConv1dArgs& args) {
     throw Error("causal_conv1d: " + std::to_string(tokens) + " batched decode rows; at most 65535 per launch");
   const dim3 blocks(static_cast<unsigned>(ceil_div(channels, 128)), p.slots != nullptr ? static_cast<unsigned>(tokens) : 1u);
   if (args.x.dtype() == DType::kBF16) {
-    causal_conv1d_kernel<__nv_bfloat16><<<blocks, 128, 0, current_stream()>>>(p);
+    launch<__nv_bfloat16>(p, blocks);
   } else if (args.x.dtype() == DType::kF32) {
-    causal_conv1d_kernel<float><<<blocks, 128, 0, current_stream()>>>(p);
+    launch<float>(p, blocks);
   } else {
     unsupported_dtype("causal_conv1d", args.x.dtype());
   }
