@@ -14,6 +14,9 @@ namespace {
 using bf16 = __nv_bfloat16;
 constexpr int kThreads = 256;  // two warpgroups
 constexpr int kStages = 4;
+// Slices copied ahead: two, so the stage refilled at slice s held slice s - 2, whose products
+// are done once each warpgroup has waited down to one group in flight (slice s - 1's).
+constexpr int kAhead = kStages - 2;
 
 template <int BM>
 struct WgTiling {
@@ -73,7 +76,7 @@ __global__ void __launch_bounds__(kThreads) grouped_wgmma_kernel(GroupedGemmArgs
                            .rows = tile.row_end - tile.row_begin, .n_left = p.n - n0, .k = p.k};
   const int64_t slices = p.k / kGroupedBlockK;
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < kAhead; ++s) {
     if (s < slices) grouped_load_stage<BM, kThreads>(smem + s * T::kStageElems, t, s);
     cp_async_commit();
   }
@@ -81,17 +84,19 @@ __global__ void __launch_bounds__(kThreads) grouped_wgmma_kernel(GroupedGemmArgs
   const int a_row0 = BM == 128 ? 64 * wg : 0, b_row0 = BM == 128 ? 0 : 64 * wg;
   float acc[T::kAccRegs] = {};
   for (int64_t slice = 0; slice < slices; ++slice) {
-    cp_async_wait<kStages - 2>();
+    cp_async_wait<kAhead - 1>();
     fence_proxy_async_shared();  // this thread's copies of the slice, visible to wgmma
-    __syncthreads();             // everyone's; and every warpgroup is done with the stage refilled below
+    __syncthreads();             // everyone's; and slice - 2's wgmma, the refilled stage's reader, is done
     const bf16* stage = smem + (slice % kStages) * T::kStageElems;
     wgmma_slice<BM>(stage + a_row0 * kGroupedBlockK, stage + (BM + b_row0) * kGroupedBlockK, acc);
-    const int64_t next = slice + kStages - 1;
+    const int64_t next = slice + kAhead;
     if (next < slices) grouped_load_stage<BM, kThreads>(smem + (next % kStages) * T::kStageElems, t, next);
     cp_async_commit();
-    wgmma_wait<0>();
+    wgmma_wait<1>();  // this slice's products run on while the next slice's wait and copies go
     wgmma_fence_operands(acc);
   }
+  wgmma_wait<0>();
+  wgmma_fence_operands(acc);
   cp_async_wait<0>();
   store_wg_tile<BM, Tout>(p, tile, n0 + b_row0, a_row0, acc);
 }
