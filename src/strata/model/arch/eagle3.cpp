@@ -86,6 +86,9 @@ Tensor embedding(const ModelConfig& head, const ModelWeights& weights, const Mod
 
 std::unique_ptr<Model> build_eagle3_head(const ModelConfig& head, const ModelWeights& weights, const Model& target) {
   check_fits_target(head, target.config());
+  if (target.parts().residual_streams != 1)
+    fail("EAGLE-3 head: model_type '{}' keeps {} residual streams, not the one whose layer inputs an EAGLE-3 head "
+         "reads; use method ngram or draft_model", target.config().model_type, target.parts().residual_streams);
   const int64_t hidden = head.hidden_size, draft_vocab = head.get_int("draft_vocab_size", head.vocab_size);
   const std::vector<int64_t> layers = target_layers(head, target.num_layers());
   const int64_t fc_in = static_cast<int64_t>(layers.size()) * target.config().hidden_size;
