@@ -35,7 +35,8 @@ Eagle3Harness::~Eagle3Harness() {
 
 Tensor Eagle3Harness::catch_up(const std::vector<int32_t>& tokens) {
   const int32_t n = static_cast<int32_t>(tokens.size()) - 1;
-  EXPECT_TRUE(target_runner_.memory().reserve(target_blocks_, n + 1) && head_runner_.memory().reserve(head_blocks_, n + 8));
+  EXPECT_TRUE(target_runner_.memory().reserve(target_blocks_, n + 1));
+  EXPECT_TRUE(head_runner_.memory().reserve(head_blocks_, n + 8));
   StepBatch step({{.seq_id = 0, .token_ids = tokens, .block_table = target_blocks_, .logits = LogitsMode::kLast}},
                  target_runner_.block_size());
   target_runner_.execute(step);

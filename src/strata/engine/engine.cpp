@@ -75,8 +75,9 @@ void check_runner(const GenerationRequest& request, const std::optional<PoolerCo
 // A draft model proposes token ids the target reads: the vocabularies must be the same.
 void check_draft_runner(const SpeculativeOptions& spec, ModelRunner& runner, ModelRunner* draft_runner) {
   if (spec.uses_draft_runner() != (draft_runner != nullptr))
-    fail("speculative config: {}", draft_runner ? "a draft runner was given, but the method is none of draft_model, mtp, eagle3"
-                                                : "methods draft_model, mtp and eagle3 need their runner beside the target's");
+    fail("speculative config: {}",
+         draft_runner ? "a draft runner was given, but the method is none of draft_model, mtp, eagle3"
+                      : "methods draft_model, mtp and eagle3 need their runner beside the target's");
   if (draft_runner == nullptr) return;
   const ModelConfig &target = runner.model().config(), &draft = draft_runner->model().config();
   const bool eagle3_head = draft_runner->model().parts().eagle3.defined();

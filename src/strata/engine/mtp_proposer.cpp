@@ -119,7 +119,8 @@ Tensor MtpProposer::gather_hidden(const Tensor& source, std::span<const int32_t>
     hidden_input_ = runner_.backend().empty(source.dtype(), {std::max<int64_t>(n, 64) * parts * width});
   Tensor indices = Tensor::host(DType::kI32, {n * parts});
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < parts; ++j) indices.data_as<int32_t>()[i * parts + j] = static_cast<int32_t>(j * t + rows[i]);
+    for (int64_t j = 0; j < parts; ++j)
+      indices.data_as<int32_t>()[i * parts + j] = static_cast<int32_t>(j * t + rows[i]);
   const Tensor out = hidden_input_.slice_rows(0, n * parts * width).reshape({n * parts, width});
   ops::gather_rows(source.reshape({parts * t, width}),
                    runner_.backend().device().is_cpu() ? indices : runner_.backend().from_host(indices), out);

@@ -1,13 +1,14 @@
 // MtpProposer: speculative decoding with a module fed the target's hidden states: the target
 // checkpoint's multi-token-prediction (MTP) module, or an EAGLE-3 head, which reads the inputs of
 // three target layers (ModelRunner::last_aux_hidden_states) where MTP reads the final-normed state,
-// chains on its own pre-norm state and drafts in a vocabulary of its own (mapped by d2t). It drives the module's own ModelRunner (its KV blocks in that runner's
-// SequenceMemory) and is the one owner of which sequence holds which of them. The module's
-// entry at position t reads the target's hidden state at t and token t + 1, so it follows the
-// target one step behind: each engine step, one batched forward feeds every running sequence
-// the positions the target verified in its last step (their states read in place from the
-// target runner) and gives each eligible sequence its first draft; k - 1 forwards chained on
-// the module's own output state give the rest. Kept state only ever covers verified positions.
+// chains on its own pre-norm state and drafts in a vocabulary of its own (mapped by d2t). It
+// drives the module's own ModelRunner (its KV blocks in that runner's SequenceMemory) and is the
+// one owner of which sequence holds which of them. The module's entry at position t reads the
+// target's hidden state at t and token t + 1, so it follows the target one step behind: each
+// engine step, one batched forward feeds every running sequence the positions the target verified
+// in its last step (their states read in place from the target runner) and gives each eligible
+// sequence its first draft; k - 1 forwards chained on the module's own output state give the
+// rest. Kept state only ever covers verified positions.
 #pragma once
 
 #include <list>
