@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -37,17 +38,22 @@ class Eagle3HeadModel : public ::testing::Test {
     head_ = load_eagle3_head(head_dir_, *target_.model, *backend_);
   }
 
-  // The error message of loading the head with `edit` applied to its config.json.
-  std::string load_error(const std::function<void(nlohmann::json&)>& edit) {
-    const std::filesystem::path dir = std::filesystem::path(test::temp_dir()) / "eagle3_head_edited";
+  // The head's weights in a folder of this test's own, with `edit` applied to its config.json.
+  std::string edited_head(const std::function<void(nlohmann::json&)>& edit, const std::string& name = "head") {
+    const std::filesystem::path dir = std::filesystem::path(test::temp_dir()) / test::per_test_name(name);
     std::filesystem::create_directories(dir);
     nlohmann::json config = nlohmann::json::parse(std::ifstream(head_dir_ + "/config.json"));
     edit(config);
     std::ofstream(dir / "config.json") << config.dump();
     std::filesystem::copy_file(head_dir_ + "/model.safetensors", dir / "model.safetensors",
                                std::filesystem::copy_options::overwrite_existing);
+    return dir.string();
+  }
+
+  // The error message of loading the head with `edit` applied to its config.json.
+  std::string load_error(const std::function<void(nlohmann::json&)>& edit) {
     try {
-      load_eagle3_head(dir.string(), *target_.model, *backend_);
+      load_eagle3_head(edited_head(edit), *target_.model, *backend_);
     } catch (const Error& e) {
       return e.what();
     }
@@ -115,15 +121,35 @@ TEST_F(Eagle3HeadModel, ReadsTheDefaultLayersAndMapsItsDraftVocabulary) {
 }
 
 TEST_F(Eagle3HeadModel, ExplicitAuxiliaryLayersAreRead) {
-  const std::filesystem::path dir = std::filesystem::path(test::temp_dir()) / "eagle3_head_layers";
-  std::filesystem::create_directories(dir);
-  nlohmann::json config = nlohmann::json::parse(std::ifstream(head_dir_ + "/config.json"));
-  config["eagle_config"] = {{"eagle_aux_hidden_state_layer_ids", {2, 0, 1}}};
-  std::ofstream(dir / "config.json") << config.dump();
-  std::filesystem::copy_file(head_dir_ + "/model.safetensors", dir / "model.safetensors",
-                             std::filesystem::copy_options::overwrite_existing);
-  const LoadedModel head = load_eagle3_head(dir.string(), *target_.model, *backend_);
+  const std::string dir = edited_head([](nlohmann::json& c) {
+    c["eagle_config"] = {{"eagle_aux_hidden_state_layer_ids", {2, 0, 1}}};
+  });
+  const LoadedModel head = load_eagle3_head(dir, *target_.model, *backend_);
   EXPECT_EQ(head.model->parts().eagle3.target_layers, (std::vector<int64_t>{0, 1, 2}));
+}
+
+// vLLM's converted heads nest the decoder's config under transformer_layer_config, and read
+// norm_before_residual as true unless it says false: with false the head is the same one.
+TEST_F(Eagle3HeadModel, ReadsTheSpeculatorsLayout) {
+  auto speculators = [](std::optional<bool> norm_before_residual) {
+    return [norm_before_residual](nlohmann::json& c) {
+      nlohmann::json top = {{"architectures", {"Eagle3Speculator"}}, {"speculators_model_type", "eagle3"},
+                            {"draft_vocab_size", c["draft_vocab_size"]}, {"target_hidden_size", 128},
+                            {"speculators_config", {{"algorithm", "eagle3"}}}};
+      c.erase("draft_vocab_size");
+      c["architectures"] = {"LlamaForCausalLM"};
+      top["transformer_layer_config"] = c;
+      if (norm_before_residual) top["norm_before_residual"] = *norm_before_residual;
+      c = top;
+    };
+  };
+  const std::vector<int32_t> tokens{5, 9, 14, 3, 77, 5, 9, 200, 31, 8, 414, 62};
+  const Tensor want = test::Eagle3Harness(*target_.model, *head_.model, *backend_).catch_up(tokens);
+  const LoadedModel same = load_eagle3_head(edited_head(speculators(false), "false"), *target_.model, *backend_);
+  EXPECT_EQ(test::max_abs_diff(test::Eagle3Harness(*target_.model, *same.model, *backend_).catch_up(tokens), want), 0.f);
+  const LoadedModel flipped = load_eagle3_head(edited_head(speculators(std::nullopt), "default"), *target_.model, *backend_);
+  EXPECT_GT(test::max_abs_diff(test::Eagle3Harness(*target_.model, *flipped.model, *backend_).catch_up(tokens), want),
+            1e-3f);
 }
 
 TEST_F(Eagle3HeadModel, AHeadThatDoesNotFitIsAClearError) {

@@ -1,8 +1,8 @@
-// EAGLE-3 heads (architectures LlamaForCausalLMEagle3 and the like): one Llama-style decoder layer
-// whose attention reads the token embedding joined with fc over three target layers' hidden states,
-// a final norm and an lm_head over a draft vocabulary that d2t maps into the target's. Names as the
-// EAGLE repository saves them (fc, midlayer.*, norm, lm_head, d2t; vLLM's layers.0 read too); the
-// embedding is the target's unless the head carries embed_tokens.
+// EAGLE-3 heads (architectures LlamaForCausalLMEagle3 and the like, or speculators' Eagle3Speculator):
+// one Llama-style decoder layer whose attention reads the token embedding joined with fc over three
+// target layers' hidden states, a final norm and an lm_head over a draft vocabulary that d2t maps into
+// the target's. Names as the EAGLE repository saves them (fc, midlayer.*, norm, lm_head, d2t; layers.0
+// read too); the embedding is the target's unless the head carries embed_tokens.
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -34,6 +34,11 @@ std::vector<int64_t> target_layers(const ModelConfig& head, int64_t num_target_l
          num_target_layers, num_target_layers);
   return layers;
 }
+
+// vLLM's converted heads (speculators_model_type eagle3, the decoder's config nested under
+// transformer_layer_config, which ModelConfig lifts): vLLM reads norm_before_residual as true there
+// unless the config says otherwise.
+bool speculators_layout(const ModelConfig& head) { return head.has("speculators_model_type"); }
 
 // The leaf prefix of the decoder layer: midlayer (the EAGLE repository), or layers.0 (vLLM's name).
 std::string layer_prefix(const ModelWeights& weights) {
@@ -111,7 +116,7 @@ std::unique_ptr<Model> build_eagle3_head(const ModelConfig& head, const ModelWei
                        .fc = weights.get("fc.weight", {hidden, fc_in}),
                        .input_norm = rms_norm_weight(w, "input_layernorm.weight", config),
                        .hidden_norm = rms_norm_weight(w, "hidden_norm.weight", config),
-                       .norm_before_residual = head.get_bool("norm_before_residual", false),
+                       .norm_before_residual = head.get_bool("norm_before_residual", speculators_layout(head)),
                        .attention = std::make_unique<Attention>(attention, w.scope("self_attn")),
                        .post_attention_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config),
                        .mlp = std::make_unique<Mlp>(dense_mlp_options(config), w.scope("mlp")),
