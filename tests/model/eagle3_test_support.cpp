@@ -36,11 +36,15 @@ Eagle3Harness::~Eagle3Harness() {
 Tensor Eagle3Harness::catch_up(const std::vector<int32_t>& tokens) {
   const int32_t n = static_cast<int32_t>(tokens.size()) - 1;
   EXPECT_TRUE(target_runner_.memory().reserve(target_blocks_, n + 1));
-  EXPECT_TRUE(head_runner_.memory().reserve(head_blocks_, n + 8));
   StepBatch step({{.seq_id = 0, .token_ids = tokens, .block_table = target_blocks_, .logits = LogitsMode::kLast}},
                  target_runner_.block_size());
   target_runner_.execute(step);
-  const Tensor aux = joined_rows(backend_.to_host(target_runner_.last_aux_hidden_states()), n);
+  return catch_up_on(tokens, joined_rows(backend_.to_host(target_runner_.last_aux_hidden_states()), n));
+}
+
+Tensor Eagle3Harness::catch_up_on(const std::vector<int32_t>& tokens, const Tensor& aux) {
+  const int32_t n = static_cast<int32_t>(tokens.size()) - 1;
+  EXPECT_TRUE(head_runner_.memory().reserve(head_blocks_, n + 8));
   StepBatch head_step({{.seq_id = 0, .token_ids = {tokens.begin() + 1, tokens.end()}, .block_table = head_blocks_,
                         .logits = LogitsMode::kAll}}, head_runner_.block_size());
   head_step.set_input_hidden_states(backend_.device().is_cpu() ? aux : backend_.from_host(aux));

@@ -17,6 +17,8 @@ class Eagle3Harness {
 
   // The head's logits [T - 1, draft vocab] f32 on the host over `tokens`.
   Tensor catch_up(const std::vector<int32_t>& tokens);
+  // The same on given target states: aux [T - 1, 3 * target hidden] host, the activation dtype.
+  Tensor catch_up_on(const std::vector<int32_t>& tokens, const Tensor& aux);
   // One chained step after catch_up: `token` (a target id) at the next position on the head's
   // last state; its logits [draft vocab] f32 on the host.
   Tensor chain(int32_t token);
