@@ -1,17 +1,19 @@
-// Speculative decoding with the checkpoint's multi-token-prediction module gives exactly the
-// tokens plain greedy decoding gives on Qwen3-Next (MoE) and Qwen3.5 (dense): prompts of k + 1
-// tokens, chunked prefill, prefix-cache hits, n > 1, penalties, logprobs and preemption. With
-// one draft a step, the drafts and acceptances the engine counts are those the module's own
-// logits over the finished sequence predict; sampled requests replay under a seed and draw
-// their first token from the prompt's last row, wherever the chunks ended; a failed
-// step frees the module's blocks; a config asking for mtp on a checkpoint without it is refused.
-// CudaMtpSpeculation runs the greedy and preemption cases on the GPU, where verify steps of k + 1
-// rows a sequence take other kernels than decode's one row.
+// Speculative decoding with a module fed the target's hidden states gives exactly the tokens plain
+// greedy decoding gives: the checkpoint's multi-token-prediction module on Qwen3-Next (MoE) and
+// Qwen3.5 (dense), and an EAGLE-3 head on the llama fixture ("llama_eagle3", reading three target
+// layers and drafting in a vocabulary of its own): prompts of k + 1 tokens, chunked prefill,
+// prefix-cache hits, n > 1, penalties, logprobs and preemption. With one draft a step, the drafts
+// and acceptances the engine counts are those the module's own logits over the finished sequence
+// predict; sampled requests replay under a seed and draw their first token from the prompt's last
+// row, wherever the chunks ended; a failed step frees the module's blocks; a config asking for mtp
+// on a checkpoint without it is refused. CudaMtpSpeculation runs the greedy and preemption cases on
+// the GPU, where verify steps of k + 1 rows a sequence take other kernels than decode's one row.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "engine/speculation_test_support.h"
+#include "model/eagle3_test_support.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
 #include "strata/model/model_loader.h"
@@ -29,10 +31,19 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (!backend_) GTEST_SKIP() << "no CUDA GPU visible: CUDA speculation tests skipped";
-    target_ = load_model({.model_path = test::fixture_path("hf/" + GetParam())}, *backend_);
-    mtp_ = build_mtp_module(*target_.model, *target_.weights);
+    if (eagle3()) {
+      target_ = load_model({.model_path = test::fixture_path("hf/llama")}, *backend_);
+      head_ = load_eagle3_head(test::fixture_path("hf/" + GetParam()), *target_.model, *backend_);
+    } else {
+      target_ = load_model({.model_path = test::fixture_path("hf/" + GetParam())}, *backend_);
+      head_.model = build_mtp_module(*target_.model, *target_.weights);
+    }
+    mtp_ = head_.model.get();
     tokenizer_ = text::make_id_tokenizer(static_cast<int32_t>(target_.config.vocab_size));
   }
+
+  bool eagle3() const { return GetParam().starts_with("llama_eagle3"); }
+  SpeculativeMethod method() const { return eagle3() ? SpeculativeMethod::kEagle3 : SpeculativeMethod::kMtp; }
 
   // Each wave is submitted once the one before has finished (later waves hit the prefix cache).
   std::vector<Results> run(const std::vector<std::vector<GenerationRequest>>& waves, int32_t num_drafts,
@@ -40,7 +51,7 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
     ModelRunner runner(*target_.model, *backend_, {.num_kv_blocks = num_kv_blocks, .num_ssm_slots = 48});
     ModelRunner mtp(*mtp_, *backend_, {.num_kv_blocks = num_kv_blocks});
     EngineOptions options{.max_num_batched_tokens = 64};
-    if (num_drafts > 0) options.speculative = {.num_speculative_tokens = num_drafts, .method = SpeculativeMethod::kMtp};
+    if (num_drafts > 0) options.speculative = {.num_speculative_tokens = num_drafts, .method = method()};
     test::CheckedEngine engine(runner, *tokenizer_, {}, options, num_drafts > 0 ? &mtp : nullptr);
     std::vector<Results> out = test::run_waves(engine, waves);
     engine.shutdown(std::chrono::seconds(5));
@@ -51,6 +62,7 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
   // The module's argmax after each position of `tokens` (entry t predicts token t + 2), on the
   // target's hidden states of the whole sequence.
   std::vector<int32_t> module_predictions(const std::vector<int32_t>& tokens) {
+    if (eagle3()) return head_predictions(tokens);
     ModelRunner runner(*target_.model, *backend_, {.num_kv_blocks = 32, .keep_hidden_states = true});
     ModelRunner mtp(*mtp_, *backend_, {.num_kv_blocks = 32});
     std::vector<int32_t> blocks, mtp_blocks;
@@ -74,6 +86,16 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
     return predictions;
   }
 
+  // The same for an EAGLE-3 head, its drafts mapped into the target's vocabulary.
+  std::vector<int32_t> head_predictions(const std::vector<int32_t>& tokens) {
+    test::Eagle3Harness harness(*target_.model, *mtp_, *backend_);
+    const Tensor logits = harness.catch_up(tokens);
+    std::vector<int32_t> predictions;
+    for (int64_t t = 0; t < logits.dim(0); ++t)
+      predictions.push_back(harness.draft_token(logits.data_as<const float>() + t * logits.dim(1)));
+    return predictions;
+  }
+
   void expect_greedy_tokens_equal_plain() {
   std::vector<GenerationRequest> first = test::speculation_greedy_requests(kDrafts);
   const Results plain = run({first}, 0)[0];
@@ -86,6 +108,9 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
   EXPECT_GT(stats_.prefix_cache_hits_total, 0u);
   EXPECT_GT(stats_.spec_num_drafts_total, 0u);
   EXPECT_GT(stats_.spec_draft_tokens_total, stats_.spec_num_drafts_total) << "chained drafts: more than one a step";
+  if (GetParam() != "llama_eagle3_echo") return;  // random modules: drafts are seldom kept
+  ASSERT_GE(stats_.spec_accepted_per_pos_total.size(), 2u);
+  EXPECT_GT(stats_.spec_accepted_per_pos_total[1], 0u) << "a chained draft kept";
   }
 
   void expect_preemption_keeps_tokens_exact() {
@@ -98,7 +123,8 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
 
   std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
   LoadedModel target_;
-  std::unique_ptr<Model> mtp_;
+  LoadedModel head_;    // the EAGLE-3 head, or (model only) the checkpoint's MTP module
+  const Model* mtp_ = nullptr;  // head_'s model
   std::unique_ptr<text::Tokenizer> tokenizer_;
   EngineStatsSnapshot stats_;
 };
@@ -127,6 +153,7 @@ TEST_P(MtpSpeculation, DraftsAreTheModulesPredictions) {
   }
   EXPECT_EQ(stats_.spec_draft_tokens_total, drafts);
   EXPECT_EQ(stats_.spec_accepted_tokens_total, accepted);
+  if (GetParam() == "llama_eagle3_echo") EXPECT_GT(accepted, 0u) << "the echo head's drafts are kept";
 }
 
 TEST_P(MtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) { expect_preemption_keeps_tokens_exact(); }
@@ -150,7 +177,11 @@ TEST_P(MtpSpeculation, SampledFirstTokenComesFromThePromptsLastRow) {
   EXPECT_EQ(speculative[0][0].tokens.at(0), plain[0][0].tokens.at(0));
 }
 
-INSTANTIATE_TEST_SUITE_P(Checkpoints, MtpSpeculation, ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp"));
+// llama_eagle3: a random EAGLE-3 head for the llama fixture; llama_eagle3_echo: one whose drafts
+// the target's repeating runs keep (scripts/fixtures/make_eagle3_fixture.py --echo).
+INSTANTIATE_TEST_SUITE_P(Checkpoints, MtpSpeculation,
+                         ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp", "llama_eagle3", "llama_eagle3_echo"),
+                         [](const auto& info) { return info.param; });
 
 class CudaMtpSpeculation : public MtpSpeculation {
  protected:
@@ -163,7 +194,9 @@ class CudaMtpSpeculation : public MtpSpeculation {
 TEST_P(CudaMtpSpeculation, GreedyTokensEqualPlainDecoding) { expect_greedy_tokens_equal_plain(); }
 TEST_P(CudaMtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) { expect_preemption_keeps_tokens_exact(); }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, CudaMtpSpeculation, ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp"));
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaMtpSpeculation,
+                         ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp", "llama_eagle3", "llama_eagle3_echo"),
+                         [](const auto& info) { return info.param; });
 
 // A step that throws fails its requests and frees the module's blocks (CheckedEngine checks its
 // pool); the engine then serves the next request exactly.
@@ -176,6 +209,34 @@ TEST(MtpProposer, AFailedStepFreesTheModuleStateAndServingGoesOn) {
   ModelRunner mtp(*module, *backend, {.num_kv_blocks = 64});
   test::expect_failed_step_frees_state(runner, mtp, *tokenizer,
                                        {.num_speculative_tokens = 2, .method = SpeculativeMethod::kMtp});
+}
+
+// The llama fixture with its EAGLE-3 head, on the CPU.
+struct Eagle3Pair {
+  std::unique_ptr<Backend> backend = make_cpu_backend(2);
+  LoadedModel model = load_model({.model_path = test::fixture_path("hf/llama")}, *backend);
+  LoadedModel head = load_eagle3_head(test::fixture_path("hf/llama_eagle3"), *model.model, *backend);
+  std::unique_ptr<text::Tokenizer> tokenizer = text::make_id_tokenizer(static_cast<int32_t>(model.config.vocab_size));
+};
+
+TEST(MtpProposer, AFailedStepFreesTheEagle3HeadStateAndServingGoesOn) {
+  Eagle3Pair f;
+  ModelRunner runner(*f.model.model, *f.backend, {.num_kv_blocks = 64});
+  ModelRunner head_runner(*f.head.model, *f.backend, {.num_kv_blocks = 64});
+  test::expect_failed_step_frees_state(runner, head_runner, *f.tokenizer,
+                                       {.num_speculative_tokens = 2, .method = SpeculativeMethod::kEagle3});
+}
+
+// An EAGLE-3 head serves method eagle3 only, and method eagle3 needs one.
+TEST(MtpProposer, AnEagle3HeadGoesWithMethodEagle3Only) {
+  Eagle3Pair f;
+  ModelRunner runner(*f.model.model, *f.backend, {.num_kv_blocks = 16});
+  ModelRunner head_runner(*f.head.model, *f.backend, {.num_kv_blocks = 16});
+  ModelRunner draft_runner(*f.model.model, *f.backend, {.num_kv_blocks = 16});
+  const EngineOptions mtp{.speculative = {.num_speculative_tokens = 2, .method = SpeculativeMethod::kMtp}};
+  EXPECT_THROW({ Engine engine(runner, *f.tokenizer, {}, mtp, &head_runner); }, Error);
+  const EngineOptions eagle3{.speculative = {.num_speculative_tokens = 2, .method = SpeculativeMethod::kEagle3}};
+  EXPECT_THROW({ Engine engine(runner, *f.tokenizer, {}, eagle3, &draft_runner); }, Error);
 }
 
 TEST(MtpProposer, MtpWithoutItsRunnerIsRefused) {

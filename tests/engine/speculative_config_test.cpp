@@ -42,6 +42,16 @@ TEST(SpeculativeConfig, ParsesVllmMtpFormAndItsQwen3NextAlias) {
   EXPECT_FALSE(parse_speculative_config(R"({"num_speculative_tokens": 2})").uses_draft_runner());
 }
 
+TEST(SpeculativeConfig, ParsesVllmEagle3Form) {
+  const SpeculativeOptions o =
+      parse_speculative_config(R"({"method": "eagle3", "model": "/heads/eagle3", "num_speculative_tokens": 3})");
+  EXPECT_EQ(o.method, SpeculativeMethod::kEagle3);
+  EXPECT_EQ(o.draft_model, "/heads/eagle3");
+  EXPECT_EQ(o.num_speculative_tokens, 3);
+  EXPECT_TRUE(o.uses_eagle3() && o.uses_hidden_state_proposer() && o.uses_draft_runner());
+  EXPECT_FALSE(o.uses_draft_model() || o.uses_mtp());
+}
+
 TEST(SpeculativeConfig, RejectsWhatItCannotDo) {
   auto message = [](const char* json) {
     try {
@@ -63,6 +73,7 @@ TEST(SpeculativeConfig, RejectsWhatItCannotDo) {
             std::string::npos);
   EXPECT_NE(message(R"({"method": "mtp", "model": "x", "num_speculative_tokens": 2})").find("drop 'model'"),
             std::string::npos);
+  EXPECT_NE(message(R"({"method": "eagle3", "num_speculative_tokens": 2})").find("needs 'model'"), std::string::npos);
   EXPECT_NE(message(R"({"num_speculative_tokens": 2, "prompt_lookup_min": 5, "prompt_lookup_max": 3})").find("exceeds"),
             std::string::npos);
 }

@@ -1,7 +1,8 @@
 // Sampled requests under speculation keep plain sampling's distribution: a few thousand
 // seeded requests at temperature 1 through the engine with and without speculation (a
-// draft model, and n-gram drafts), and a two-sample chi-square test on the tokens at the
-// positions speculation decides (the second, by rejection or replacement; the third, a bonus).
+// draft model, an EAGLE-3 head, and n-gram drafts), and a two-sample chi-square test on the
+// tokens at the positions speculation decides (the second, by rejection or replacement; the
+// third, a bonus).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -75,6 +76,20 @@ void expect_same_distribution(const std::vector<std::vector<int32_t>>& plain,
   }
 }
 
+// Plain sampling against speculation with `draft` proposing, on a 4-token prompt and 3 tokens.
+void expect_draft_runner_keeps_the_distribution(test::EngineFixture& f, const SpeculativeOptions& speculative,
+                                                ModelRunner& draft, const SamplingParams& sampling) {
+  const GenerationRequest request{.prompt_ids = test::engine_prompt(1, 4), .sampling = sampling, .max_tokens = 3,
+                                  .ignore_eos = true};
+  EngineStatsSnapshot stats;
+  const auto plain = sample(f, {}, request, nullptr, stats);
+  const auto proposed = sample(f, {.speculative = speculative}, request, &draft, stats);
+  EXPECT_EQ(stats.spec_num_drafts_total, static_cast<uint64_t>(kSamples));  // one verify each: the second token
+  EXPECT_GT(stats.spec_accepted_tokens_total, 0u);
+  EXPECT_LT(stats.spec_accepted_tokens_total, stats.spec_draft_tokens_total);
+  expect_same_distribution(plain, proposed);
+}
+
 TEST(SpeculativeSampling, DraftModelKeepsTheDistributionAtTemperatureOne) {
   test::EngineFixture f;
   const LoadedModel draft_model = load_model({.model_path = test::fixture_path("hf/llama")}, *f.backend);
@@ -82,19 +97,21 @@ TEST(SpeculativeSampling, DraftModelKeepsTheDistributionAtTemperatureOne) {
   // The whole vocabulary, and top-k with a penalty (the processed distribution, fewer bins).
   for (const SamplingParams& sampling : {SamplingParams{.temperature = 1},
                                          SamplingParams{.temperature = 1, .top_k = 12, .presence_penalty = 1}}) {
-    const GenerationRequest request{.prompt_ids = test::engine_prompt(1, 4), .sampling = sampling, .max_tokens = 3,
-                                    .ignore_eos = true};
-    EngineStatsSnapshot stats;
-    const auto plain = sample(f, {}, request, nullptr, stats);
-    const EngineOptions options{.speculative = {.num_speculative_tokens = 2,
-                                                .method = SpeculativeMethod::kDraftModel, .draft_model = "llama"}};
-    const auto speculative = sample(f, options, request, &draft, stats);
-    EXPECT_EQ(stats.spec_num_drafts_total, static_cast<uint64_t>(kSamples));  // one verify each: the second token
-    EXPECT_GT(stats.spec_accepted_tokens_total, 0u);
-    EXPECT_LT(stats.spec_accepted_tokens_total, stats.spec_draft_tokens_total);
     SCOPED_TRACE(sampling.top_k);
-    expect_same_distribution(plain, speculative);
+    expect_draft_runner_keeps_the_distribution(
+        f, {.num_speculative_tokens = 2, .method = SpeculativeMethod::kDraftModel, .draft_model = "llama"}, draft,
+        sampling);
   }
+}
+
+// An EAGLE-3 head drafts from its draft vocabulary (half the target's ids, zero elsewhere); the
+// random llama_eagle3 head fits the qwen3 fixture's shapes.
+TEST(SpeculativeSampling, Eagle3HeadKeepsTheDistributionAtTemperatureOne) {
+  test::EngineFixture f;
+  const LoadedModel head = load_eagle3_head(test::fixture_path("hf/llama_eagle3"), *f.loaded.model, *f.backend);
+  ModelRunner head_runner(*head.model, *f.backend, {.num_kv_blocks = 512});
+  expect_draft_runner_keeps_the_distribution(f, {.num_speculative_tokens = 2, .method = SpeculativeMethod::kEagle3},
+                                             head_runner, {.temperature = 1});
 }
 
 TEST(SpeculativeSampling, NgramDraftsKeepTheDistributionAtTemperatureOne) {

@@ -3,6 +3,7 @@
 #include "engine_test_support.h"
 #include "strata/core/progress.h"
 #include "strata/engine/startup_summary.h"
+#include "strata/model/model_loader.h"
 
 namespace strata {
 namespace {
@@ -47,6 +48,20 @@ TEST(StartupSummary, HybridModelsListTheirSsmSlots) {
   const std::vector<std::string> swapping = startup_summary({.weights = loaded.weights.get(), .runner = &runner});
   EXPECT_EQ(swapping[3], "swap space: " + format_bytes(8 * block_bytes + 3 * 58368) +
                              " of host memory for preempted sequences, 8 KV blocks and 3 SSM slots");
+}
+
+TEST(StartupSummary, AnEagle3HeadNamesItsLayersAndDraftVocabulary) {
+  auto backend = make_cpu_backend(2);
+  LoadedModel target = load_model({.model_path = fixture_path("hf/llama")}, *backend);
+  LoadedModel head = load_eagle3_head(fixture_path("hf/llama_eagle3"), *target.model, *backend);
+  ModelRunner runner(*target.model, *backend, {.num_kv_blocks = 16});
+  ModelRunner head_runner(*head.model, *backend, {.num_kv_blocks = 16});
+  const std::vector<std::string> lines = startup_summary({.weights = target.weights.get(), .runner = &runner,
+                                                          .draft_weights = head.weights.get(),
+                                                          .draft_runner = &head_runner});
+  EXPECT_EQ(lines.back(), "EAGLE-3 head: " + std::to_string(head.weights->num_parameters()) + " parameters, " +
+                              format_bytes(head.weights->num_bytes()) +
+                              " in memory, reading target layers 0, 1, 2, 256 draft tokens; its KV cache 16 blocks");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-"""`strata serve --speculative-config` (n-gram drafts, a draft model, the checkpoint's MTP layers):
-greedy completions, streamed or not, are the ones the server without speculation returns, a
-seeded sampled request replays, and /metrics counts drafts, accepted drafts and acceptance per
-position; `strata generate --speculative-config` with MTP prints the plain tokens."""
+"""`strata serve --speculative-config` (n-gram drafts, a draft model, the checkpoint's MTP layers, an
+EAGLE-3 head): greedy completions, streamed or not, are the ones the server without speculation
+returns, a seeded sampled request replays, and /metrics counts drafts, accepted drafts and
+acceptance per position; `strata generate --speculative-config` with MTP or EAGLE-3 prints the
+plain tokens; a head that does not fit its target is refused at start-up."""
 import json
 import random
 import subprocess
@@ -73,23 +74,53 @@ def generate(model, *extra):
     return r.stdout.strip().splitlines()[-1]
 
 
-def test_mtp_generate_and_serve_keep_greedy_tokens():
-    model = LOCAL_FIXTURES / "hf" / "qwen3_next_mtp"
-    mtp = json.dumps({"method": "mtp", "num_speculative_tokens": 2})
-    assert generate(model, "--speculative-config", mtp) == generate(model)
-    plain = Server(["--model", str(model), "--max-model-len", "256"], "mtp_plain")
-    server = Server(["--model", str(model), "--max-model-len", "256", "--speculative-config", mtp], "mtp_served")
+def served_metrics_with_plain_tokens(model, speculative, name):
+    """Serves `model` with and without `speculative`; asserts equal greedy tokens; returns the metrics."""
+    plain = Server(["--model", str(model), "--max-model-len", "256"], f"{name}_plain")
+    server = Server(["--model", str(model), "--max-model-len", "256", "--speculative-config", speculative],
+                    f"{name}_served")
     try:
         for seed in range(3):
             prompt = repetitive_prompt(seed)
             want = complete(plain.client(), plain.model, prompt, max_tokens=30).choices[0].model_extra["token_ids"]
             got = complete(server.client(), server.model, prompt, max_tokens=30)
             assert got.choices[0].model_extra["token_ids"] == want, seed
-        m = server.metrics()
-        assert m["strata:spec_decode_num_draft_tokens_total"] >= m["strata:spec_decode_num_drafts_total"] > 0
+        return server.metrics()
     finally:
         plain.stop()
         server.stop()
+
+
+def test_mtp_generate_and_serve_keep_greedy_tokens():
+    model = LOCAL_FIXTURES / "hf" / "qwen3_next_mtp"
+    mtp = json.dumps({"method": "mtp", "num_speculative_tokens": 2})
+    assert generate(model, "--speculative-config", mtp) == generate(model)
+    m = served_metrics_with_plain_tokens(model, mtp, "mtp")
+    assert m["strata:spec_decode_num_draft_tokens_total"] >= m["strata:spec_decode_num_drafts_total"] > 0
+
+
+def test_eagle3_generate_and_serve_keep_greedy_tokens():
+    # The echo head's drafts are often kept (scripts/fixtures/make_eagle3_fixture.py --echo).
+    model, head = FIXTURES / "hf" / "llama", LOCAL_FIXTURES / "hf" / "llama_eagle3_echo"
+    eagle3 = json.dumps({"method": "eagle3", "model": str(head), "num_speculative_tokens": 3})
+    assert generate(model, "--speculative-config", eagle3) == generate(model)
+    m = served_metrics_with_plain_tokens(model, eagle3, "eagle3")
+    assert m["strata:spec_decode_num_draft_tokens_total"] > m["strata:spec_decode_num_drafts_total"] > 0
+    assert m["strata:spec_decode_num_accepted_tokens_total"] > 0
+
+
+def test_eagle3_head_that_does_not_fit_is_refused(tmp_path):
+    head = LOCAL_FIXTURES / "hf" / "llama_eagle3"
+    config = json.loads((head / "config.json").read_text())
+    config["target_hidden_size"] = 64
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "model.safetensors").symlink_to(head / "model.safetensors")
+    for path, message in ((tmp_path, "hidden size 64"), (tmp_path / "missing", "is not a folder")):
+        r = subprocess.run([str(BINARY), "serve", str(FIXTURES / "hf" / "llama"), "--speculative-config",
+                            json.dumps({"method": "eagle3", "model": str(path), "num_speculative_tokens": 2})],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0
+        assert message in r.stderr, r.stderr
 
 
 def test_mtp_on_a_checkpoint_without_mtp_weights_is_refused():

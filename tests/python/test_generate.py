@@ -144,13 +144,27 @@ def test_speculative_config_with_a_draft_model_keeps_greedy_tokens(tiny):
     assert llm.generate(prompts, sampled)[0].outputs[0].token_ids == llm.generate(prompts, sampled)[0].outputs[0].token_ids
 
 
-def test_speculative_config_mtp_keeps_greedy_tokens():
-    model = LOCAL_FIXTURES / "hf" / "qwen3_next_mtp"
+def assert_speculation_keeps_greedy_tokens(model, speculative_config):
     plain = strata.LLM(str(model), max_model_len=256)
-    llm = strata.LLM(str(model), speculative_config={"method": "mtp", "num_speculative_tokens": 2}, max_model_len=256)
+    llm = strata.LLM(str(model), speculative_config=speculative_config, max_model_len=256)
     prompts = [random_prompt(i) for i in range(3)]
     want = [o.outputs[0].token_ids for o in plain.generate(prompts, greedy(16, ignore_eos=True))]
     got = [o.outputs[0].token_ids for o in llm.generate(prompts, greedy(16, ignore_eos=True))]
     assert got == want
+
+
+def test_speculative_config_mtp_keeps_greedy_tokens():
+    model = LOCAL_FIXTURES / "hf" / "qwen3_next_mtp"
+    assert_speculation_keeps_greedy_tokens(model, {"method": "mtp", "num_speculative_tokens": 2})
     with pytest.raises(strata.StrataError, match=r"mtp\.\*"):
         strata.LLM(str(FIXTURES / "hf" / "qwen3_next"), speculative_config={"method": "mtp", "num_speculative_tokens": 1})
+
+
+def test_speculative_config_eagle3_keeps_greedy_tokens():
+    model, head = FIXTURES / "hf" / "llama", LOCAL_FIXTURES / "hf" / "llama_eagle3_echo"
+    if not model.exists():
+        pytest.skip(f"fixture model {model} is missing")
+    config = {"method": "eagle3", "model": str(head), "num_speculative_tokens": 3}
+    assert_speculation_keeps_greedy_tokens(model, config)
+    with pytest.raises(strata.StrataError, match="is not a folder"):
+        strata.LLM(str(model), speculative_config={**config, "model": str(head / "missing")})

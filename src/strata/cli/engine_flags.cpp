@@ -16,7 +16,7 @@ namespace strata::cli {
 void add_speculative_config_flag(CLI::App& cmd, SpeculativeOptions& speculative) {
   cmd.add_option_function<std::string>(
       "--speculative-config", [&speculative](const std::string& json) { speculative = parse_speculative_config(json); },
-      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}', a draft model with the same vocabulary '{"model": PATH, "num_speculative_tokens": 3}', or the checkpoint's multi-token-prediction layers (Qwen3-Next, Qwen3.5) '{"method": "mtp", "num_speculative_tokens": 2}')");
+      R"(speculative decoding, vLLM's JSON: '{"method": "ngram", "num_speculative_tokens": 3}', a draft model with the same vocabulary '{"model": PATH, "num_speculative_tokens": 3}', the checkpoint's multi-token-prediction layers (Qwen3-Next, Qwen3.5) '{"method": "mtp", "num_speculative_tokens": 2}', or an EAGLE-3 head '{"method": "eagle3", "model": HEAD_PATH, "num_speculative_tokens": 3}')");
 }
 
 void add_engine_flags(CLI::App& cmd, EngineOptions& engine) {

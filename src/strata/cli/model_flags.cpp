@@ -112,9 +112,15 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   open.backend = open_backend(flags);
   open.loaded = load_with_flags(flags, flags.model, *open.backend);
   RunnerOptions options = runner_options(flags);
-  options.keep_hidden_states = speculative.uses_mtp();  // so graphs captured before the engine keep them
+  // So graphs captured before the engine keep what the proposer reads.
+  options.keep_hidden_states = speculative.uses_mtp();
   if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
   if (speculative.uses_draft_model()) open_draft(flags, speculative, open);
+  if (speculative.uses_eagle3()) {
+    open.draft_loaded = load_eagle3_head(speculative.draft_model, *open.loaded.model, *open.backend,
+                                         parse_load_format(flags.load_format));
+    options.aux_hidden_layers = open.draft_loaded.model->parts().eagle3.target_layers;
+  }
   if (speculative.uses_draft_runner()) {
     options.shared_kv_bytes_per_block =
         kv_cache_shape(*open.draft_loaded.model, *open.backend, options.block_size, options.kv_cache_dtype)

@@ -37,8 +37,8 @@ struct OpenModel {
   std::unique_ptr<Backend> backend;
   LoadedModel loaded;
   std::unique_ptr<ModelRunner> runner;
-  // Speculative decoding with a draft model; with method mtp only `model` is set: the
-  // target checkpoint's MTP module, sharing the target's weights.
+  // Speculative decoding with a draft model or an EAGLE-3 head; with method mtp only `model` is
+  // set: the target checkpoint's MTP module, sharing the target's weights.
   LoadedModel draft_loaded;
   std::unique_ptr<ModelRunner> draft_runner;  // null without one
 };
@@ -49,7 +49,8 @@ void resolve_model_name(ModelFlags& flags);
 
 // With a draft model in `speculative` it is loaded too, on the same backend with the same
 // load format, and its KV pool gets as many blocks as the target's (an automatic GPU size
-// leaves room for both); method mtp builds the checkpoint's MTP module the same way.
+// leaves room for both); method mtp builds the checkpoint's MTP module the same way, and method
+// eagle3 loads the head (speculative.draft_model) for the target.
 OpenModel open_model(const ModelFlags& flags, const SpeculativeOptions& speculative = {});
 
 struct ModelTokenizer {

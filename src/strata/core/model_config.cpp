@@ -70,13 +70,17 @@ RopeConfig parse_rope(const nlohmann::json& raw) {
 }
 
 // Multimodal checkpoints (Qwen3.5's ...ForConditionalGeneration) nest the language model's
-// settings under text_config: read them there, with the top level's keys beside them and winning
+// settings under text_config, and speculators' EAGLE-3 heads their decoder's under
+// transformer_layer_config: read them there, with the top level's keys beside them and winning
 // (transformers ties the embeddings by the top level's tie_word_embeddings).
 nlohmann::json with_text_config_lifted(const nlohmann::json& json) {
-  if (!json.contains("text_config") || !json["text_config"].is_object()) return json;
-  nlohmann::json lifted = json["text_config"];
-  for (const auto& [key, value] : json.items()) lifted[key] = value;
-  return lifted;
+  for (const char* nested : {"text_config", "transformer_layer_config"}) {
+    if (!json.contains(nested) || !json[nested].is_object()) continue;
+    nlohmann::json lifted = json[nested];
+    for (const auto& [key, value] : json.items()) lifted[key] = value;
+    return lifted;
+  }
+  return json;
 }
 
 }  // namespace

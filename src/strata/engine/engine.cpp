@@ -75,11 +75,17 @@ void check_runner(const GenerationRequest& request, const std::optional<PoolerCo
 // A draft model proposes token ids the target reads: the vocabularies must be the same.
 void check_draft_runner(const SpeculativeOptions& spec, ModelRunner& runner, ModelRunner* draft_runner) {
   if (spec.uses_draft_runner() != (draft_runner != nullptr))
-    fail("speculative config: {}", draft_runner ? "a draft runner was given, but the method is neither draft_model nor mtp"
-                                                : "methods draft_model and mtp need their runner beside the target's");
+    fail("speculative config: {}",
+         draft_runner ? "a draft runner was given, but the method is none of draft_model, mtp, eagle3"
+                      : "methods draft_model, mtp and eagle3 need their runner beside the target's");
   if (draft_runner == nullptr) return;
   const ModelConfig &target = runner.model().config(), &draft = draft_runner->model().config();
-  if (draft.vocab_size != target.vocab_size)
+  const bool eagle3_head = draft_runner->model().parts().eagle3.defined();
+  if (eagle3_head != spec.uses_eagle3())
+    fail("speculative config: {}", eagle3_head ? "an EAGLE-3 head was given as the runner, but the method is not eagle3"
+                                               : "method eagle3 needs an EAGLE-3 head as its runner");
+  // An EAGLE-3 head drafts in a vocabulary of its own, mapped into the target's (checked when built).
+  if (!eagle3_head && draft.vocab_size != target.vocab_size)
     fail("--speculative-config: the draft model {} has a vocabulary of {} tokens, the target's has {}; a draft "
          "must share the target's tokenizer (pick a smaller model of the same family)", spec.draft_model,
          draft.vocab_size, target.vocab_size);

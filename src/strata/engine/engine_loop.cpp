@@ -46,7 +46,7 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
     memory_.start_prefix_cache(parts_.options.ssm_cache_slots, gib_to_bytes(parts_.options.ssm_host_cache_gib));
   memory_.start_swap_space(gib_to_bytes(parts_.options.swap_space_gib));
   const int32_t k = parts_.options.speculative.num_speculative_tokens;
-  if (parts_.draft_runner != nullptr && parts_.options.speculative.uses_mtp())
+  if (parts_.draft_runner != nullptr && parts_.options.speculative.uses_hidden_state_proposer())
     mtp_ = std::make_unique<MtpProposer>(*parts_.draft_runner, parts_.runner, k);
   else if (parts_.draft_runner != nullptr)
     draft_ = std::make_unique<DraftModel>(*parts_.draft_runner, k, parts_.options.max_num_batched_tokens);

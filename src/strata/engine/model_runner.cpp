@@ -111,11 +111,13 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
                      .lora = lora_,
                      .lora_slots = step.device().lora_slots,
-                     .keep_hidden_states = options_.keep_hidden_states};
-  last_hidden_states_ = Tensor();
+                     .keep_hidden_states = options_.keep_hidden_states,
+                     .aux_hidden_layers = options_.aux_hidden_layers};
+  last_hidden_states_ = last_aux_hidden_states_ = Tensor();
   try {
     Tensor out = model_.forward(step, ctx);
     last_hidden_states_ = ctx.hidden_states;
+    last_aux_hidden_states_ = ctx.aux_hidden_states;
     return out;
   } catch (...) {  // a failed step leaves nothing handed out for the next one
     layer_workspace_.reset();
@@ -219,18 +221,21 @@ Tensor ModelRunner::execute_graph(const StepBatch& step, int64_t bucket, const T
     it->second.work->replay();
     const Tensor& hidden = it->second.hidden_states;
     last_hidden_states_ = hidden.defined() ? hidden.slice_rows(0, step.num_tokens()) : Tensor();
+    last_aux_hidden_states_ = it->second.aux_hidden_states;  // padded rows stay: readers index by row
     return it->second.logits.slice_rows(0, step.num_logits());
   }
   const Tensor logits = forward(padded);
   step_workspace_.reset();
   const int64_t generation = addresses_generation();
   Tensor captured_logits;
-  const Tensor eager_hidden = last_hidden_states_;
+  const Tensor eager_hidden = last_hidden_states_, eager_aux = last_aux_hidden_states_;
   std::unique_ptr<CapturedWork> work = backend_.capture([&] { captured_logits = forward(padded); });
   step_workspace_.reset();
   if (work && addresses_generation() == generation)
-    graphs_[bucket] = DecodeGraph{std::move(work), captured_logits, last_hidden_states_, generation};
+    graphs_[bucket] = DecodeGraph{std::move(work), captured_logits, last_hidden_states_, last_aux_hidden_states_,
+                                  generation};
   last_hidden_states_ = eager_hidden.defined() ? eager_hidden.slice_rows(0, step.num_tokens()) : Tensor();
+  last_aux_hidden_states_ = eager_aux;
   return logits.slice_rows(0, step.num_logits());
 }
 

@@ -36,6 +36,9 @@ struct RunnerOptions {
   // Every step keeps its tokens' final-normed hidden states readable until the next step
   // (last_hidden_states()): what an MTP module reads from its target and from itself.
   bool keep_hidden_states = false;
+  // Every step keeps the inputs of these layers (ascending) readable until the next step
+  // (last_aux_hidden_states()): what an EAGLE-3 head reads from its target.
+  std::vector<int64_t> aux_hidden_layers;
 };
 
 // The paged KV cache's shape for `model` on `backend` (num_blocks 0: the caller sizes it).
@@ -74,10 +77,19 @@ class ModelRunner {
   // With keep_hidden_states: the last step's [num_tokens, hidden] states after the final norm
   // (activation dtype, on the device; a view valid until the next step); else undefined.
   const Tensor& last_hidden_states() const { return last_hidden_states_; }
+  // With aux_hidden_layers: the last step's [num aux layers, num_tokens, hidden] inputs of those
+  // layers (activation dtype, on the device; a view valid until the next step); else undefined.
+  const Tensor& last_aux_hidden_states() const { return last_aux_hidden_states_; }
   // Sets keep_hidden_states (an MTP proposer's target and module); graphs are captured again.
   void start_keeping_hidden_states() {
     if (options_.keep_hidden_states) return;
     options_.keep_hidden_states = true;
+    graphs_.clear();
+  }
+  // Sets aux_hidden_layers (an EAGLE-3 head's target); graphs are captured again.
+  void start_keeping_aux_hidden_states(std::vector<int64_t> layers) {
+    if (options_.aux_hidden_layers == layers) return;
+    options_.aux_hidden_layers = std::move(layers);
     graphs_.clear();
   }
   int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
@@ -92,6 +104,7 @@ class ModelRunner {
     std::unique_ptr<CapturedWork> work;
     Tensor logits;  // [bucket, vocab] f32, in the step workspace
     Tensor hidden_states;  // [bucket, hidden] with keep_hidden_states, else undefined
+    Tensor aux_hidden_states;  // [num aux layers, bucket, hidden] with aux_hidden_layers, else undefined
     int64_t generation = 0;
   };
 
@@ -121,6 +134,7 @@ class ModelRunner {
   std::map<int64_t, DecodeGraph> graphs_;
   const LoraSet* lora_ = nullptr;
   Tensor last_hidden_states_;
+  Tensor last_aux_hidden_states_;
 };
 
 }  // namespace strata

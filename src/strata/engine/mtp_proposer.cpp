@@ -1,7 +1,7 @@
 #include "strata/engine/mtp_proposer.h"
 
 #include <algorithm>
-#include <cstring>
+#include <limits>
 #include <unordered_set>
 
 #include "strata/core/error.h"
@@ -14,7 +14,25 @@ MtpProposer::MtpProposer(ModelRunner& mtp_runner, ModelRunner& target_runner, in
     : runner_(mtp_runner), target_(target_runner), memory_(mtp_runner.memory()),
       num_speculative_tokens_(num_speculative_tokens) {
   runner_.start_keeping_hidden_states();
-  target_.start_keeping_hidden_states();
+  const Eagle3Head& eagle3 = runner_.model().parts().eagle3;
+  if (eagle3.defined()) {
+    target_.start_keeping_aux_hidden_states(eagle3.target_layers);
+  } else {
+    target_.start_keeping_hidden_states();
+  }
+}
+
+const Tensor& MtpProposer::target_states() const {
+  return runner_.model().parts().eagle3.defined() ? target_.last_aux_hidden_states() : target_.last_hidden_states();
+}
+
+std::span<const float> MtpProposer::target_logits(std::span<const float> logits) {
+  const std::vector<int32_t>& d2t = runner_.model().parts().eagle3.draft_to_target;
+  if (d2t.empty()) return logits;
+  STRATA_CHECK(logits.size() == d2t.size());
+  mapped_logits_.assign(target_.model().config().vocab_size, -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i < d2t.size(); ++i) mapped_logits_[i + d2t[i]] = logits[i];
+  return mapped_logits_;
 }
 
 MtpProposer::~MtpProposer() { free_all(); }
@@ -94,14 +112,19 @@ void MtpProposer::add_catch_up_row(const DraftRequest& request, Forward& forward
 }
 
 Tensor MtpProposer::gather_hidden(const Tensor& source, std::span<const int32_t> rows) {
-  const int64_t n = static_cast<int64_t>(rows.size()), width = source.dim(1);
-  if (!hidden_input_.defined() || hidden_input_.dim(0) < n || hidden_input_.dtype() != source.dtype())
-    hidden_input_ = runner_.backend().empty(source.dtype(), {std::max<int64_t>(n, 64), width});
-  Tensor indices = Tensor::host(DType::kI32, {n});
-  std::memcpy(indices.data(), rows.data(), rows.size() * sizeof(int32_t));
-  const Tensor out = hidden_input_.slice_rows(0, n);
-  ops::gather_rows(source, runner_.backend().device().is_cpu() ? indices : runner_.backend().from_host(indices), out);
-  return out;
+  const bool joined = source.rank() == 3;  // [S, T, hidden]: row i takes S rows, one of each part
+  const int64_t parts = joined ? source.dim(0) : 1, t = joined ? source.dim(1) : source.dim(0);
+  const int64_t n = static_cast<int64_t>(rows.size()), width = source.dim(source.rank() - 1);
+  if (!hidden_input_.defined() || hidden_input_.numel() < n * parts * width || hidden_input_.dtype() != source.dtype())
+    hidden_input_ = runner_.backend().empty(source.dtype(), {std::max<int64_t>(n, 64) * parts * width});
+  Tensor indices = Tensor::host(DType::kI32, {n * parts});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < parts; ++j)
+      indices.data_as<int32_t>()[i * parts + j] = static_cast<int32_t>(j * t + rows[i]);
+  const Tensor out = hidden_input_.slice_rows(0, n * parts * width).reshape({n * parts, width});
+  ops::gather_rows(source.reshape({parts * t, width}),
+                   runner_.backend().device().is_cpu() ? indices : runner_.backend().from_host(indices), out);
+  return out.reshape({n, parts * width});
 }
 
 void MtpProposer::run_and_draft(Forward forward, const Tensor& source) {
@@ -116,8 +139,8 @@ void MtpProposer::run_and_draft(Forward forward, const Tensor& source) {
   for (int64_t r = 0; r < batch.num_rows(); ++r) {
     if (batch.rows()[r].logits == LogitsMode::kNone) continue;
     Proposal& p = *forward.drafting[d];
-    append_draft_token(*p.seq, {logits.data_as<const float>() + static_cast<int64_t>(d) * vocab,
-                                static_cast<size_t>(vocab)});
+    append_draft_token(*p.seq, target_logits({logits.data_as<const float>() + static_cast<int64_t>(d) * vocab,
+                                              static_cast<size_t>(vocab)}));
     p.hidden_row = static_cast<int32_t>(batch.row_start(r) + batch.rows()[r].q_len() - 1);
     ++d;
   }
@@ -129,7 +152,7 @@ void MtpProposer::run_proposals(std::span<const DraftRequest> requests, std::vec
   for (const DraftRequest& request : requests) add_catch_up_row(request, catch_up, proposals);
   if (catch_up.rows.empty()) return;
   for (Proposal& p : proposals) catch_up.drafting.push_back(&p);
-  run_and_draft(std::move(catch_up), target_.last_hidden_states());
+  run_and_draft(std::move(catch_up), target_states());
   for (int32_t step = 1; step < num_speculative_tokens_; ++step) {
     Forward guesses;
     for (Proposal& p : proposals) {

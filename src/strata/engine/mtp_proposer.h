@@ -1,11 +1,14 @@
-// MtpProposer: speculative decoding with the target checkpoint's multi-token-prediction (MTP)
-// module. It drives the module's own ModelRunner (its KV blocks in that runner's
-// SequenceMemory) and is the one owner of which sequence holds which of them. The module's
-// entry at position t reads the target's hidden state at t and token t + 1, so it follows the
-// target one step behind: each engine step, one batched forward feeds every running sequence
-// the positions the target verified in its last step (their states read in place from the
-// target runner) and gives each eligible sequence its first draft; k - 1 forwards chained on
-// the module's own output state give the rest. Kept state only ever covers verified positions.
+// MtpProposer: speculative decoding with a module fed the target's hidden states: the target
+// checkpoint's multi-token-prediction (MTP) module, or an EAGLE-3 head, which reads the inputs of
+// three target layers (ModelRunner::last_aux_hidden_states) where MTP reads the final-normed state,
+// chains on its own pre-norm state and drafts in a vocabulary of its own (mapped by d2t). It
+// drives the module's own ModelRunner (its KV blocks in that runner's SequenceMemory) and is the
+// one owner of which sequence holds which of them. The module's entry at position t reads the
+// target's hidden state at t and token t + 1, so it follows the target one step behind: each
+// engine step, one batched forward feeds every running sequence the positions the target verified
+// in its last step (their states read in place from the target runner) and gives each eligible
+// sequence its first draft; k - 1 forwards chained on the module's own output state give the
+// rest. Kept state only ever covers verified positions.
 #pragma once
 
 #include <list>
@@ -22,7 +25,7 @@ namespace strata {
 
 class MtpProposer {
  public:
-  // Makes both runners keep their steps' hidden states.
+  // Makes both runners keep their steps' hidden states (the target's auxiliary ones for EAGLE-3).
   MtpProposer(ModelRunner& mtp_runner, ModelRunner& target_runner, int32_t num_speculative_tokens);
   ~MtpProposer();
   MtpProposer(const MtpProposer&) = delete;
@@ -75,8 +78,14 @@ class MtpProposer {
   void run_proposals(std::span<const DraftRequest> requests, std::vector<Proposal>& proposals);
   // Runs the forward on `source`'s rows and appends each drafting proposal's next draft.
   void run_and_draft(Forward forward, const Tensor& source);
-  // [rows.size(), hidden] rows of source, in the proposer's own buffer.
+  // [rows.size(), S * hidden] rows of source ([T, hidden], or [S, T, hidden] joined per row), in the
+  // proposer's own buffer.
   Tensor gather_hidden(const Tensor& source, std::span<const int32_t> rows);
+  // A logits row of the module over the target's vocabulary (an EAGLE-3 draft vocabulary mapped by
+  // d2t, -inf elsewhere).
+  std::span<const float> target_logits(std::span<const float> logits);
+  // The target's states the module's entry at a verified position reads.
+  const Tensor& target_states() const;
   void lose(State& state);
   void free_blocks(std::vector<int32_t>& block_table);
   void free_all();
@@ -87,7 +96,8 @@ class MtpProposer {
   int32_t num_speculative_tokens_;
   std::unordered_map<int64_t, State> states_;             // by sequence id
   std::unordered_map<int64_t, TargetRow> target_rows_;    // of the target's last step, by sequence id
-  Tensor hidden_input_;  // [capacity, hidden] activation dtype: the module's hidden-state input
+  Tensor hidden_input_;  // [capacity, S * hidden] activation dtype: the module's hidden-state input
+  std::vector<float> mapped_logits_;  // [target vocab]: target_logits' row
 };
 
 }  // namespace strata

@@ -37,13 +37,17 @@ SpeculativeMethod read_method(const nlohmann::json& config) {
     if (!has_model) fail("--speculative-config: method 'draft_model' needs 'model', the draft model's path or repo id");
     return SpeculativeMethod::kDraftModel;
   }
+  if (method == "eagle3") {
+    if (!has_model) fail("--speculative-config: method 'eagle3' needs 'model', the EAGLE-3 head's folder");
+    return SpeculativeMethod::kEagle3;
+  }
   if (method == "mtp" || method == "qwen3_next_mtp") {
     if (has_model) fail("--speculative-config: method '{}' reads the target checkpoint's own mtp.* layers; drop 'model'", method);
     return SpeculativeMethod::kMtp;
   }
   fail("--speculative-config: method '{}' is not supported; supported: ngram (prompt lookup), draft_model "
        "(a smaller model with the same vocabulary, given as 'model'), mtp (the checkpoint's multi-token-prediction "
-       "layers; qwen3_next_mtp is the same)", method);
+       "layers; qwen3_next_mtp is the same), eagle3 (an EAGLE-3 head for the target, given as 'model')", method);
 }
 
 }  // namespace
@@ -56,7 +60,8 @@ SpeculativeOptions parse_speculative_config(std::string_view json) {
   check_keys(config);
   SpeculativeOptions options;
   options.method = read_method(config);
-  if (options.method == SpeculativeMethod::kDraftModel) options.draft_model = config["model"].get<std::string>();
+  if (options.method == SpeculativeMethod::kDraftModel || options.method == SpeculativeMethod::kEagle3)
+    options.draft_model = config["model"].get<std::string>();
   if (!config.contains("num_speculative_tokens")) fail("--speculative-config needs num_speculative_tokens");
   options.num_speculative_tokens = int_field(config, "num_speculative_tokens", 0, 1, 15);
   options.prompt_lookup_max = int_field(config, "prompt_lookup_max", 4, 1, 64);

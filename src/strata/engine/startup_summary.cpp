@@ -63,6 +63,13 @@ std::vector<std::string> startup_summary(const StartupFacts& facts) {
   if (facts.draft_runner != nullptr && facts.draft_weights == nullptr) {
     lines.push_back(fmt::format("MTP module: {} layers; its KV cache {} blocks", facts.draft_runner->model().num_layers(),
                                 facts.draft_runner->block_pool().num_blocks()));
+  } else if (facts.draft_runner != nullptr && facts.draft_runner->model().parts().eagle3.defined()) {
+    const Model& head = facts.draft_runner->model();
+    lines.push_back(fmt::format("EAGLE-3 head: {} parameters, {} in memory, reading target layers {}, {} draft "
+                                "tokens; its KV cache {} blocks", facts.draft_weights->num_parameters(),
+                                format_bytes(facts.draft_weights->num_bytes()),
+                                fmt::join(head.parts().eagle3.target_layers, ", "), head.config().vocab_size,
+                                facts.draft_runner->block_pool().num_blocks()));
   } else if (facts.draft_runner != nullptr) {
     ModelRunner& draft = *facts.draft_runner;
     lines.push_back(fmt::format("draft model: {} parameters, {} in memory; its KV cache {} blocks{}",

@@ -17,7 +17,7 @@ struct StartupFacts {
   ModelRunner* runner = nullptr;
   int64_t model_context_tokens = 0;  // config.json's max_position_embeddings
   int64_t max_model_len = 0;         // the engine's (equal to the above unless capped)
-  const ModelWeights* draft_weights = nullptr;  // speculative decoding with a draft model (null: MTP)
+  const ModelWeights* draft_weights = nullptr;  // a draft model or an EAGLE-3 head (null: MTP)
   ModelRunner* draft_runner = nullptr;
 };
 

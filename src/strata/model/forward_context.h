@@ -2,6 +2,8 @@
 // the backend, the temporaries, and the per-sequence state stores (KV blocks, SSM slots).
 #pragma once
 
+#include <span>
+
 #include "strata/backend/backend.h"
 #include "strata/cache/kv_cache.h"
 #include "strata/model/workspace.h"
@@ -30,6 +32,10 @@ struct ForwardContext {
   // in the step workspace ([T, hidden] activation dtype, after the final norm).
   bool keep_hidden_states = false;
   Tensor hidden_states;  // out: set by the forward when keep_hidden_states
+  // EAGLE-3 reads the inputs of these target layers (ascending), each token's: the model keeps
+  // them in the step workspace as [num aux layers, T, hidden] (activation dtype).
+  std::span<const int64_t> aux_hidden_layers;
+  Tensor aux_hidden_states;  // out: set by the forward when aux_hidden_layers is not empty
   Tensor token_ids;               // [T] i32: the step's tokens (hash-routed MoE reads them)
 
   Tensor temp(Shape shape) { return workspace.alloc(activation_dtype, shape); }

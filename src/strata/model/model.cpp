@@ -90,7 +90,8 @@ Tensor Model::normed_output_rows(const StepBatch& step, const Tensor& x, Forward
     if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
     return last;
   }
-  if (!ctx.keep_hidden_states || !parts_.final_norm.defined()) {
+  if (ctx.keep_hidden_states && parts_.eagle3.defined()) ctx.hidden_states = x;  // before the norm; unchanged below
+  if (!ctx.keep_hidden_states || !parts_.final_norm.defined() || parts_.eagle3.defined()) {
     ops::gather_rows(x, step.device().logits_indices, last);
     if (parts_.final_norm.defined()) parts_.final_norm.apply(last, last);
     return last;
@@ -99,6 +100,16 @@ Tensor Model::normed_output_rows(const StepBatch& step, const Tensor& x, Forward
   if (x.dim(0) > 0) parts_.final_norm.apply(x, ctx.hidden_states);
   ops::gather_rows(ctx.hidden_states, step.device().logits_indices, last);
   return last;
+}
+
+void Model::keep_aux_hidden_state(int64_t layer, const Tensor& x, ForwardContext& ctx) const {
+  const auto& layers = ctx.aux_hidden_layers;
+  const auto it = std::find(layers.begin(), layers.end(), layer);
+  if (it == layers.end()) return;
+  const int64_t t = x.dim(0), n = static_cast<int64_t>(layers.size());
+  if (it == layers.begin()) ctx.aux_hidden_states = ctx.step_workspace.alloc(ctx.activation_dtype, {n, t, x.dim(1)});
+  const int64_t j = it - layers.begin();
+  if (t > 0) ops::convert(x, ctx.aux_hidden_states.reshape({n * t, x.dim(1)}).slice_rows(j * t, (j + 1) * t));
 }
 
 Tensor Model::embed(const StepBatch& step, ForwardContext& ctx) const {
@@ -120,7 +131,9 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t hidden = config_.hidden_size;
   ctx.token_ids = step.device().token_ids;
   Tensor x = embed(step, ctx);
+  STRATA_CHECK(ctx.aux_hidden_layers.empty() || (parts_.residual_streams == 1 && !parts_.hyper_head));
   for (size_t i = 0; i < layers_.size(); ++i) {
+    keep_aux_hidden_state(static_cast<int64_t>(i), x, ctx);
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
     ctx.carry_layer = carry_index_[i];

@@ -22,6 +22,14 @@ namespace strata {
 class StreamHead;
 class VisionTower;
 
+// What makes a model an EAGLE-3 head besides its layer (layers/eagle3_block.h).
+struct Eagle3Head {
+  std::vector<int64_t> target_layers;    // ascending: the target layers whose inputs it reads
+  std::vector<int32_t> draft_to_target;  // [draft vocab]: draft id i is target id i + d2t[i]
+
+  bool defined() const { return !target_layers.empty(); }
+};
+
 class Model {
  public:
   struct Parts {
@@ -45,6 +53,9 @@ class Model {
     // A multi-token-prediction module's input stage (embedding and hidden state joined); the
     // step then carries device().input_hidden_states. Undefined for every other model.
     MtpInput mtp_input;
+    // An EAGLE-3 head; its kept hidden states are those before the final norm, which chained
+    // drafts feed back. Undefined for every other model.
+    Eagle3Head eagle3;
     // > 1: the residual is this many streams, [T, streams * hidden] (DeepSeek-V4's mHC,
     // Qwen4-Exp's hyper-connections): the embedding enters every stream and the stream head
     // collapses them before the final norm (if any).
@@ -96,6 +107,8 @@ class Model {
  private:
   void place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
   Tensor sequence_means(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  // Before layer i: x [T, hidden] into ctx.aux_hidden_states when i is one of ctx.aux_hidden_layers.
+  void keep_aux_hidden_state(int64_t layer, const Tensor& x, ForwardContext& ctx) const;
   // The final-normed rows the head reads [num_logits, hidden] (and, when the context keeps
   // them, every token's in ctx.hidden_states).
   Tensor normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "strata/core/error.h"
+#include "strata/model/arch/builders.h"
 #include "strata/model/registry.h"
 #include "strata/weights/fp8_source.h"
 #include "strata/weights/gguf_config.h"
@@ -89,6 +90,22 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
   loaded.model = build_model(loaded.config, *loaded.weights);
   if (options.progress != nullptr) options.progress->finish();
   loaded.weights->stop_progress();  // the reporter is the caller's; later loads (an MTP module) go unreported
+  return loaded;
+}
+
+LoadedModel load_eagle3_head(const std::string& path, const Model& target, Backend& backend, LoadFormat format) {
+  if (!std::filesystem::is_directory(path))
+    fail("--speculative-config: the EAGLE-3 head '{}' is not a folder; give the head's folder (config.json and "
+         "model.safetensors) as 'model'", path);
+  LoadedModel loaded;
+  try {
+    open_folder(path, format, loaded);
+    loaded.weights = std::make_unique<ModelWeights>(loaded.source.get(), backend,
+                                                    ModelWeightsOptions{.dummy_dtype = loaded.config.dtype});
+    loaded.model = build_eagle3_head(loaded.config, *loaded.weights, target);
+  } catch (const Error& e) {
+    fail("--speculative-config: the EAGLE-3 head '{}' cannot serve this model: {}", path, e.what());
+  }
   return loaded;
 }
 

@@ -35,6 +35,11 @@ struct LoadedModel {
 };
 
 LoadedModel load_model(const LoadOptions& options, Backend& backend);
+// The EAGLE-3 head in folder `path` (config.json + safetensors; config only with kDummy) for
+// `target`, on the target's backend. Throws an Error naming the path when it is missing or
+// does not fit the target.
+LoadedModel load_eagle3_head(const std::string& path, const Model& target, Backend& backend,
+                             LoadFormat format = LoadFormat::kAuto);
 LoadFormat parse_load_format(const std::string& name);  // "auto", "dummy"
 
 }  // namespace strata

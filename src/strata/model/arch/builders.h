@@ -28,4 +28,8 @@ std::unique_ptr<Model> build_qwen3_next_mtp(const Model& target, const ModelWeig
 std::unique_ptr<Model> build_qwen3_5_mtp(const Model& target, const ModelWeights& weights);
 std::unique_ptr<Model> build_qwen3_5_moe_mtp(const Model& target, const ModelWeights& weights);
 
+// An EAGLE-3 head (speculative method eagle3) of config `head` for `target`, whose embedding it
+// shares unless the head has its own. Throws an Error when the head does not fit the target.
+std::unique_ptr<Model> build_eagle3_head(const ModelConfig& head, const ModelWeights& weights, const Model& target);
+
 }  // namespace strata

@@ -40,24 +40,25 @@ void Attention::load_projections(const WeightScope& w) {
   const AttentionOptions& o = options_;
   const int64_t q_out = o.num_heads * o.head_dim * (o.output_gate ? 2 : 1);
   const int64_t kv_out = o.num_kv_heads * o.head_dim;
+  const int64_t in = o.input_size > 0 ? o.input_size : o.hidden_size;
   if (!o.names.qkv.empty()) {
     STRATA_CHECK(!o.output_gate && !o.rope.mrope.enabled());
-    qkv_proj_ = w.get(o.names.qkv + ".weight", {q_out + 2 * kv_out, o.hidden_size});
+    qkv_proj_ = w.get(o.names.qkv + ".weight", {q_out + 2 * kv_out, in});
     if (o.qkv_bias) qkv_bias_ = w.get(o.names.qkv + ".bias", {q_out + 2 * kv_out});
     return;
   }
   if (!o.output_gate && !o.rope.mrope.enabled()) {  // prepare_qkv rotates by 1-D positions only
     qkv_proj_ = w.fused_rows({o.names.q + ".weight", o.names.k + ".weight", o.names.v + ".weight"},
-                             {{q_out, o.hidden_size}, {kv_out, o.hidden_size}, {kv_out, o.hidden_size}});
+                             {{q_out, in}, {kv_out, in}, {kv_out, in}});
     if (qkv_proj_.defined() && o.qkv_bias)
       qkv_bias_ = w.fused_rows({o.names.q + ".bias", o.names.k + ".bias", o.names.v + ".bias"},
                                {{q_out}, {kv_out}, {kv_out}});
     if (qkv_proj_.defined() && (!o.qkv_bias || qkv_bias_.defined())) return;
     qkv_proj_ = qkv_bias_ = Tensor();
   }
-  q_proj_ = w.get(o.names.q + ".weight", {q_out, o.hidden_size});
-  k_proj_ = w.get(o.names.k + ".weight", {kv_out, o.hidden_size});
-  v_proj_ = w.get(o.names.v + ".weight", {kv_out, o.hidden_size});
+  q_proj_ = w.get(o.names.q + ".weight", {q_out, in});
+  k_proj_ = w.get(o.names.k + ".weight", {kv_out, in});
+  v_proj_ = w.get(o.names.v + ".weight", {kv_out, in});
   if (o.qkv_bias) {
     q_bias_ = w.get(o.names.q + ".bias", {q_out});
     k_bias_ = w.get(o.names.k + ".bias", {kv_out});

@@ -19,6 +19,7 @@ struct AttentionWeightNames {
 
 struct AttentionOptions {
   int64_t hidden_size = 0;
+  int64_t input_size = 0;  // of q, k and v's input; 0: hidden_size (an EAGLE-3 head's takes 2 * hidden)
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
