@@ -103,8 +103,8 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
   const std::vector<GenerationRequest> again = first;   // its prompts hit the prefix cache
   const std::vector<Results> want = run({first, again}, 0);
   const std::vector<Results> got = run({first, again}, kDrafts);
-  test::expect_same_results(got[0], want[0], "first wave");
-  test::expect_same_results(got[1], want[1], "prefix hits");
+  test::expect_same_results(got[0], want[0], "first wave", logprob_tolerance_);
+  test::expect_same_results(got[1], want[1], "prefix hits", logprob_tolerance_);
   EXPECT_GT(stats_.prefix_cache_hits_total, 0u);
   EXPECT_GT(stats_.spec_num_drafts_total, 0u);
   EXPECT_GT(stats_.spec_draft_tokens_total, stats_.spec_num_drafts_total) << "chained drafts: more than one a step";
@@ -118,10 +118,11 @@ class MtpSpeculation : public ::testing::TestWithParam<std::string> {
     const Results plain = run({requests}, 0, 8)[0];
     const Results got = run({requests}, kDrafts, 8)[0];
     EXPECT_GT(stats_.preemptions_total, 0u);
-    test::expect_same_results(got, plain, "preempted");
+    test::expect_same_results(got, plain, "preempted", logprob_tolerance_);
   }
 
   std::unique_ptr<Backend> backend_ = make_cpu_backend(2);
+  double logprob_tolerance_ = 1e-4;
   LoadedModel target_;
   LoadedModel head_;    // the EAGLE-3 head, or (model only) the checkpoint's MTP module
   const Model* mtp_ = nullptr;  // head_'s model
@@ -187,6 +188,9 @@ class CudaMtpSpeculation : public MtpSpeculation {
  protected:
   void SetUp() override {
     backend_ = make_cuda_backend(0);
+    // Verify rows (GEMM, prefill attention) and decode rows (GEMV, decode attention) round bf16
+    // sums differently: tokens must match, log-probabilities within bf16 noise (seen: 6e-3).
+    logprob_tolerance_ = 2e-2;
     MtpSpeculation::SetUp();
   }
 };

@@ -45,7 +45,8 @@ std::vector<SpeculationResults> run_waves(CheckedEngine& engine,
   return out;
 }
 
-void expect_same_results(const SpeculationResults& got, const SpeculationResults& want, const std::string& what) {
+void expect_same_results(const SpeculationResults& got, const SpeculationResults& want, const std::string& what,
+                         double logprob_tolerance) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     for (size_t c = 0; c < want[i].size(); ++c) {
@@ -53,7 +54,7 @@ void expect_same_results(const SpeculationResults& got, const SpeculationResults
       EXPECT_EQ(got[i][c].finish, want[i][c].finish) << what << " request " << i << " choice " << c;
       ASSERT_EQ(got[i][c].logprobs.size(), want[i][c].logprobs.size());
       for (size_t t = 0; t < want[i][c].logprobs.size(); ++t)
-        EXPECT_NEAR(got[i][c].logprobs[t].logprob, want[i][c].logprobs[t].logprob, 1e-4) << what << i << " " << t;
+        EXPECT_NEAR(got[i][c].logprobs[t].logprob, want[i][c].logprobs[t].logprob, logprob_tolerance) << what << i << " " << t;
     }
 }
 

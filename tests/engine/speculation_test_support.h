@@ -22,7 +22,10 @@ std::vector<GenerationRequest> seeded_sampled_requests();
 // Each wave is submitted once the one before has finished.
 std::vector<SpeculationResults> run_waves(CheckedEngine& engine,
                                           const std::vector<std::vector<GenerationRequest>>& waves);
-void expect_same_results(const SpeculationResults& got, const SpeculationResults& want, const std::string& what);
+// Tokens and finish reasons equal; log-probabilities within logprob_tolerance (exact up to
+// f32 summation on the CPU; on the GPU verify rows and decode rows take different kernels).
+void expect_same_results(const SpeculationResults& got, const SpeculationResults& want, const std::string& what,
+                         double logprob_tolerance = 1e-4);
 // A step that throws (the 3rd) fails its request and frees the second runner's state (the
 // CheckedEngine checks its pools); the engine then serves the request as plain decoding does.
 void expect_failed_step_frees_state(ModelRunner& runner, ModelRunner& draft_runner, const text::Tokenizer& tokenizer,

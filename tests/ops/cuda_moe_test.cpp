@@ -172,8 +172,10 @@ TEST(CudaMoeDispatch, PicksStreamingForFewRowsAndTensorCoresForMany) {
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kTensorCores);
   EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 32);
   args.m = 32768;
-  EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 64);
-  args.num_experts = 512;
+  EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 128);
+  args.num_experts = 512;  // 64 rows an expert
+  EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 128);
+  args.m = 16384;
   EXPECT_EQ(cuda::grouped_gemm_tile_rows(args), 64);
   args.k = 2056;  // not a multiple of 64: tensor tiles refuse, streaming takes it
   EXPECT_EQ(cuda::grouped_kernel_for(args), cuda::GroupedKernel::kBulkStreaming);

@@ -150,13 +150,14 @@ bool grouped_gemm_supported(const GroupedGemmArgs& args) {
          (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
-// Rows per expert on average (as if every expert had rows): 32-row tiles up to 24, else 64.
-// wgmma's 64-row tiles (two blocks a SM) beat its 128-row ones (one) even at 256 rows per
-// expert (H100, gpu_moe_bench, Qwen3-30B-A3B at 4096 tokens: 268 against 245 TFLOP/s).
+// Rows per expert on average (as if every expert had rows): a tile about that tall wastes the
+// least; taller tiles read each expert's weights fewer times. On wgmma, 128-row tiles win from
+// 64 rows an expert (H200, gpu_moe_bench at 4096 tokens: 30B gate_up 324 TFLOP/s against 266 at
+// 64 rows and mma.sync's 250; Qwen3-Next, 80 rows an expert, 243 against 188 and 194).
 int grouped_gemm_tile_rows(const GroupedGemmArgs& args) {
   if (args.tile_rows != 0) return args.tile_rows;
   const int64_t per_expert = args.m / (args.num_experts > 0 ? args.num_experts : 1);
-  return per_expert >= 24 ? 64 : 32;
+  return per_expert >= 64 ? 128 : (per_expert >= 24 ? 64 : 32);
 }
 
 GroupedKernel grouped_kernel_for(const GroupedGemmArgs& args) {

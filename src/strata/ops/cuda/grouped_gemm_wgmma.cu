@@ -13,13 +13,16 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 constexpr int kThreads = 256;  // two warpgroups
-constexpr int kStages = 4;
-// Slices copied ahead: two, so the stage refilled at slice s held slice s - 2, whose products
-// are done once each warpgroup has waited down to one group in flight (slice s - 1's).
-constexpr int kAhead = kStages - 2;
 
+// Stages: three for 128-row tiles, four for 64, so two blocks fit a SM (96 KB each; launch
+// bounds hold registers to 128 a thread for the same reason: 136 kept one block a SM). Two
+// slices are copied ahead; with four stages the refilled one held slice s - 2, so slice s - 1's
+// products may still run (one group in flight); with three they must be done.
 template <int BM>
 struct WgTiling {
+  static constexpr int kStages = BM == 128 ? 3 : 4;
+  static constexpr int kAhead = 2;
+  static constexpr int kInFlight = kStages - 1 - kAhead;
   static constexpr int kWgN = BM == 128 ? 128 : 64;  // columns of a warpgroup's tile
   static constexpr int kAccRegs = kWgN / 2;          // its 64 x kWgN f32 over 128 threads
   static constexpr int kStageElems = (BM + kGroupedBlockN) * kGroupedBlockK;
@@ -62,7 +65,7 @@ __device__ void store_wg_tile(const GroupedGemmArgs& p, const ExpertTile& tile, 
 }
 
 template <int BM, typename Tout>
-__global__ void __launch_bounds__(kThreads) grouped_wgmma_kernel(GroupedGemmArgs p, int64_t n_blocks) {
+__global__ void __launch_bounds__(kThreads, 2) grouped_wgmma_kernel(GroupedGemmArgs p, int64_t n_blocks) {
   using T = WgTiling<BM>;
   extern __shared__ unsigned char smem_raw[];
   __shared__ ExpertTileShared shared;
@@ -76,7 +79,7 @@ __global__ void __launch_bounds__(kThreads) grouped_wgmma_kernel(GroupedGemmArgs
                            .rows = tile.row_end - tile.row_begin, .n_left = p.n - n0, .k = p.k};
   const int64_t slices = p.k / kGroupedBlockK;
 #pragma unroll
-  for (int s = 0; s < kAhead; ++s) {
+  for (int s = 0; s < T::kAhead; ++s) {
     if (s < slices) grouped_load_stage<BM, kThreads>(smem + s * T::kStageElems, t, s);
     cp_async_commit();
   }
@@ -84,15 +87,15 @@ __global__ void __launch_bounds__(kThreads) grouped_wgmma_kernel(GroupedGemmArgs
   const int a_row0 = BM == 128 ? 64 * wg : 0, b_row0 = BM == 128 ? 0 : 64 * wg;
   float acc[T::kAccRegs] = {};
   for (int64_t slice = 0; slice < slices; ++slice) {
-    cp_async_wait<kAhead - 1>();
+    cp_async_wait<T::kAhead - 1>();
     fence_proxy_async_shared();  // this thread's copies of the slice, visible to wgmma
-    __syncthreads();             // everyone's; and slice - 2's wgmma, the refilled stage's reader, is done
-    const bf16* stage = smem + (slice % kStages) * T::kStageElems;
+    __syncthreads();             // everyone's; and the refilled stage's reader is done
+    const bf16* stage = smem + (slice % T::kStages) * T::kStageElems;
     wgmma_slice<BM>(stage + a_row0 * kGroupedBlockK, stage + (BM + b_row0) * kGroupedBlockK, acc);
-    const int64_t next = slice + kAhead;
-    if (next < slices) grouped_load_stage<BM, kThreads>(smem + (next % kStages) * T::kStageElems, t, next);
+    const int64_t next = slice + T::kAhead;
+    if (next < slices) grouped_load_stage<BM, kThreads>(smem + (next % T::kStages) * T::kStageElems, t, next);
     cp_async_commit();
-    wgmma_wait<1>();  // this slice's products run on while the next slice's wait and copies go
+    wgmma_wait<T::kInFlight>();  // with four stages, this slice's products overlap the next wait
     wgmma_fence_operands(acc);
   }
   wgmma_wait<0>();
