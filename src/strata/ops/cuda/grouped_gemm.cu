@@ -115,18 +115,7 @@ __global__ void __launch_bounds__(kThreads) grouped_gemm_kernel(GroupedGemmArgs 
 
 template <int BM, typename Tout>
 void launch(const GroupedGemmArgs& args, cudaStream_t stream) {
-  using T = Tiling<BM>;
-  static const bool configured = [] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(grouped_gemm_kernel<BM, Tout>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-    return true;
-  }();
-  (void)configured;
-  const int64_t n_blocks = ceil_div(args.n, kBlockN);
-  const int64_t blocks = n_blocks * expert_tile_bound(args.m, args.num_experts, BM);
-  STRATA_CHECK(blocks < (int64_t{1} << 31));
-  grouped_gemm_kernel<BM, Tout><<<static_cast<unsigned>(blocks), kThreads, T::kSmemBytes, stream>>>(args, n_blocks);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_grouped_tiles<grouped_gemm_kernel<BM, Tout>>({BM, kThreads, Tiling<BM>::kSmemBytes}, args, stream);
 }
 
 template <typename Tout>

@@ -2,8 +2,6 @@
 // of one expert's rows with two warpgroups (a 128-row tile: each 64 rows x 128; a 64-row tile:
 // each 64 x 64 columns), fed by the same cp.async pipeline of swizzled 64-wide K slices as the
 // mma.sync kernel (grouped_tiles.cuh), which wgmma reads straight from shared memory.
-#include "strata/ops/cuda/common.cuh"
-#include "strata/ops/cuda/expert_tiles.cuh"
 #include "strata/ops/cuda/grouped_gemm_wgmma.h"
 #include "strata/ops/cuda/grouped_tiles.cuh"
 #include "strata/ops/cuda/wgmma.cuh"
@@ -106,18 +104,7 @@ __global__ void __launch_bounds__(kThreads, 2) grouped_wgmma_kernel(GroupedGemmA
 
 template <int BM, typename Tout>
 void launch(const GroupedGemmArgs& args, cudaStream_t stream) {
-  using T = WgTiling<BM>;
-  static const bool configured = [] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(grouped_wgmma_kernel<BM, Tout>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-    return true;
-  }();
-  (void)configured;
-  const int64_t n_blocks = ceil_div(args.n, kGroupedBlockN);
-  const int64_t blocks = n_blocks * expert_tile_bound(args.m, args.num_experts, BM);
-  STRATA_CHECK(blocks < (int64_t{1} << 31));
-  grouped_wgmma_kernel<BM, Tout><<<static_cast<unsigned>(blocks), kThreads, T::kSmemBytes, stream>>>(args, n_blocks);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_grouped_tiles<grouped_wgmma_kernel<BM, Tout>>({BM, kThreads, WgTiling<BM>::kSmemBytes}, args, stream);
 }
 
 template <typename Tout>

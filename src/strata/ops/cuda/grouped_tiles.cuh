@@ -9,6 +9,9 @@
 #include <cstdint>
 
 #include "strata/ops/cuda/attention_tile.cuh"
+#include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/expert_tiles.cuh"
+#include "strata/ops/cuda/grouped_gemm.h"
 
 namespace strata::cuda {
 
@@ -56,6 +59,26 @@ __device__ __forceinline__ void grouped_store_pair<float>(float* out, float a, f
 template <>
 __device__ __forceinline__ void grouped_store_pair<__nv_bfloat16>(__nv_bfloat16* out, float a, float b) {
   *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(a, b);
+}
+
+struct GroupedTileLaunch {
+  int tile_rows, threads, smem_bytes;
+};
+
+// Launches a grouped tile kernel over (row tile, N block), N block fastest: the grid sized by
+// the tile bound (blocks past the real tiles exit), the kernel's shared memory set up once.
+template <auto Kernel>
+void launch_grouped_tiles(const GroupedTileLaunch& shape, const GroupedGemmArgs& args, cudaStream_t stream) {
+  static const bool configured = [&] {
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shape.smem_bytes));
+    return true;
+  }();
+  (void)configured;
+  const int64_t n_blocks = ceil_div(args.n, kGroupedBlockN);
+  const int64_t blocks = n_blocks * expert_tile_bound(args.m, args.num_experts, shape.tile_rows);
+  STRATA_CHECK(blocks < (int64_t{1} << 31));
+  Kernel<<<static_cast<unsigned>(blocks), shape.threads, shape.smem_bytes, stream>>>(args, n_blocks);
+  STRATA_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace strata::cuda
