@@ -57,27 +57,31 @@ bool cpu_only(const std::string& type) {
   return std::find(kCpuOnlyModelTypes.begin(), kCpuOnlyModelTypes.end(), type) != kCpuOnlyModelTypes.end();
 }
 
+// The logits fixtures of the shared folder and of this repository's tests/fixtures/hf.
 std::vector<std::string> registered_fixtures() {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
-  const fs::path root = fixture_path("hf");
-  if (!fs::exists(root)) return names;
   const std::vector<std::string> supported = supported_model_types();
-  for (const auto& entry : fs::directory_iterator(root)) {
-    const fs::path config = entry.path() / "config.json";
-    if (!fs::exists(config)) continue;
-    std::ifstream in(config);
-    const std::string type = nlohmann::json::parse(in).value("model_type", "");
-    std::ifstream in_reference(entry.path() / "reference.json");
-    const nlohmann::json reference = in_reference ? nlohmann::json::parse(in_reference) : nlohmann::json::object();
-    const bool has_logits = reference.contains("sequences");  // not pooling models
-    // Prompts with images need their images: cuda_qwen3_5_vision_test.cpp runs them.
-    const bool has_images = has_logits && !reference["sequences"].empty() && reference["sequences"][0].contains("images");
-    if (has_logits && !has_images && !cpu_only(type) &&
-        std::find(supported.begin(), supported.end(), type) != supported.end())
-      names.push_back(entry.path().filename().string());
+  for (const fs::path root : {fs::path(fixtures_dir()) / "hf", fs::path(STRATA_LOCAL_FIXTURES_DIR) / "hf"}) {
+    if (!fs::exists(root)) continue;
+    for (const auto& entry : fs::directory_iterator(root)) {
+      const fs::path config = entry.path() / "config.json";
+      if (!fs::exists(config)) continue;
+      std::ifstream in(config);
+      const std::string type = nlohmann::json::parse(in).value("model_type", "");
+      std::ifstream in_reference(entry.path() / "reference.json");
+      const nlohmann::json reference = in_reference ? nlohmann::json::parse(in_reference) : nlohmann::json::object();
+      const bool has_logits = reference.contains("sequences");  // not pooling models
+      // Prompts with images need their images: cuda_qwen3_5_vision_test.cpp runs them.
+      const bool has_images =
+          has_logits && !reference["sequences"].empty() && reference["sequences"][0].contains("images");
+      if (has_logits && !has_images && !cpu_only(type) &&
+          std::find(supported.begin(), supported.end(), type) != supported.end())
+        names.push_back(entry.path().filename().string());
+    }
   }
   std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());  // a local copy of a shared one
   return names;
 }
 
@@ -127,14 +131,6 @@ TEST(CudaFixture, EveryRegisteredArchitectureMatchesTransformers) {
   const std::vector<std::string> names = registered_fixtures();
   ASSERT_FALSE(names.empty()) << "no fixtures under " << fixture_path("hf");
   for (const std::string& name : names) expect_matches_transformers(name);
-}
-
-// Qwen4-Exp's fixture lives in this repository (tests/fixtures/hf), which registered_fixtures
-// does not walk: gated hyper-connection streams, PLE (n-gram ids, gate, dilated conv carry) and
-// QSA (index rows, block keys, top-k blocks, sparse attention) on the GPU.
-TEST(CudaFixture, Qwen4ExpMatchesTransformers) {
-  if (!make_cuda_backend(0)) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
-  expect_matches_transformers("qwen4_exp");
 }
 
 // transformers' own bf16 error on each fixture (tests/fixtures/hf_bf16_agreement.json).
