@@ -46,12 +46,6 @@ inline unsigned grid_for(int64_t n, int threads) {
 // Asks for the line holding ptr in L2 without waiting for it (a later load of it hits L2).
 __device__ __forceinline__ void prefetch_l2(const void* ptr) { asm volatile("prefetch.global.L2 [%0];" ::"l"(ptr)); }
 
-// The same for `bytes` from ptr, one instruction (the copy engine; ptr 16-byte aligned, bytes a
-// multiple of 16).
-__device__ __forceinline__ void prefetch_l2_bulk(const void* ptr, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ptr), "r"(bytes) : "memory");
-}
-
 __device__ __forceinline__ float to_f32(float v) { return v; }
 __device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }

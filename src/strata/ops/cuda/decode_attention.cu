@@ -228,22 +228,6 @@ __device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key
   }
 }
 
-// Before the wait: lane i asks L2 for the K and V rows of the warp's key i and i + 32 of the
-// ring's first tiles. Earlier tokens' rows are final; the kernel ahead writes this token's row
-// into L2, which stays coherent, so the copies after the wait read it whole.
-template <int D, bool kFp8>
-__device__ void prefetch_keys(const DecodeParams& p, int row, int kv_head, int key_begin, int key_end) {
-  constexpr int kRowBytes = kFp8 ? D : 2 * D;
-  const int end = min(key_end, key_begin + RingOf<D, kFp8>::kStages * kTileKeys);
-  const int32_t* table = p.a.block_tables + row * p.a.max_blocks_per_row;
-  for (int key = key_begin + static_cast<int>(threadIdx.x % 32); key < end; key += 32) {
-    const int64_t slot = static_cast<int64_t>(table[key / p.a.block_size]) * p.a.block_size + key % p.a.block_size;
-    const int64_t off = (slot * p.a.num_kv_heads + kv_head) * kRowBytes;
-    prefetch_l2_bulk(static_cast<const char*>(p.a.k_cache) + off, kRowBytes);
-    prefetch_l2_bulk(static_cast<const char*>(p.a.v_cache) + off, kRowBytes);
-  }
-}
-
 template <int D, bool kFp8>
 __global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodeParams p) {
   allow_next_kernel();  // the next kernel may get resident and fetch its weights
@@ -255,7 +239,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodePar
   if (split >= keys.live) return;  // no keys here, and not counted by the merge
   const int per_warp = keys.per / kWarps;
   const int warp_begin = keys.lower + split * keys.per + warp * per_warp;
-  prefetch_keys<D, kFp8>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp));
+  const int first_key = warp_begin + static_cast<int>(threadIdx.x % kTileKeys);
+  if (first_key < keys.kv_len) prefetch_l2(p.a.block_tables + row * p.a.max_blocks_per_row + first_key / p.a.block_size);
   wait_for_previous_kernel();
   Accum<D> acc;
   attend_keys<D, kFp8>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp),

@@ -1,8 +1,6 @@
 // out[M, N] = x[M, K] @ weight[N, K]^T (+ bias): W warps per block (8, or 4 for short expert
 // rows), warp w of block b owns weight rows [(b * W + w) * F, + F). Lane l reads 16-byte chunks l, l + 32, ... of each row,
 // U chunks per row per iteration, all issued before any is used (F * U loads in flight).
-#include <algorithm>
-
 #include "strata/ops/cuda/activation.cuh"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/dot_bf16.cuh"
@@ -27,7 +25,6 @@ struct Params {
   // stacked [N, K] matrices) and x row y / pairs_per_x, and writes out row y. Dense: null, 1 pair.
   const int32_t* expert_ids;
   int64_t num_pairs, num_experts, pairs_per_x;
-  int64_t prefetch_row_bytes;  // dense: bytes of each row after the first loads asked into L2 before the wait
 };
 
 __device__ void stage_x(const Params& p, int rows, uint4* xs) {
@@ -47,17 +44,6 @@ __device__ __forceinline__ void load_weights(const Params& p, int64_t row0, int6
     }
 }
 
-// While the kernel ahead runs (often latency-bound: a norm, attention), lane f asks L2 for the
-// next prefetch_row_bytes of the warp's row f, so the loop after the wait starts on L2 hits.
-template <int F, int U>
-__device__ __forceinline__ void prefetch_rows(const Params& p, int64_t row0) {
-  const int lane = threadIdx.x % 32;
-  const int64_t first = int64_t{U} * 32 * 16, row_bytes = p.chunks * 16;  // the first loads' bytes
-  if (lane >= F || row0 + lane >= p.n || row_bytes <= first) return;
-  const int64_t bytes = min(p.prefetch_row_bytes, row_bytes - first);
-  prefetch_l2_bulk(reinterpret_cast<const char*>(p.weight + (row0 + lane) * p.chunks) + first, static_cast<uint32_t>(bytes));
-}
-
 template <int W, int R, int F, int U, typename Tout>
 __global__ void __launch_bounds__(W * 32) warp_gemv_kernel(Params p, int rows) {
   extern __shared__ uint4 xs[];  // [rows, chunks]
@@ -70,7 +56,6 @@ __global__ void __launch_bounds__(W * 32) warp_gemv_kernel(Params p, int rows) {
   }
   uint4 w[F][U];
   load_weights<F, U>(p, row0, lane, w);  // dense: independent of the previous kernel's output
-  if (p.prefetch_row_bytes > 0) prefetch_rows<F, U>(p, row0);
   wait_for_previous_kernel();
   float before[F][R] = {};  // out's values ahead of an accumulate, read while the weights stream
   if (p.accumulate && lane == 0) {
@@ -113,29 +98,17 @@ __global__ void __launch_bounds__(W * 32) warp_gemv_kernel(Params p, int rows) {
     }
 }
 
-// Bytes of each row the blocks resident at launch prefetch into L2: the budget spread over
-// their rows, so what they ask for before the wait stays in L2 until it is read.
-int64_t prefetch_row_bytes(int64_t blocks, int blocks_per_sm, int rows_per_block) {
-  const int64_t early_rows = std::min<int64_t>(blocks, int64_t{blocks_per_sm} * num_sms()) * rows_per_block;
-  return kWarpGemvL2PrefetchBytes / std::max<int64_t>(1, early_rows) / 16 * 16;
-}
-
 template <int W, int R, int F, int U, typename Tout>
-void launch_variant(Params params, int rows, cudaStream_t stream) {
+void launch_variant(const Params& params, int rows, cudaStream_t stream) {
   const size_t smem = static_cast<size_t>(rows * params.chunks) * sizeof(uint4);
-  static const int blocks_per_sm = [] {  // register- and thread-limited residency
+  static const bool configured = [] {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(warp_gemv_kernel<W, R, F, U, Tout>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(kWarpGemvMaxXBytes)));
-    int per_sm = 0;
-    STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warp_gemv_kernel<W, R, F, U, Tout>,
-                                                                     W * 32, 0));
-    return std::max(1, per_sm);
+    return true;
   }();
+  (void)configured;
   const int64_t blocks = ceil_div(params.n, int64_t{W} * F);
-  constexpr int64_t kSharedPerSm = 227 * 1024;  // Hopper's shared memory for blocks, per SM
-  const int per_sm = static_cast<int>(std::min<int64_t>(blocks_per_sm, kSharedPerSm / static_cast<int64_t>(smem + 1024)));
-  params.prefetch_row_bytes = params.expert_ids == nullptr ? prefetch_row_bytes(blocks, per_sm, W * F) : 0;
   launch_dependent(warp_gemv_kernel<W, R, F, U, Tout>,
                    dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(params.num_pairs)), dim3(W * 32), smem,
                    stream, params, rows);
@@ -204,8 +177,7 @@ void warp_gemv(const GroupedGemmArgs& args, cudaStream_t stream, WarpGemvVariant
                       .chunks = args.k / 8, .gated = fusion.gated_input.has_value(),
                       .accumulate = fusion.accumulate,
                       .act = fusion.gated_input.value_or(ops::Activation::kSilu), .expert_ids = nullptr,
-                      .num_pairs = 1, .num_experts = 1, .pairs_per_x = 1,
-                      .prefetch_row_bytes = 0};
+                      .num_pairs = 1, .num_experts = 1, .pairs_per_x = 1};
   if (variant == WarpGemvVariant::kAuto) variant = auto_variant(args.m, args.n);
   const int rows = static_cast<int>(args.m);
   if (args.out_dtype == DType::kF32) {
@@ -229,8 +201,7 @@ void warp_gemv_experts(const WarpGemvExpertArgs& args, cudaStream_t stream) {
                       .bias = nullptr, .out = args.out, .n = args.n, .chunks = args.k / 8,
                       .gated = args.gated_input.has_value(), .accumulate = false,
                       .act = args.gated_input.value_or(ops::Activation::kSilu), .expert_ids = args.expert_ids,
-                      .num_pairs = args.num_pairs, .num_experts = args.num_experts, .pairs_per_x = args.pairs_per_x,
-                      .prefetch_row_bytes = 0};
+                      .num_pairs = args.num_pairs, .num_experts = args.num_experts, .pairs_per_x = args.pairs_per_x};
   if (args.out_dtype == DType::kF32) {
     launch_experts<float>(params, args.variant, stream);
   } else {

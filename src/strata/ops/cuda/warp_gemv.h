@@ -22,9 +22,6 @@ enum class WarpGemvVariant : uint8_t {
 
 constexpr int64_t kWarpGemvMaxRows = 8;
 constexpr int64_t kWarpGemvMaxXBytes = 96 * 1024;  // x[M, K] bf16 staged in shared memory
-// Weight bytes a dense GEMV's first wave asks into L2 before it waits for the kernel ahead
-// (a fraction of the 50 MB L2, so they are still there when the loop reads them).
-constexpr int64_t kWarpGemvL2PrefetchBytes = int64_t{24} << 20;
 
 // Work the GEMV takes over from the kernels around it.
 struct WarpGemvFusion {
