@@ -1,13 +1,11 @@
 // Decode attention lab: the decode kernel at real model shapes over batch x context, with its own
-// split policy and with forced split counts (--splits), split floors (--min-split-keys) and
-// thread-block cluster sizes (--clusters: splits merged through shared memory; 1: none).
+// split policy and with forced split counts (--splits) and split floors (--min-split-keys).
 // Each launch reads one layer's KV from `layers` distinct caches, as a decode step does (past
 // L2 when the step's KV is), back to back with PDL in a CUDA graph as the engine runs them;
 // block tables are shuffled, cache values constant (the kernel's work does not depend on them).
 // Prints JSON lines: microseconds a launch and TB/s of KV read.
 //   gpu_attention_bench [--shapes 8b,30b,next] [--batches 1,8,32] [--contexts 512,1024,4096,16384]
-//                       [--splits 0,1,2,4,8,16,32,64] [--min-split-keys 0,128,256,512]
-//                       [--clusters 0,1,2,4,8,16] [--reps 20]
+//                       [--splits 0,1,2,4,8,16,32,64] [--min-split-keys 0,128,256,512] [--reps 20]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -40,7 +38,7 @@ const std::vector<AttentionShape> kShapes{{"8b", 32, 8, 128, 32}, {"30b", 32, 4,
 
 struct Case {
   const AttentionShape* shape;
-  int batch, context, splits, min_split_keys, cluster;
+  int batch, context, splits, min_split_keys;
 };
 
 #if defined(STRATA_WITH_CUDA)
@@ -124,7 +122,7 @@ void launch_layers(const Case& c, const Setup& setup, cudaStream_t stream) {
          .max_blocks_per_row = setup.blocks_per_row, .num_rows = c.batch, .num_q_heads = s.num_q_heads,
          .num_kv_heads = s.num_kv_heads, .block_size = kBlockSize, .head_dim = s.head_dim,
          .scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim)), .num_splits = c.splits,
-         .min_split_keys = c.min_split_keys, .cluster = c.cluster},
+         .min_split_keys = c.min_split_keys},
         stream);
   }
 }
@@ -160,30 +158,25 @@ double time_case(const Case& c, const Setup& setup, int reps) {
 
 void report(const Case& c, const Setup& setup, double us) {
   const AttentionShape& s = *c.shape;
-  std::printf("%s\n", fmt::format(R"({{"shape": "{}", "batch": {}, "context": {}, "splits": {}, "min_split_keys": {}, "cluster": {}, )"
+  std::printf("%s\n", fmt::format(R"({{"shape": "{}", "batch": {}, "context": {}, "splits": {}, "min_split_keys": {}, )"
                                   R"("layers": {}, "us": {:.2f}, "tb_s": {:.3f}}})",
-                                  s.name, c.batch, c.context, c.splits, c.min_split_keys, c.cluster, setup.layers.size(), us,
+                                  s.name, c.batch, c.context, c.splits, c.min_split_keys, setup.layers.size(), us,
                                   setup.kv_bytes_per_layer / (us * 1e-6) / 1e12)
                           .c_str());
   std::fflush(stdout);
 }
 
-struct Levers {
-  std::vector<int> splits, floors, clusters;
-};
-
-// Every split and cluster lever at one shape, batch and context, on one set of caches.
-void run_cases(const Case& base, const Levers& levers, int reps) {
+// Every split lever at one shape, batch and context, on one set of caches.
+void run_cases(const Case& base, const std::vector<int>& splits, const std::vector<int>& floors, int reps) {
   const AttentionShape& s = *base.shape;
   if (int64_t{4} * base.batch * base.context * s.num_kv_heads * s.head_dim > kMaxKvBytes) return;
   Setup setup = make_setup(base);
-  for (int split : levers.splits)
-    for (int floor : levers.floors)
-      for (int cluster : levers.clusters) {
-        Case c = base;
-        c.splits = split, c.min_split_keys = floor, c.cluster = cluster;
-        report(c, setup, time_case(c, setup, reps));
-      }
+  for (int split : splits)
+    for (int floor : floors) {
+      Case c = base;
+      c.splits = split, c.min_split_keys = floor;
+      report(c, setup, time_case(c, setup, reps));
+    }
   free_setup(setup);
 }
 #endif
@@ -193,22 +186,20 @@ void run_cases(const Case& base, const Levers& levers, int reps) {
 int main(int argc, char** argv) {
   CLI::App app{"decode attention lab"};
   std::vector<std::string> shapes{"8b", "30b", "next"};
-  std::vector<int> batches{1, 8, 32}, contexts{512, 1024, 4096, 16384};
-  Levers levers{{0}, {0}, {0}};
+  std::vector<int> batches{1, 8, 32}, contexts{512, 1024, 4096, 16384}, splits{0}, floors{0};
   int reps = 20;
   app.add_option("--shapes", shapes, "8b, 30b, next")->delimiter(',');
   app.add_option("--batches", batches)->delimiter(',');
   app.add_option("--contexts", contexts)->delimiter(',');
-  app.add_option("--splits", levers.splits, "grid splits; 0: the kernel's choice")->delimiter(',');
-  app.add_option("--min-split-keys", levers.floors, "fewest keys a live split takes; 0: the kernel's (64)")->delimiter(',');
-  app.add_option("--clusters", levers.clusters, "splits a cluster; 0: the kernel's choice, 1: none")->delimiter(',');
+  app.add_option("--splits", splits, "grid splits; 0: the kernel's choice")->delimiter(',');
+  app.add_option("--min-split-keys", floors, "fewest keys a live split takes; 0: the kernel's (64)")->delimiter(',');
   app.add_option("--reps", reps, "graph replays timed");
   CLI11_PARSE(app, argc, argv);
 #if defined(STRATA_WITH_CUDA)
   for (const AttentionShape& shape : kShapes) {
     if (std::find(shapes.begin(), shapes.end(), shape.name) == shapes.end()) continue;
     for (int batch : batches)
-      for (int context : contexts) run_cases({&shape, batch, context, 0, 0, 0}, levers, reps);
+      for (int context : contexts) run_cases({&shape, batch, context, 0, 0}, splits, floors, reps);
   }
   return 0;
 #else

@@ -9,8 +9,6 @@
 #include <numeric>
 
 #include "ops/cuda_op_support.h"
-#include "strata/backend/cuda/cuda_check.h"
-#include "strata/ops/cuda/decode_attention.h"
 #include "strata/ops/paged_attention.h"
 
 namespace strata::test {
@@ -28,8 +26,6 @@ struct AttnCase {
   bool sinks = false;
   bool fp8 = false;  // e4m3 caches (--kv-cache-dtype fp8)
   bool causal = true;
-  // Decode only: the kernel launched directly with these key splits and cluster size (0: its own).
-  int splits = 0, cluster = 0;
 };
 
 // The f32 cache as e4m3 codes (every value already on the e4m3 grid after this).
@@ -121,27 +117,11 @@ void CudaAttention::run_case(const AttnCase& c, uint64_t seed) {
   ops::AttentionParams gparams = params;
   if (c.sinks) gparams.sinks = gpu_copy(sinks);
   Tensor out = poisoned(DType::kBF16, {t, hq, d});
-  const Tensor gq = gpu_bf16(q);
-  if (c.splits > 0 || c.cluster > 0) {
-    ASSERT_EQ(s.max_q_len, 1) << "forced splits are a decode kernel lever";
-    cuda::decode_attention({.q = gq.data_as<__nv_bfloat16>(), .k_cache = gk_cache.data(), .v_cache = gv_cache.data(),
-                            .out = out.data_as<__nv_bfloat16>(), .kv_lens = gmeta.kv_lens.data_as<int32_t>(),
-                            .block_tables = gmeta.block_tables.data_as<int32_t>(),
-                            .sinks = c.sinks ? gparams.sinks.data() : nullptr, .kv_fp8 = c.fp8,
-                            .max_blocks_per_row = s.block_tables.dim(1), .num_rows = static_cast<int>(c.rows.size()),
-                            .num_q_heads = static_cast<int>(hq), .num_kv_heads = static_cast<int>(hkv),
-                            .block_size = static_cast<int>(kBlockSize), .head_dim = static_cast<int>(d),
-                            .scale = params.scale, .softcap = c.softcap, .sliding_window = static_cast<int>(c.sliding_window),
-                            .num_splits = c.splits, .cluster = c.cluster},
-                           cuda::current_stream());
-  } else {
-    ops::paged_attention(gq, gk_cache, gv_cache, gmeta, gparams, out);
-  }
+  ops::paged_attention(gpu_bf16(q), gk_cache, gv_cache, gmeta, gparams, out);
   expect_close(*gpu_, out, ref, kBf16Tolerance,
                std::string(c.fp8 ? "e4m3 " : "") + (c.causal ? "" : "bidirectional ") + "attention hq=" + std::to_string(hq) + " hkv=" + std::to_string(hkv) + " d=" + std::to_string(d) +
                    " rows=" + std::to_string(c.rows.size()) + " max_q=" + std::to_string(s.max_q_len) +
-                   " max_kv=" + std::to_string(s.max_kv_len) + " splits=" + std::to_string(c.splits) +
-                   " cluster=" + std::to_string(c.cluster));
+                   " max_kv=" + std::to_string(s.max_kv_len));
 }
 
 TEST_F(CudaAttention, DecodeBatchesSplitTheKeys) {
@@ -155,27 +135,6 @@ TEST_F(CudaAttention, DecodeBatchesSplitTheKeys) {
   std::vector<RowSpec> many(64, RowSpec{1, 0});
   for (size_t i = 0; i < many.size(); ++i) many[i].kv_len = static_cast<int32_t>(1 + (i * 37) % 700);
   run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = many}, 160);
-}
-
-// Splits that merge through a cluster's shared memory, alone (one cluster a row) and in several
-// clusters a row (their partials merged through global memory), against the unclustered kernel's
-// reference: every cluster size, rows shorter than one split, and cluster blocks past the keys.
-TEST_F(CudaAttention, DecodeSplitsMergeInClusters) {
-  const std::vector<RowSpec> rows{{1, 1}, {1, 17}, {1, 300}, {1, 1000}, {1, 4000}};
-  uint64_t seed = 600;
-  for (const auto& [splits, cluster] : std::vector<std::pair<int, int>>{
-           {1, 1}, {16, 1}, {2, 2}, {4, 4}, {8, 8}, {16, 16}, {64, 16}, {32, 8}, {12, 4}, {64, 2}}) {
-    run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = rows, .splits = splits, .cluster = cluster}, ++seed);
-    run_case({.q_heads = 16, .kv_heads = 2, .head_dim = 256, .rows = rows, .splits = splits, .cluster = cluster}, ++seed);
-  }
-  run_case({.q_heads = 28, .kv_heads = 4, .head_dim = 64, .rows = rows, .sliding_window = 200, .sinks = true,
-            .splits = 64, .cluster = 16}, ++seed);
-  run_case({.q_heads = 32, .kv_heads = 2, .head_dim = 128, .rows = rows, .softcap = 5.0f, .splits = 16, .cluster = 8},
-           ++seed);  // group of 16
-  run_case({.q_heads = 32, .kv_heads = 8, .head_dim = 128, .rows = rows, .fp8 = true, .splits = 32, .cluster = 16},
-           ++seed);
-  run_case({.q_heads = 16, .kv_heads = 2, .head_dim = 256, .rows = rows, .fp8 = true, .splits = 64, .cluster = 8},
-           ++seed);
 }
 
 TEST_F(CudaAttention, DecodeWindowSoftcapSinksAndLongContext) {

@@ -4,8 +4,6 @@
 // scores and P·V run on mma.sync (bf16 fragments through ldmatrix, e4m3 ones widened in
 // registers: decode_attention_fp8.cuh). The warps merge in shared memory; splits past the
 // keys exit at once, and the last live split to finish merges the others.
-#include <cooperative_groups.h>
-
 #include <algorithm>
 #include <type_traits>
 
@@ -230,42 +228,31 @@ __device__ void attend_keys(const DecodeParams& p, int row, int kv_head, int key
   }
 }
 
-// Grid (splits, KV heads, rows), launched in clusters of C consecutive splits (C = 1: none).
 template <int D, bool kFp8>
 __global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(DecodeParams p) {
   allow_next_kernel();  // the next kernel may get resident and fetch its weights
   extern __shared__ __align__(16) unsigned char smem[];
   const int split = blockIdx.x, kv_head = blockIdx.y, row = blockIdx.z, warp = threadIdx.x / 32;
-  const int cluster_blocks = static_cast<int>(cooperative_groups::this_cluster().num_blocks());
   // kv_lens and the block tables are uploaded before the step's first kernel, so they are read
   // before the wait (overlapping the kernel ahead, which writes q and this token's K / V rows).
   const KeySplit keys = split_keys(p, row);
-  const int clusters = (keys.live + cluster_blocks - 1) / cluster_blocks, cluster_index = split / cluster_blocks;
-  if (cluster_index >= clusters) return;  // no keys here, nor in the cluster: not counted by the merge
+  if (split >= keys.live) return;  // no keys here, and not counted by the merge
   const int per_warp = keys.per / kWarps;
   const int warp_begin = keys.lower + split * keys.per + warp * per_warp;
   const int first_key = warp_begin + static_cast<int>(threadIdx.x % kTileKeys);
   if (first_key < keys.kv_len) prefetch_l2(p.a.block_tables + row * p.a.max_blocks_per_row + first_key / p.a.block_size);
   wait_for_previous_kernel();
-  Accum<D> acc;  // a cluster's blocks past the keys attend nothing and merge as empty
+  Accum<D> acc;
   attend_keys<D, kFp8>(p, row, kv_head, warp_begin, min(keys.kv_len, warp_begin + per_warp),
                        smem + warp * RingOf<D, kFp8>::kBytes, acc);
   auto& sm = *reinterpret_cast<MergeSmem<D>*>(smem);
   merge_warps<D>(p, acc, sm);
-  if (cluster_blocks > 1) {
-    cooperative_groups::this_cluster().sync();  // every block's O and (max, sum) are in place
-    merge_cluster<D, kFp8>(p, sm, row, kv_head, cluster_index, clusters == 1);
-    __cluster_barrier_arrive();  // done reading the peers; they may exit once all have said so
-    if (clusters > 1) arrive_and_merge<D>(p, sm, row, kv_head, clusters, clusters * cluster_blocks);
-    __cluster_barrier_wait();
-    return;
-  }
   if (keys.live == 1) {
     write_output<D, kFp8>(p, sm, row, kv_head);
     return;
   }
   write_partial<D, kFp8>(p, sm, row, kv_head, split);
-  arrive_and_merge<D>(p, sm, row, kv_head, keys.live, keys.live);
+  arrive_and_merge<D>(p, sm, row, kv_head, keys.live);
 }
 
 // Zeroed once; every merge leaves its counter at zero again.
@@ -294,49 +281,6 @@ int choose_splits(int64_t pairs) {
   return static_cast<int>(std::clamp<int64_t>(resident / pairs, 1, kMaxSplits));
 }
 
-// The largest cluster (16, else 8) the kernel can run in at all on this GPU; allows sizes past
-// the portable 8 on the kernel.
-template <int D, bool kFp8>
-int largest_cluster() {
-  static const int largest = [] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_kernel<D, kFp8>,
-                                           cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    for (int size = kMaxCluster; size > 8; size /= 2) {
-      cudaLaunchAttribute attribute{};
-      attribute.id = cudaLaunchAttributeClusterDimension;
-      attribute.val.clusterDim = {static_cast<unsigned>(size), 1, 1};
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(size);
-      config.blockDim = dim3(kWarps * 32);
-      config.dynamicSmemBytes = kSmemBytes<D, kFp8>;
-      config.attrs = &attribute;
-      config.numAttrs = 1;
-      int clusters = 0;
-      if (cudaOccupancyMaxActiveClusters(&clusters, decode_attention_kernel<D, kFp8>, &config) == cudaSuccess &&
-          clusters > 0)
-        return size;
-      (void)cudaGetLastError();  // a size this GPU refuses is an answer, not an error
-    }
-    return 8;
-  }();
-  return largest;
-}
-
-// Splits merge through a cluster's shared memory when they fit in one (the row's partials then
-// never leave the SMs); more splits than a cluster take clusters of the largest size and merge
-// the clusters' partials through global memory. The lab's a.cluster forces a size (1: none).
-template <int D, bool kFp8>
-void choose_clusters(DecodeParams& p) {
-  if (p.a.cluster > 0) {  // forced: the splits round up to whole clusters
-    p.cluster = std::min(p.a.cluster, p.a.cluster > 1 ? largest_cluster<D, kFp8>() : 1);
-    p.num_splits = std::min(kMaxSplits, (p.num_splits + p.cluster - 1) / p.cluster * p.cluster);
-    return;
-  }
-  p.cluster = 1;  // chosen: the splits round down, staying within one wave
-  while (p.cluster * 2 <= std::min(p.num_splits, largest_cluster<D, kFp8>())) p.cluster *= 2;
-  p.num_splits = p.num_splits / p.cluster * p.cluster;
-}
-
 template <int D, bool kFp8>
 void launch_cache(DecodeParams& p, cudaStream_t stream) {
   static const bool configured = [] {
@@ -346,10 +290,8 @@ void launch_cache(DecodeParams& p, cudaStream_t stream) {
   }();
   (void)configured;
   const int64_t pairs = static_cast<int64_t>(p.a.num_rows) * p.a.num_kv_heads;
-  if (pairs <= kMaxArrivalCounters) {
+  if (pairs <= kMaxArrivalCounters)
     p.num_splits = p.a.num_splits > 0 ? std::min(p.a.num_splits, kMaxSplits) : choose_splits<D, kFp8>(pairs);
-    choose_clusters<D, kFp8>(p);
-  }
   if (p.num_splits > 1) {
     p.arrivals = arrival_counters();
     static DeviceScratch scratch;  // grows only: captured graphs keep their pointers valid
@@ -359,8 +301,7 @@ void launch_cache(DecodeParams& p, cudaStream_t stream) {
     p.partial_ml = base + rows * D;
   }
   const dim3 grid(p.num_splits, p.a.num_kv_heads, p.a.num_rows);
-  launch_dependent(decode_attention_kernel<D, kFp8>, LaunchShape{grid, dim3(kWarps * 32), kSmemBytes<D, kFp8>, p.cluster},
-                   stream, p);
+  launch_dependent(decode_attention_kernel<D, kFp8>, grid, dim3(kWarps * 32), kSmemBytes<D, kFp8>, stream, p);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
@@ -378,7 +319,7 @@ bool decode_attention_supported(int head_dim, int group) {
 
 void decode_attention(const DecodeAttentionArgs& args, cudaStream_t stream) {
   DecodeParams p{.a = args, .partial_o = nullptr, .partial_ml = nullptr, .arrivals = nullptr,
-                 .group = args.num_q_heads / args.num_kv_heads, .num_splits = 1, .cluster = 1};
+                 .group = args.num_q_heads / args.num_kv_heads, .num_splits = 1};
   switch (args.head_dim) {
     case 64: launch<64>(p, stream); break;
     case 128: launch<128>(p, stream); break;

@@ -26,9 +26,8 @@ struct DecodeAttentionArgs {
   float scale = 1.0f, softcap = 0.0f;
   int sliding_window = 0;
   // Lab levers (bench/gpu_attention_bench): 0 keeps the kernel's choice. num_splits: key splits
-  // in the grid (<= 64); min_split_keys: fewest keys a live split takes (rounded up to 64);
-  // cluster: splits a thread-block cluster (1: none, up to 16; splits round up to a multiple).
-  int num_splits = 0, min_split_keys = 0, cluster = 0;
+  // in the grid (<= 64); min_split_keys: fewest keys a live split takes (rounded up to 64).
+  int num_splits = 0, min_split_keys = 0;
 };
 
 // Whether the decode kernel takes this shape (head_dim 64/128/256, group size <= 16).

@@ -1,10 +1,7 @@
 // Decode attention's merges: a block's four warps into one (O, max, sum) per head in shared
-// memory; when a row's keys span several blocks (splits), the blocks of a thread-block cluster
-// merge through distributed shared memory, and where several clusters (or unclustered splits)
-// share a row, the last to finish folds their partials into the output. Kernel: decode_attention.cu.
+// memory, then, when a row's keys span several blocks (splits), the last split to finish
+// folds every split's partial into the output. The kernel is decode_attention.cu.
 #pragma once
-
-#include <cooperative_groups.h>
 
 #include "strata/ops/cuda/attention_tile.cuh"
 #include "strata/ops/cuda/common.cuh"
@@ -16,7 +13,6 @@ using bf16 = __nv_bfloat16;
 constexpr int kWarps = 4;
 constexpr int kMaxSplits = 64;
 constexpr int kMaxGroup = 16;
-constexpr int kMaxCluster = 16;  // blocks a cluster (16 is Hopper's non-portable size)
 
 struct DecodeParams {
   DecodeAttentionArgs a;
@@ -24,7 +20,6 @@ struct DecodeParams {
   float* partial_ml;  // [splits, R, Hq, 2] (max, sum)
   int* arrivals;      // [R, Hkv] splits done so far; the last one merges and resets it to 0
   int group, num_splits;
-  int cluster;  // blocks a cluster: consecutive splits that merge through shared memory
 };
 
 // Running softmax state of the lane's two query rows (g and g + 8) and its O fragment.
@@ -43,7 +38,6 @@ struct MergeSmem {
   float m[kWarps][kMaxGroup], l[kWarps][kMaxGroup];
   float block_m[kMaxGroup], block_l[kMaxGroup], inv[kMaxGroup];
   float2 split_ml[kMaxGroup][kMaxSplits];  // (max, sum) in, (weight, -) after weighting
-  float cluster_m[kMaxGroup], cluster_l[kMaxGroup];  // the cluster's merged (max, sum)
   int last;
 };
 
@@ -185,76 +179,20 @@ __device__ void merge_splits(const DecodeParams& p, MergeSmem<D>& sm, int row, i
   }
 }
 
-// Counts this block in; the last of the `arrivals` blocks of (row, KV head) to arrive merges the
-// `live` partials (one a split, or one a cluster whose blocks each wrote a slice).
+// Counts this split in; the last live split of (row, KV head) to arrive merges them all.
 template <int D>
-__device__ void arrive_and_merge(const DecodeParams& p, MergeSmem<D>& sm, int row, int kv_head, int live,
-                                 int arrivals) {
+__device__ void arrive_and_merge(const DecodeParams& p, MergeSmem<D>& sm, int row, int kv_head, int live) {
   __syncthreads();  // the block's partial writes are issued
   int* counter = p.arrivals + static_cast<int64_t>(row) * p.a.num_kv_heads + kv_head;
   if (threadIdx.x == 0) {
     __threadfence();  // this split's partials are visible before it is counted
-    sm.last = atomicAdd(counter, 1) == arrivals - 1;
+    sm.last = atomicAdd(counter, 1) == live - 1;
   }
   __syncthreads();
   if (!sm.last) return;
   __threadfence();
   merge_splits<D>(p, sm, row, kv_head, live);
   if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (and graph replay)
-}
-
-// The cluster's blocks into one (O, max, sum) per head, after a cluster barrier. Block `rank`
-// of C owns outputs [rank n / C, (rank + 1) n / C) of the group's n = group * D, reading every
-// block's O and (max, sum) from its shared memory: straight into the output when the cluster
-// has the row alone, else into the cluster's partial (rank 0 writes its (max, sum)).
-template <int D, bool kFp8>
-__device__ void merge_cluster(const DecodeParams& p, MergeSmem<D>& sm, int row, int kv_head, int cluster_index,
-                              bool alone) {
-  namespace cg = cooperative_groups;
-  const cg::cluster_group cluster = cg::this_cluster();
-  const int blocks = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
-  for (int i = threadIdx.x; i < p.group * blocks; i += kWarps * 32) {
-    const int h = i / blocks, s = i % blocks;
-    const MergeSmem<D>* peer = cluster.map_shared_rank(&sm, s);
-    sm.split_ml[h][s] = make_float2(peer->block_m[h], peer->block_l[h]);
-  }
-  __syncthreads();
-  if (threadIdx.x < p.group) {  // block_m / block_l stay as they are: the peers read them
-    const int h = threadIdx.x;
-    float mx = -INFINITY, sum = 0.0f;
-    for (int s = 0; s < blocks; ++s) mx = fmaxf(mx, sm.split_ml[h][s].x);
-    for (int s = 0; s < blocks; ++s) {
-      const float2 ml = sm.split_ml[h][s];
-      const float w = ml.x == -INFINITY ? 0.0f : __expf(ml.x - mx);
-      sum += w * ml.y;
-      sm.split_ml[h][s].x = w;
-    }
-    sm.cluster_m[h] = mx, sm.cluster_l[h] = sum;
-    sm.inv[h] = alone ? normaliser(p.a, kv_head * p.group + h, mx, sum) : 1.0f;
-  }
-  __syncthreads();
-  const int n = p.group * D, begin = rank * n / blocks, end = (rank + 1) * n / blocks;
-  const int64_t head0 = static_cast<int64_t>(row) * p.a.num_q_heads + kv_head * p.group;
-  const int64_t part0 = (static_cast<int64_t>(cluster_index) * p.a.num_rows * p.a.num_q_heads + head0) * D;
-  for (int i = begin + static_cast<int>(threadIdx.x); i < end; i += kWarps * 32) {
-    const int h = i / D, d = i % D;
-    const float* mine = &sm.o[0][h][kFp8 ? d % (D / 8) * 8 + d / (D / 8) : d];
-    float v[kMaxCluster];
-#pragma unroll
-    for (int s = 0; s < kMaxCluster; ++s) v[s] = s < blocks ? *cluster.map_shared_rank(mine, s) : 0.0f;
-    float acc = 0.0f;
-#pragma unroll
-    for (int s = 0; s < kMaxCluster; ++s) acc += s < blocks ? sm.split_ml[h][s].x * v[s] : 0.0f;
-    if (alone) {
-      p.a.out[head0 * D + i] = __float2bfloat16_rn(acc * sm.inv[h]);
-    } else {
-      p.partial_o[part0 + i] = acc;
-    }
-  }
-  if (!alone && rank == 0 && threadIdx.x < p.group) {
-    const int64_t ml = static_cast<int64_t>(cluster_index) * p.a.num_rows * p.a.num_q_heads + head0 + threadIdx.x;
-    reinterpret_cast<float2*>(p.partial_ml)[ml] = make_float2(sm.cluster_m[threadIdx.x], sm.cluster_l[threadIdx.x]);
-  }
 }
 
 }  // namespace strata::cuda::decode_merge
