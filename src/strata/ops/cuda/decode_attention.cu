@@ -23,6 +23,7 @@ using namespace decode_merge;  // the kernel and its merges share the params and
 using bf16 = __nv_bfloat16;
 constexpr int kTileKeys = 16;
 constexpr int kSplitKeys = kWarps * kTileKeys;  // a split's keys are a multiple of this
+constexpr int kMinSplitKeys = 64;  // fewest keys a live split takes (the lab's floor overrides)
 constexpr int64_t kMaxArrivalCounters = int64_t{1} << 16;
 
 // A warp's ring of bf16 K and V tiles (an e4m3 cache's ring is Fp8Ring).
@@ -50,7 +51,7 @@ __device__ __forceinline__ KeySplit split_keys(const DecodeParams& p, int row) {
   k.kv_len = p.a.kv_lens[row];
   k.lower = p.a.sliding_window > 0 ? max(0, k.kv_len - p.a.sliding_window) : 0;
   const int span = max(0, k.kv_len - k.lower);
-  k.per = max(max(kSplitKeys, p.a.min_split_keys), (span + p.num_splits - 1) / p.num_splits);
+  k.per = max(p.a.min_split_keys > 0 ? p.a.min_split_keys : kMinSplitKeys, (span + p.num_splits - 1) / p.num_splits);
   k.per = (k.per + kSplitKeys - 1) / kSplitKeys * kSplitKeys;
   k.live = max(1, (span + k.per - 1) / k.per);  // split 0 answers even an empty row
   return k;
