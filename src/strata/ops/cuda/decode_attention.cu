@@ -51,7 +51,8 @@ __device__ __forceinline__ KeySplit split_keys(const DecodeParams& p, int row) {
   k.kv_len = p.a.kv_lens[row];
   k.lower = p.a.sliding_window > 0 ? max(0, k.kv_len - p.a.sliding_window) : 0;
   const int span = max(0, k.kv_len - k.lower);
-  k.per = max(p.a.min_split_keys > 0 ? p.a.min_split_keys : kMinSplitKeys, (span + p.num_splits - 1) / p.num_splits);
+  const int floor_keys = p.a.min_split_keys > 0 ? p.a.min_split_keys : kMinSplitKeys;
+  k.per = max(floor_keys, (span + p.num_splits - 1) / p.num_splits);
   k.per = (k.per + kSplitKeys - 1) / kSplitKeys * kSplitKeys;
   k.live = max(1, (span + k.per - 1) / k.per);  // split 0 answers even an empty row
   return k;
