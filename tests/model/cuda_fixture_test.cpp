@@ -50,13 +50,6 @@ LogitsAgreement agreement(const Tensor& got, const Tensor& ref) {
   return a;
 }
 
-// Architectures the CUDA backend refuses at build (no kernels yet): the *IsRefusedAtBuild tests.
-const std::vector<std::string> kCpuOnlyModelTypes = {"deepseek_v4"};
-
-bool cpu_only(const std::string& type) {
-  return std::find(kCpuOnlyModelTypes.begin(), kCpuOnlyModelTypes.end(), type) != kCpuOnlyModelTypes.end();
-}
-
 // The logits fixtures of the shared folder and of this repository's tests/fixtures/hf.
 std::vector<std::string> registered_fixtures() {
   namespace fs = std::filesystem;
@@ -75,7 +68,7 @@ std::vector<std::string> registered_fixtures() {
       // Prompts with images need their images: cuda_qwen3_5_vision_test.cpp runs them.
       const bool has_images =
           has_logits && !reference["sequences"].empty() && reference["sequences"][0].contains("images");
-      if (has_logits && !has_images && !cpu_only(type) &&
+      if (has_logits && !has_images &&
           std::find(supported.begin(), supported.end(), type) != supported.end())
         names.push_back(entry.path().filename().string());
     }
@@ -232,22 +225,6 @@ void expect_dummy_llama31_matches_cpu(WeightQuantization quantization) {
   EXPECT_LT(a.rel_l2, 2e-2);
   EXPECT_GE(a.top1, 0.75);
 }
-
-// A model whose ops have no CUDA kernels yet is refused when built, naming the layer and the
-// way out, never mid-step.
-void expect_refused_on_cuda(const std::string& fixture) {
-  auto gpu = make_cuda_backend(0);
-  if (!gpu) GTEST_SKIP() << "no CUDA GPU visible: CUDA fixture tests skipped";
-  try {
-    load_model({.model_path = fixture_path("hf/" + fixture)}, *gpu);
-    FAIL() << fixture << " built on CUDA";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no CUDA kernels yet"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
-  }
-}
-
-TEST(CudaFixture, DeepseekV4IsRefusedAtBuild) { expect_refused_on_cuda("deepseek_v4"); }
 
 TEST(CudaFixture, DummyLlama31MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kNone); }
 TEST(CudaFixture, DummyLlama31Fp8MatchesCpuBackend) { expect_dummy_llama31_matches_cpu(WeightQuantization::kFp8); }

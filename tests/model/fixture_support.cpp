@@ -67,7 +67,8 @@ float max_abs_diff_rows(const Tensor& a, const Tensor& b, int64_t begin, int64_t
 
 bool has_moe_layers(const nlohmann::json& raw) {
   if (raw.contains("num_experts") || raw.contains("num_local_experts")) return true;
-  if (raw.value("model_type", "") == "deepseek_v3") return raw.value("n_routed_experts", 0) > 0;
+  const std::string type = raw.value("model_type", "");
+  if (type == "deepseek_v3" || type == "deepseek_v4") return raw.value("n_routed_experts", 0) > 0;
   // Nemotron-H configs carry n_routed_experts even without MoE blocks: the pattern decides.
   const nlohmann::json types = raw.value("layers_block_type", nlohmann::json::array());
   return std::find(types.begin(), types.end(), "moe") != types.end() ||

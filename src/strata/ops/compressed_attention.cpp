@@ -17,7 +17,6 @@ void check_rows(const Tensor& q, const Tensor& rows, const AttentionMetadata& me
 void compressed_attention(const Tensor& q, const Tensor& rows, const AttentionMetadata& meta,
                           const CompressedAttentionParams& params, const Tensor& out) {
   check_rows(q, rows, meta, params.head_dim);
-  STRATA_CHECK_MSG(q.device().is_cpu(), "DeepSeek-V4 attention has no CUDA kernel; the model is refused on CUDA");
   STRATA_CHECK(params.sliding_window > 0 && params.head_dim <= rows.dim(1));
   STRATA_CHECK(params.rate == 0 || params.entry_offset + params.head_dim <= rows.dim(1));
   expect_shape(params.sinks, {q.dim(1)}, "compressed_attention sinks");
@@ -26,7 +25,10 @@ void compressed_attention(const Tensor& q, const Tensor& rows, const AttentionMe
     STRATA_CHECK(params.rate > 0 && params.selected.dtype() == DType::kI32);
     expect_shape(params.selected, {q.dim(0), params.selected.dim(1)}, "compressed_attention selected");
   }
-  cpu::compressed_attention(q, rows, meta, params, out);
+  STRATA_CHECK(params.sinks.device() == q.device() && out.device() == q.device());
+  if (q.dim(0) == 0) return;
+  STRATA_DISPATCH(q.device(), cpu::compressed_attention(q, rows, meta, params, out),
+                  cuda::compressed_attention(q, rows, meta, params, out));
 }
 
 void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, const AttentionMetadata& meta,

@@ -3,8 +3,8 @@
 // in the row of the window's last token, w * rate + rate - 1): every closed one (HCA), or the
 // ones the lightning indexer selected (CSA); a per-head sink logit joins the softmax. The
 // indexer's top-k lives here too. Positions follow ops::paged_attention: query i of a row with
-// q_len queries and kv_len keys sits at kv_len - q_len + i. CPU only (refused on CUDA at build),
-// except indexer_top_k, which Qwen4-Exp's QSA shares.
+// q_len queries and kv_len keys sits at kv_len - q_len + i. Both backends, f32 (the indexer's
+// top-k is shared with Qwen4-Exp's QSA).
 #pragma once
 
 #include "strata/core/tensor.h"
@@ -56,6 +56,8 @@ void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, c
 }  // namespace strata::cpu
 
 namespace strata::cuda {
+void compressed_attention(const Tensor& q, const Tensor& rows, const ops::AttentionMetadata& meta,
+                          const ops::CompressedAttentionParams& params, const Tensor& out);
 void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, const ops::AttentionMetadata& meta,
                    const ops::IndexerParams& params, const Tensor& selected);
 }

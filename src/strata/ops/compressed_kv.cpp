@@ -17,8 +17,9 @@ void compress_kv_windows(const Tensor& rows, const Tensor& window_slots, const T
   expect_shape(position_bias, {params.rate, width}, "compress_kv_windows position_bias");
   expect_shape(norm_weight, {d}, "compress_kv_windows norm_weight");
   expect_shape(out, {window_slots.dim(0), d}, "compress_kv_windows out");
-  STRATA_CHECK_MSG(rows.device().is_cpu(), "compress_kv_windows has no CUDA kernel; DeepSeek-V4 is refused on CUDA");
-  cpu::compress_kv_windows(rows, window_slots, position_bias, norm_weight, params, out);
+  STRATA_CHECK(window_slots.device() == rows.device() && out.device() == rows.device());
+  STRATA_DISPATCH(rows.device(), cpu::compress_kv_windows(rows, window_slots, position_bias, norm_weight, params, out),
+                  cuda::compress_kv_windows(rows, window_slots, position_bias, norm_weight, params, out));
 }
 
 void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, const Tensor& rows) {

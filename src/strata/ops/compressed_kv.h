@@ -4,8 +4,7 @@
 // window's tokens through a second series: the projections are [A | B], 2 * head_dim wide, and
 // entry w pools A of window w - 1 with B of window w. The source tokens' projections live in
 // cache rows (one row per token, read by slot), so a window may span steps and chunks.
-// compress_kv_windows is CPU only (DeepSeek-V4 is refused on CUDA at build); store_row_part runs
-// on both backends (Qwen4-Exp's QSA stores its index rows with it).
+// Both ops run on both backends (Qwen4-Exp's QSA stores its index rows with store_row_part too).
 #pragma once
 
 #include <string>
@@ -47,5 +46,7 @@ void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, cons
 }
 
 namespace strata::cuda {
+void compress_kv_windows(const Tensor& rows, const Tensor& window_slots, const Tensor& position_bias,
+                         const Tensor& norm_weight, const ops::CompressedKvParams& params, const Tensor& out);
 void store_row_part(const Tensor& src, const Tensor& slots, int64_t column, const Tensor& rows);
 }

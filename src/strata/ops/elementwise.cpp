@@ -37,9 +37,9 @@ void scale(const Tensor& x, float factor) {
 }
 
 void clamp(const Tensor& x, float lo, float hi) {
-  STRATA_CHECK(x.dtype() == DType::kF32 && lo <= hi);
-  STRATA_CHECK_MSG(x.device().is_cpu(), "clamp has no CUDA kernel; models with swiglu_limit are refused on CUDA");
-  cpu::clamp(x, lo, hi);
+  STRATA_CHECK(lo <= hi);
+  expect_activations({&x}, "clamp");
+  STRATA_DISPATCH(x.device(), cpu::clamp(x, lo, hi), cuda::clamp(x, lo, hi));
 }
 
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out) {

@@ -16,7 +16,8 @@ void split_halves(const Tensor& packed, const Tensor& first, const Tensor& secon
 void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed);
 // x *= factor.
 void scale(const Tensor& x, float factor);
-// x = min(max(x, lo), hi), f32 (DeepSeek-V4's swiglu_limit on gate and up). CPU only.
+// x = min(max(x, lo), hi), NaN kept (DeepSeek-V4's swiglu_limit on gate and up); f32, or
+// bf16 on CUDA (clamped in f32, the bound rounded to bf16).
 void clamp(const Tensor& x, float lo, float hi);
 // Rows of src picked by index: out[i] = src[indices[i]]; src [N, D], indices [M] i32, out [M, D].
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
@@ -44,6 +45,7 @@ void elementwise(const Tensor& x, const Tensor& y, ops::ElementwiseKind kind);
 void split_halves(const Tensor& packed, const Tensor& first, const Tensor& second);
 void join_halves(const Tensor& first, const Tensor& second, const Tensor& packed);
 void scale(const Tensor& x, float factor);
+void clamp(const Tensor& x, float lo, float hi);
 void gather_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void scatter_rows(const Tensor& src, const Tensor& indices, const Tensor& out);
 void convert(const Tensor& src, const Tensor& dst);

@@ -35,9 +35,8 @@ void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias
   const int64_t t = router_logits.dim(0), e = router_logits.dim(1);
   STRATA_CHECK_MSG(options.top_k >= 1 && options.top_k <= e, "moe_route_biased: top_k {} of {} experts",
                    options.top_k, e);
-  STRATA_CHECK_MSG(options.scoring == MoeScoring::kSigmoid ||
-                       (options.scoring == MoeScoring::kSqrtSoftplus && router_logits.device().is_cpu()),
-                   "moe_route_biased scores with a sigmoid, or sqrt(softplus) on the CPU");
+  STRATA_CHECK_MSG(options.scoring == MoeScoring::kSigmoid || options.scoring == MoeScoring::kSqrtSoftplus,
+                   "moe_route_biased scores with a sigmoid or sqrt(softplus)");
   STRATA_CHECK_MSG(options.n_group >= 1 && e % options.n_group == 0 && (options.n_group == 1 || e / options.n_group >= 2) &&
                        options.topk_group >= 1 && options.topk_group <= options.n_group &&
                        options.top_k <= options.topk_group * (e / options.n_group),
@@ -62,8 +61,11 @@ void moe_route_by_table(const Tensor& router_logits, const Tensor& token_ids, co
   expect_shape(topk_ids, {t, options.top_k}, "moe_route_by_table topk_ids");
   expect_shape(topk_weights, {t, options.top_k}, "moe_route_by_table topk_weights");
   STRATA_CHECK(token_ids.dtype() == DType::kI32 && topk_ids.dtype() == DType::kI32 && topk_weights.dtype() == DType::kF32);
-  STRATA_CHECK_MSG(router_logits.device().is_cpu(), "moe_route_by_table has no CUDA kernel; hash_moe is refused on CUDA");
-  cpu::moe_route_by_table(router_logits, token_ids, tid2eid, topk_ids, topk_weights, options);
+  for (const Tensor* on_device : {&token_ids, &tid2eid, &topk_ids, &topk_weights})
+    STRATA_CHECK_MSG(on_device->device() == router_logits.device(), "moe_route_by_table: tensors on two devices");
+  STRATA_DISPATCH(router_logits.device(),
+                  cpu::moe_route_by_table(router_logits, token_ids, tid2eid, topk_ids, topk_weights, options),
+                  cuda::moe_route_by_table(router_logits, token_ids, tid2eid, topk_ids, topk_weights, options));
 }
 
 void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets) {

@@ -9,7 +9,7 @@
 
 namespace strata::ops {
 
-// kSqrtSoftplus: sqrt(softplus(logit)) (DeepSeek-V4), biased and table routing only, CPU only.
+// kSqrtSoftplus: sqrt(softplus(logit)) (DeepSeek-V4), biased and table routing only.
 enum class MoeScoring : uint8_t { kSoftmax, kSigmoid, kSqrtSoftplus };
 
 struct MoeRouteOptions {
@@ -30,14 +30,16 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
 
 // Sigmoid routing with a selection bias (DeepSeek-V3's noaux_tc, Nemotron-H): experts are
 // chosen by sigmoid(logit) + correction_bias within the eligible groups, weighted by the
-// unbiased sigmoid. correction_bias: [E] f32; the rest as moe_route. kSqrtSoftplus scores
-// (DeepSeek-V4) run on the CPU only.
+// unbiased sigmoid. kSqrtSoftplus scores (DeepSeek-V4) in place of the sigmoid likewise.
+// correction_bias: [E] f32; the rest as moe_route.
 void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
                       const Tensor& topk_weights, const MoeRouteOptions& options);
 
 // Hash routing (DeepSeek-V4's hash_moe layers): token t's experts are the fixed row
 // tid2eid[token_ids[t]], weighted by their scores (options.scoring) as moe_route_biased weights
-// its choice. token_ids: [T] i32; tid2eid: [vocab, k] i32; the rest as moe_route. CPU only.
+// its choice. token_ids: [T] i32; tid2eid: [vocab, k] i32, both on the logits' device; the
+// rest as moe_route. Ids outside the table or the experts: an Error on the CPU, expert 0 with
+// weight 0 on CUDA (which cannot throw mid-step).
 void moe_route_by_table(const Tensor& router_logits, const Tensor& token_ids, const Tensor& tid2eid,
                         const Tensor& topk_ids, const Tensor& topk_weights, const MoeRouteOptions& options);
 
@@ -105,6 +107,8 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
                const ops::MoeRouteOptions& options);
 void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias, const Tensor& topk_ids,
                       const Tensor& topk_weights, const ops::MoeRouteOptions& options);
+void moe_route_by_table(const Tensor& router_logits, const Tensor& token_ids, const Tensor& tid2eid,
+                        const Tensor& topk_ids, const Tensor& topk_weights, const ops::MoeRouteOptions& options);
 void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups);
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);

@@ -42,6 +42,9 @@ struct RopeParams {
   int64_t rotary_dim = 0;
   float attention_scaling = 1.0f;
   MropeSections mrope;  // read only with [3, T] positions
+  // Rotate by minus the angle (sin negated): DeepSeek-V4 takes the rotation that K = V carried
+  // into its attention output back out at the query's position.
+  bool inverse = false;
 };
 
 // q: [T, num_q_heads, head_dim], k: [T, num_kv_heads, head_dim], rotated in place;

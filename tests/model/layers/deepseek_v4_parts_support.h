@@ -6,6 +6,7 @@
 #include <string>
 
 #include "strata/backend/backend.h"
+#include "strata/model/layers/moe.h"
 #include "strata/model/model_weights.h"
 #include "strata/weights/safetensors_source.h"
 
@@ -20,5 +21,8 @@ struct DeepseekV4Parts {
   std::unique_ptr<SafetensorsSource> source, reference;
   std::unique_ptr<ModelWeights> weights;
 };
+
+// The fixture's MoE block of `layer` (1: hash routed, 2: sqrt-softplus) over `weights` (either backend).
+MoeFfn deepseek_v4_fixture_moe(const ModelWeights& weights, int layer);
 
 }  // namespace strata::test

@@ -11,22 +11,10 @@
 namespace strata {
 namespace {
 
-MoeOptions deepseek_v4_moe(bool hash) {
-  return {.hidden_size = 64, .intermediate_size = 32, .num_experts = 8,
-          .route = {.top_k = 2, .scoring = ops::MoeScoring::kSqrtSoftplus, .norm_topk_prob = true,
-                    .routed_scaling_factor = 1.5f},
-          .shared_intermediate_size = 32, .correction_bias = !hash, .swiglu_limit = 0.3f,
-          .hash_vocab_size = hash ? 512 : 0};
-}
-
-void expect_layer_matches(int layer, bool hash) {
+void expect_layer_matches(int layer) {
   const test::DeepseekV4Parts parts;
   Backend& backend = *parts.backend;
-  MoeWeightNames names = mixtral_moe_names();
-  names.shared_expert = "shared_experts";
-  names.shared_expert_mlp = {.gate = "w1", .up = "w3", .down = "w2"};
-  names.correction_bias = "gate.bias";
-  const MoeFfn moe(deepseek_v4_moe(hash), WeightScope(*parts.weights, "model.layers." + std::to_string(layer) + ".ffn"), names);
+  const MoeFfn moe = test::deepseek_v4_fixture_moe(*parts.weights, layer);
 
   auto tensor = [&](const std::string& name) { return parts.reference_tensor(name); };
   Workspace workspace(backend), step_workspace(backend);
@@ -40,9 +28,9 @@ void expect_layer_matches(int layer, bool hash) {
     EXPECT_NEAR(out.data_as<float>()[i], expected.data_as<float>()[i], 1e-5) << layer << ": " << i;
 }
 
-TEST(DeepseekV4Moe, HashRoutedLayerMatchesTransformers) { expect_layer_matches(1, true); }
+TEST(DeepseekV4Moe, HashRoutedLayerMatchesTransformers) { expect_layer_matches(1); }
 
-TEST(DeepseekV4Moe, SqrtSoftplusRoutedLayerMatchesTransformers) { expect_layer_matches(2, false); }
+TEST(DeepseekV4Moe, SqrtSoftplusRoutedLayerMatchesTransformers) { expect_layer_matches(2); }
 
 }  // namespace
 }  // namespace strata

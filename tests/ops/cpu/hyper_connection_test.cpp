@@ -100,13 +100,21 @@ TEST(HyperConnectionOp, RepeatCopiesTheRowIntoEveryStream) {
         EXPECT_EQ(f(streams)[(t * kStreams + j) * kHidden + d], f(x)[t * kHidden + d]);
 }
 
-TEST(HyperConnectionOp, CudaIsRefusedAtBuildWithAClearError) {
-  EXPECT_NO_THROW(ops::check_hyper_connection_supported(Device{}, "layer 0"));
+// At least one stream everywhere; on CUDA at most kCudaMaxHyperStreams, refused at build naming
+// the layer and the way out.
+TEST(HyperConnectionOp, StreamCountIsCheckedAtBuild) {
+  const Device cuda{.type = DeviceType::kCuda};
+  EXPECT_NO_THROW(ops::check_hyper_connection_supported(Device{}, 3, "layer 0"));
+  EXPECT_NO_THROW(ops::check_hyper_connection_supported(Device{}, ops::kCudaMaxHyperStreams + 1, "layer 0"));
+  EXPECT_NO_THROW(ops::check_hyper_connection_supported(cuda, 4, "layer 0"));
+  EXPECT_NO_THROW(ops::check_hyper_connection_supported(cuda, ops::kCudaMaxHyperStreams, "layer 0"));
+  EXPECT_THROW(ops::check_hyper_connection_supported(Device{}, 0, "layer 0"), Error);
   try {
-    ops::check_hyper_connection_supported(Device{.type = DeviceType::kCuda}, "layer 3");
+    ops::check_hyper_connection_supported(cuda, ops::kCudaMaxHyperStreams + 1, "layer 3");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("layer 3: hyper-connection"), std::string::npos) << e.what();
+    const std::string named = "layer 3: " + std::to_string(ops::kCudaMaxHyperStreams + 1) + " hyper-connection";
+    EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
   }
 }

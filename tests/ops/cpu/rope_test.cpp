@@ -1,5 +1,6 @@
 // MRoPE on the CPU: three equal streams rotate exactly as 1-D positions do (text prompts are
-// unchanged), and with distinct streams each frequency reads the stream its section names.
+// unchanged), and with distinct streams each frequency reads the stream its section names. The
+// inverse rotation is the rotation at the negated positions, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +68,18 @@ TEST(MropeOp, EachFrequencyReadsItsStream) {
         }
         ASSERT_NEAR(c.q.data_as<float>()[(t * 2 + h) * 16 + i], ref, 1e-5) << t << "," << h << "," << i;
       }
+}
+
+TEST(RopeOp, InverseRotatesAsTheNegatedPositions) {
+  RopeCase a = make_case(), b = make_case();
+  std::vector<int32_t> pos = {3, 70, 4000}, negated = {-3, -70, -4000};
+  ops::rope(a.q, a.k, Tensor::view(pos.data(), DType::kI32, {3}), a.inv, {.rotary_dim = 8, .inverse = true});
+  ops::rope(b.q, b.k, Tensor::view(negated.data(), DType::kI32, {3}), b.inv, {.rotary_dim = 8});
+  for (int64_t i = 0; i < a.q.numel(); ++i) ASSERT_EQ(a.q.data_as<float>()[i], b.q.data_as<float>()[i]) << i;
+  for (int64_t i = 0; i < a.k.numel(); ++i) ASSERT_EQ(a.k.data_as<float>()[i], b.k.data_as<float>()[i]) << i;
+  ops::rope(a.q, a.k, Tensor::view(pos.data(), DType::kI32, {3}), a.inv, {.rotary_dim = 8});
+  const RopeCase original = make_case();
+  for (int64_t i = 0; i < a.q.numel(); ++i) ASSERT_NEAR(a.q.data_as<float>()[i], original.q.data_as<float>()[i], 1e-5);
 }
 
 }  // namespace

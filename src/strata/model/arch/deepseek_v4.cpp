@@ -3,7 +3,8 @@
 // entries on the others (layers/deepseek_v4_attention.h, decision 0019); MoE feed-forwards routed
 // by tid2eid (hash_moe) or by sqrt-softplus scores with a correction bias (moe), a shared expert,
 // swiglu_limit. Checkpoint names as released: attn.*, ffn.*, hc_attn_* / hc_ffn_*, head.weight.
-// CPU only for now: the layers refuse CUDA when built. MTP layers are not read.
+// Runs on both backends (f32 cache rows; no CUDA graphs: the compressors plan on the host). MTP
+// layers are not read.
 #include <fmt/format.h>
 
 #include "strata/core/error.h"

@@ -27,24 +27,40 @@ std::vector<int64_t> head_order(int64_t dim, int64_t rope, int64_t count) {
   return order;
 }
 
+// An f32 weight [n] with its entries reordered: permuted on the host, then on the model's device.
 Tensor permuted_f32(const WeightScope& w, const std::string& name, const std::vector<int64_t>& order) {
   const Tensor src = w.get_f32(name, {static_cast<int64_t>(order.size())});
   if (src.data() == nullptr) return src;  // shapes only (`strata info`): nothing runs
+  Backend& backend = w.weights().backend();
+  Tensor host = src;
+  if (!src.device().is_cpu()) {
+    host = Tensor::host(DType::kF32, src.shape());
+    backend.copy(host, src);
+  }
   Tensor out = Tensor::host(DType::kF32, src.shape());
-  for (size_t i = 0; i < order.size(); ++i) out.data_as<float>()[i] = src.data_as<float>()[order[i]];
+  for (size_t i = 0; i < order.size(); ++i) out.data_as<float>()[i] = host.data_as<float>()[order[i]];
+  return backend.device().is_cpu() ? out : backend.from_host(out);
+}
+
+Tensor device_f32(const std::vector<float>& values, Backend& backend) {
+  Tensor t = Tensor::host(DType::kF32, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.data_as<float>());
+  return backend.device().is_cpu() ? t : backend.from_host(t);
+}
+
+// The GPU's linears read bf16: an f32 intermediate as the step's activation dtype (itself on the CPU).
+Tensor as_activation(const Tensor& x, ForwardContext& ctx) {
+  if (ctx.activation_dtype == x.dtype()) return x;
+  Tensor out = ctx.temp(x.shape());
+  ops::convert(x, out);
   return out;
 }
 
-Tensor host_f32(const std::vector<float>& values) {
-  Tensor t = Tensor::host(DType::kF32, {static_cast<int64_t>(values.size())});
-  std::copy(values.begin(), values.end(), t.data_as<float>());
-  return t;
-}
-
-// x: [T, heads, dim] rotated in place on its first rope dims at `positions` [T] i32.
-void rotate(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, int64_t rope, ForwardContext& ctx) {
+// x: [T, heads, dim] rotated in place on its first rope dims at `positions` [T] i32 (back with `inverse`).
+void rotate(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, int64_t rope, ForwardContext& ctx,
+            bool inverse = false) {
   Tensor unused = ctx.temp_f32({x.dim(0), 1, x.dim(2)});
-  ops::rope(x, unused, positions, inv_freq, {.rotary_dim = rope});
+  ops::rope(x, unused, positions, inv_freq, {.rotary_dim = rope, .inverse = inverse});
 }
 
 }  // namespace
@@ -63,7 +79,6 @@ DeepseekV4Attention::Compressor DeepseekV4Attention::load_compressor(const Weigh
 DeepseekV4Attention::DeepseekV4Attention(const DeepseekV4Config& config, const DeepseekV4AttentionOptions& options,
                                          const WeightScope& w)
     : config_(config), options_(options), row_(config.row_layout(options.layer)) {
-  ops::check_hyper_connection_supported(w.device(), w.prefix());
   const int64_t hidden = options.hidden_size, heads = options.num_heads, d = config.head_dim;
   const int64_t q_lora = config.q_lora_rank, r = config.rope_dim, groups = config.o_groups;
   const ModelWeights& weights = w.weights();
@@ -72,18 +87,22 @@ DeepseekV4Attention::DeepseekV4Attention(const DeepseekV4Config& config, const D
   wq_b_ = weights.gathered_rows(w.name("wq_b.weight"), {heads * d, q_lora}, head_order(d, r, heads));
   wkv_ = weights.gathered_rows(w.name("wkv.weight"), {d, hidden}, head_order(d, r, 1));
   kv_norm_ = permuted_f32(w.scope("norm"), "weight", head_order(d, r, 1));
-  ones_ = Tensor::host(DType::kF32, {d});
-  std::fill_n(ones_.data_as<float>(), d, 1.0f);
+  ones_ = device_f32(std::vector<float>(d, 1.0f), weights.backend());
   sinks_ = w.get_f32("attn_sink", {heads});
   const int64_t group_in = heads * d / groups;
   wo_a_ = weights.columns_f32(w.name("wo_a.weight"), {groups * config.o_lora_rank, group_in},
                               head_order(d, r, group_in / d))
               .reshape({groups, config.o_lora_rank, group_in});
+  if (!wo_a_.device().is_cpu() && wo_a_.data() != nullptr) {  // the GPU's grouped linear reads bf16
+    Tensor bf16 = weights.backend().empty(DType::kBF16, wo_a_.shape());
+    ops::convert(wo_a_, bf16);
+    wo_a_ = bf16;
+  }
   wo_b_ = w.get("wo_b.weight", {hidden, groups * config.o_lora_rank});
   const bool sliding = options.layer.attention == DeepseekV4AttentionKind::kSliding;
   const ops::RopeTable& table = sliding ? config.main_rope : config.compress_rope;
-  inv_freq_ = host_f32(table.inv_freq);
-  compress_inv_freq_ = host_f32(config.compress_rope.inv_freq);
+  inv_freq_ = device_f32(table.inv_freq, weights.backend());
+  compress_inv_freq_ = device_f32(config.compress_rope.inv_freq, weights.backend());
   if (sliding) return;
   const bool sparse = options.layer.attention == DeepseekV4AttentionKind::kCompressedSparse;
   compressor_ = load_compressor(w.scope("compressor"), d, sparse ? 2 : 1);
@@ -111,31 +130,36 @@ void DeepseekV4Attention::compress(const StepBatch& step, const Tensor& h, const
   if (e == 0) return;
   const int64_t places = overlap ? 2 * rate : rate;
   Tensor entries = ctx.temp_f32({e, c.dim});
-  ops::compress_kv_windows(rows, host_i32(windows.sources, {e, places}), c.ape, c.norm,
+  ops::compress_kv_windows(rows, step_i32(windows.sources, {e, places}, ctx), c.ape, c.norm,
                            {.head_dim = c.dim, .rate = rate, .overlap = overlap, .kv_offset = kv_offset,
                             .gate_offset = kv_offset + width, .eps = options_.rms_norm_eps},
                            entries);
-  rotate(entries.reshape({e, 1, c.dim}), host_i32(windows.positions, {e}), compress_inv_freq_, config_.rope_dim, ctx);
-  ops::store_row_part(entries, host_i32(windows.entry_slots, {e}), entry_offset, rows);
+  rotate(entries.reshape({e, 1, c.dim}), step_i32(windows.positions, {e}, ctx), compress_inv_freq_, config_.rope_dim,
+         ctx);
+  ops::store_row_part(entries, step_i32(windows.entry_slots, {e}, ctx), entry_offset, rows);
 }
 
 // The lightning indexer: its own compressed entries, then each query's top index_topk.
-// Returns [T, index_topk] i32.
-Tensor DeepseekV4Attention::select_entries(const StepBatch& step, const Tensor& h, const Tensor& q_residual,
+// q_latent: [T, q_lora] normed, as activations. Returns [T, index_topk] i32.
+Tensor DeepseekV4Attention::select_entries(const StepBatch& step, const Tensor& h, const Tensor& q_latent,
                                            const Tensor& rows, ForwardContext& ctx) const {
   const int64_t t = h.dim(0), heads = config_.index_n_heads, dim = config_.index_head_dim;
   compress(step, h, indexer_compressor_, row_.indexer_kv, row_.indexer_entry, rows, ctx);
   Tensor q = ctx.temp_f32({t, heads, dim});
-  ops::linear(q_residual, indexer_wq_b_, Tensor(), q.reshape({t, heads * dim}));
+  ops::linear(q_latent, indexer_wq_b_, Tensor(), q.reshape({t, heads * dim}));
   rotate(q, step.device().positions, compress_inv_freq_, config_.rope_dim, ctx);
   Tensor weights = ctx.temp_f32({t, heads});
   ops::linear(h, indexer_weights_, Tensor(), weights);
   ops::scale(weights, 1.0f / std::sqrt(static_cast<float>(heads)));
   Tensor selected = ctx.workspace.alloc(DType::kI32, {t, config_.index_topk});
+  const int64_t rate = options_.layer.compress_rate;
+  const Tensor scores = ctx.backend.device().is_cpu()
+                            ? Tensor()
+                            : ctx.workspace.alloc(DType::kF32, {t, std::max<int64_t>(1, step.max_kv_len() / rate)});
   ops::indexer_top_k(q, weights, rows, attention_metadata(step),
-                     {.head_dim = dim, .block_size = step.block_size(), .rate = options_.layer.compress_rate,
+                     {.head_dim = dim, .block_size = step.block_size(), .rate = rate,
                       .entry_offset = row_.indexer_entry, .top_k = config_.index_topk,
-                      .scale = 1.0f / std::sqrt(static_cast<float>(dim))},
+                      .scale = 1.0f / std::sqrt(static_cast<float>(dim)), .scores = scores},
                      selected);
   return selected;
 }
@@ -152,12 +176,13 @@ void DeepseekV4Attention::project_out(const Tensor& o, const Tensor& out, Forwar
       by_token[i * groups + g] = static_cast<int32_t>(g * t + i);
     }
   }
-  Tensor grouped = ctx.temp_f32({groups * t, group_in});
-  ops::gather_rows(o.reshape({t * groups, group_in}), host_i32(by_group, {t * groups}), grouped);
-  Tensor low = ctx.temp_f32({groups * t, rank});
-  ops::grouped_linear(grouped, wo_a_, host_i32(offsets, {groups + 1}), low);
-  Tensor mixed = ctx.temp_f32({t * groups, rank});
-  ops::gather_rows(low, host_i32(by_token, {t * groups}), mixed);
+  Tensor grouped = ctx.temp({groups * t, group_in});
+  ops::gather_rows(as_activation(o, ctx).reshape({t * groups, group_in}), step_i32(by_group, {t * groups}, ctx),
+                   grouped);
+  Tensor low = ctx.temp({groups * t, rank});
+  ops::grouped_linear(grouped, wo_a_, step_i32(offsets, {groups + 1}, ctx), low);
+  Tensor mixed = ctx.temp({t * groups, rank});
+  ops::gather_rows(low, step_i32(by_token, {t * groups}, ctx), mixed);
   ops::linear(mixed.reshape({t, groups * rank}), wo_b_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
 }
 
@@ -170,8 +195,9 @@ void DeepseekV4Attention::forward(const StepBatch& step, NormedInput& in, const 
   Tensor q_residual = ctx.temp_f32({t, config_.q_lora_rank});
   ops::linear(h, wq_a_, Tensor(), q_residual);
   q_norm_.apply(q_residual, q_residual);
+  const Tensor q_latent = as_activation(q_residual, ctx);  // transformers' q_norm output, bf16 on a GPU
   Tensor q = ctx.temp_f32({t, heads, d});
-  ops::linear(q_residual, wq_b_, Tensor(), q.reshape({t, heads * d}));
+  ops::linear(q_latent, wq_b_, Tensor(), q.reshape({t, heads * d}));
   ops::rms_norm(q.reshape({t * heads, d}), ones_, q.reshape({t * heads, d}), {.eps = options_.rms_norm_eps});
   Tensor kv = ctx.temp_f32({t, 1, d});
   ops::linear(h, wkv_, Tensor(), kv.reshape({t, d}));
@@ -182,7 +208,7 @@ void DeepseekV4Attention::forward(const StepBatch& step, NormedInput& in, const 
   if (compressed) compress(step, h, compressor_, row_.compressor_kv, row_.entry, rows, ctx);
   Tensor selected;
   if (options_.layer.attention == DeepseekV4AttentionKind::kCompressedSparse)
-    selected = select_entries(step, h, q_residual, rows, ctx);
+    selected = select_entries(step, h, q_latent, rows, ctx);
   Tensor o = ctx.temp_f32({t, heads, d});
   ops::compressed_attention(q, rows, attention_metadata(step),
                             {.head_dim = d, .block_size = step.block_size(), .sliding_window = config_.sliding_window,
@@ -190,9 +216,7 @@ void DeepseekV4Attention::forward(const StepBatch& step, NormedInput& in, const 
                              .scale = 1.0f / std::sqrt(static_cast<float>(d)), .sinks = sinks_, .selected = selected},
                             o);
   // K = V carries the rotation into the output; rotating back at the query's position removes it.
-  std::vector<int32_t> negated(t);
-  for (int64_t i = 0; i < t; ++i) negated[i] = -step.device().positions.data_as<int32_t>()[i];
-  rotate(o, host_i32(negated, {t}), inv_freq_, config_.rope_dim, ctx);
+  rotate(o, step.device().positions, inv_freq_, config_.rope_dim, ctx, /*inverse=*/true);
   project_out(o, out, ctx, write);
 }
 

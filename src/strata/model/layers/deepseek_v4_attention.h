@@ -3,7 +3,8 @@
 // compressed entries of closed windows (CSA: the lightning indexer's top k), per-head sinks, the
 // output rotated back and the grouped low-rank output projection (wo_a per group, wo_b). Every
 // token's state is its cache row (decision 0019); heads are permuted at load to
-// [rope (half layout) | nope] so ops::rope serves. CPU only.
+// [rope (half layout) | nope] so ops::rope serves. Its arithmetic is f32 on both backends; the
+// projections read activations (bf16 on a GPU, as transformers' bf16 model feeds them).
 #pragma once
 
 #include <vector>

@@ -2,22 +2,25 @@
 
 #include <algorithm>
 
+#include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/rms_norm.h"
 
 namespace strata {
 namespace {
 
-Tensor ones(int64_t n) {
+Tensor ones(int64_t n, Backend& backend) {
   Tensor t = Tensor::host(DType::kF32, {n});
   std::fill_n(t.data_as<float>(), n, 1.0f);
-  return t;
+  return backend.device().is_cpu() ? t : backend.from_host(t);
 }
 
-// mixes = linear(rms_norm(streams), fn): [T, fn rows] f32.
+// mixes = linear(rms_norm(streams), fn): [T, fn rows] f32, in f32 as transformers computes them
+// (the streams widened first where they are bf16).
 Tensor stream_mixes(const Tensor& streams, const Tensor& ones, const Tensor& fn, float eps, ForwardContext& ctx) {
   Tensor normed = ctx.temp_f32(streams.shape());
-  ops::rms_norm(streams, ones, normed, {.eps = eps});
+  if (streams.dtype() != DType::kF32) ops::convert(streams, normed);
+  ops::rms_norm(streams.dtype() == DType::kF32 ? streams : normed, ones, normed, {.eps = eps});
   Tensor mixes = ctx.temp_f32({streams.dim(0), fn.dim(0)});
   ops::linear(normed, fn, Tensor(), mixes);
   return mixes;
@@ -29,12 +32,12 @@ Shape as_streams(const Tensor& streams, int64_t n) { return {streams.dim(0), n, 
 
 HyperConnection::HyperConnection(const HyperConnectionOptions& options, const WeightScope& w, const std::string& prefix)
     : options_(options) {
-  ops::check_hyper_connection_supported(w.device(), w.prefix());
+  ops::check_hyper_connection_supported(w.device(), options.weights.num_streams, w.prefix());
   const int64_t n = options.weights.num_streams, width = (2 + n) * n;
   fn_ = w.get_f32(prefix + "_fn", {width, n * options.hidden_size});
   base_ = w.get_f32(prefix + "_base", {width});
   scale_ = w.get_f32(prefix + "_scale", {3});
-  ones_ = ones(n * options.hidden_size);
+  ones_ = ones(n * options.hidden_size, w.weights().backend());
 }
 
 HyperConnection::Mix HyperConnection::collapse(const Tensor& streams, const Tensor& collapsed, ForwardContext& ctx) const {
@@ -52,12 +55,12 @@ void HyperConnection::expand(const Tensor& streams, const Tensor& block_out, con
 }
 
 HyperHead::HyperHead(const HyperConnectionOptions& options, const WeightScope& w) : options_(options) {
-  ops::check_hyper_connection_supported(w.device(), w.prefix());
+  ops::check_hyper_connection_supported(w.device(), options.weights.num_streams, w.prefix());
   const int64_t n = options.weights.num_streams;
   fn_ = w.get_f32("hc_fn", {n, n * options.hidden_size});
   base_ = w.get_f32("hc_base", {n});
   scale_ = w.get_f32("hc_scale", {1});
-  ones_ = ones(n * options.hidden_size);
+  ones_ = ones(n * options.hidden_size, w.weights().backend());
 }
 
 void HyperHead::collapse(const Tensor& streams, const Tensor& out, ForwardContext& ctx) const {

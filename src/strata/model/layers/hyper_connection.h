@@ -2,7 +2,8 @@
 // n streams, [T, n * hidden]; before a sublayer the streams collapse to its input by weights
 // computed from their unweighted RMS norm (fn, base, scale: `hc_attn_*` / `hc_ffn_*`), after it
 // the output expands back and the streams mix (ops/hyper_connection.h). The hyper head collapses
-// them once more before the final norm (`hc_head`). CPU only, as its ops.
+// them once more before the final norm (`hc_head`). The mixes are f32 on both backends; the
+// streams are the step's activations (f32 on the CPU, bf16 on a GPU).
 #pragma once
 
 #include <string>
@@ -29,10 +30,10 @@ class HyperConnection {
     Tensor post;  // [T, n] f32
     Tensor comb;  // [T, n, n] f32
   };
-  // streams: [T, n * hidden] f32; collapsed: [T, hidden] f32, the sublayer's input. The mix for
+  // streams: [T, n * hidden]; collapsed: [T, hidden], the sublayer's input (activations). The mix for
   // expand() lives in ctx.workspace.
   Mix collapse(const Tensor& streams, const Tensor& collapsed, ForwardContext& ctx) const;
-  // streams = post * block_out + comb^T streams. block_out: [T, hidden] f32.
+  // streams = post * block_out + comb^T streams. block_out: [T, hidden] (activations).
   void expand(const Tensor& streams, const Tensor& block_out, const Mix& mix) const;
 
  private:
@@ -45,7 +46,7 @@ class HyperHead final : public StreamHead {
  public:
   // Weights `hc_fn` [n, n hidden], `hc_base` [n], `hc_scale` [1] under `w` (model.hc_head).
   HyperHead(const HyperConnectionOptions& options, const WeightScope& w);
-  // streams: [T, n * hidden] f32; out: [T, hidden] f32.
+  // streams: [T, n * hidden]; out: [T, hidden] (activations).
   void collapse(const Tensor& streams, const Tensor& out, ForwardContext& ctx) const override;
 
  private:

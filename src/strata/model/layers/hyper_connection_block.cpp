@@ -6,7 +6,7 @@ namespace strata {
 
 void HyperConnectionBlock::forward(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
   const int64_t t = x.dim(0), hidden = parts_.hidden_size;
-  Tensor collapsed = ctx.temp_f32({t, hidden}), h = ctx.temp_f32({t, hidden}), out = ctx.temp_f32({t, hidden});
+  Tensor collapsed = ctx.temp({t, hidden}), h = ctx.temp({t, hidden}), out = ctx.temp({t, hidden});
   const HyperConnection::Mix mixer_mix = parts_.mixer_hc->collapse(x, collapsed, ctx);
   NormedInput mixer_in(collapsed, parts_.mixer_norm, h);
   parts_.mixer->forward(step, mixer_in, out, ctx, SublayerWrite::kStore);

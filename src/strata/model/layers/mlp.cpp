@@ -19,8 +19,8 @@ void clamp_gate_up(const Tensor& gate, const Tensor& up, float limit) {
 Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
   const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
   const MlpWeightNames& n = options.names;
-  if (options.swiglu_limit > 0 && !w.device().is_cpu())
-    fail("{}: swiglu_limit has no CUDA kernel yet; run this model with --device cpu", w.prefix());
+  if (options.swiglu_limit > 0 && !n.gate_up.empty())  // the stored gate | up path does not clamp
+    fail("{}: swiglu_limit needs separate gate and up projections", w.prefix());
   if (options.gated && !n.gate_up.empty()) {
     gate_up_proj_ = w.get(n.gate_up + ".weight", {2 * inter, hidden});
     if (options.bias) gate_up_bias_ = w.get(n.gate_up + ".bias", {2 * inter});

@@ -21,12 +21,12 @@ struct MlpOptions {
   bool gated = true;
   bool bias = false;
   // > 0: gate clamped above and up clamped to [-limit, limit] before act(gate) * up
-  // (DeepSeek-V4); gate and up then stay separate projections. CPU only.
+  // (DeepSeek-V4); gate and up then stay separate projections.
   float swiglu_limit = 0.0f;
   MlpWeightNames names;
 };
 
-// gate = min(gate, limit), up = clamp(up, -limit, limit): swiglu_limit's clamp. gate, up: [T, I] f32.
+// gate = min(gate, limit), up = clamp(up, -limit, limit): swiglu_limit's clamp. gate, up: [T, I] activations.
 void clamp_gate_up(const Tensor& gate, const Tensor& up, float limit);
 
 class Mlp final : public Ffn {

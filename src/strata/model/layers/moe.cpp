@@ -22,10 +22,11 @@ Tensor MoeFfn::stacked_experts(const WeightScope& w, const std::string& name, co
 }
 
 // Expert e's gate rows then its up rows, [E, 2 I, H], so one grouped linear serves both;
-// undefined on the CPU (its kernels take the parts) or when the parts cannot be concatenated.
+// undefined on the CPU (its kernels take the parts), when the parts cannot be concatenated, or
+// with swiglu_limit (the fused kernels do not clamp gate and up).
 Tensor MoeFfn::fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const {
   const ModelWeights& weights = w.weights();
-  if (weights.backend().device().is_cpu()) return {};
+  if (weights.backend().device().is_cpu() || options_.swiglu_limit > 0) return {};
   std::vector<std::string> parts;
   for (int64_t e = 0; e < options_.num_experts; ++e) {
     parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.gate_proj)));
@@ -46,12 +47,25 @@ MoeExpertWeights MoeFfn::load_experts(const WeightScope& w, const MoeWeightNames
   return experts;
 }
 
+// [hash_vocab_size, top_k] i32 on the weights' device, every entry checked to be an expert
+// here since the CUDA router cannot refuse one mid-step.
+Tensor MoeFfn::load_tid2eid(const WeightScope& w, const MoeWeightNames& names) const {
+  const std::string name = w.name(names.tid2eid);
+  const Tensor table = w.weights().get_i32_table(name, {options_.hash_vocab_size, options_.route.top_k});
+  for (int64_t i = 0; i < table.numel(); ++i) {
+    const int32_t e = table.data_as<int32_t>()[i];
+    if (e < 0 || e >= options_.num_experts)
+      fail("{}: expert {} at {} is not one of the {} experts", name, e, i, options_.num_experts);
+  }
+  return w.device().is_cpu() ? table : w.weights().backend().from_host(table);
+}
+
 void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names) {
   const MoeOptions& o = options_;
   router_ = w.get(names.router, {o.num_experts, o.hidden_size});
   if (o.router_bias) router_bias_ = w.get_f32(names.router_bias, {o.num_experts}).reshape({1, o.num_experts});
   if (o.correction_bias) correction_bias_ = w.get_f32(names.correction_bias, {o.num_experts});
-  if (o.hash_vocab_size > 0) tid2eid_ = w.weights().get_i32_table(w.name(names.tid2eid), {o.hash_vocab_size, o.route.top_k});
+  if (o.hash_vocab_size > 0) tid2eid_ = load_tid2eid(w, names);
   if (o.latent_size > 0) {
     latent_in_ = w.get(names.latent_in + ".weight", {o.latent_size, o.hidden_size});
     latent_out_ = w.get(names.latent_out + ".weight", {o.hidden_size, o.latent_size});
@@ -84,23 +98,22 @@ MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const Weight
   check_supported(w);
   STRATA_CHECK_MSG(!experts_.gate_up_bias.defined() || experts_.gate_up.defined(),
                    "expert gate/up biases need the fused gate_up weights");
+  STRATA_CHECK_MSG(options_.swiglu_limit == 0 || !experts_.gate_up.defined(),
+                   "swiglu_limit needs separate gate and up experts (the fused path does not clamp)");
   load_shared_parts(w, names);
   pair_order_capable_ = takes_pair_order();
 }
 
-// expert_linear takes fused gate | up experts without biases, in a dtype its kernels read.
+// expert_linear takes fused gate | up experts without biases or a clamp, in a dtype its kernels read.
 bool MoeFfn::takes_pair_order() const {
-  return experts_.gate_up.defined() && !experts_.gate_up_bias.defined() && !experts_.down_bias.defined() &&
+  return experts_.gate_up.defined() && options_.swiglu_limit == 0 && !experts_.gate_up_bias.defined() &&
+         !experts_.down_bias.defined() &&
          ops::expert_linear_supports(experts_.gate_up.device(), experts_.gate_up) &&
          ops::expert_linear_supports(experts_.down.device(), experts_.down);
 }
 
 void MoeFfn::check_supported(const WeightScope& w) const {
   const MoeOptions& o = options_;
-  if ((o.swiglu_limit > 0 || o.hash_vocab_size > 0 || o.route.scoring == ops::MoeScoring::kSqrtSoftplus) &&
-      !w.device().is_cpu())
-    fail("{}: swiglu_limit, hash routing and sqrtsoftplus scores have no CUDA kernels yet; run this model with "
-         "--device cpu", w.prefix());
   if (o.route.top_k < 1 || o.route.top_k > o.num_experts)
     fail("{}: num_experts_per_tok {} must be between 1 and the {} experts", w.prefix(), o.route.top_k,
          o.num_experts);

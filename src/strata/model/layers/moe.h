@@ -28,8 +28,8 @@ struct MoeOptions {
   bool router_bias = false;               // the router has a bias (gpt-oss)
   int64_t latent_size = 0;                // > 0: experts work in a latent space (fc1/fc2_latent_proj)
   bool latent_bias = false;               // the latent projections have biases
-  float swiglu_limit = 0.0f;              // > 0: experts and the shared expert clamp gate and up (CPU only)
-  int64_t hash_vocab_size = 0;            // > 0: experts by tid2eid[token], [vocab, top_k] (DeepSeek-V4 hash_moe; CPU only)
+  float swiglu_limit = 0.0f;              // > 0: experts and the shared expert clamp gate and up (gate, up unfused)
+  int64_t hash_vocab_size = 0;            // > 0: experts by tid2eid[token], [vocab, top_k] (DeepSeek-V4 hash_moe)
 
   // The width experts read and write: the latent size, or the hidden size.
   int64_t expert_dim() const { return latent_size > 0 ? latent_size : hidden_size; }
@@ -77,6 +77,7 @@ class MoeFfn final : public Ffn {
   MoeExpertWeights load_experts(const WeightScope& w, const MoeWeightNames& names) const;
   Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
+  Tensor load_tid2eid(const WeightScope& w, const MoeWeightNames& names) const;
   bool takes_pair_order() const;
   void add_shared_expert(const Tensor& h, const Tensor& out, ForwardContext& ctx) const;
   void route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const;
@@ -89,7 +90,7 @@ class MoeFfn final : public Ffn {
   Tensor router_;                      // [num_experts, hidden]
   Tensor router_bias_;                 // [1, num_experts] f32, or undefined
   Tensor correction_bias_;             // [num_experts] f32, or undefined
-  Tensor tid2eid_;                     // [hash_vocab_size, top_k] i32, or undefined
+  Tensor tid2eid_;                     // [hash_vocab_size, top_k] i32 on the weights' device, or undefined
   MoeExpertWeights experts_;
   Tensor latent_in_, latent_in_bias_;   // [latent, hidden], [latent] or undefined
   Tensor latent_out_, latent_out_bias_; // [hidden, latent], [hidden] or undefined

@@ -34,7 +34,7 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tenso
         const float pos = static_cast<float>(positions.data_as<int32_t>()[stream * num_tokens + t]);
         const float angle = pos * inv_freq.data_as<float>()[i];
         cos[i] = std::cos(angle) * params.attention_scaling;
-        sin[i] = std::sin(angle) * params.attention_scaling;
+        sin[i] = std::sin(angle) * (params.inverse ? -params.attention_scaling : params.attention_scaling);
       }
       rotate_heads(q.data_as<float>() + t * q.dim(1) * head_dim, q.dim(1), head_dim, cos.data(),
                    sin.data(), half);

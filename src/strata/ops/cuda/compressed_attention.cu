@@ -1,7 +1,8 @@
-// CUDA twin of the lightning indexer's top-k (ops/cpu/compressed_attention.cpp; Qwen4-Exp's QSA
-// uses it with unit head weights); DeepSeek-V4's attention itself is CPU only. One block per
-// query: its closed entries' scores into the caller's scratch row, then top_k rounds of a block
-// argmax (ties to the lower index, as the CPU's sort), each winner masked out after it is taken.
+// CUDA twins of ops/cpu/compressed_attention.cpp. The lightning indexer's top-k (Qwen4-Exp's QSA
+// uses it with unit head weights): one block per query, its closed entries' scores into the
+// caller's scratch row, then top_k rounds of a block argmax (ties to the lower index, as the
+// CPU's sort), each winner masked out after it is taken. DeepSeek-V4's attention: one block per
+// (query, head), its keys (window, then entries) in tiles of kKeyTile with an online softmax.
 #include "strata/ops/compressed_attention.h"
 #include "strata/ops/cuda/cache_rows.cuh"
 #include "strata/ops/cuda/common.cuh"
@@ -54,7 +55,107 @@ __global__ void indexer_top_k_kernel(IndexerKernelParams p) {
   }
 }
 
+constexpr int kKeyTile = 64;
+constexpr int kAttentionThreads = 128;
+
+struct AttentionKernelParams {
+  const float* q;          // [T, heads, d]
+  const float* rows;       // [num_slots, row_width]
+  const float* sinks;      // [heads]
+  const int32_t* selected; // [T, k] or null: every closed entry
+  float* out;              // [T, heads, d]
+  CacheRowsMeta meta;
+  int64_t heads, d, window, rate, entry_offset, k;
+  float scale;
+};
+
+// Key j of the query at `place`: the window's tokens oldest first, then its entries; null when
+// the entry is absent (-1, not closed) or its slot is out of the rows.
+__device__ const float* key_of(const AttentionKernelParams& p, const QueryPlace& place, int64_t t, int64_t first,
+                               int64_t window_keys, int64_t j) {
+  if (j < window_keys) {
+    const int64_t slot = slot_at(p.meta, place, first + j);
+    return slot < 0 ? nullptr : p.rows + slot * p.meta.row_width;
+  }
+  const int64_t closed = (place.position + 1) / p.rate;
+  const int64_t w = p.selected != nullptr ? p.selected[t * p.k + (j - window_keys)] : j - window_keys;
+  if (w < 0 || w >= closed) return nullptr;
+  const int64_t slot = slot_at(p.meta, place, w * p.rate + p.rate - 1);
+  return slot < 0 ? nullptr : p.rows + slot * p.meta.row_width + p.entry_offset;
+}
+
+__device__ float block_max(float v, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // scratch may still be read by a previous call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float total = lane < blockDim.x / 32 ? scratch[lane] : -INFINITY;
+  for (int o = 16; o > 0; o >>= 1) total = fmaxf(total, __shfl_xor_sync(0xffffffffu, total, o));
+  return total;
+}
+
+// The sink starts the softmax (max = sink, sum = 1); each tile's logits come from one warp per
+// key (lanes over dims), then threads over dims rescale and add the tile's weighted keys.
+__global__ void compressed_attention_kernel(AttentionKernelParams p) {
+  __shared__ float weights[kKeyTile];
+  __shared__ const float* keys[kKeyTile];
+  __shared__ float scratch[32];
+  const int64_t t = blockIdx.x, h = blockIdx.y;
+  const QueryPlace place = query_place(p.meta, t);
+  const int64_t first = place.position - p.window + 1 > 0 ? place.position - p.window + 1 : 0;
+  const int64_t window_keys = place.position + 1 - first;
+  const int64_t entries = p.rate == 0 ? 0 : (p.selected != nullptr ? p.k : (place.position + 1) / p.rate);
+  const int64_t n = window_keys + entries;
+  const float* qh = p.q + (t * p.heads + h) * p.d;
+  float* o = p.out + (t * p.heads + h) * p.d;
+  for (int64_t i = threadIdx.x; i < p.d; i += blockDim.x) o[i] = 0.f;
+  float mx = p.sinks[h], sum = 1.f;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int64_t start = 0; start < n; start += kKeyTile) {
+    const int64_t count = n - start < kKeyTile ? n - start : kKeyTile;
+    for (int64_t j = warp; j < count; j += warps) {
+      const float* key = key_of(p, place, t, first, window_keys, start + j);
+      float dot = 0.f;
+      for (int64_t i = lane; i < p.d && key != nullptr; i += 32) dot += qh[i] * key[i];
+      for (int off = 16; off > 0; off >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+      if (lane == 0) weights[j] = key != nullptr ? dot * p.scale : -INFINITY, keys[j] = key;
+    }
+    __syncthreads();
+    const float tile_max = block_max(threadIdx.x < count ? weights[threadIdx.x] : -INFINITY, scratch);
+    const float new_max = fmaxf(mx, tile_max), shrink = expf(mx - new_max);
+    __syncthreads();  // every thread has read its logit before the weights replace them
+    if (threadIdx.x < count) weights[threadIdx.x] = keys[threadIdx.x] != nullptr ? expf(weights[threadIdx.x] - new_max) : 0.f;
+    sum = sum * shrink + block_sum(threadIdx.x < count ? weights[threadIdx.x] : 0.f, scratch);  // syncs
+    for (int64_t i = threadIdx.x; i < p.d; i += blockDim.x) {
+      float acc = o[i] * shrink;
+      for (int64_t j = 0; j < count; ++j)
+        if (keys[j] != nullptr) acc += weights[j] * keys[j][i];
+      o[i] = acc;
+    }
+    mx = new_max;
+    __syncthreads();  // the next tile overwrites weights and keys
+  }
+  for (int64_t i = threadIdx.x; i < p.d; i += blockDim.x) o[i] /= sum;
+}
+
 }  // namespace
+
+void compressed_attention(const Tensor& q, const Tensor& rows, const ops::AttentionMetadata& meta,
+                          const ops::CompressedAttentionParams& params, const Tensor& out) {
+  static_assert(kKeyTile <= kAttentionThreads, "a thread per key of a tile");
+  const bool selected = params.selected.defined();
+  const AttentionKernelParams p{.q = q.data_as<float>(), .rows = rows.data_as<float>(),
+                                .sinks = params.sinks.data_as<float>(),
+                                .selected = selected ? params.selected.data_as<int32_t>() : nullptr,
+                                .out = out.data_as<float>(), .meta = cache_rows_meta(meta, params.block_size, rows),
+                                .heads = q.dim(1), .d = params.head_dim, .window = params.sliding_window,
+                                .rate = params.rate, .entry_offset = params.entry_offset,
+                                .k = selected ? params.selected.dim(1) : 0, .scale = params.scale};
+  const dim3 grid(static_cast<unsigned>(q.dim(0)), static_cast<unsigned>(q.dim(1)));
+  compressed_attention_kernel<<<grid, kAttentionThreads, 0, current_stream()>>>(p);
+  STRATA_CUDA_CHECK_LAUNCH();
+}
 
 void indexer_top_k(const Tensor& q, const Tensor& weights, const Tensor& rows, const ops::AttentionMetadata& meta,
                    const ops::IndexerParams& params, const Tensor& selected) {

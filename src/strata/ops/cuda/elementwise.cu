@@ -1,5 +1,6 @@
 // CUDA elementwise ops on activations: residual add, sigmoid gating, splitting packed head
-// halves and joining them, scaling, row gathers and f32 <-> bf16 conversion. Grid-stride loops, f32 math.
+// halves and joining them, scaling, clamping, row gathers and f32 <-> bf16 conversion.
+// Grid-stride loops, f32 math.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/elementwise.h"
 
@@ -24,6 +25,17 @@ __global__ void scale_kernel(T* x, float factor, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     x[i] = from_f32<T>(to_f32(x[i]) * factor);
+}
+
+// The CPU's std::min(std::max(v, lo), hi), which keeps NaN (fminf / fmaxf would drop it).
+template <typename T>
+__global__ void clamp_kernel(T* x, float lo, float hi, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float v = to_f32(x[i]);
+    const float above = v < lo ? lo : v;
+    x[i] = from_f32<T>(hi < above ? hi : above);
+  }
 }
 
 // packed [rows, 2 * half] -> first, second [rows, half]; element type of any 2-byte or 4-byte size.
@@ -153,6 +165,21 @@ void scale(const Tensor& x, float factor) {
     scale_kernel<<<blocks, 256, 0, stream>>>(x.data_as<float>(), factor, n);
   } else {
     unsupported_dtype("scale", x.dtype());
+  }
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+void clamp(const Tensor& x, float lo, float hi) {
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  const unsigned blocks = grid_for(n, 256);
+  const cudaStream_t stream = current_stream();
+  if (x.dtype() == DType::kBF16) {
+    clamp_kernel<<<blocks, 256, 0, stream>>>(x.data_as<__nv_bfloat16>(), lo, hi, n);
+  } else if (x.dtype() == DType::kF32) {
+    clamp_kernel<<<blocks, 256, 0, stream>>>(x.data_as<float>(), lo, hi, n);
+  } else {
+    unsupported_dtype("clamp", x.dtype());
   }
   STRATA_CUDA_CHECK_LAUNCH();
 }

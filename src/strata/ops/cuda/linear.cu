@@ -3,6 +3,7 @@
 // dense_linear_kernel, a fixed rule (dense_linear.h). FP8, Q8_0 and k-quant weights: 1-32 rows
 // on the tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h, k_quant_mma_gemv.h; FP8 with K not a
 // multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), more through a bf16 widening.
+// f32 x with f32 weights: linear_f32.h.
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
@@ -11,6 +12,7 @@
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/k_quant_mma_gemv.h"
+#include "strata/ops/cuda/linear_f32.h"
 #include "strata/ops/cuda/q8_0_mma_gemv.h"
 #include "strata/ops/cuda/quant_widen.h"
 #include "strata/ops/cuda/warp_gemv.h"
@@ -85,6 +87,7 @@ void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias
 }  // namespace
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out) {
+  if (x.dtype() == DType::kF32 && weight.dtype() == DType::kF32) return linear_f32(x, weight, bias, out, false);
   check_dtypes(x, weight, bias, out);
   if (weight.dtype() != DType::kBF16) return quantized_product(x, weight, bias, out, {});
   dense_product(x, weight, bias, out, false);
@@ -94,6 +97,8 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Ten
 // scratch first. Both accumulate in the product's epilogue.
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
             const ops::LinearOptions& options) {
+  if (x.dtype() == DType::kF32 && weight.dtype() == DType::kF32 && !options.gated_input)
+    return linear_f32(x, weight, bias, out, options.accumulate);
   check_dtypes(x, weight, bias, out);
   if (weight.dtype() != DType::kBF16) return quantized_product(x, weight, bias, out, options);
   if (!options.gated_input) return dense_product(x, weight, bias, out, options.accumulate);

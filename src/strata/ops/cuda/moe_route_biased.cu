@@ -1,10 +1,11 @@
-// CUDA biased, group-limited sigmoid routing (DeepSeek-V3 / Nemotron-H): one block per
-// token with its scores in shared memory. The eligible groups are picked by one thread (n_group
-// is small: 8 for DeepSeek-V3, 1 for Nemotron-H); the k experts by repeated block argmaxes,
-// ties to the lowest id as on the CPU.
+// CUDA biased, group-limited routing by sigmoid (DeepSeek-V3 / Nemotron-H) or sqrt(softplus)
+// scores (DeepSeek-V4): one block per token with its scores in shared memory. The eligible
+// groups are picked by one thread (n_group is small: 8 for DeepSeek-V3, 1 for Nemotron-H);
+// the k experts by repeated block argmaxes, ties to the lowest id as on the CPU.
 #include <climits>
 
 #include "strata/ops/cuda/common.cuh"
+#include "strata/ops/cuda/moe_score.cuh"
 #include "strata/ops/moe.h"
 
 namespace strata::cuda {
@@ -18,6 +19,7 @@ struct BiasedRouteParams {
   int32_t* ids;         // [T, k]
   float* weights;       // [T, k]
   int64_t experts, k, groups, topk_group;
+  ops::MoeScoring scoring;  // kSigmoid or kSqrtSoftplus
   bool renormalise;
   float scaling;
 };
@@ -55,7 +57,7 @@ __global__ void __launch_bounds__(kThreads) route_biased_kernel(BiasedRouteParam
   __shared__ int idxs[32];
   const int64_t t = blockIdx.x;
   for (int64_t e = threadIdx.x; e < p.experts; e += blockDim.x) {
-    scores[e] = 1.0f / (1.0f + expf(-p.logits[t * p.experts + e]));
+    scores[e] = moe_score(p.logits[t * p.experts + e], p.scoring);
     choice[e] = scores[e] + p.bias[e];
   }
   __syncthreads();
@@ -76,7 +78,8 @@ __global__ void __launch_bounds__(kThreads) route_biased_kernel(BiasedRouteParam
   }
   if (threadIdx.x < p.k) {
     const float norm = p.renormalise ? 1.0f / (chosen_sum + 1e-20f) : 1.0f;
-    p.weights[t * p.k + threadIdx.x] *= norm * p.scaling;
+    float& w = p.weights[t * p.k + threadIdx.x];
+    w = w * norm * p.scaling;  // the CPU's order of the products
   }
 }
 
@@ -95,6 +98,7 @@ void moe_route_biased(const Tensor& router_logits, const Tensor& correction_bias
                             .k = options.top_k,
                             .groups = options.n_group,
                             .topk_group = options.topk_group,
+                            .scoring = options.scoring,
                             .renormalise = options.norm_topk_prob,
                             .scaling = options.routed_scaling_factor};
   const size_t shared_bytes = (2 * e + options.n_group) * sizeof(float);

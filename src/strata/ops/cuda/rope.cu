@@ -18,6 +18,7 @@ struct RopeKernelParams {
   int64_t head_dim;
   int64_t half;             // rotary_dim / 2
   float attention_scaling;
+  float sin_scaling;        // attention_scaling, negated for ops::RopeParams::inverse
   int64_t num_tokens;       // T: the stride between MRoPE streams
   bool mrope;
   ops::MropeSections sections;
@@ -37,7 +38,7 @@ __global__ void rope_kernel(RopeKernelParams p) {
     float s, c;
     sincosf(pos * p.inv_freq[i], &s, &c);
     c *= p.attention_scaling;
-    s *= p.attention_scaling;
+    s *= p.sin_scaling;
     const float a = to_f32(v[i]), b = to_f32(v[i + p.half]);
     v[i] = from_f32<T>(a * c - b * s);
     v[i + p.half] = from_f32<T>(b * c + a * s);
@@ -55,7 +56,9 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tenso
                            .inv_freq = inv_freq.data_as<float>(), .num_q_heads = q.dim(1),
                            .num_kv_heads = k.dim(1), .head_dim = q.dim(2),
                            .half = params.rotary_dim / 2,
-                           .attention_scaling = params.attention_scaling, .num_tokens = num_tokens,
+                           .attention_scaling = params.attention_scaling,
+                           .sin_scaling = params.inverse ? -params.attention_scaling : params.attention_scaling,
+                           .num_tokens = num_tokens,
                            .mrope = positions.rank() == 2, .sections = params.mrope};
   const cudaStream_t stream = current_stream();
   if (q.dtype() == DType::kBF16) {
