@@ -1,14 +1,18 @@
-// CPU op timings at SmolLM2-135M shapes: the bf16 linear layer (AVX2 dots for <= 4 tokens,
-// widened tiles + sgemm above) for 1, 8 and 64 tokens, and paged attention of one decode
-// token over 1k keys. Threads: the last argument of each case.
+// CPU op timings at SmolLM2-135M shapes: the bf16 linear layer (AVX2 dots for 1 token, the
+// register-blocked small-batch kernel for 2-16, widened tiles + sgemm above) for 1-64 tokens,
+// its two multi-token kernels head to head on cold weights (the crossover), and paged
+// attention of one decode token over 1k keys. Threads: the last argument of each case.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <immintrin.h>
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
 #include "strata/core/parallel.h"
+#include "strata/ops/cpu/convert.h"
+#include "strata/ops/cpu/small_batch_gemm.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/paged_attention.h"
 
@@ -49,8 +53,57 @@ void linear_shapes(benchmark::internal::Benchmark* b) {
   // q/o proj 576x576, k/v 192x576, gate/up 1536x576, down 576x1536, lm_head 49152x576.
   const int64_t shapes[][2] = {{576, 576}, {192, 576}, {1536, 576}, {576, 1536}, {49152, 576}};
   for (int64_t threads : {1, 2})
-    for (int64_t tokens : {1, 8, 64})
+    for (int64_t tokens : {1, 4, 5, 8, 16, 32, 64})
       for (const auto& s : shapes) b->Args({s[0], s[1], tokens, threads});
+}
+
+// Crossover of linear's two multi-token bf16 kernels: small_batch_gemm against 64-row tiles
+// widened to f32 for sgemm (linear's path above kSmallBatchMaxTokens), on weights as cold as
+// decode's: each iteration reads the next of several copies (256 MiB in all).
+void widened_tiles_sgemm(const float* x, const uint16_t* w, float* y, int64_t tokens, int64_t out, int64_t in) {
+  strata::parallel_for((out + 63) / 64, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> tile(64 * in);
+    for (int64_t r0 = begin * 64; r0 < std::min(end * 64, out); r0 += 64) {
+      const int64_t n = std::min<int64_t>(64, out - r0);
+      for (int64_t r = 0; r < n; ++r)
+        strata::cpu::widen_to_f32(w + (r0 + r) * in, DType::kBF16, in, tile.data() + r * in);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(tokens), static_cast<int>(n),
+                  static_cast<int>(in), 1.f, x, static_cast<int>(in), tile.data(), static_cast<int>(in), 0.f, y + r0,
+                  static_cast<int>(out));
+    }
+  });
+}
+
+// args: kernel (0 small_batch_gemm, 1 widened tiles + sgemm), out_features, in_features, tokens, threads
+void BM_LinearCrossoverBf16(benchmark::State& state) {
+  const int64_t out = state.range(1), in = state.range(2), tokens = state.range(3);
+  strata::set_num_threads(static_cast<int>(state.range(4)));
+  openblas_set_num_threads(1);
+  const int64_t num_copies = std::max<int64_t>(2, (int64_t{256} << 20) / (out * in * 2));
+  const std::vector<uint16_t> w(num_copies * out * in, strata::f32_to_bf16(0.01f));  // bf16 [copies, out, in]
+  const std::vector<float> x(tokens * in, 0.5f);                                      // f32 [tokens, in]
+  std::vector<float> y(tokens * out);                                                 // f32 [tokens, out]
+  int64_t copy = 0;
+  for (auto _ : state) {
+    const uint16_t* wc = w.data() + (copy++ % num_copies) * out * in;
+    if (state.range(0) == 0) {
+      strata::cpu::small_batch_gemm({.x = x.data(), .w = wc, .y = y.data(), .w_dtype = DType::kBF16,
+                                     .num_tokens = tokens, .in_features = in, .out_features = out});
+    } else {
+      widened_tiles_sgemm(x.data(), wc, y.data(), tokens, out, in);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(state.range(0) == 0 ? "small_batch_gemm" : "widened tiles + sgemm");
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * out * in * tokens * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+void crossover_shapes(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][2] = {{576, 576}, {1536, 576}, {576, 1536}};
+  for (int64_t tokens : {8, 16, 24, 32, 48, 64})
+    for (const auto& s : shapes)
+      for (int64_t kernel : {0, 1}) b->Args({kernel, s[0], s[1], tokens, 2});
 }
 
 // One decode token per head group of SmolLM2 (9 query heads, 3 KV heads, head_dim 64) over
@@ -149,6 +202,7 @@ void gemm_lab_shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_GemmLab)->Apply(gemm_lab_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LinearBf16)->Apply(linear_shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LinearCrossoverBf16)->Apply(crossover_shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_PagedAttentionDecode)->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/core/error.h"
+#include "strata/ops/cpu/convert.h"
 
 namespace strata::test {
 
@@ -104,6 +105,12 @@ Tensor random_bf16(Shape shape, uint32_t seed, float lo, float hi) {
   Tensor f = random_f32(shape, seed, lo, hi);
   Tensor t = Tensor::host(DType::kBF16, shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.data_as<uint16_t>()[i] = f32_to_bf16(f.data_as<float>()[i]);
+  return t;
+}
+
+Tensor stored_as(const Tensor& f32, DType dtype) {
+  Tensor t = Tensor::host(dtype, f32.shape());
+  cpu::narrow_from_f32(f32.data_as<float>(), dtype, f32.numel(), t.data());
   return t;
 }
 

@@ -29,6 +29,8 @@ std::string per_test_name(const std::string& name);
 Tensor random_f32(Shape shape, uint32_t seed, float lo = -1.f, float hi = 1.f);
 // Same values rounded to bf16 storage.
 Tensor random_bf16(Shape shape, uint32_t seed, float lo = -1.f, float hi = 1.f);
+// An f32 host tensor stored as `dtype` (a float type the CPU narrows to: f32, f16, bf16).
+Tensor stored_as(const Tensor& f32, DType dtype);
 // Max |a - b| over two f32 host tensors of the same shape.
 float max_abs_diff(const Tensor& a, const Tensor& b);
 

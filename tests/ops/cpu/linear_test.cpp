@@ -1,6 +1,7 @@
 // CPU linear against a double-precision reference on the same stored weights: f32, f16 and
-// bf16, the per-row dot path (<= 4 tokens, 4 rows per pass plus a row tail) and the
-// widened-tile sgemm path, in_features with and without a multiple-of-8 tail, and a bias.
+// bf16, the per-row dot path (4 rows per pass plus a row tail), the register-blocked
+// small-batch path and the widened-tile sgemm path (token counts each side of both
+// crossovers), in_features with and without a multiple-of-8 tail, and a bias.
 #include "strata/ops/linear.h"
 
 #include <gtest/gtest.h>
@@ -9,23 +10,17 @@
 #include <cstring>
 
 #include "strata/ops/cpu/convert.h"
+#include "strata/ops/cpu/small_batch_gemm.h"
 #include "test_support.h"
 
 namespace strata::cpu {
 namespace {
 
-// w_f32: f32 [out, in] -> stored as `dtype`.
-Tensor stored(const Tensor& w_f32, DType dtype) {
-  Tensor w = Tensor::host(dtype, w_f32.shape());
-  narrow_from_f32(w_f32.data_as<float>(), dtype, w_f32.numel(), w.data());
-  return w;
-}
-
 void check(DType dtype, int64_t tokens, int64_t out, int64_t in, bool bias) {
   SCOPED_TRACE(testing::Message() << dtype_name(dtype) << " tokens=" << tokens << " out=" << out << " in=" << in);
-  const Tensor w = stored(test::random_f32({out, in}, 7), dtype);  // dtype [out, in]
+  const Tensor w = test::stored_as(test::random_f32({out, in}, 7), dtype);  // dtype [out, in]
   const Tensor x = test::random_f32({tokens, in}, 8);               // f32 [tokens, in]
-  const Tensor b = bias ? stored(test::random_f32({out}, 9), dtype) : Tensor();
+  const Tensor b = bias ? test::stored_as(test::random_f32({out}, 9), dtype) : Tensor();
   Tensor y = Tensor::host(DType::kF32, {tokens, out});
   linear(x, w, b, y);
   std::vector<float> row(in), bias_f32(out, 0.f);
@@ -43,9 +38,12 @@ void check(DType dtype, int64_t tokens, int64_t out, int64_t in, bool bias) {
   }
 }
 
-TEST(LinearCpuTest, MatchesReferenceOnBothPaths) {
+TEST(LinearCpuTest, MatchesReferenceOnEveryPath) {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    for (int64_t tokens : {1, 3, 4, 5, 9}) {  // <= 4: per-row dots; above: tiles + sgemm
+    // Per-row dots below kSmallBatchMinTokens, small_batch_gemm up to kSmallBatchMaxTokens,
+    // tiles + sgemm above.
+    for (int64_t tokens : {kSmallBatchMinTokens - 1, kSmallBatchMinTokens, int64_t{4}, int64_t{5}, int64_t{9},
+                           kSmallBatchMaxTokens, kSmallBatchMaxTokens + 1, int64_t{40}}) {
       check(dtype, tokens, 37, 100, false);
       check(dtype, tokens, 130, 64, true);
     }

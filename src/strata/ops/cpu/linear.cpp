@@ -1,6 +1,6 @@
-// CPU linear: few tokens (decode) stream each weight row once through an AVX2 dot per
-// token; many tokens (prefill) widen row tiles to f32 and hand them to single-threaded
-// OpenBLAS sgemm, with our own threads splitting the output rows.
+// CPU linear: one token (decode) streams each weight row once through AVX2 dots; 2-16
+// tokens (batched decode, verify) run the register-blocked small_batch_gemm; more (prefill)
+// widen row tiles to f32 for single-threaded OpenBLAS sgemm. Our threads split the rows.
 #include "strata/ops/linear.h"
 
 #include <cblas.h>
@@ -11,11 +11,11 @@
 #include "strata/core/parallel.h"
 #include "strata/ops/cpu/convert.h"
 #include "strata/ops/cpu/quant_matmul.h"
+#include "strata/ops/cpu/small_batch_gemm.h"
 
 namespace strata::cpu {
 namespace {
 
-constexpr int64_t kMatvecMaxTokens = 4;
 constexpr int64_t kTileRows = 64;
 
 void linear_matvec(const Tensor& x, const Tensor& weight, const Tensor& out) {
@@ -72,10 +72,16 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Ten
     quant_matmul({.x = x.data_as<float>(), .w = weight.data(), .y = out.data_as<float>(),
                   .w_dtype = weight.dtype(), .num_tokens = x.dim(0), .in_features = x.dim(1),
                   .out_features = weight.dim(0)});
-  } else if (x.dim(0) > kMatvecMaxTokens) {
-    linear_tiled(x, weight, out);
   } else {
-    linear_matvec(x, weight, out);
+    switch (linear_kernel_for(weight.dtype(), x.dim(0))) {
+      case LinearKernel::kDotRows: linear_matvec(x, weight, out); break;
+      case LinearKernel::kSmallBatch:
+        small_batch_gemm({.x = x.data_as<float>(), .w = weight.data(), .y = out.data_as<float>(),
+                          .w_dtype = weight.dtype(), .num_tokens = x.dim(0), .in_features = x.dim(1),
+                          .out_features = weight.dim(0)});
+        break;
+      case LinearKernel::kTiledSgemm: linear_tiled(x, weight, out); break;
+    }
   }
   if (bias.defined()) {
     std::vector<float> b(weight.dim(0));
