@@ -71,16 +71,18 @@ Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored
 }
 
 Tensor ModelWeights::columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const {
-  STRATA_CHECK(shape.rank == 2);
-  const int64_t rows = shape[0], n = static_cast<int64_t>(columns.size());
-  if (shapes_only_) return get(name, {rows, n});
+  STRATA_CHECK(shape.rank == 1 || shape.rank == 2);
+  const int64_t rows = shape.rank == 2 ? shape[0] : 1, cols = shape[shape.rank - 1];
+  const int64_t n = static_cast<int64_t>(columns.size());
+  const Shape out_shape = shape.rank == 2 ? Shape{rows, n} : Shape{n};
+  if (shapes_only_) return get(name, out_shape);
   const Tensor src = host_tensor(name, shape);
-  Tensor host = Tensor::host(DType::kF32, {rows, n});
+  Tensor host = Tensor::host(DType::kF32, out_shape);
   const int64_t elem = dtype_bytes(src.dtype(), 1);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < n; ++j) {
-      STRATA_CHECK(columns[j] >= 0 && columns[j] < shape[1]);
-      cpu::widen_to_f32(static_cast<const char*>(src.data()) + (r * shape[1] + columns[j]) * elem, src.dtype(), 1,
+      STRATA_CHECK(columns[j] >= 0 && columns[j] < cols);
+      cpu::widen_to_f32(static_cast<const char*>(src.data()) + (r * cols + columns[j]) * elem, src.dtype(), 1,
                         host.data_as<float>() + r * n + j);
     }
   count_loaded(shape.numel(), src.dtype());

@@ -7,6 +7,7 @@
 #include "strata/backend/backend.h"
 #include "strata/cache/kv_cache.h"
 #include "strata/model/workspace.h"
+#include "strata/ops/elementwise.h"
 
 namespace strata {
 
@@ -40,6 +41,14 @@ struct ForwardContext {
 
   Tensor temp(Shape shape) { return workspace.alloc(activation_dtype, shape); }
   Tensor temp_f32(Shape shape) { return workspace.alloc(DType::kF32, shape); }
+  // An f32 intermediate as the step's activations, for a linear to read (a GPU's read bf16):
+  // x itself where the dtypes agree, else a converted temp.
+  Tensor as_activations(const Tensor& x) {
+    if (x.dtype() == activation_dtype) return x;
+    Tensor out = temp(x.shape());
+    ops::convert(x, out);
+    return out;
+  }
 };
 
 }  // namespace strata

@@ -61,7 +61,8 @@ class ModelWeights {
   // row j of expert e is output column columns[j] (gpt-oss: gate and up interleaved).
   // stored: [E, in, out]. Defined in expert_columns.cpp.
   Tensor expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns) const;
-  // Columns `columns` of tensor `name` [rows, cols], widened to f32: [rows, |columns|].
+  // Columns `columns` of tensor `name` [rows, cols] (or entries of a [cols] vector), widened to
+  // f32: [rows, |columns|] (or [|columns|]).
   Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const;
 
   bool is_dummy() const { return source_ == nullptr; }

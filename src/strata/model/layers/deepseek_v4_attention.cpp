@@ -27,33 +27,15 @@ std::vector<int64_t> head_order(int64_t dim, int64_t rope, int64_t count) {
   return order;
 }
 
-// An f32 weight [n] with its entries reordered: permuted on the host, then on the model's device.
+// An f32 weight [n] with its entries reordered (on the model's device).
 Tensor permuted_f32(const WeightScope& w, const std::string& name, const std::vector<int64_t>& order) {
-  const Tensor src = w.get_f32(name, {static_cast<int64_t>(order.size())});
-  if (src.data() == nullptr) return src;  // shapes only (`strata info`): nothing runs
-  Backend& backend = w.weights().backend();
-  Tensor host = src;
-  if (!src.device().is_cpu()) {
-    host = Tensor::host(DType::kF32, src.shape());
-    backend.copy(host, src);
-  }
-  Tensor out = Tensor::host(DType::kF32, src.shape());
-  for (size_t i = 0; i < order.size(); ++i) out.data_as<float>()[i] = host.data_as<float>()[order[i]];
-  return backend.device().is_cpu() ? out : backend.from_host(out);
+  return w.weights().columns_f32(w.name(name), {static_cast<int64_t>(order.size())}, order);
 }
 
 Tensor device_f32(const std::vector<float>& values, Backend& backend) {
   Tensor t = Tensor::host(DType::kF32, {static_cast<int64_t>(values.size())});
   std::copy(values.begin(), values.end(), t.data_as<float>());
   return backend.device().is_cpu() ? t : backend.from_host(t);
-}
-
-// The GPU's linears read bf16: an f32 intermediate as the step's activation dtype (itself on the CPU).
-Tensor as_activation(const Tensor& x, ForwardContext& ctx) {
-  if (ctx.activation_dtype == x.dtype()) return x;
-  Tensor out = ctx.temp(x.shape());
-  ops::convert(x, out);
-  return out;
 }
 
 // x: [T, heads, dim] rotated in place on its first rope dims at `positions` [T] i32 (back with `inverse`).
@@ -177,7 +159,7 @@ void DeepseekV4Attention::project_out(const Tensor& o, const Tensor& out, Forwar
     }
   }
   Tensor grouped = ctx.temp({groups * t, group_in});
-  ops::gather_rows(as_activation(o, ctx).reshape({t * groups, group_in}), step_i32(by_group, {t * groups}, ctx),
+  ops::gather_rows(ctx.as_activations(o).reshape({t * groups, group_in}), step_i32(by_group, {t * groups}, ctx),
                    grouped);
   Tensor low = ctx.temp({groups * t, rank});
   ops::grouped_linear(grouped, wo_a_, step_i32(offsets, {groups + 1}, ctx), low);
@@ -195,7 +177,7 @@ void DeepseekV4Attention::forward(const StepBatch& step, NormedInput& in, const 
   Tensor q_residual = ctx.temp_f32({t, config_.q_lora_rank});
   ops::linear(h, wq_a_, Tensor(), q_residual);
   q_norm_.apply(q_residual, q_residual);
-  const Tensor q_latent = as_activation(q_residual, ctx);  // transformers' q_norm output, bf16 on a GPU
+  const Tensor q_latent = ctx.as_activations(q_residual);  // transformers' q_norm output, bf16 on a GPU
   Tensor q = ctx.temp_f32({t, heads, d});
   ops::linear(q_latent, wq_b_, Tensor(), q.reshape({t, heads * d}));
   ops::rms_norm(q.reshape({t * heads, d}), ones_, q.reshape({t * heads, d}), {.eps = options_.rms_norm_eps});

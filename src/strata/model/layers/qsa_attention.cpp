@@ -105,12 +105,7 @@ void QsaAttention::forward(const StepBatch& step, NormedInput& in, const Tensor&
                                .selected = selected},
                               attn);
   ops::sigmoid_gate(attn, gate);
-  Tensor o_in = attn.reshape({t, heads * hd});
-  if (ctx.activation_dtype != DType::kF32) {  // the GPU's linears read bf16
-    o_in = ctx.temp({t, heads * hd});
-    ops::convert(attn.reshape({t, heads * hd}), o_in);
-  }
-  ops::linear(o_in, o_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
+  ops::linear(ctx.as_activations(attn.reshape({t, heads * hd})), o_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
 }
 
 }  // namespace strata
