@@ -1,7 +1,7 @@
 // Speculative decoding with a module fed the target's hidden states gives exactly the tokens plain
 // greedy decoding gives: the checkpoint's multi-token-prediction module on Qwen3-Next (MoE) and
-// Qwen3.5 (dense), and an EAGLE-3 head on the llama fixture ("llama_eagle3", reading three target
-// layers and drafting in a vocabulary of its own): prompts of k + 1 tokens, chunked prefill,
+// Qwen3.5 (dense), and EAGLE-3 heads of one and two layers on the llama fixture ("llama_eagle3*", reading
+// three target layers and drafting in a vocabulary of its own): prompts of k + 1 tokens, chunked prefill,
 // prefix-cache hits, n > 1, penalties, logprobs and preemption. With one draft a step, the drafts
 // and acceptances the engine counts are those the module's own logits over the finished sequence
 // predict; sampled requests replay under a seed and draw their first token from the prompt's last
@@ -179,9 +179,11 @@ TEST_P(MtpSpeculation, SampledFirstTokenComesFromThePromptsLastRow) {
 }
 
 // llama_eagle3: a random EAGLE-3 head for the llama fixture; llama_eagle3_echo: one whose drafts
-// the target's repeating runs keep (scripts/fixtures/make_eagle3_fixture.py --echo).
+// the target's repeating runs keep (scripts/fixtures/make_eagle3_fixture.py --echo);
+// llama_eagle3_2layer: a random head of two decoder layers (--layers 2).
 INSTANTIATE_TEST_SUITE_P(Checkpoints, MtpSpeculation,
-                         ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp", "llama_eagle3", "llama_eagle3_echo"),
+                         ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp", "llama_eagle3", "llama_eagle3_echo",
+                                           "llama_eagle3_2layer"),
                          [](const auto& info) { return info.param; });
 
 class CudaMtpSpeculation : public MtpSpeculation {
@@ -199,7 +201,8 @@ TEST_P(CudaMtpSpeculation, GreedyTokensEqualPlainDecoding) { expect_greedy_token
 TEST_P(CudaMtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) { expect_preemption_keeps_tokens_exact(); }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaMtpSpeculation,
-                         ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp", "llama_eagle3", "llama_eagle3_echo"),
+                         ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp", "llama_eagle3", "llama_eagle3_echo",
+                                           "llama_eagle3_2layer"),
                          [](const auto& info) { return info.param; });
 
 // A step that throws fails its requests and frees the module's blocks (CheckedEngine checks its

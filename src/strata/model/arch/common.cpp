@@ -106,15 +106,19 @@ std::unique_ptr<Model> build_dense_decoder(const ModelConfig& config, const Mode
   const MlpOptions mlp = dense_mlp_options(config);
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
     const WeightScope w(weights, fmt::format("model.layers.{}", i));
-    model->add_layer(std::make_unique<DecoderBlock>(DecoderBlock::Parts{
-                         .input_norm = rms_norm_weight(w, "input_layernorm.weight", config),
-                         .mixer = std::make_unique<Attention>(attention, w.scope("self_attn")),
-                         .pre_ffn_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config),
-                         .ffn = std::make_unique<Mlp>(mlp, w.scope("mlp")),
-                     }),
-                     "attention + mlp");
+    model->add_layer(dense_decoder_layer(w, config, attention, mlp), "attention + mlp");
   }
   return model;
+}
+
+std::unique_ptr<Layer> dense_decoder_layer(const WeightScope& w, const ModelConfig& config,
+                                           const AttentionOptions& attention, const MlpOptions& mlp) {
+  return std::make_unique<DecoderBlock>(DecoderBlock::Parts{
+      .input_norm = rms_norm_weight(w, "input_layernorm.weight", config),
+      .mixer = std::make_unique<Attention>(attention, w.scope("self_attn")),
+      .pre_ffn_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config),
+      .ffn = std::make_unique<Mlp>(mlp, w.scope("mlp")),
+  });
 }
 
 std::vector<std::string> attention_layer_types(const ModelConfig& config,

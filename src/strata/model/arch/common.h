@@ -54,5 +54,9 @@ MlpOptions dense_mlp_options(const ModelConfig& config);
 // Attention + gated MLP blocks under model.layers.N, HF Llama naming.
 std::unique_ptr<Model> build_dense_decoder(const ModelConfig& config, const ModelWeights& weights,
                                            const DenseDecoderOptions& options);
+// One of those blocks under w: input_layernorm, self_attn, post_attention_layernorm, mlp (pre-norm,
+// each part added to the stream).
+std::unique_ptr<Layer> dense_decoder_layer(const WeightScope& w, const ModelConfig& config,
+                                           const AttentionOptions& attention, const MlpOptions& mlp);
 
 }  // namespace strata

@@ -1,8 +1,8 @@
 // EAGLE-3 heads (architectures LlamaForCausalLMEagle3 and the like, or speculators' Eagle3Speculator):
-// one Llama-style decoder layer whose attention reads the token embedding joined with fc over three
-// target layers' hidden states, a final norm and an lm_head over a draft vocabulary that d2t maps into
-// the target's. Names as the EAGLE repository saves them (fc, midlayer.*, norm, lm_head, d2t; layers.0
-// read too); the embedding is the target's unless the head carries embed_tokens.
+// Llama-style decoder layers, the first's attention reading the token embedding joined with fc over
+// three target layers' hidden states, later ones plain pre-norm layers (vLLM's llama_eagle3); a final
+// norm and an lm_head over a draft vocabulary that d2t maps into the target's. Names: fc, norm, lm_head,
+// d2t, layers.N.* (midlayer.* too in one-layer heads); the embedding is the target's unless the head has one.
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -40,12 +40,31 @@ std::vector<int64_t> target_layers(const ModelConfig& head, int64_t num_target_l
 // unless the config says otherwise.
 bool speculators_layout(const ModelConfig& head) { return head.has("speculators_model_type"); }
 
-// The leaf prefix of the decoder layer: midlayer (the EAGLE repository), or layers.0 (vLLM's name).
-std::string layer_prefix(const ModelWeights& weights) {
-  for (const char* prefix : {"midlayer", "layers.0", "model.layers.0"})
-    if (!weights.names_under(std::string(prefix) + ".").empty()) return prefix;
-  if (weights.is_dummy()) return "midlayer";
-  fail("EAGLE-3 head: {} has no decoder layer (midlayer.* or layers.0.*)", weights.description());
+// Each decoder layer's weight prefix: layers.N or model.layers.N (vLLM's names), or midlayer, the EAGLE
+// repository's name for a one-layer head's layer. The family is the one that holds layer 0.
+std::vector<std::string> layer_prefixes(const ModelWeights& weights, int64_t num_layers) {
+  const auto present = [&](const std::string& prefix) {
+    return weights.is_dummy() || !weights.names_under(prefix + ".").empty();
+  };
+  if (num_layers == 1 && present("midlayer")) return {"midlayer"};
+  std::string family;
+  for (const char* candidate : {"layers", "model.layers"})
+    if (family.empty() && present(fmt::format("{}.0", candidate))) family = candidate;
+  if (family.empty())
+    fail("EAGLE-3 head: {} has no decoder layer ({}layers.0.*)", weights.description(),
+         num_layers == 1 ? "midlayer.* or " : "");
+  std::vector<std::string> prefixes;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    prefixes.push_back(fmt::format("{}.{}", family, i));
+    if (!present(prefixes.back()))
+      fail("EAGLE-3 head: config.json's num_hidden_layers is {}, but {} has no weights under {}.*; set "
+           "num_hidden_layers to the number of layers the head's file holds", num_layers, weights.description(),
+           prefixes.back());
+  }
+  if (!weights.is_dummy() && present(fmt::format("{}.{}", family, num_layers)))
+    fail("EAGLE-3 head: {} holds {}.{}.*, past config.json's num_hidden_layers {}; set num_hidden_layers to the "
+         "number of layers the head's file holds", weights.description(), family, num_layers, num_layers);
+  return prefixes;
 }
 
 // d2t [draft vocab]: draft id i is target id i + d2t[i]; without it the vocabularies must agree.
@@ -73,8 +92,8 @@ void check_fits_target(const ModelConfig& head, const ModelConfig& target) {
   if (head.vocab_size != target.vocab_size)
     fail("EAGLE-3 head: its vocab_size {} differs from the target's {}; pick the head made for this model",
          head.vocab_size, target.vocab_size);
-  if (head.num_hidden_layers != 1)
-    fail("EAGLE-3 head: num_hidden_layers is {}; Strata runs heads of one decoder layer", head.num_hidden_layers);
+  if (head.num_hidden_layers < 1)
+    fail("EAGLE-3 head: num_hidden_layers is {}; a head has at least one decoder layer", head.num_hidden_layers);
 }
 
 Tensor embedding(const ModelConfig& head, const ModelWeights& weights, const Model& target) {
@@ -85,6 +104,21 @@ Tensor embedding(const ModelConfig& head, const ModelWeights& weights, const Mod
     fail("EAGLE-3 head: hidden_size {} differs from the target's {} and the head has no embed_tokens of its own",
          head.hidden_size, target.config().hidden_size);
   return target.parts().embed_tokens;
+}
+
+// Layer 0: attention over [embedding, g], g the fc'd target states or the chained state.
+std::unique_ptr<Layer> first_layer(const ModelConfig& config, const WeightScope& w, const Tensor& fc) {
+  AttentionOptions attention = attention_options(config);
+  attention.input_size = 2 * config.hidden_size;
+  return std::make_unique<Eagle3Block>(Eagle3Block::Parts{
+      .fc = fc,
+      .input_norm = rms_norm_weight(w, "input_layernorm.weight", config),
+      .hidden_norm = rms_norm_weight(w, "hidden_norm.weight", config),
+      .norm_before_residual = config.get_bool("norm_before_residual", speculators_layout(config)),
+      .attention = std::make_unique<Attention>(attention, w.scope("self_attn")),
+      .post_attention_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config),
+      .mlp = std::make_unique<Mlp>(dense_mlp_options(config), w.scope("mlp")),
+  });
 }
 
 }  // namespace
@@ -109,19 +143,14 @@ std::unique_ptr<Model> build_eagle3_head(const ModelConfig& head, const ModelWei
                      .eagle3 = {.target_layers = layers,
                                 .draft_to_target = draft_to_target(weights, draft_vocab, head.vocab_size)}};
   auto model = std::make_unique<Model>(config, std::move(parts));
-  const WeightScope w = root.scope(layer_prefix(weights));
-  AttentionOptions attention = attention_options(config);
-  attention.input_size = 2 * hidden;
-  model->add_layer(std::make_unique<Eagle3Block>(Eagle3Block::Parts{
-                       .fc = weights.get("fc.weight", {hidden, fc_in}),
-                       .input_norm = rms_norm_weight(w, "input_layernorm.weight", config),
-                       .hidden_norm = rms_norm_weight(w, "hidden_norm.weight", config),
-                       .norm_before_residual = head.get_bool("norm_before_residual", speculators_layout(head)),
-                       .attention = std::make_unique<Attention>(attention, w.scope("self_attn")),
-                       .post_attention_norm = rms_norm_weight(w, "post_attention_layernorm.weight", config),
-                       .mlp = std::make_unique<Mlp>(dense_mlp_options(config), w.scope("mlp")),
-                   }),
+  const std::vector<std::string> prefixes = layer_prefixes(weights, head.num_hidden_layers);
+  model->add_layer(first_layer(config, root.scope(prefixes[0]), weights.get("fc.weight", {hidden, fc_in})),
                    "eagle3: attention over [embedding, fc(target states)] + mlp");
+  // Layers 1.. are plain pre-norm layers over the stream: q, k, v take hidden.
+  for (size_t i = 1; i < prefixes.size(); ++i)
+    model->add_layer(dense_decoder_layer(root.scope(prefixes[i]), config, attention_options(config),
+                                         dense_mlp_options(config)),
+                     "attention + mlp");
   return model;
 }
 

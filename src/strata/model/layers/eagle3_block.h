@@ -1,4 +1,4 @@
-// The one decoder layer of an EAGLE-3 head (vLLM's llama_eagle3 "midlayer"). Each token joins its
+// The first decoder layer of an EAGLE-3 head (vLLM's llama_eagle3 layer 0, "midlayer"). Each token joins its
 // embedding (the residual stream x on entry) with the hidden state the step carries
 // (input_hidden_states): the target's auxiliary states [T, 3 * target_hidden], which fc projects to
 // hidden, or the head's own pre-norm output [T, hidden] when drafts are chained:
@@ -26,7 +26,8 @@ class Eagle3Block final : public Layer {
   explicit Eagle3Block(Parts parts) : parts_(std::move(parts)) {}
 
   LayerCaps caps() const override { return parts_.attention->caps(); }
-  // x: [T, hidden] the tokens' embeddings -> the head's pre-norm output.
+  // x: [T, hidden] the tokens' embeddings -> the stream later layers add to (the pre-norm output of a
+  // one-layer head).
   void forward(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const override;
 
  private:
