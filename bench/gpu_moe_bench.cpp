@@ -29,7 +29,7 @@
 #include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
-#include "strata/ops/cuda/k_quant_mma_gemv.h"
+#include "strata/ops/cuda/nibble_quant_mma_gemv.h"
 #include "strata/ops/cuda/stream_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #endif
@@ -266,13 +266,13 @@ void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const 
       report("op", time_ms(timer, [&] { ops::linear(x, w, Tensor(), out); }));
       const cuda::QuantGemvArgs args{.x = x.data(), .weight = w.data(), .out = out.data(), .out_dtype = s.out_dtype,
                                      .m = m, .n = s.n, .k = s.k};
-      const std::pair<const char*, cuda::KQuantMmaGemvVariant> variants[] = {
-          {"w8", cuda::KQuantMmaGemvVariant::kWarps8}, {"w4", cuda::KQuantMmaGemvVariant::kWarps4},
-          {"w2", cuda::KQuantMmaGemvVariant::kWarps2}, {"w8x2", cuda::KQuantMmaGemvVariant::kWarps8TwoBlocks},
-          {"w8x2p", cuda::KQuantMmaGemvVariant::kPersistent}};
-      if (cuda::k_quant_mma_gemv_supported(dtype, args))
+      const std::pair<const char*, cuda::NibbleMmaGemvVariant> variants[] = {
+          {"w8", cuda::NibbleMmaGemvVariant::kWarps8}, {"w4", cuda::NibbleMmaGemvVariant::kWarps4},
+          {"w2", cuda::NibbleMmaGemvVariant::kWarps2}, {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks},
+          {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}};
+      if (cuda::nibble_quant_mma_gemv_supported(dtype, args))
         for (const auto& [name, variant] : variants)
-          report(name, time_ms(timer, [&] { cuda::k_quant_mma_gemv(dtype, args, cuda::current_stream(), variant); }));
+          report(name, time_ms(timer, [&] { cuda::nibble_quant_mma_gemv(dtype, args, cuda::current_stream(), variant); }));
     }
   }
 }
@@ -298,13 +298,13 @@ void bench_k_quant_experts(Backend& gpu, const Timer& timer, const std::vector<i
         const double bytes = static_cast<double>(active) * s.n * dtype_bytes(dtype, s.k);
         const cuda::QuantExpertArgs args{.x = x.data(), .weights = w.data(), .expert_ids = gids.data_as<int32_t>(),
                                          .out = out.data(), .num_pairs = pairs, .n = s.n, .k = s.k, .pairs_per_x = per_x};
-        if (!cuda::k_quant_mma_gemv_experts_supported(dtype, args)) continue;
-        const std::pair<const char*, cuda::KQuantMmaGemvVariant> variants[] = {
-            {"op", cuda::KQuantMmaGemvVariant::kAuto},          {"w8", cuda::KQuantMmaGemvVariant::kWarps8},
-            {"w4", cuda::KQuantMmaGemvVariant::kWarps4},        {"w2", cuda::KQuantMmaGemvVariant::kWarps2},
-            {"w8x2", cuda::KQuantMmaGemvVariant::kWarps8TwoBlocks}, {"w8x2p", cuda::KQuantMmaGemvVariant::kPersistent}};
+        if (!cuda::nibble_quant_mma_gemv_experts_supported(dtype, args)) continue;
+        const std::pair<const char*, cuda::NibbleMmaGemvVariant> variants[] = {
+            {"op", cuda::NibbleMmaGemvVariant::kAuto},          {"w8", cuda::NibbleMmaGemvVariant::kWarps8},
+            {"w4", cuda::NibbleMmaGemvVariant::kWarps4},        {"w2", cuda::NibbleMmaGemvVariant::kWarps2},
+            {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks}, {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}};
         for (const auto& [name, variant] : variants) {
-          const double ms = time_ms(timer, [&] { cuda::k_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant); });
+          const double ms = time_ms(timer, [&] { cuda::nibble_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant); });
           std::printf("%s\n", fmt::format(R"({{"shape":"{} experts","tokens":{},"kernel":"{}-{}","us":{:.1f},"tb_s":{:.2f}}})",
                                           s.name, tokens, dtype_name(dtype), name, ms * 1e3, bytes / (ms * 1e-3) / 1e12)
                                   .c_str());

@@ -69,6 +69,9 @@ std::vector<Block> random_k_blocks(int64_t count, uint64_t seed) {
     if constexpr (std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K>) {
       blocks[i].d = static_cast<uint16_t>(0x1c00 + i % 64);
       blocks[i].dmin = static_cast<uint16_t>(0x1800 + i % 32);
+    } else if constexpr (std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>) {
+      blocks[i].d = static_cast<uint16_t>(0x1c00 + i % 64);
+      blocks[i].m = static_cast<uint16_t>(0x9800 + i % 32);  // negative minimums, as real weights have
     } else {
       blocks[i].d = static_cast<uint16_t>(0x1c00 + i % 64);
     }
@@ -117,10 +120,25 @@ float q6k_device_value(const uint8_t* row, int64_t k, int64_t c) {
   return f16_to_f32(d) * static_cast<int8_t>(scales[8 * u + step]) * static_cast<float>((low | (high << 4)) - 32);
 }
 
-template <typename Block>
+// Q4_0 / Q4_1 / Q5_0 / Q5_1: the k-quants' nibbles (and Q5 fifth bits), then a d (and m) per 32.
+template <bool kFive, bool kMin>
+float legacy_device_value(const uint8_t* row, int64_t k, int64_t c) {
+  const int64_t u = c / 128;
+  const int v = static_cast<int>(c % 128), step = v / 16, lane = (v % 16) / 4;
+  int q = (row[64 * u + 16 * lane + 4 * (step / 2) + v % 4] >> (4 * (step % 2))) & 15;
+  if (kFive) q |= ((row[k / 2 + 16 * u + 4 * lane + v % 4] >> step) & 1) << 4;
+  const uint8_t* header = row + k / 2 + (kFive ? k / 8 : 0) + (kMin ? 4 : 2) * (c / kQk);
+  uint16_t d = 0, m = 0;
+  std::memcpy(&d, header, 2);
+  if (kMin) std::memcpy(&m, header + 2, 2);
+  if (kMin) return static_cast<float>(q) * f16_to_f32(d) + f16_to_f32(m);
+  return static_cast<float>(q - (kFive ? 16 : 8)) * f16_to_f32(d);
+}
+
+template <typename Block, int64_t kValues = kQkK>
 void expect_k_layout_round_trip(DType dtype, float (*device_value)(const uint8_t*, int64_t, int64_t)) {
-  const int64_t rows = 3, k = 512, row_bytes = k / kQkK * static_cast<int64_t>(sizeof(Block));
-  const std::vector<Block> host = random_k_blocks<Block>(rows * k / kQkK, 77);
+  const int64_t rows = 3, k = 512, row_bytes = k / kValues * static_cast<int64_t>(sizeof(Block));
+  const std::vector<Block> host = random_k_blocks<Block>(rows * k / kValues, 77);
   std::vector<uint8_t> device(static_cast<size_t>(rows * row_bytes), 0xee), back(device.size(), 0xdd);
   to_device_layout(dtype, host.data(), rows, k, device.data());
   std::vector<float> expected(static_cast<size_t>(k));
@@ -145,13 +163,32 @@ TEST(DeviceLayout, Q6_KValuesReadWhereTheKernelLooksAndComeBack) {
   expect_k_layout_round_trip<BlockQ6_K>(DType::kQ6_K, q6k_device_value);
 }
 
-TEST(DeviceLayout, Q6_KStaysQuantizedOnlyWithSixteenByteRows) {
+TEST(DeviceLayout, Q4_0ValuesReadWhereTheKernelLooksAndComeBack) {
+  expect_k_layout_round_trip<BlockQ4_0, kQk>(DType::kQ4_0, legacy_device_value<false, false>);
+}
+
+TEST(DeviceLayout, Q4_1ValuesReadWhereTheKernelLooksAndComeBack) {
+  expect_k_layout_round_trip<BlockQ4_1, kQk>(DType::kQ4_1, legacy_device_value<false, true>);
+}
+
+TEST(DeviceLayout, Q5_0ValuesReadWhereTheKernelLooksAndComeBack) {
+  expect_k_layout_round_trip<BlockQ5_0, kQk>(DType::kQ5_0, legacy_device_value<true, false>);
+}
+
+TEST(DeviceLayout, Q5_1ValuesReadWhereTheKernelLooksAndComeBack) {
+  expect_k_layout_round_trip<BlockQ5_1, kQk>(DType::kQ5_1, legacy_device_value<true, true>);
+}
+
+TEST(DeviceLayout, RowsStayQuantizedOnTheGpuOnlyInWholeUnits) {
   EXPECT_TRUE(keeps_device_layout(DType::kQ6_K, 4096));
   EXPECT_TRUE(keeps_device_layout(DType::kQ6_K, 14336));
   EXPECT_FALSE(keeps_device_layout(DType::kQ6_K, 768));
   EXPECT_TRUE(keeps_device_layout(DType::kQ4_K, 768));
   EXPECT_TRUE(keeps_device_layout(DType::kQ5_K, 768));
-  EXPECT_FALSE(keeps_device_layout(DType::kQ4_0, 4096));
+  EXPECT_TRUE(keeps_device_layout(DType::kQ4_0, 4096));
+  EXPECT_TRUE(keeps_device_layout(DType::kQ5_1, 768));
+  EXPECT_FALSE(keeps_device_layout(DType::kQ4_1, 800));  // 25 blocks: not whole 256-value units
+  EXPECT_FALSE(keeps_device_layout(DType::kQ8_K, 4096));
 }
 
 }  // namespace

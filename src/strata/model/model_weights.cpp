@@ -208,7 +208,7 @@ Tensor ModelWeights::get_i32_table(const std::string& name, const Shape& shape) 
 
 namespace {
 
-// 2-D FP8, Q8_0, Q4_K, Q5_K and Q6_K weights stay quantized on the GPU: the CUDA linear reads them.
+// 2-D FP8 and GGUF block-quantized weights (weights/device_layout.h) stay quantized on the GPU: the CUDA linear reads them.
 bool stays_quantized_on_gpu(const WeightInfo& info) {
   return info.shape.rank == 2 && keeps_device_layout(info.dtype, info.shape[1]);
 }

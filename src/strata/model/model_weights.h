@@ -80,7 +80,7 @@ class ModelWeights {
   Backend& backend() const { return backend_; }
 
  private:
-  // keep_quantized: a 2-D FP8, Q8_0, Q4_K, Q5_K or Q6_K linear weight stays quantized on a GPU (where
+  // keep_quantized: a 2-D FP8 or GGUF block-quantized linear weight stays quantized on a GPU (where
   // keeps_device_layout); else it is widened to bf16.
   Tensor load(const WeightInfo& info, bool keep_quantized = true) const;
   Tensor concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes, bool keep_quantized) const;

@@ -36,8 +36,7 @@ bool expert_linear_supports(Device device, const Tensor& weights) {
   const DType dtype = weights.dtype();
   const int64_t in = weights.dim(2);
   if (dtype == DType::kF8_E4M3_B128) return in % 256 == 0;
-  return (dtype == DType::kQ8_0 && in % 128 == 0) ||
-         ((dtype == DType::kQ4_K || dtype == DType::kQ5_K || dtype == DType::kQ6_K) && keeps_device_layout(dtype, in));
+  return (dtype == DType::kQ8_0 && in % 128 == 0) || (dtype != DType::kQ8_0 && keeps_device_layout(dtype, in));
 }
 
 }  // namespace strata::ops

@@ -77,6 +77,21 @@ NibbleAt q5k_device_fifth_bit(int v) {
   return {4 * lane + v % 4, step};
 }
 
+// The code of column c of a device row (four bits, or five with the fifth bits after the nibbles).
+uint8_t device_code(const uint8_t* device, int64_t k, int64_t c, bool five) {
+  const int64_t u = c / 128;
+  const NibbleAt at = device_nibble(static_cast<int>(c % 128)), bit = q5k_device_fifth_bit(static_cast<int>(c % 128));
+  uint8_t code = get_bits(device + 64 * u, at.byte, at.shift, 15);
+  if (five) code |= static_cast<uint8_t>(get_bits(device + k / 2 + 16 * u, bit.byte, bit.shift, 1) << 4);
+  return code;
+}
+void set_device_code(uint8_t* device, int64_t k, int64_t c, bool five, uint8_t code) {
+  const int64_t u = c / 128;
+  const NibbleAt at = device_nibble(static_cast<int>(c % 128)), bit = q5k_device_fifth_bit(static_cast<int>(c % 128));
+  set_bits(device + 64 * u, at.byte, at.shift, 15, code & 15);
+  if (five) set_bits(device + k / 2 + 16 * u, bit.byte, bit.shift, 1, code >> 4);
+}
+
 template <typename Block, bool kToDevice>
 void convert_q4k_row(const uint8_t* src, int64_t k, uint8_t* dst) {
   constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
@@ -88,19 +103,8 @@ void convert_q4k_row(const uint8_t* src, int64_t k, uint8_t* dst) {
     if constexpr (kToDevice) std::memcpy(header, &host[b], kQ4kHeader);
     else std::memcpy(&host[b], header, kQ4kHeader);
     for (int e = 0; e < kQkK; ++e) {
-      const int64_t u = 2 * b + e / 128;
-      uint8_t* unit = device + 64 * u;
-      uint8_t* fifth = device + k / 2 + 16 * u;
-      const NibbleAt at = device_nibble(e % 128), bit = q5k_device_fifth_bit(e % 128);
-      if constexpr (kToDevice) {
-        const uint8_t code = q4k_host_code(host[b], e);
-        set_bits(unit, at.byte, at.shift, 15, code & 15);
-        if constexpr (kFive) set_bits(fifth, bit.byte, bit.shift, 1, code >> 4);
-      } else {
-        uint8_t code = get_bits(unit, at.byte, at.shift, 15);
-        if constexpr (kFive) code |= static_cast<uint8_t>(get_bits(fifth, bit.byte, bit.shift, 1) << 4);
-        set_q4k_host_code(host[b], e, code);
-      }
+      if constexpr (kToDevice) set_device_code(device, k, kQkK * b + e, kFive, q4k_host_code(host[b], e));
+      else set_q4k_host_code(host[b], e, device_code(device, k, kQkK * b + e, kFive));
     }
   }
 }
@@ -154,14 +158,55 @@ void convert_q6k_row(const uint8_t* src, int64_t k, uint8_t* dst) {
   }
 }
 
+// Q4_0, Q4_1, Q5_0, Q5_1 (32-value blocks): value j of a block has its low four bits in qs[j % 16]
+// (the high nibble for j >= 16) and the Q5 types its fifth at bit j of qh. Device row: the nibbles
+// and fifth bits where Q4_K / Q5_K keep them, then each block's d and (the _1 types) m.
+template <typename Block>
+constexpr bool kLegacyFive = std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>;
+template <typename Block>
+constexpr int64_t kLegacyHeader = std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1> ? 4 : 2;
+
+template <typename Block>
+uint8_t legacy_host_code(const Block& block, int j) {
+  uint8_t code = get_bits(block.qs, j % 16, j >= 16 ? 4 : 0, 15);
+  if constexpr (kLegacyFive<Block>) code |= static_cast<uint8_t>(get_bits(block.qh, j / 8, j % 8, 1) << 4);
+  return code;
+}
+template <typename Block>
+void set_legacy_host_code(Block& block, int j, uint8_t code) {
+  set_bits(block.qs, j % 16, j >= 16 ? 4 : 0, 15, code & 15);
+  if constexpr (kLegacyFive<Block>) set_bits(block.qh, j / 8, j % 8, 1, code >> 4);
+}
+
 template <typename Block, bool kToDevice>
-void convert_k_rows(const void* src, int64_t rows, int64_t k, void* dst) {
-  const int64_t row_bytes = k / kQkK * static_cast<int64_t>(sizeof(Block));
+void convert_legacy_row(const uint8_t* src, int64_t k, uint8_t* dst) {
+  constexpr bool kFive = kLegacyFive<Block>;
+  auto* host = reinterpret_cast<Block*>(const_cast<uint8_t*>(kToDevice ? src : dst));
+  uint8_t* device = const_cast<uint8_t*>(kToDevice ? dst : src);
+  uint8_t* headers = device + k / 2 + (kFive ? k / 8 : 0);
+  for (int64_t b = 0; b < k / kQk; ++b) {
+    if constexpr (kToDevice) std::memcpy(headers + kLegacyHeader<Block> * b, &host[b], kLegacyHeader<Block>);
+    else std::memcpy(&host[b], headers + kLegacyHeader<Block> * b, kLegacyHeader<Block>);
+    for (int j = 0; j < kQk; ++j) {
+      if constexpr (kToDevice) set_device_code(device, k, kQk * b + j, kFive, legacy_host_code(host[b], j));
+      else set_legacy_host_code(host[b], j, device_code(device, k, kQk * b + j, kFive));
+    }
+  }
+}
+
+// Rows of k-quant or (k a multiple of 256) legacy blocks.
+template <typename Block, bool kToDevice>
+void convert_nibble_rows(const void* src, int64_t rows, int64_t k, void* dst) {
+  constexpr int64_t kValues = std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K> ||
+                                      std::is_same_v<Block, BlockQ6_K> ? kQkK : kQk;
+  STRATA_CHECK_MSG(k % kQkK == 0, "the device layout of 32-value blocks needs rows of a multiple of 256, not {}", k);
+  const int64_t row_bytes = k / kValues * static_cast<int64_t>(sizeof(Block));
   parallel_for(rows, 64, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const auto* in = static_cast<const uint8_t*>(src) + r * row_bytes;
       auto* out = static_cast<uint8_t*>(dst) + r * row_bytes;
       if constexpr (std::is_same_v<Block, BlockQ6_K>) convert_q6k_row<kToDevice>(in, k, out);
+      else if constexpr (kValues == kQk) convert_legacy_row<Block, kToDevice>(in, k, out);
       else convert_q4k_row<Block, kToDevice>(in, k, out);
     }
   });
@@ -172,9 +217,13 @@ void convert(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
   switch (dtype) {
     case DType::kF8_E4M3_B128: return convert_rows<BlockF8B128, kFp8Block, kToDevice>(src, rows, k, dst);
     case DType::kQ8_0: return convert_rows<BlockQ8_0, kQk, kToDevice>(src, rows, k, dst);
-    case DType::kQ4_K: return convert_k_rows<BlockQ4_K, kToDevice>(src, rows, k, dst);
-    case DType::kQ5_K: return convert_k_rows<BlockQ5_K, kToDevice>(src, rows, k, dst);
-    case DType::kQ6_K: return convert_k_rows<BlockQ6_K, kToDevice>(src, rows, k, dst);
+    case DType::kQ4_K: return convert_nibble_rows<BlockQ4_K, kToDevice>(src, rows, k, dst);
+    case DType::kQ5_K: return convert_nibble_rows<BlockQ5_K, kToDevice>(src, rows, k, dst);
+    case DType::kQ6_K: return convert_nibble_rows<BlockQ6_K, kToDevice>(src, rows, k, dst);
+    case DType::kQ4_0: return convert_nibble_rows<BlockQ4_0, kToDevice>(src, rows, k, dst);
+    case DType::kQ4_1: return convert_nibble_rows<BlockQ4_1, kToDevice>(src, rows, k, dst);
+    case DType::kQ5_0: return convert_nibble_rows<BlockQ5_0, kToDevice>(src, rows, k, dst);
+    case DType::kQ5_1: return convert_nibble_rows<BlockQ5_1, kToDevice>(src, rows, k, dst);
     default: break;
   }
   STRATA_CHECK_MSG(false, "no device layout for {}", dtype_name(dtype));
@@ -183,12 +232,17 @@ void convert(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
 }  // namespace
 
 bool has_device_layout(DType dtype) {
-  return dtype == DType::kF8_E4M3_B128 || dtype == DType::kQ8_0 || dtype == DType::kQ4_K || dtype == DType::kQ5_K ||
-         dtype == DType::kQ6_K;
+  switch (dtype) {
+    case DType::kF8_E4M3_B128: case DType::kQ8_0: case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K:
+    case DType::kQ4_0: case DType::kQ4_1: case DType::kQ5_0: case DType::kQ5_1: return true;
+    default: return false;
+  }
 }
 
 bool keeps_device_layout(DType dtype, int64_t k) {
-  if (dtype == DType::kQ4_K || dtype == DType::kQ5_K) return k % kQkK == 0;
+  if (dtype == DType::kQ4_K || dtype == DType::kQ5_K || dtype == DType::kQ4_0 || dtype == DType::kQ4_1 ||
+      dtype == DType::kQ5_0 || dtype == DType::kQ5_1)
+    return k % kQkK == 0;  // the legacy types go by the k-quants' 256-value units
   if (dtype == DType::kQ6_K) return k % (8 * kQkK) == 0;
   return has_device_layout(dtype);
 }

@@ -1,11 +1,11 @@
 // CUDA expert_linear: the register-streaming GEMV with one block row per pair, which reads
 // its expert id on the device (warp_gemv.h), so the step needs no grouping kernels. Quantized
-// experts (FP8, Q8_0, Q4_K, Q6_K): the tensor-core GEMVs with one block row per pair (mma_gemv.cuh).
+// experts (FP8, Q8_0, GGUF k-quants and Q4_0 / Q4_1 / Q5_0 / Q5_1): the tensor-core GEMVs with one block row per pair (mma_gemv.cuh).
 #include "strata/ops/activation.h"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
-#include "strata/ops/cuda/k_quant_mma_gemv.h"
+#include "strata/ops/cuda/nibble_quant_mma_gemv.h"
 #include "strata/ops/cuda/q8_0_mma_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #include "strata/ops/expert_linear.h"
@@ -30,9 +30,9 @@ void quantized_expert_linear(const Tensor& x, const Tensor& weights, const Tenso
   const DType dtype = weights.dtype();
   if (dtype == DType::kF8_E4M3_B128 && fp8_mma_gemv_experts_supported(args)) return fp8_mma_gemv_experts(args, current_stream());
   if (dtype == DType::kQ8_0 && q8_0_mma_gemv_experts_supported(args)) return q8_0_mma_gemv_experts(args, current_stream());
-  STRATA_CHECK_MSG(k_quant_mma_gemv_experts_supported(dtype, args), "expert_linear: {} weights {} x {}",
+  STRATA_CHECK_MSG(nibble_quant_mma_gemv_experts_supported(dtype, args), "expert_linear: {} weights {} x {}",
                    dtype_name(dtype), weights.shape().str(), x.shape().str());
-  k_quant_mma_gemv_experts(dtype, args, current_stream());
+  nibble_quant_mma_gemv_experts(dtype, args, current_stream());
 }
 
 }  // namespace

@@ -1,25 +1,12 @@
-// GGUF Q4_K, Q5_K and Q6_K on the tensor-core GEMV skeleton (mma_gemv.cuh). Each mma step is 16
-// values of one sub-block: lane (g, t) holds values 4t..4t+3 of rows g and g + 8 (the device
-// layout puts them in one 16-byte load per 128 columns) and the same x columns. Codes widen to bf16 as
-// 128 + q, one byte permute a pair; a second mma against ones sums x over the step, which takes
-// the 128 off and applies Q4_K's mins, so the scales multiply exact f32 partial sums.
-#include "strata/ops/cuda/k_quant_mma_gemv.h"
-
-#include "strata/ops/cuda/mma_gemv.cuh"
-#include "strata/weights/device_layout.h"
+// GGUF Q4_K, Q5_K and Q6_K on the tensor-core GEMV skeleton (mma_gemv.cuh), one mma step per 16
+// values of a sub-block (nibble_mma.cuh); Q4_K's mins come off with the x sums.
+#include "strata/ops/cuda/nibble_mma.cuh"
 #include "strata/weights/quant_blocks.h"
 
-namespace strata::cuda {
+namespace strata::cuda::nibble_mma {
 namespace {
 
 using mma_gemv::Params;
-constexpr uint32_t kOnes = 0x3f803f80u;  // bf16x2 {1, 1}
-
-// Codes 0-1 (kPair 0) or 2-3 of four byte codes below 128 as bf16x2 of 128 + code: 0x43XX.
-template <int kPair>
-__device__ __forceinline__ uint32_t codes_plus_128(uint32_t codes) {
-  return __byte_perm(codes, 0x43434343u, kPair == 0 ? 0x4140 : 0x4342);
-}
 
 // Byte i of `word` as a float plus 2^23 (0x4b0000XX): a byte permute, where I2F runs at a
 // quarter of the FMA rate and the scale decode has 16 of them a lane per super-block.
@@ -28,61 +15,9 @@ __device__ __forceinline__ float byte_plus_2p23(uint32_t word, int i) {
 }
 constexpr float k2p23 = 8388608.f;
 
-// One step's A fragment from four codes of row g (lo) and of row g + 8 (hi).
-__device__ __forceinline__ void step_fragment(uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
-  a[0] = codes_plus_128<0>(lo), a[1] = codes_plus_128<0>(hi);
-  a[2] = codes_plus_128<1>(lo), a[3] = codes_plus_128<1>(hi);
-}
-
-// part += A x, sum += ones x for the step at column `col` of the unit, every x tile.
-template <int NT>
-__device__ __forceinline__ void step_products(const Params& p, const uint32_t (&a)[4], int64_t col, int g,
-                                              float (&part)[NT][4], float (&sum)[NT][4]) {
-  const uint32_t ones[4] = {kOnes, kOnes, kOnes, kOnes};
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    const uint2 x = mma_gemv::load_x4(p, nt * 8 + g, col);
-    mma_gemv::mma_bf16(part[nt], a, x);
-    mma_gemv::mma_bf16(sum[nt], ones, x);
-  }
-}
-
-// acc += part * scale - sum * bias, rows g (scale[0]) and g + 8 (scale[1]); sum is the same
-// in every row of a tile.
-template <int NT>
-__device__ __forceinline__ void scale_into(const float (&part)[NT][4], const float (&sum)[NT][4],
-                                           const float (&scale)[2], const float (&bias)[2], float (&acc)[NT][4]) {
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    acc[nt][0] += part[nt][0] * scale[0] - sum[nt][0] * bias[0];
-    acc[nt][1] += part[nt][1] * scale[0] - sum[nt][1] * bias[0];
-    acc[nt][2] += part[nt][2] * scale[1] - sum[nt][0] * bias[1];
-    acc[nt][3] += part[nt][3] * scale[1] - sum[nt][1] * bias[1];
-  }
-}
-
 __host__ __device__ int64_t q4k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ4_K)); }
 __host__ __device__ int64_t q5k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ5_K)); }
 __host__ __device__ int64_t q6k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ6_K)); }
-
-// The skeleton's unit for k-quants is a whole super-block (256 columns, both 128-value halves
-// of the device layout): twice the bytes in flight a warp of the 128-column unit, which the
-// GEMV needs at 4.5-6.6 bits a value to keep HBM busy.
-constexpr int64_t kSuperCols = 2 * mma_gemv::kUnitCols;
-
-// Lane t's values of super-block b of a row (Format::values), four bf16 a step in one store.
-template <typename Format>
-__device__ void widen_super_block(const typename Format::Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
-  mma_gemv::bf16* out = row + b * kSuperCols + 4 * t;
-#pragma unroll
-  for (int half = 0; half < 2; ++half)
-#pragma unroll
-    for (int step = 0; step < 8; ++step) {
-      float v[4];
-      Format::values(l, r, half, step, v);
-      mma_gemv::store_bf16x4(out + 128 * half + 16 * step, v);
-    }
-}
 
 // Q4_K (kFive false) and Q5_K: value = d sc q - dmin m per 32-value sub-block, q four bits, or
 // five with Q5_K's fifth bits (lane t's 4 bytes a unit: bit 8 i + step for its value i).
@@ -99,25 +34,16 @@ struct Q4kFormat {
   template <bool kWide>
   __device__ static void load(const Params& p, int64_t row, int64_t b, int t, Load& l) {
     const int64_t headers = p.k / 2 + (kFive ? p.k / 8 : 0);
+    load_codes<kFive>(p, row, row_bytes(p.k), b, t, l.codes, l.fifth);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const bool valid = row + 8 * r < p.n;
-      const uint8_t* base = p.weight + (row + 8 * r) * row_bytes(p.k);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        l.codes[r][h] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 128 * b + 64 * h + 16 * t)) : uint4{};
-        if constexpr (kFive)
-          l.fifth[r][h] = valid ? __ldcs(reinterpret_cast<const unsigned*>(base + p.k / 2 + 32 * b + 16 * h + 4 * t)) : 0u;
-      }
-      l.header[r] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + headers + 16 * b)) : uint4{};
+      const uint8_t* header = p.weight + (row + 8 * r) * row_bytes(p.k) + headers + 16 * b;
+      l.header[r] = row + 8 * r < p.n ? __ldcs(reinterpret_cast<const uint4*>(header)) : uint4{};
     }
   }
 
-  // Four codes of a step (bytes), row r of the half.
   __device__ static uint32_t codes(const Load& l, int r, int half, int step) {
-    uint32_t c = (mma_gemv::word(l.codes[r][half], step / 2) >> (4 * (step % 2))) & 0x0f0f0f0fu;
-    if constexpr (kFive) c |= ((l.fifth[r][half] >> step) & 0x01010101u) << 4;
-    return c;
+    return step_codes<kFive>(l.codes, l.fifth, r, half, step);
   }
 
   // The 6-bit scales and mins of four sub-blocks (the first four, or the last), a byte each.
@@ -150,12 +76,7 @@ struct Q4kFormat {
 #pragma unroll
       for (int s = 0; s < 4; ++s) {  // sub-block s of the half: steps 2s and 2s + 1
         float part[NT][4] = {}, sum[NT][4] = {};
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          uint32_t a[4];
-          step_fragment(codes(l, 0, half, 2 * s + h), codes(l, 1, half, 2 * s + h), a);
-          step_products<NT>(p, a, b * kSuperCols + 128 * half + 16 * (2 * s + h) + 4 * t, g, part, sum);
-        }
+        block_products<Q4kFormat, NT>(p, l, b, half, s, g, t, part, sum);
         scale_into<NT>(part, sum, {scale[0][s], scale[1][s]}, {bias[0][s], bias[1][s]}, acc);
       }
     }
@@ -250,81 +171,19 @@ struct Q6kFormat {
   }
 };
 
-void launch_format(DType dtype, DType out, const Params& params, unsigned pairs, mma_gemv::LaunchShape shape,
-                   cudaStream_t stream) {
+}  // namespace
+
+void launch_k_quant(DType dtype, DType out, const Params& params, unsigned pairs, mma_gemv::LaunchShape shape,
+                    cudaStream_t stream) {
   if (dtype == DType::kQ4_K) return mma_gemv::launch_for<Q4kFormat<false>>(out, params, pairs, shape, stream);
   if (dtype == DType::kQ5_K) return mma_gemv::launch_for<Q4kFormat<true>>(out, params, pairs, shape, stream);
   mma_gemv::launch_for<Q6kFormat>(out, params, pairs, shape, stream);
 }
 
-bool is_k_quant(DType dtype) { return dtype == DType::kQ4_K || dtype == DType::kQ5_K || dtype == DType::kQ6_K; }
-
-}  // namespace
-
-bool k_quant_mma_gemv_supported(DType dtype, const QuantGemvArgs& args) {
-  return is_k_quant(dtype) && keeps_device_layout(dtype, args.k) && args.m >= 1 &&
-         args.m <= kKQuantMmaGemvMaxRows && !args.gated_input && mma_gemv::aligned(args.x, 8) &&
-         mma_gemv::aligned(args.weight, 16) && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
+void widen_k_quant(DType dtype, const Params& params, mma_gemv::bf16* out, cudaStream_t stream) {
+  if (dtype == DType::kQ4_K) return mma_gemv::widen<Q4kFormat<false>>(params, out, stream);
+  if (dtype == DType::kQ5_K) return mma_gemv::widen<Q4kFormat<true>>(params, out, stream);
+  mma_gemv::widen<Q6kFormat>(params, out, stream);
 }
 
-static mma_gemv::LaunchShape variant_shape(KQuantMmaGemvVariant variant, DType dtype, const Params& params) {
-  switch (variant) {
-    case KQuantMmaGemvVariant::kWarps8: return {.warps = 8};
-    case KQuantMmaGemvVariant::kWarps4: return {.warps = 4};
-    case KQuantMmaGemvVariant::kWarps2: return {.warps = 2};
-    case KQuantMmaGemvVariant::kWarps8TwoBlocks: return {.warps = 8, .two_blocks = true};
-    case KQuantMmaGemvVariant::kPersistent: return {.warps = 8, .two_blocks = true, .persistent = true};
-    case KQuantMmaGemvVariant::kAuto: break;
-  }
-  // Q6_K's unit takes more registers than two blocks allow: at a vocabulary's rows 4 warps beat
-  // the two-block launch (lm_head 202 against 245 us, H100); elsewhere within 5% of it.
-  if (dtype == DType::kQ6_K && params.n >= 32768) return {.warps = 4};
-  // 1-8 rows are latency-bound at one block of 137 registers a SM (ncu: 12% occupancy, issue
-  // slots 20-30% busy): two blocks, persistent, keep loads in flight between tiles.
-  if (params.rows <= 8) return {.warps = 8, .two_blocks = true, .persistent = true};
-  return {.warps = mma_gemv::auto_warps(params.rows, params.units)};
-}
-
-void k_quant_mma_gemv(DType dtype, const QuantGemvArgs& args, cudaStream_t stream, KQuantMmaGemvVariant variant) {
-  if (args.n == 0) return;
-  STRATA_CHECK(k_quant_mma_gemv_supported(dtype, args));
-  Params params = mma_gemv::params_for(args);
-  params.units = args.k / kSuperCols;
-  launch_format(dtype, args.out_dtype, params, 1, variant_shape(variant, dtype, params), stream);
-}
-
-// H100 lab (gpu_moe_bench --k-quant, Qwen3-30B-A3B): short rows (down, K = 768: 3 units) run
-// best as 2-warp blocks (Q4_K 8 tokens 66.8 against 174.7 us at 8 warps); longer ones (gate_up)
-// as the persistent two-block grid (79.4 against 124.8 us).
-static mma_gemv::LaunchShape expert_shape(const Params& params) {
-  if (params.units <= 4) return {.warps = 2};
-  return {.warps = 8, .two_blocks = true, .persistent = true};
-}
-
-bool k_quant_mma_gemv_experts_supported(DType dtype, const QuantExpertArgs& args) {
-  return is_k_quant(dtype) && keeps_device_layout(dtype, args.k) && mma_gemv::aligned(args.x, 8) && mma_gemv::aligned(args.weights, 16) && args.pairs_per_x >= 1 &&
-         args.num_pairs <= 65535 && (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
-}
-
-void k_quant_mma_gemv_experts(DType dtype, const QuantExpertArgs& args, cudaStream_t stream,
-                              KQuantMmaGemvVariant variant) {
-  if (args.num_pairs == 0 || args.n == 0) return;
-  STRATA_CHECK(k_quant_mma_gemv_experts_supported(dtype, args));
-  Params params = mma_gemv::params_for(args);
-  params.units = args.k / kSuperCols;
-  const mma_gemv::LaunchShape shape =
-      variant == KQuantMmaGemvVariant::kAuto ? expert_shape(params) : variant_shape(variant, dtype, params);
-  launch_format(dtype, args.out_dtype, params, static_cast<unsigned>(args.num_pairs), shape, stream);
-}
-
-void dequantize_k_quant_to_bf16(DType dtype, const void* src, int64_t rows, int64_t k, void* dst) {
-  STRATA_CHECK(k % kSuperCols == 0 && is_k_quant(dtype));
-  const Params p{.x = nullptr, .weight = static_cast<const uint8_t*>(src), .bias = nullptr, .out = nullptr,
-                 .n = rows, .k = k, .units = k / kSuperCols, .rows = 0, .accumulate = false};
-  auto* out = static_cast<mma_gemv::bf16*>(dst);
-  if (dtype == DType::kQ4_K) return mma_gemv::widen<Q4kFormat<false>>(p, out, current_stream());
-  if (dtype == DType::kQ5_K) return mma_gemv::widen<Q4kFormat<true>>(p, out, current_stream());
-  mma_gemv::widen<Q6kFormat>(p, out, current_stream());
-}
-
-}  // namespace strata::cuda
+}  // namespace strata::cuda::nibble_mma

@@ -1,7 +1,7 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h). FP8, Q8_0 and k-quant weights: 1-32 rows
-// on the tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h, k_quant_mma_gemv.h; FP8 with K not a
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 and GGUF block weights: 1-32 rows
+// on the tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h, nibble_quant_mma_gemv.h; FP8 with K not a
 // multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), more through a bf16 widening.
 // f32 x with f32 weights: linear_f32.h.
 #include "strata/ops/cuda/common.cuh"
@@ -11,8 +11,8 @@
 #include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
-#include "strata/ops/cuda/k_quant_mma_gemv.h"
 #include "strata/ops/cuda/linear_f32.h"
+#include "strata/ops/cuda/nibble_quant_mma_gemv.h"
 #include "strata/ops/cuda/q8_0_mma_gemv.h"
 #include "strata/ops/cuda/quant_widen.h"
 #include "strata/ops/cuda/warp_gemv.h"
@@ -55,12 +55,12 @@ void dense_product(const Tensor& x, const Tensor& weight, const Tensor& bias, co
 bool quantized_gemv(DType dtype, const QuantGemvArgs& args) {
   if (dtype == DType::kF8_E4M3_B128 && fp8_mma_gemv_supported(args)) return fp8_mma_gemv(args, current_stream()), true;
   if (dtype == DType::kQ8_0 && q8_0_mma_gemv_supported(args)) return q8_0_mma_gemv(args, current_stream()), true;
-  if (k_quant_mma_gemv_supported(dtype, args)) return k_quant_mma_gemv(dtype, args, current_stream()), true;
+  if (nibble_quant_mma_gemv_supported(dtype, args)) return nibble_quant_mma_gemv(dtype, args, current_stream()), true;
   return false;
 }
 
-// Block-quantized weight [N, K] (FP8, Q8_0, Q4_K, Q5_K, Q6_K): up to 32 rows stream it; more rows
-// multiply its bf16 widening, made in scratch that only grows (captured graphs keep its pointer;
+// Block-quantized weight [N, K] (FP8, GGUF types): up to 32 rows stream it; more rows multiply
+// its bf16 widening, made in scratch that only grows (captured graphs keep its pointer;
 // the runner warms shapes first).
 void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                        const ops::LinearOptions& options) {

@@ -1,4 +1,4 @@
-// Block-quantized weights (FP8, Q8_0, Q4_K, Q6_K in their device layouts) widened to bf16 on
+// Block-quantized weights (FP8 and the GGUF types in their device layouts) widened to bf16 on
 // the device, for the kernels that read bf16 only (steps past the GEMVs' 32 rows, grouped MoE).
 #pragma once
 

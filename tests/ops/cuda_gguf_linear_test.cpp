@@ -1,7 +1,7 @@
-// GGUF Q4_K, Q5_K and Q6_K weights on the GPU against the CPU on the same random inputs: the CUDA
-// linear (the tensor-core GEMV at 1-32 rows, the bf16 widening beyond) with bias, gated input
-// and accumulation, and MoE experts (with Q8_0 too), against f32 math on the exactly
-// dequantised weights; outputs poisoned first.
+// GGUF Q4_K, Q5_K, Q6_K and the 32-value Q4_0, Q4_1, Q5_0, Q5_1 weights on the GPU against the CPU
+// on the same random inputs: the CUDA linear (the tensor-core GEMV at 1-32 rows, the bf16 widening
+// beyond) with bias, gated input and accumulation, and MoE experts (with Q8_0 too), against f32
+// math on the exactly dequantised weights; outputs poisoned first.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,57 +10,19 @@
 #include <vector>
 
 #include "ops/cuda_op_support.h"
+#include "ops/quant_blocks_support.h"
 #if defined(STRATA_WITH_CUDA)
 #include "strata/backend/cuda/cuda_check.h"
-#include "strata/ops/cuda/k_quant_mma_gemv.h"
+#include "strata/ops/cuda/nibble_quant_mma_gemv.h"
 #endif
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/moe.h"
-#include "strata/weights/dequantize.h"
-#include "strata/weights/quant_blocks.h"
 
 namespace strata::test {
 namespace {
 
-
-// Blocks of random bytes (every byte pattern is a valid code or packed scale) with f16 scales
-// small enough for values of a few hundredths, like real weights. Q8_0, Q4_K or Q6_K.
-Tensor random_blocks(DType dtype, Shape shape, uint64_t seed) {
-  Tensor q = Tensor::host(dtype, shape);
-  auto* bytes = static_cast<uint8_t*>(q.data());
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&] {
-    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-    return state;
-  };
-  for (int64_t i = 0; i < q.nbytes(); ++i) bytes[i] = static_cast<uint8_t>(next());
-  const auto scale = [&](uint16_t lowest) { return static_cast<uint16_t>(lowest + next() % 0x1000); };
-  for (int64_t b = 0; b < q.numel() / dtype_block_elems(dtype); ++b) {
-    if (dtype == DType::kQ4_K) {
-      auto& block = static_cast<BlockQ4_K*>(q.data())[b];
-      block.d = scale(0x0c00), block.dmin = scale(0x0c00);  // 2^-12 .. 2^-9
-    } else if (dtype == DType::kQ5_K) {
-      auto& block = static_cast<BlockQ5_K*>(q.data())[b];
-      block.d = scale(0x0800), block.dmin = scale(0x0c00);  // 2^-13 .. 2^-10 (codes to 31)
-    } else if (dtype == DType::kQ6_K) {
-      static_cast<BlockQ6_K*>(q.data())[b].d = scale(0x0400);  // 2^-14 .. 2^-11 (int8 scales)
-    } else {
-      static_cast<BlockQ8_0*>(q.data())[b].d = scale(0x1000);  // 2^-11 .. 2^-8
-    }
-  }
-  return q;
-}
-
-Tensor dequantised(const Tensor& q) {
-  Tensor w = Tensor::host(DType::kF32, q.shape());
-  const int64_t k = q.dim(q.rank() - 1), rows = q.numel() / k, row_bytes = dtype_bytes(q.dtype(), k);
-  for (int64_t r = 0; r < rows; ++r)
-    dequantize_row(q.dtype(), static_cast<const char*>(q.data()) + r * row_bytes, w.data_as<float>() + r * k, k);
-  return w;
-}
-
-class CudaKQuantLinear : public CudaOpTest {
+class CudaGgufLinear : public CudaOpTest {
  protected:
   void expect_linear_matches(DType dtype, int64_t n, int64_t k) {
     const Tensor q = random_blocks(dtype, {n, k}, 900 + k), w = dequantised(q), gq = gpu_copy(q);
@@ -77,42 +39,66 @@ class CudaKQuantLinear : public CudaOpTest {
                        " m=" + std::to_string(m));
     }
   }
+
+  // MoE prefill: the experts widened to bf16 for the grouped GEMM.
+  void expect_grouped_linear_matches(DType dtype) {
+    const int64_t experts = 6, n = 640, k = 1024;
+    const Tensor w = random_blocks(dtype, {experts, n, k}, 930), gw = gpu_copy(w);
+    const std::vector<int32_t> offsets{0, 5, 5, 12, 60, 61, 70};
+    Tensor off = Tensor::host(DType::kI32, {experts + 1});
+    std::memcpy(off.data(), offsets.data(), offsets.size() * sizeof(int32_t));
+    const Tensor x = random_rounded({offsets.back(), k}, 931, -2.f, 2.f);
+    Tensor ref = Tensor::host(DType::kF32, {offsets.back(), n});
+    ops::grouped_linear(x, dequantised(w), off, ref);
+    Tensor out = poisoned(DType::kBF16, {offsets.back(), n});
+    ops::grouped_linear(gpu_bf16(x), gw, gpu_copy(off), out);
+    expect_close(*gpu_, out, ref, kBf16Tolerance, std::string(dtype_name(dtype)) + " grouped_linear");
+  }
 };
 
 #if defined(STRATA_WITH_CUDA)
-TEST_F(CudaKQuantLinear, Q4_KLinearMatchesCpuFromOneRowToPrefill) {
+TEST_F(CudaGgufLinear, Q4_KLinearMatchesCpuFromOneRowToPrefill) {
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {1024, 768}, {40, 256}})
     expect_linear_matches(DType::kQ4_K, n, k);
 }
 
-TEST_F(CudaKQuantLinear, Q5_KLinearMatchesCpuFromOneRowToPrefill) {
+TEST_F(CudaGgufLinear, Q5_KLinearMatchesCpuFromOneRowToPrefill) {
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {1024, 768}, {40, 256}})
     expect_linear_matches(DType::kQ5_K, n, k);
 }
 
-TEST_F(CudaKQuantLinear, Q6_KLinearMatchesCpuFromOneRowToPrefill) {
+TEST_F(CudaGgufLinear, Q6_KLinearMatchesCpuFromOneRowToPrefill) {
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {300, 2048}})
     expect_linear_matches(DType::kQ6_K, n, k);
 }
 
+TEST_F(CudaGgufLinear, LegacyTypesLinearMatchCpuFromOneRowToPrefill) {
+  for (const DType dtype : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1})
+    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {1024, 768}, {40, 256}})
+      expect_linear_matches(dtype, n, k);
+}
+
 // The down projection reading act(gate) * up and adding into the residual.
-TEST_F(CudaKQuantLinear, GatedInputAndAccumulateMatchCpu) {
+TEST_F(CudaGgufLinear, GatedInputAndAccumulateMatchCpu) {
   const Tensor q4 = random_blocks(DType::kQ4_K, {512, 2048}, 910);
   const Tensor q6 = random_blocks(DType::kQ6_K, {512, 2048}, 911);
   const Tensor q5 = random_blocks(DType::kQ5_K, {512, 2048}, 912);
-  for (const Tensor& q : {q4, q6, q5}) {
+  const Tensor q4_0 = random_blocks(DType::kQ4_0, {512, 2048}, 913);
+  const Tensor q5_1 = random_blocks(DType::kQ5_1, {512, 2048}, 914);
+  for (const Tensor& q : {q4, q6, q5, q4_0, q5_1}) {
     const Tensor w = dequantised(q), gq = gpu_copy(q);
     for (const int64_t m : {1, 7, 33}) expect_gated_accumulate_matches(w, gq, m, 912 + m);
   }
 }
 
 // MoE experts in pair order (Q4_K gate | up with Q4_K down; Q6_K with a Q8_0 down, whose K of
-// 768 Q6_K rows cannot keep) and grouped (widened), against the CPU on the dequantised experts.
-TEST_F(CudaKQuantLinear, ExpertLinearMatchesCpu) {
+// 768 Q6_K rows cannot keep; the legacy types) against the CPU on the dequantised experts.
+TEST_F(CudaGgufLinear, ExpertLinearMatchesCpu) {
   const int64_t experts = 12, k = 8, hidden = 2048, inter = 768;
   for (const auto& [gate_up_dtype, down_dtype] :
        std::vector<std::pair<DType, DType>>{{DType::kQ4_K, DType::kQ4_K}, {DType::kQ6_K, DType::kQ8_0},
-                                            {DType::kQ5_K, DType::kQ5_K}}) {
+                                            {DType::kQ5_K, DType::kQ5_K}, {DType::kQ4_0, DType::kQ4_0},
+                                            {DType::kQ4_1, DType::kQ5_0}, {DType::kQ5_1, DType::kQ4_1}}) {
     const Tensor gate_up = random_blocks(gate_up_dtype, {experts, 2 * inter, hidden}, 920);
     const Tensor down = random_blocks(down_dtype, {experts, hidden, inter}, 921);
     const Tensor wgu = dequantised(gate_up), wd = dequantised(down), ggate_up = gpu_copy(gate_up), gdown = gpu_copy(down);
@@ -136,10 +122,11 @@ TEST_F(CudaKQuantLinear, ExpertLinearMatchesCpu) {
 
 // Every launch shape of the expert GEMV (one or two blocks a SM, persistent over the tiles of
 // every pair, 8 / 4 / 2 warps) at gate | up's shape (one x row for k pairs) and down's.
-TEST_F(CudaKQuantLinear, ExpertLaunchShapesMatchCpu) {
-  using cuda::KQuantMmaGemvVariant;
+TEST_F(CudaGgufLinear, ExpertLaunchShapesMatchCpu) {
+  using cuda::NibbleMmaGemvVariant;
   const int64_t experts = 12, k = 8;
-  for (const DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (const DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+                            DType::kQ5_1}) {
     for (const auto& [n, kk, per_x] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1536, 2048, k}, {2048, 768, 1}}) {
       const Tensor q = random_blocks(dtype, {experts, n, kk}, 940 + n), w = dequantised(q), gq = gpu_copy(q);
       for (const int64_t tokens : {1, 8}) {
@@ -150,14 +137,14 @@ TEST_F(CudaKQuantLinear, ExpertLaunchShapesMatchCpu) {
         const Tensor gids = gpu_copy(ids);
         Tensor ref = Tensor::host(DType::kF32, {pairs, n});
         ops::expert_linear(x, w, ids, ref);
-        for (const KQuantMmaGemvVariant variant :
-             {KQuantMmaGemvVariant::kAuto, KQuantMmaGemvVariant::kWarps8, KQuantMmaGemvVariant::kWarps4,
-              KQuantMmaGemvVariant::kWarps2, KQuantMmaGemvVariant::kWarps8TwoBlocks, KQuantMmaGemvVariant::kPersistent}) {
+        for (const NibbleMmaGemvVariant variant :
+             {NibbleMmaGemvVariant::kAuto, NibbleMmaGemvVariant::kWarps8, NibbleMmaGemvVariant::kWarps4,
+              NibbleMmaGemvVariant::kWarps2, NibbleMmaGemvVariant::kWarps8TwoBlocks, NibbleMmaGemvVariant::kPersistent}) {
           Tensor out = poisoned(DType::kBF16, {pairs, n});
           const cuda::QuantExpertArgs args{.x = gx.data(), .weights = gq.data(), .expert_ids = gids.data_as<int32_t>(),
                                            .out = out.data(), .num_pairs = pairs, .n = n, .k = kk, .pairs_per_x = per_x};
-          if (!cuda::k_quant_mma_gemv_experts_supported(dtype, args)) continue;
-          cuda::k_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant);
+          if (!cuda::nibble_quant_mma_gemv_experts_supported(dtype, args)) continue;
+          cuda::nibble_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant);
           expect_close(*gpu_, out, ref, kBf16Tolerance,
                        std::string(dtype_name(dtype)) + " k=" + std::to_string(kk) + " tokens=" + std::to_string(tokens) +
                            " variant=" + std::to_string(static_cast<int>(variant)));
@@ -167,18 +154,8 @@ TEST_F(CudaKQuantLinear, ExpertLaunchShapesMatchCpu) {
   }
 }
 
-TEST_F(CudaKQuantLinear, GroupedLinearWidensAndMatchesCpu) {
-  const int64_t experts = 6, n = 640, k = 1024;
-  const Tensor w = random_blocks(DType::kQ4_K, {experts, n, k}, 930), gw = gpu_copy(w);
-  const std::vector<int32_t> offsets{0, 5, 5, 12, 60, 61, 70};
-  Tensor off = Tensor::host(DType::kI32, {experts + 1});
-  std::memcpy(off.data(), offsets.data(), offsets.size() * sizeof(int32_t));
-  const Tensor x = random_rounded({offsets.back(), k}, 931, -2.f, 2.f);
-  Tensor ref = Tensor::host(DType::kF32, {offsets.back(), n});
-  ops::grouped_linear(x, dequantised(w), off, ref);
-  Tensor out = poisoned(DType::kBF16, {offsets.back(), n});
-  ops::grouped_linear(gpu_bf16(x), gw, gpu_copy(off), out);
-  expect_close(*gpu_, out, ref, kBf16Tolerance, "q4_k grouped_linear");
+TEST_F(CudaGgufLinear, GroupedLinearWidensAndMatchesCpu) {
+  for (const DType dtype : {DType::kQ4_K, DType::kQ4_0, DType::kQ5_1}) expect_grouped_linear_matches(dtype);
 }
 #endif
 
