@@ -6,6 +6,7 @@
 
 #include "strata/backend/backend.h"
 #include "strata/backend/cuda/cuda_check.h"
+#include "strata/backend/cuda/scratch_pool.h"
 #include "strata/core/error.h"
 #include "strata/weights/device_layout.h"
 
@@ -42,12 +43,21 @@ class CudaBackend final : public Backend {
     STRATA_CUDA_CHECK(cudaSetDevice(device_index));
     STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     cuda::set_current_stream(stream_);
+    cuda::set_current_scratch_pool(&scratch_);
   }
-  ~CudaBackend() override { cudaStreamDestroy(stream_); }
+  ~CudaBackend() override {
+    if (cuda::current_stream() == stream_) {
+      cuda::set_current_stream(nullptr);
+      cuda::set_current_scratch_pool(nullptr);
+    }
+    cudaStreamSynchronize(stream_);  // nothing in flight reads the scratch freed next
+    cudaStreamDestroy(stream_);
+  }
 
   void make_current() override {
     STRATA_CUDA_CHECK(cudaSetDevice(device_index_));
     cuda::set_current_stream(stream_);
+    cuda::set_current_scratch_pool(&scratch_);
   }
 
   Device device() const override { return Device{DeviceType::kCuda, device_index_}; }
@@ -131,6 +141,7 @@ class CudaBackend final : public Backend {
  private:
   int device_index_;
   cudaStream_t stream_ = nullptr;
+  cuda::ScratchPool scratch_;  // freed after the stream's work is done (the destructor syncs)
 };
 
 }  // namespace

@@ -8,12 +8,12 @@
 #include <type_traits>
 
 #include "strata/ops/cuda/attention_tile.cuh"
+#include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/decode_attention_fp8.cuh"
 #include "strata/ops/cuda/decode_attention_merge.cuh"
 #include "strata/ops/cuda/pdl.cuh"
 #include "strata/ops/cuda/decode_attention.h"
-#include "strata/ops/cuda/device_scratch.h"
 
 namespace strata::cuda {
 namespace {
@@ -296,9 +296,9 @@ void launch_cache(DecodeParams& p, cudaStream_t stream) {
     p.num_splits = p.a.num_splits > 0 ? std::min(p.a.num_splits, kMaxSplits) : choose_splits<D, kFp8>(pairs);
   if (p.num_splits > 1) {
     p.arrivals = arrival_counters();
-    static DeviceScratch scratch;  // grows only: captured graphs keep their pointers valid
     const int64_t rows = static_cast<int64_t>(p.num_splits) * p.a.num_rows * p.a.num_q_heads;
-    auto* base = static_cast<float*>(scratch.get(rows * (D + 2) * static_cast<int64_t>(sizeof(float))));
+    auto* base = static_cast<float*>(
+        scratch(ScratchUse::kDecodeAttentionPartials, rows * (D + 2) * static_cast<int64_t>(sizeof(float))));
     p.partial_o = base;
     p.partial_ml = base + rows * D;
   }

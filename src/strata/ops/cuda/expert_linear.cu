@@ -2,8 +2,8 @@
 // its expert id on the device (warp_gemv.h), so the step needs no grouping kernels. Quantized
 // experts (FP8, Q8_0, GGUF k-quants and Q4_0 / Q4_1 / Q5_0 / Q5_1): the tensor-core GEMVs with one block row per pair (mma_gemv.cuh).
 #include "strata/ops/activation.h"
+#include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/common.cuh"
-#include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/nibble_quant_mma_gemv.h"
 #include "strata/ops/cuda/q8_0_mma_gemv.h"
@@ -18,9 +18,9 @@ void quantized_expert_linear(const Tensor& x, const Tensor& weights, const Tenso
                        const ops::ExpertLinearOptions& options) {
   Tensor product_x = x;  // [rows, in]
   if (options.gated_input) {
-    static DeviceScratch scratch;
     const Shape shape{x.dim(0), x.dim(1) / 2};
-    product_x = Tensor::view(scratch.get(dtype_bytes(DType::kBF16, shape.numel())), DType::kBF16, shape, x.device());
+    void* gated = scratch(ScratchUse::kGatedExpertInput, dtype_bytes(DType::kBF16, shape.numel()));
+    product_x = Tensor::view(gated, DType::kBF16, shape, x.device());
     cuda::gated_activation_halves(x, product_x, *options.gated_input);
   }
   const QuantExpertArgs args{.x = product_x.data(), .weights = weights.data(),

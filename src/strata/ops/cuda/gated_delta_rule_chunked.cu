@@ -3,8 +3,8 @@
 // at once and writes the chunk's UT matrix T, its decayed causal q·k matrix P, the cumulative
 // log decay gc and beta to scratch; `scan` carries the state across chunks, one block per
 // (value head, 32 value columns), since every step below is separable over value columns.
+#include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/chunk_tile.cuh"
-#include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/gated_delta_rule.cuh"
 #include "strata/ops/gated_delta_rule.h"
 
@@ -256,8 +256,7 @@ __global__ void __launch_bounds__(kThreads) gdn_chunk_scan_kernel(GdnParams p, c
 // [nv, num_chunks, kScratchFloats] f32 per launch pair. Launches on the stream run in order, so
 // a later call's prepare never overwrites what an earlier scan is still reading.
 float* chunk_scratch(int64_t floats) {
-  static DeviceScratch scratch;
-  return static_cast<float*>(scratch.get(floats * static_cast<int64_t>(sizeof(float))));
+  return static_cast<float*>(scratch(ScratchUse::kGatedDeltaChunks, floats * static_cast<int64_t>(sizeof(float))));
 }
 
 template <typename T, int DK>

@@ -4,10 +4,10 @@
 // on the tensor cores (fp8_mma_gemv.h, q8_0_mma_gemv.h, nibble_quant_mma_gemv.h; FP8 with K not a
 // multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), more through a bf16 widening.
 // f32 x with f32 weights: linear_f32.h.
+#include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/cublaslt_gemm.h"
 #include "strata/ops/cuda/dense_linear.h"
-#include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/fp8_gemv.h"
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
@@ -77,8 +77,7 @@ void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias
     args.gated_input.reset();
   }
   if (quantized_gemv(weight.dtype(), args)) return;
-  static DeviceScratch scratch;
-  void* widened = scratch.get(weight.numel() * 2);
+  void* widened = scratch(ScratchUse::kWidenedWeight, weight.numel() * 2);
   widen_to_bf16(weight.dtype(), weight.data(), weight.dim(0), weight.dim(1), widened);
   const Tensor bf16_weight = Tensor::view(widened, DType::kBF16, weight.shape(), weight.device());
   dense_product(product_x, bf16_weight, bias, out, options.accumulate);

@@ -3,8 +3,8 @@
 // batch can be captured in a graph) and the weighted combine. The stable grouping by expert lives in moe_group.cu.
 #include <string>
 
+#include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/common.cuh"
-#include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/cuda/quant_widen.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/pdl.cuh"
@@ -227,8 +227,7 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
 
 // Quantized experts are widened to bf16 whole, into scratch that only grows, for the bf16 kernels.
 Tensor widened_experts(const Tensor& weights) {
-  static DeviceScratch scratch;
-  void* widened = scratch.get(dtype_bytes(DType::kBF16, weights.numel()));
+  void* widened = scratch(ScratchUse::kWidenedExperts, dtype_bytes(DType::kBF16, weights.numel()));
   widen_to_bf16(weights.dtype(), weights.data(), weights.numel() / weights.dim(2), weights.dim(2), widened);
   return Tensor::view(widened, DType::kBF16, weights.shape(), weights.device());
 }
@@ -260,8 +259,8 @@ void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk
   CombineParams p{.position = nullptr, .weights = topk_weights.data_as<float>(), .k = k, .hidden = hidden,
                   .pairs = pairs, .accumulate = options.accumulate};
   if (sorted_pairs.defined()) {
-    static DeviceScratch scratch;
-    auto* position = static_cast<int32_t*>(scratch.get(pairs * static_cast<int64_t>(sizeof(int32_t))));
+    auto* position =
+        static_cast<int32_t*>(scratch(ScratchUse::kCombinePositions, pairs * static_cast<int64_t>(sizeof(int32_t))));
     invert_kernel<<<grid_for(pairs, 256), 256, 0, current_stream()>>>(sorted_pairs.data_as<int32_t>(), position, pairs);
     STRATA_CUDA_CHECK_LAUNCH();
     p.position = position;

@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include "strata/ops/cuda/attention_tile.cuh"
+#include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/common.cuh"
 #include "strata/ops/cuda/decode_attention.h"
-#include "strata/ops/cuda/device_scratch.h"
 #include "strata/ops/paged_attention.h"
 
 namespace strata::cuda {
@@ -353,10 +353,9 @@ __global__ void combine_kernel(AttnKernelParams p, int head_dim) {
   }
 }
 
-// Partial results of split launches (see DeviceScratch for why it only grows).
+// Partial results of split launches (see ScratchPool for why it only grows).
 float* split_scratch(int64_t floats) {
-  static DeviceScratch scratch;
-  return static_cast<float*>(scratch.get(floats * static_cast<int64_t>(sizeof(float))));
+  return static_cast<float*>(scratch(ScratchUse::kPagedAttentionPartials, floats * static_cast<int64_t>(sizeof(float))));
 }
 
 // Splits of the key range: enough blocks for two waves on the chip. It depends on the
