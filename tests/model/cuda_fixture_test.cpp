@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -195,7 +196,9 @@ TEST(CudaFixture, NoWorseThanTransformersOwnBf16Error) {
 std::string reduced_config(const std::string& name, int layers) {
   const std::string dir = temp_dir() + "/" + name + "-" + std::to_string(layers) + "l";
   std::filesystem::create_directories(dir);
-  std::ifstream in(fixture_path("configs/" + name + "/config.json"));
+  const std::string source = fixture_path("configs/" + name + "/config.json");
+  std::ifstream in(source);
+  if (!in) throw std::runtime_error(source + " is missing: the shared fixtures' configs/ must be unpacked");
   nlohmann::json config = nlohmann::json::parse(in);
   config["num_hidden_layers"] = layers;
   write_file_atomically(dir + "/config.json", config.dump(2));
