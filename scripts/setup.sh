@@ -23,7 +23,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Python tools live in .venv at the versions of requirements-test.lock, whatever the machine
-# has installed; a copy of the lock inside .venv says it is up to date.
+# has installed; a copy of the lock inside .venv says it is up to date. --no-deps: the lock lists
+# every package already, and overrides one cap (instructor's on jiter, see its header).
 VENV=.venv
 PY="$VENV/bin/python"
 if ! "$PY" -m pip --version >/dev/null 2>&1; then  # absent, or half made (no python3-venv then)
@@ -33,7 +34,7 @@ if ! "$PY" -m pip --version >/dev/null 2>&1; then  # absent, or half made (no py
 fi
 if ! cmp -s scripts/requirements-test.lock "$VENV/requirements-test.lock"; then
   echo "setup: installing the pinned Python test tools into $VENV"
-  "$PY" -m pip install -q --disable-pip-version-check -r scripts/requirements-test.lock
+  "$PY" -m pip install -q --disable-pip-version-check --no-deps -r scripts/requirements-test.lock
   cp scripts/requirements-test.lock "$VENV/requirements-test.lock"
 fi
 

@@ -129,7 +129,7 @@ def test_pydantic_tool_with_parse(smol):
 @pytest.mark.parametrize("body,param", [
     ({"tool_choice": {"type": "function", "function": {"name": "nope"}}}, "tool_choice"),
     ({"tool_choice": "required", "tools": None}, "tool_choice"),
-    ({"tool_choice": "required", "response_format": {"type": "json_object"}}, "response_format"),
+    ({"tool_choice": "required", "extra_body": {"structured_outputs": {"regex": "a+"}}}, "structured_outputs"),
     ({"tool_choice": "required", "tools": [{"type": "function", "function": {
         "name": "f", "strict": True, "parameters": {"type": "object", "properties": {
             "a": {"type": "integer", "multipleOf": 3}}, "required": ["a"], "additionalProperties": False}}}]},
@@ -142,6 +142,17 @@ def test_unhonourable_tool_choices_are_400(smol, body, param):
     with pytest.raises(openai.BadRequestError) as error:
         smol.client().chat.completions.create(**full)
     assert error.value.body["param"] == param, error.value.body
+
+
+@pytest.mark.parametrize("response_format", [{"type": "json_object"}, {"type": "json_schema", "json_schema": {
+    "name": "weather", "schema": Weather.model_json_schema()}}])
+def test_forced_call_beside_a_json_response_format(smol, response_format):
+    """The format shapes the assistant's text and a forced call's turn has none, so both hold
+    (OpenAI takes the pair; instructor's RESPONSES_TOOLS mode sends it)."""
+    reply = create(smol, tool_choice=NAMED_TIME, response_format=response_format, temperature=0)
+    choice = reply.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.content is None, choice
+    check_call(choice.message.tool_calls[0], "get_time")
 
 
 def test_auto_and_none_still_answer_in_text(smol):

@@ -90,8 +90,20 @@ TEST(ChatRequest, ContentPartsToolsAndToolChoice) {
   Json required = body;
   required["tool_choice"] = "required";
   EXPECT_TRUE(read_chat_request(required, 100).tool_choice.forces());  // the format: start_chat, by the parser
-  required["response_format"] = Json::parse(R"({"type": "json_object"})");
-  EXPECT_EQ(refused_param([&] { read_chat_request(required, 100); }), "response_format");
+  // A JSON response_format beside a forced call: the call is the whole turn, so no text is
+  // constrained; structured_outputs beside it is two constraints on one output.
+  Json with_format = required;
+  with_format["response_format"] = Json::parse(R"({"type": "json_object"})");
+  const ChatRequest forced = read_chat_request(with_format, 100);
+  EXPECT_TRUE(forced.tool_choice.forces() && !forced.json_object && !forced.json_schema);
+  with_format["response_format"] = Json::parse(R"({"type": "json_schema", "json_schema": {"name": "x",
+      "schema": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}})");
+  EXPECT_FALSE(read_chat_request(with_format, 100).json_schema);
+  with_format["response_format"] = Json::parse(R"({"type": "json_schema", "json_schema": {"name": "x",
+      "schema": {"type": "nope"}}})");
+  EXPECT_EQ(refused_param([&] { read_chat_request(with_format, 100); }), "response_format");  // still read
+  required["structured_outputs"] = Json::parse(R"({"regex": "a+"})");
+  EXPECT_EQ(refused_param([&] { read_chat_request(required, 100); }), "structured_outputs");
 }
 
 TEST(ChatRequest, ReasoningEffortAndIncludeReasoning) {

@@ -171,19 +171,26 @@ ChatRequest read_chat_request(const Json& body, int64_t vocab_size) {
   chat.parse_tool_calls = !chat.render.tools.is_null() && chat.tool_choice.mode != ToolChoiceMode::kNone;
   read_response_format(body, chat);
   StructuredOutput structured = read_structured_outputs(body);
-  if (structured.any() && (chat.json_object || chat.json_schema))
+  const bool structured_given = structured.any();
+  if (structured_given && (chat.json_object || chat.json_schema))
     throw bad_request("response_format and structured_outputs (or a guided_* field) both constrain the output; "
                       "give only one of them",
                       "structured_outputs");
-  if (structured.any()) {
+  if (structured_given) {
     chat.json_object = structured.json_object;
     chat.json_schema = std::move(structured.json_schema);
     chat.grammar = std::move(structured.grammar);
   }
-  if (chat.tool_choice.forces() && (chat.json_object || chat.json_schema || chat.grammar))
-    throw bad_request("tool_choice forces a tool call and response_format asks for JSON; both constrain the "
-                      "output, so give only one of them",
-                      "response_format");
+  if (chat.tool_choice.forces() && structured_given)
+    throw bad_request("tool_choice forces a tool call and structured_outputs (or a guided_* field) constrains the "
+                      "output too; give only one of them",
+                      "structured_outputs");
+  // response_format shapes the assistant's text, and a forced call's turn has none (content is
+  // null), so both hold, as on OpenAI and vLLM; instructor's RESPONSES_TOOLS mode sends the pair.
+  if (chat.tool_choice.forces()) {
+    chat.json_object = false;
+    chat.json_schema = nullptr;
+  }
   chat.fields = read_generation_fields(body, vocab_size);
   if (chat.fields.request.max_tokens == 0)
     throw bad_request("'max_tokens' must be at least 1 on chat; 0 (scoring a prompt) is for /v1/completions with echo",
