@@ -154,7 +154,9 @@ TEST_P(MtpSpeculation, DraftsAreTheModulesPredictions) {
   }
   EXPECT_EQ(stats_.spec_draft_tokens_total, drafts);
   EXPECT_EQ(stats_.spec_accepted_tokens_total, accepted);
-  if (GetParam() == "llama_eagle3_echo") EXPECT_GT(accepted, 0u) << "the echo head's drafts are kept";
+  if (GetParam() == "llama_eagle3_echo") {
+    EXPECT_GT(accepted, 0u) << "the echo head's drafts are kept";
+  }
 }
 
 TEST_P(MtpSpeculation, PreemptionUnderATinyKvPoolKeepsTokensExact) { expect_preemption_keeps_tokens_exact(); }

@@ -56,7 +56,7 @@ std::vector<std::string> registered_fixtures() {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
   const std::vector<std::string> supported = supported_model_types();
-  for (const fs::path root : {fs::path(fixtures_dir()) / "hf", fs::path(STRATA_LOCAL_FIXTURES_DIR) / "hf"}) {
+  for (const fs::path& root : {fs::path(fixtures_dir()) / "hf", fs::path(STRATA_LOCAL_FIXTURES_DIR) / "hf"}) {
     if (!fs::exists(root)) continue;
     for (const auto& entry : fs::directory_iterator(root)) {
       const fs::path config = entry.path() / "config.json";
