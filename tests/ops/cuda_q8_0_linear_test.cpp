@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ops/cuda_op_support.h"
+#include "ops/quant_blocks_support.h"
 #include "strata/ops/linear.h"
-#include "strata/weights/dequantize.h"
 #include "strata/weights/quant_blocks.h"
 
 namespace strata::test {
@@ -17,6 +17,7 @@ namespace {
 
 using CudaQ8_0Linear = CudaOpTest;
 
+#if defined(STRATA_WITH_CUDA)
 // [n, k] Q8_0 with codes over the whole int8 range and f16 scales in [2^-12, 2^-7).
 Tensor random_q8_0(int64_t n, int64_t k, uint64_t seed) {
   Tensor q = Tensor::host(DType::kQ8_0, {n, k});
@@ -33,15 +34,6 @@ Tensor random_q8_0(int64_t n, int64_t k, uint64_t seed) {
   return q;
 }
 
-Tensor dequantised(const Tensor& q) {
-  Tensor w = Tensor::host(DType::kF32, q.shape());
-  for (int64_t r = 0; r < q.dim(0); ++r)
-    dequantize_row(DType::kQ8_0, static_cast<const char*>(q.data()) + r * q.row_bytes(), w.data_as<float>() + r * q.dim(1),
-                   q.dim(1));
-  return w;
-}
-
-#if defined(STRATA_WITH_CUDA)
 TEST_F(CudaQ8_0Linear, LinearMatchesCpuFromOneRowToPrefill) {
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 4096}, {1024, 1152}, {256, 96}}) {
     const Tensor q = random_q8_0(n, k, 800 + k), w = dequantised(q), gq = gpu_copy(q);
