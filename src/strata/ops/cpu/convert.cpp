@@ -15,6 +15,18 @@ inline __m256 load_bf16x8(const uint16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
 }
 
+// Eight f32 rounded to bf16 exactly as f32_to_bf16 rounds them (nearest even; NaN quietened).
+inline __m128i round_bf16x8(__m256 v) {
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  const __m256i quiet_nan = _mm256_or_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(0x40));
+  const __m256i is_nan =
+      _mm256_cmpgt_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  const __m256i halves = _mm256_blendv_epi8(rounded, quiet_nan, is_nan);  // each < 0x10000: packs exactly
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(halves, halves), 0x08));
+}
+
 inline __m256 load_f16x8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -129,7 +141,13 @@ void narrow_from_f32(const float* src, DType dtype, int64_t n, void* dst) {
   auto* d16 = static_cast<uint16_t*>(dst);
   switch (dtype) {
     case DType::kF32: std::memcpy(dst, src, n * 4); return;
-    case DType::kBF16: for (int64_t i = 0; i < n; ++i) d16[i] = f32_to_bf16(src[i]); return;
+    case DType::kBF16: {
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d16 + i), round_bf16x8(_mm256_loadu_ps(src + i)));
+      for (; i < n; ++i) d16[i] = f32_to_bf16(src[i]);
+      return;
+    }
     case DType::kF16: for (int64_t i = 0; i < n; ++i) d16[i] = f32_to_f16(src[i]); return;
     default: STRATA_CHECK_MSG(false, "cannot narrow to {}", dtype_name(dtype));
   }
