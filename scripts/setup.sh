@@ -12,6 +12,7 @@ PACKAGES=(cmake ninja-build g++ ccache pkg-config nlohmann-json3-dev libcli11-de
   libbenchmark-dev libcpp-httplib-dev libssl-dev libutfcpp-dev libicu-dev python3 python3-venv
   libstb-dev libwebp-dev  # JPEG and PNG (stb_image) and WebP decoding for image input (src/strata/image/)
   python3-dev  # Python.h for the Python module (src/strata/python/)
+  libzmq3-dev  # ZeroMQ for the KV-cache event publisher (src/strata/kv_events/, --kv-events-config)
   clang libclang-rt-14-dev  # clang + libFuzzer runtime for scripts/fuzz.sh
   chromium chromium-driver)  # the chat page's browser test (tests/integration/test_web_chat.py)
 missing=()

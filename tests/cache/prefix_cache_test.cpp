@@ -22,7 +22,9 @@ std::vector<int32_t> fill(BlockPool& pool, PrefixCache& cache, const std::vector
   EXPECT_TRUE(pool.allocate_n(static_cast<int32_t>((toks.size() + 3) / 4), blocks));
   std::vector<uint64_t> hashes;
   cache.extend_block_hashes(toks, key, hashes);
-  for (size_t b = 0; b < hashes.size(); ++b) cache.insert(hashes[b], blocks[b]);
+  cache.insert({.hashes = hashes,
+                .block_ids = std::span<const int32_t>(blocks).first(hashes.size()),
+                .token_ids = std::span<const int32_t>(toks).first(hashes.size() * 4)});
   return blocks;
 }
 

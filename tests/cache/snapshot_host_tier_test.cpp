@@ -67,8 +67,9 @@ TEST(SnapshotHostTier, ThePrefixCacheMovesEvictedSnapshotsThereAndMatchesThem) {
   std::vector<int32_t> table;
   ASSERT_TRUE(blocks.allocate_n(3, table));
   std::vector<uint64_t> h;
-  cache.extend_block_hashes(std::vector<int32_t>(13, 5), 0, h);
-  for (size_t b = 0; b < 3; ++b) cache.insert(h[b], table[b]);
+  const std::vector<int32_t> tokens(13, 5);
+  cache.extend_block_hashes(tokens, 0, h);
+  cache.insert({.hashes = h, .block_ids = table, .token_ids = std::span<const int32_t>(tokens).first(12)});
   const int32_t s1 = *cache.reserve_snapshot(h[1]);
   set_state(pool, s1, 3.5f);
   cache.commit_snapshot(h[1], s1, 8);

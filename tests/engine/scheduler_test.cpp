@@ -161,8 +161,9 @@ TEST(Scheduler, HybridHitBelowTheCachedBlocksMarksTheBranchPoint) {
   std::vector<int32_t> earlier;
   ASSERT_TRUE(h.memory.reserve(earlier, 48));
   std::vector<uint64_t> hashes;
-  cache.extend_block_hashes(std::vector<int32_t>(48, 7), 0, hashes);
-  for (int32_t b = 0; b < 3; ++b) cache.insert(hashes[b], earlier[b]);
+  const std::vector<int32_t> sevens(48, 7);
+  cache.extend_block_hashes(sevens, 0, hashes);
+  cache.insert({.hashes = hashes, .block_ids = earlier, .token_ids = sevens});
   int32_t no_slot = -1;
   h.memory.free(earlier, no_slot);
   cache.commit_snapshot(hashes[0], *cache.reserve_snapshot(hashes[0]), 16);

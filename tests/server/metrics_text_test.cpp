@@ -2,27 +2,33 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace strata::server {
 namespace {
 
+// Three requests' stats: two first tokens at 20 ms, one at 100 s.
+EngineStatsSnapshot three_requests() {
+  EngineStatsSnapshot s{.num_running = 3, .kv_cache_usage = 0.25, .prompt_tokens_total = 120};
+  for (double seconds : {0.02, 0.02, 100.0}) s.time_to_first_token.observe(seconds);
+  return s;
+}
+
 TEST(MetricsText, GaugesCountersAndCumulativeHistograms) {
-  EngineStatsSnapshot s;
-  s.num_running = 3;
-  s.kv_cache_usage = 0.25;
-  s.prompt_tokens_total = 120;
-  s.time_to_first_token.observe(0.02);
-  s.time_to_first_token.observe(0.02);
-  s.time_to_first_token.observe(100);
-  const std::string text = render_metrics(s, "m\"x");
+  const std::string text = render_metrics(three_requests(), "m\"x");
   EXPECT_NE(text.find("# TYPE strata:num_requests_running gauge\nstrata:num_requests_running{model_name=\"m\\\"x\"} 3\n"),
             std::string::npos);
   EXPECT_NE(text.find("strata:kv_cache_usage_perc{model_name=\"m\\\"x\"} 0.25\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE strata:prompt_tokens_total counter\nstrata:prompt_tokens_total{model_name=\"m\\\"x\"} 120\n"),
             std::string::npos);
   EXPECT_NE(text.find("strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"0.01\"} 0\n"
-                      "strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"0.025\"} 2\n"),
+                      "strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"0.02\"} 2\n"),
             std::string::npos);
-  EXPECT_NE(text.find("strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"30\"} 2\n"
+  EXPECT_NE(text.find("strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"80\"} 2\n"
+                      "strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"160\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"2560\"} 3\n"
                       "strata:time_to_first_token_seconds_bucket{model_name=\"m\\\"x\",le=\"+Inf\"} 3\n"
                       "strata:time_to_first_token_seconds_sum{model_name=\"m\\\"x\"} 100.04\n"
                       "strata:time_to_first_token_seconds_count{model_name=\"m\\\"x\"} 3\n"),
@@ -31,6 +37,42 @@ TEST(MetricsText, GaugesCountersAndCumulativeHistograms) {
                            "prefix_cache_queries_total", "prefix_cache_hits_total", "inter_token_latency_seconds_count",
                            "e2e_request_latency_seconds_count"})
     EXPECT_NE(text.find(std::string("strata:") + name), std::string::npos) << name;
+}
+
+// vLLM's own names, help texts, labels (model_name, engine) and float-style numbers, so a
+// gateway or autoscaler reading vLLM reads Strata unchanged.
+TEST(MetricsText, TheMetricsGatewaysReadUnderVllmNames) {
+  EngineStatsSnapshot s = three_requests();
+  s.num_waiting = 2;
+  s.generation_tokens_total = 7;
+  s.prefix_cache_queries_total = 64;
+  s.prefix_cache_hits_total = 48;
+  s.e2e_latency.observe(0.4);
+  s.inter_token_latency.observe(0.012);
+  s.request_time_per_output_token.observe(0.012);
+  const std::string text = render_metrics(s, "smol");
+  const std::string labels = "{model_name=\"smol\",engine=\"0\"}";
+  for (const std::string& expected : std::vector<std::string>{
+           "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+           "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running" + labels + " 3.0\n",
+           "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting" + labels + " 2.0\n",
+           "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc" + labels + " 0.25\n",
+           "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total" + labels + " 120.0\n",
+           "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total" + labels + " 7.0\n",
+           "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total" + labels + " 64.0\n",
+           "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total" + labels + " 48.0\n",
+           "# TYPE vllm:time_to_first_token_seconds histogram\n"
+           "vllm:time_to_first_token_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"0.001\"} 0.0\n",
+           "vllm:time_to_first_token_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"0.02\"} 2.0\n",
+           "vllm:time_to_first_token_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"2560.0\"} 3.0\n"
+           "vllm:time_to_first_token_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"+Inf\"} 3.0\n"
+           "vllm:time_to_first_token_seconds_sum" + labels + " 100.04\n"
+           "vllm:time_to_first_token_seconds_count" + labels + " 3.0\n",
+           "vllm:e2e_request_latency_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"0.3\"} 0.0\n"
+           "vllm:e2e_request_latency_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"0.5\"} 1.0\n",
+           "vllm:inter_token_latency_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"0.025\"} 1.0\n",
+           "vllm:request_time_per_output_token_seconds_bucket{model_name=\"smol\",engine=\"0\",le=\"80.0\"} 1.0\n"})
+    EXPECT_NE(text.find(expected), std::string::npos) << expected;
 }
 
 TEST(MetricsText, HybridPrefixCacheSnapshotsAndCachedTokensPerRequest) {

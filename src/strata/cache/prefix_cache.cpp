@@ -22,6 +22,7 @@ PrefixCache::~PrefixCache() {
     --num_snapshot_slots_held_;
   }
   for (int32_t slot : reserved_slots_) ssm_pool_->free(slot);
+  if (events_ != nullptr) events_->record(AllBlocksCleared{});
 }
 
 void PrefixCache::extend_block_hashes(std::span<const int32_t> tokens, uint64_t extra_key,
@@ -77,16 +78,40 @@ void PrefixCache::restore_snapshot(const PrefixMatch& match, int32_t dst) {
   if (match.host_snapshot) host_tier_->restore(*match.host_snapshot, dst);
 }
 
-void PrefixCache::insert(uint64_t hash, int32_t block) {
-  if (block_of_hash_.count(hash) || hash_of_block_[block]) return;
-  block_of_hash_[hash] = block;
-  hash_of_block_[block] = hash;
+void PrefixCache::insert(const ComputedBlocks& computed) {
+  STRATA_CHECK(computed.block_ids.size() == computed.hashes.size() &&
+               computed.token_ids.size() == computed.hashes.size() * static_cast<size_t>(block_size_));
+  size_t run_start = 0;  // the run of blocks cached here that block i would extend
+  for (size_t i = 0; i < computed.hashes.size(); ++i) {
+    const uint64_t hash = computed.hashes[i];
+    const int32_t block = computed.block_ids[i];
+    if (block_of_hash_.count(hash) || hash_of_block_[block]) {
+      report_stored(computed, run_start, i);
+      run_start = i + 1;
+      continue;
+    }
+    block_of_hash_[hash] = block;
+    hash_of_block_[block] = hash;
+  }
+  report_stored(computed, run_start, computed.hashes.size());
+}
+
+void PrefixCache::report_stored(const ComputedBlocks& computed, size_t first, size_t end) {
+  if (events_ == nullptr || first >= end) return;
+  const auto tokens = computed.token_ids.subspan(first * block_size_, (end - first) * block_size_);
+  events_->record(BlockStored{
+      .block_hashes = {computed.hashes.begin() + first, computed.hashes.begin() + end},
+      .parent_block_hash = first == 0 ? computed.parent_hash : std::optional<uint64_t>(computed.hashes[first - 1]),
+      .token_ids = {tokens.begin(), tokens.end()},
+      .block_size = block_size_});
 }
 
 void PrefixCache::forget_block(int32_t block) {
   if (!hash_of_block_[block]) return;
-  block_of_hash_.erase(*hash_of_block_[block]);
+  const uint64_t hash = *hash_of_block_[block];
+  block_of_hash_.erase(hash);
   hash_of_block_[block].reset();
+  if (events_ != nullptr) events_->record(BlockRemoved{.block_hashes = {hash}});
 }
 
 std::optional<int32_t> PrefixCache::reserve_snapshot(uint64_t hash) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "strata/cache/block_pool.h"
+#include "strata/cache/kv_cache_events.h"
 #include "strata/cache/snapshot_host_tier.h"
 #include "strata/cache/ssm_state_pool.h"
 
@@ -33,13 +34,23 @@ struct PrefixMatch {
   int32_t num_block_tokens = 0;
 };
 
+// A sequence's newly computed full blocks: block_ids[i] holds the block_size tokens
+// token_ids[i * block_size, ...) and is hashed hashes[i].
+struct ComputedBlocks {
+  std::span<const uint64_t> hashes;
+  std::span<const int32_t> block_ids;
+  std::span<const int32_t> token_ids;
+  std::optional<uint64_t> parent_hash;  // the hash before hashes[0]; none: they start the sequence
+};
+
 class PrefixCache {
  public:
   // ssm_pool null for attention-only models; num_snapshot_slots bounds the snapshots;
   // host_tier (null: none) keeps snapshots the device slots give up.
   PrefixCache(BlockPool& pool, int32_t block_size, SsmStatePool* ssm_pool, int32_t num_snapshot_slots,
               std::unique_ptr<SnapshotHostTier> host_tier = nullptr);
-  // Gives the snapshot slots back to the SSM pool and stops following the block pool.
+  // Gives the snapshot slots back to the SSM pool and stops following the block pool; the
+  // event sink hears AllBlocksCleared.
   ~PrefixCache();
   PrefixCache(const PrefixCache&) = delete;
   PrefixCache& operator=(const PrefixCache&) = delete;
@@ -55,9 +66,12 @@ class PrefixCache {
   // Copies a match's snapshot (device slot or host tier) into slot `dst`; nothing without one.
   void restore_snapshot(const PrefixMatch& match, int32_t dst);
 
-  // Makes `block` findable under `hash` (its contents are computed). A hash already cached
-  // keeps its block.
-  void insert(uint64_t hash, int32_t block);
+  // Where stored, evicted and cleared blocks are reported (null: nowhere); engine thread only.
+  void set_event_sink(KvEventSink* sink) { events_ = sink; }
+
+  // Makes the blocks findable under their hashes. A hash already cached keeps its block; each
+  // run of blocks cached here is one BlockStored event.
+  void insert(const ComputedBlocks& computed);
 
   // A slot to capture the SSM state at the boundary ending with block hash `hash`, or
   // nullopt when it is already cached or no slot can be freed. Evicts a snapshot when all
@@ -93,7 +107,9 @@ class PrefixCache {
     int32_t num_tokens = 0;
   };
 
-  void forget_block(int32_t block);
+  void forget_block(int32_t block);  // evicted: its hash goes (BlockRemoved)
+  // Reports computed.hashes[first, end) (just cached) as one BlockStored.
+  void report_stored(const ComputedBlocks& computed, size_t first, size_t end);
   // The snapshot to give up: the least recently used of those no match has used, else of all.
   std::list<uint64_t>::iterator eviction_victim();
   // Gives the victim's slot up (its state moved to the host tier when there is one, unless
@@ -114,6 +130,7 @@ class PrefixCache {
   int32_t num_snapshot_slots_held_ = 0;         // committed and reserved
   int64_t num_snapshots_taken_ = 0;
   std::unique_ptr<SnapshotHostTier> host_tier_;
+  KvEventSink* events_ = nullptr;
 };
 
 }  // namespace strata

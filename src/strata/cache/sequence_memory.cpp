@@ -86,13 +86,15 @@ PrefixMatch SequenceMemory::match_prefix(std::span<const int32_t> tokens, uint64
   return match;
 }
 
-void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes) {
+void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes,
+                                        KvEventSink* events) {
   STRATA_CHECK(prefix_cache_ == nullptr);
   std::unique_ptr<SnapshotHostTier> host_tier;
   if (ssm_ != nullptr && host_snapshot_bytes > 0)
     host_tier = std::make_unique<SnapshotHostTier>(*ssm_, host_snapshot_bytes, backend_);
   prefix_cache_ = std::make_unique<PrefixCache>(*blocks_, block_size_, ssm_.get(), num_snapshot_slots,
                                                 std::move(host_tier));
+  prefix_cache_->set_event_sink(events);
 }
 
 void SequenceMemory::stop_prefix_cache() { prefix_cache_.reset(); }

@@ -79,9 +79,9 @@ class SequenceMemory {
   void free_swapped(std::optional<SwappedMemory>& swapped);
 
   // The prefix cache while an engine serves (snapshots in at most num_snapshot_slots slots,
-  // and those they give up in host_snapshot_bytes of host memory on hybrid models); stopping
-  // it gives the snapshots' slots back. Null when stopped.
-  void start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes = 0);
+  // and those they give up in host_snapshot_bytes of host memory on hybrid models; its block
+  // events go to `events` unless null); stopping it gives the snapshots' slots back. Null when stopped.
+  void start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes = 0, KvEventSink* events = nullptr);
   void stop_prefix_cache();
   PrefixCache* prefix_cache() { return prefix_cache_.get(); }
 

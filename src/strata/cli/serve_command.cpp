@@ -19,6 +19,7 @@
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
 #include "strata/hub/model_reference.h"
+#include "strata/kv_events/kv_events_config.h"
 #include "strata/engine/startup_summary.h"
 #include "strata/lora/lora_set.h"
 #include "strata/server/engine_service.h"
@@ -158,6 +159,9 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_engine_flags(cmd, f.engine);
   cmd.add_option("--lora-modules", f.lora_modules,
                  "LoRA adapters as name=path (PEFT folders); a request picks one by its 'model' field");
+  cmd.add_option_function<std::string>(
+      "--kv-events-config", [&f](const std::string& json) { f.engine.kv_events = parse_kv_events_config(json); },
+      R"(publish the prefix cache's block events as vLLM does, for prefix-aware routers, as vLLM's JSON: '{"enable_kv_cache_events": true, "publisher": "zmq", "endpoint": "tcp://*:5557", "replay_endpoint": "tcp://*:5558", "topic": "kv-events"}')");
   // Tests only (hidden): step N throws as a failing kernel would; ":sticky" loses the device.
   cmd.add_option_function<std::string>("--inject-step-fault", [&f](const std::string& spec) {
        f.engine.fault_injection = parse_fault_injection(spec);
@@ -174,7 +178,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--load-format", "Load"},
       {"--device", "Device"}, {"--threads", "Device"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
-      {"--kv-cache-dtype", "Cache"},
+      {"--kv-cache-dtype", "Cache"}, {"--kv-events-config", "Cache"},
       {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--swap-space", "Cache"}, {"--ssm-host-cache-gb", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
       {"--max-num-batched-tokens", "Scheduler"}, {"--max-num-seqs", "Scheduler"},
       {"--enable-chunked-prefill", "Scheduler"}, {"--async-scheduling", "Scheduler"},

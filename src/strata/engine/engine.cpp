@@ -8,6 +8,7 @@
 #include "strata/core/logging.h"
 #include "strata/engine/engine_loop.h"
 #include "strata/engine/pooling.h"
+#include "strata/kv_events/zmq_event_publisher.h"
 #include "strata/lora/lora_set.h"
 
 namespace strata {
@@ -95,6 +96,15 @@ void check_draft_runner(const SpeculativeOptions& spec, ModelRunner& runner, Mod
     fail("--speculative-config: the draft model {} is a pooling model; a draft must generate text", spec.draft_model);
 }
 
+// The prefix cache's block events, published as vLLM does when --kv-events-config asks.
+std::unique_ptr<KvEventPublisher> open_kv_event_publisher(const EngineOptions& options) {
+  if (!options.kv_events.publishes()) return nullptr;
+  if (!options.enable_prefix_caching)
+    spdlog::warn("--kv-events-config: the prefix cache is off (--no-enable-prefix-caching, or an encoder model), so "
+                 "no block events will be published");
+  return std::make_unique<ZmqEventPublisher>(options.kv_events);
+}
+
 }  // namespace
 
 Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids,
@@ -128,13 +138,15 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
     fail("speculative config: num_speculative_tokens {} must be in [0, {}] and 1 <= prompt_lookup_min {} <= "
          "prompt_lookup_max {}", spec.num_speculative_tokens, runner.max_verify_tokens() - 1, spec.prompt_lookup_min,
          spec.prompt_lookup_max);
+  kv_events_ = open_kv_event_publisher(options_);
   loop_ = std::make_unique<EngineLoop>(EngineLoopParts{.runner = runner,
                                                        .tokenizer = tokenizer,
                                                        .eos_token_ids = std::move(eos_token_ids),
                                                        .options = options_,
                                                        .max_model_len = max_model_len_,
                                                        .stats = stats_,
-                                                       .draft_runner = draft_runner});
+                                                       .draft_runner = draft_runner,
+                                                       .kv_events = kv_events_.get()});
   thread_ = std::thread([this] { run(); });
 }
 

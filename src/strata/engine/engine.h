@@ -18,6 +18,7 @@
 #include "strata/engine/engine_stats.h"
 #include "strata/engine/model_runner.h"
 #include "strata/engine/request.h"
+#include "strata/kv_events/kv_event_publisher.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata {
@@ -68,6 +69,7 @@ class Engine {
   bool causal_ = true;           // false: an encoder, whose prompts run whole and uncached
   std::optional<PoolerConfig> pooler_;
   EngineStats stats_;
+  std::unique_ptr<KvEventPublisher> kv_events_;  // null unless --kv-events-config publishes; outlives loop_
   std::unique_ptr<EngineLoop> loop_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> next_request_id_{1};

@@ -42,8 +42,10 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
                .max_model_len = parts_.max_model_len,
                .stats = parts_.stats}),
       async_scheduling_(parts_.options.async_scheduling.value_or(false)) {  // Engine resolved it
+  if (parts_.kv_events != nullptr) kv_events_ = std::make_unique<KvEventRecorder>(*parts_.kv_events);
   if (parts_.options.enable_prefix_caching)
-    memory_.start_prefix_cache(parts_.options.ssm_cache_slots, gib_to_bytes(parts_.options.ssm_host_cache_gib));
+    memory_.start_prefix_cache(parts_.options.ssm_cache_slots, gib_to_bytes(parts_.options.ssm_host_cache_gib),
+                               kv_events_.get());
   memory_.start_swap_space(gib_to_bytes(parts_.options.swap_space_gib));
   const int32_t k = parts_.options.speculative.num_speculative_tokens;
   if (parts_.draft_runner != nullptr && parts_.options.speculative.uses_hidden_state_proposer())
@@ -54,6 +56,7 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
 
 EngineLoop::~EngineLoop() {
   memory_.stop_prefix_cache();
+  flush_kv_events();
   memory_.stop_swap_space();
 }
 
@@ -135,6 +138,7 @@ bool EngineLoop::iterate() {
     recover(error);
   }
   publish();
+  flush_kv_events();
   if (!in_flight_) retired_.clear();
   update_gauges();
   return !sequences_.empty() || in_flight_.has_value();
@@ -320,8 +324,12 @@ void EngineLoop::register_blocks(Sequence& seq) {
   if (seq.num_registered_blocks >= num_full) return;
   memory_.prefix_cache()->extend_block_hashes(std::span<const int32_t>(seq.token_ids).first(num_known),
                                      seq.request->request.cache_key, seq.block_hashes);
-  for (int32_t b = seq.num_registered_blocks; b < num_full; ++b)
-    memory_.prefix_cache()->insert(seq.block_hashes[b], seq.block_table[b]);
+  const int32_t first = seq.num_registered_blocks, count = num_full - first, block_size = parts_.options.block_size;
+  memory_.prefix_cache()->insert(
+      {.hashes = std::span<const uint64_t>(seq.block_hashes).subspan(first, count),
+       .block_ids = std::span<const int32_t>(seq.block_table).subspan(first, count),
+       .token_ids = std::span<const int32_t>(seq.token_ids).subspan(first * block_size, count * block_size),
+       .parent_hash = first > 0 ? std::optional<uint64_t>(seq.block_hashes[first - 1]) : std::nullopt});
   seq.num_registered_blocks = num_full;
 }
 
@@ -382,6 +390,11 @@ void EngineLoop::publish() {
     for (auto& seq : it->second) retired_.push_back(std::move(seq));
     sequences_.erase(it);
   }
+}
+
+void EngineLoop::flush_kv_events() {
+  if (kv_events_ && !kv_events_->flush())
+    parts_.stats.update([](EngineStatsSnapshot& s) { ++s.kv_event_batches_dropped_total; });
 }
 
 void EngineLoop::update_gauges() {

@@ -16,6 +16,7 @@
 #include "strata/engine/draft_model.h"
 #include "strata/engine/engine_options.h"
 #include "strata/engine/engine_stats.h"
+#include "strata/engine/kv_event_recorder.h"
 #include "strata/engine/mtp_proposer.h"
 #include "strata/engine/output_processor.h"
 #include "strata/engine/model_runner.h"
@@ -33,11 +34,13 @@ struct EngineLoopParts {
   int32_t max_model_len = 0;
   EngineStats& stats;
   ModelRunner* draft_runner = nullptr;  // the draft model's or the MTP module's (methods draft_model, mtp)
+  KvEventPublisher* kv_events = nullptr;  // where the prefix cache's block events go; null: nowhere
 };
 
 class EngineLoop {
  public:
-  // Starts the runner's prefix cache when the options ask for it; stops it when destroyed.
+  // Starts the runner's prefix cache when the options ask for it; stops it when destroyed
+  // (AllBlocksCleared, the last event published).
   explicit EngineLoop(EngineLoopParts parts);
   ~EngineLoop();
 
@@ -151,12 +154,15 @@ class EngineLoop {
   void finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason);
   void cancel_request(int64_t request_id);
   void publish();
+  // The iteration's prefix-cache events to the publisher, as one batch; a dropped one is counted.
+  void flush_kv_events();
   void update_gauges();
 
   EngineLoopParts parts_;
   SequenceMemory& memory_;  // the runner's
   std::unique_ptr<DraftModel> draft_;  // speculative decoding with a draft model
   std::unique_ptr<MtpProposer> mtp_;   // or with the checkpoint's MTP module
+  std::unique_ptr<KvEventRecorder> kv_events_;  // the prefix cache's event sink; null: not published
   std::mt19937_64 corruption_rng_{20260101};  // draft_corruption's draws (fixed: benchmarks repeat)
   SnapshotPolicy snapshot_policy_;
   Scheduler scheduler_;

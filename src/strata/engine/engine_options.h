@@ -7,6 +7,7 @@
 #include <string>
 
 #include "strata/engine/speculative_config.h"
+#include "strata/kv_events/kv_events_config.h"
 
 namespace strata {
 
@@ -43,6 +44,9 @@ struct EngineOptions {
   // Speculative decoding (n-gram drafts or a draft model; rejection sampling for sampled requests); drafts need
   // the newest token on the host, so it turns async scheduling off.
   SpeculativeOptions speculative;
+  // --kv-events-config: publish the prefix cache's block events as vLLM does (ZeroMQ), for
+  // routers that place requests by cached prefix.
+  KvEventsConfig kv_events;
   FaultInjection fault_injection;
 };
 

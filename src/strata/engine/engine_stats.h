@@ -19,6 +19,9 @@ struct Histogram {
   void observe(double seconds);
 };
 
+inline const std::vector<double> kTokenLatencyBounds = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+                                                        0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0};
+
 struct EngineStatsSnapshot {
   int64_t num_running = 0;
   int64_t num_waiting = 0;
@@ -50,9 +53,16 @@ struct EngineStatsSnapshot {
   uint64_t spec_draft_tokens_total = 0;     // speculative drafts verified
   uint64_t spec_accepted_tokens_total = 0;  // of them, the ones the model agreed with
   std::vector<uint64_t> spec_accepted_per_pos_total;  // [position in the run] drafts accepted there
-  Histogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
-  Histogram inter_token_latency{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}};
-  Histogram e2e_latency{{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}};
+  uint64_t kv_event_batches_dropped_total = 0;  // KV-cache event batches the publisher's full queue refused
+  // Latencies in seconds, in vLLM's buckets (vllm/v1/metrics/loggers.py), so the vllm: names
+  // /metrics also exports read the same histograms.
+  Histogram time_to_first_token{{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
+                                 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}};
+  Histogram inter_token_latency{kTokenLatencyBounds};
+  // Per finished choice: (last token - first token) / (output tokens - 1), 0 for one token.
+  Histogram request_time_per_output_token{kTokenLatencyBounds};
+  Histogram e2e_latency{{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0,
+                         240.0, 480.0, 960.0, 1920.0, 7680.0}};
   Histogram cached_prompt_tokens{{0, 16, 64, 256, 1024, 4096, 16384, 65536}};  // per request
 };
 

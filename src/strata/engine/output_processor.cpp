@@ -68,7 +68,17 @@ void OutputProcessor::record_token_times(Sequence& seq, int32_t num_outputs) {
       s.inter_token_latency.observe(seconds_between(seq.last_token_time, now));
     }
   });
+  if (num_outputs == 1) seq.first_token_time = now;
   seq.last_token_time = now;
+}
+
+// vLLM's request_time_per_output_token: a choice's decode time over its tokens after the first.
+void OutputProcessor::record_time_per_output_token(const Sequence& seq, FinishReason reason) {
+  const int32_t num_outputs = seq.num_output_tokens() - seq.num_pending_tokens;
+  if ((reason != FinishReason::kStop && reason != FinishReason::kLength) || num_outputs < 1) return;
+  const double seconds =
+      num_outputs > 1 ? seconds_between(seq.first_token_time, seq.last_token_time) / (num_outputs - 1) : 0.0;
+  parts_.stats.update([&](EngineStatsSnapshot& s) { s.request_time_per_output_token.observe(seconds); });
 }
 
 void OutputProcessor::finish(Sequence& seq, FinishReason reason, std::optional<std::string> stop_reason) {
@@ -78,6 +88,7 @@ void OutputProcessor::finish(Sequence& seq, FinishReason reason, std::optional<s
     delta.text = seq.stop_checker->flush() + seq.detokenizer->finish();
   request.pending.deltas.push_back(std::move(delta));
   touched_.push_back(seq.request);
+  record_time_per_output_token(seq, reason);
   ++request.num_finished_choices;
   // Choice 0 ended before its prompt was done (a cancel, an error): the choices that would
   // have forked off it end with it, or the request would never finish.

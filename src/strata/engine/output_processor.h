@@ -52,6 +52,7 @@ class OutputProcessor {
 
  private:
   void record_token_times(Sequence& seq, int32_t num_outputs);
+  void record_time_per_output_token(const Sequence& seq, FinishReason reason);  // a choice that finished
   void complete_request(RequestState& request);
   bool ends_constrained(Sequence& seq, int32_t token);
   const JsonTokenMask& mask();

@@ -82,6 +82,7 @@ struct Sequence {
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopChecker> stop_checker;
   std::unique_ptr<OutputConstraint> constraint;  // the output so far, when constrained (JSON, tool calls)
+  Clock::time_point first_token_time;
   Clock::time_point last_token_time;
   PoolingState pooling;  // a pooling request's prompt outputs so far
 

@@ -3,24 +3,15 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/core/error.h"
+#include "strata/core/json_flag.h"
 
 namespace strata {
 namespace {
 
-int32_t int_field(const nlohmann::json& config, const char* key, int32_t fallback, int32_t lo, int32_t hi) {
-  if (!config.contains(key)) return fallback;
-  const nlohmann::json& v = config[key];
-  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
-    fail("--speculative-config: '{}' must be an integer in [{}, {}], got {}", key, lo, hi, v.dump());
-  return v.get<int32_t>();
-}
+constexpr std::string_view kFlag = "--speculative-config";
 
-void check_keys(const nlohmann::json& config) {
-  for (const auto& [key, value] : config.items())
-    if (key != "method" && key != "model" && key != "num_speculative_tokens" && key != "prompt_lookup_max" &&
-        key != "prompt_lookup_min")
-      fail("--speculative-config: unknown key '{}'; supported: method, model, num_speculative_tokens, "
-           "prompt_lookup_max, prompt_lookup_min", key);
+int32_t int_field(const nlohmann::json& config, const char* key, int32_t fallback, int32_t lo, int32_t hi) {
+  return static_cast<int32_t>(json_flag_int(kFlag, config, key, fallback, lo, hi));
 }
 
 // vLLM's rule: a "model" without a method is a draft model.
@@ -53,11 +44,9 @@ SpeculativeMethod read_method(const nlohmann::json& config) {
 }  // namespace
 
 SpeculativeOptions parse_speculative_config(std::string_view json) {
-  const nlohmann::json config = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object())
-    fail("--speculative-config must be a JSON object, e.g. "
-         "'{{\"method\": \"ngram\", \"num_speculative_tokens\": 3}}'");
-  check_keys(config);
+  const nlohmann::json config = parse_json_flag(kFlag, json, R"({"method": "ngram", "num_speculative_tokens": 3})");
+  check_json_flag_keys(kFlag, config,
+                       {"method", "model", "num_speculative_tokens", "prompt_lookup_max", "prompt_lookup_min"});
   SpeculativeOptions options;
   options.method = read_method(config);
   if (options.method == SpeculativeMethod::kDraftModel || options.method == SpeculativeMethod::kEagle3)

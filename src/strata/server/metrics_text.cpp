@@ -7,25 +7,34 @@ namespace {
 
 struct MetricWriter {
   std::string out;
-  std::string labels;  // model_name="..."
+  std::string prefix;  // strata: or vllm:
+  std::string labels;  // model_name="..." (and engine="0" under vLLM's names)
+  bool float_style = false;  // write 1.0 for 1, as vLLM's prometheus_client does
 
+  std::string number(double value) const {
+    std::string text = fmt::format("{}", value);
+    if (float_style && text.find_first_of(".eEin") == std::string::npos) text += ".0";
+    return text;
+  }
   void header(const char* name, const char* type, const char* help) {
-    out += fmt::format("# HELP strata:{} {}\n# TYPE strata:{} {}\n", name, help, name, type);
+    out += fmt::format("# HELP {0}{1} {2}\n# TYPE {0}{1} {3}\n", prefix, name, help, type);
   }
   void scalar(const char* name, const char* type, const char* help, double value) {
     header(name, type, help);
-    out += fmt::format("strata:{}{{{}}} {}\n", name, labels, value);
+    out += fmt::format("{}{}{{{}}} {}\n", prefix, name, labels, number(value));
   }
   void histogram(const char* name, const char* help, const Histogram& h) {
     header(name, "histogram", help);
     uint64_t cumulative = 0;
     for (size_t i = 0; i < h.bounds.size(); ++i) {
       cumulative += h.counts[i];
-      out += fmt::format("strata:{}_bucket{{{},le=\"{}\"}} {}\n", name, labels, h.bounds[i], cumulative);
+      out += fmt::format("{}{}_bucket{{{},le=\"{}\"}} {}\n", prefix, name, labels, number(h.bounds[i]),
+                         number(static_cast<double>(cumulative)));
     }
-    out += fmt::format("strata:{}_bucket{{{},le=\"+Inf\"}} {}\n", name, labels, h.count);
-    out += fmt::format("strata:{}_sum{{{}}} {}\n", name, labels, h.sum);
-    out += fmt::format("strata:{}_count{{{}}} {}\n", name, labels, h.count);
+    const std::string count = number(static_cast<double>(h.count));
+    out += fmt::format("{}{}_bucket{{{},le=\"+Inf\"}} {}\n", prefix, name, labels, count);
+    out += fmt::format("{}{}_sum{{{}}} {}\n", prefix, name, labels, number(h.sum));
+    out += fmt::format("{}{}_count{{{}}} {}\n", prefix, name, labels, count);
   }
 };
 
@@ -43,10 +52,39 @@ std::string escape_label(const std::string& value) {
   return out;
 }
 
+// What vLLM's PrometheusStatLogger exports (vllm/v1/metrics/loggers.py) that gateways and
+// autoscalers read: its names, help texts, labels and buckets; the values are ours.
+void append_vllm_metrics(const EngineStatsSnapshot& s, const std::string& model_name, std::string& out) {
+  MetricWriter w{.prefix = "vllm:",
+                 .labels = fmt::format("model_name=\"{}\",engine=\"0\"", escape_label(model_name)),
+                 .float_style = true};
+  w.scalar("num_requests_running", "gauge", "Number of requests in model execution batches.",
+           static_cast<double>(s.num_running));
+  w.scalar("num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+           static_cast<double>(s.num_waiting));
+  w.scalar("kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", s.kv_cache_usage);
+  w.scalar("prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.",
+           static_cast<double>(s.prefix_cache_queries_total));
+  w.scalar("prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.",
+           static_cast<double>(s.prefix_cache_hits_total));
+  w.scalar("num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
+           static_cast<double>(s.preemptions_total));
+  w.scalar("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
+           static_cast<double>(s.prompt_tokens_total));
+  w.scalar("generation_tokens_total", "counter", "Number of generation tokens processed.",
+           static_cast<double>(s.generation_tokens_total));
+  w.histogram("time_to_first_token_seconds", "Histogram of time to first token in seconds.", s.time_to_first_token);
+  w.histogram("inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", s.inter_token_latency);
+  w.histogram("request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
+              s.request_time_per_output_token);
+  w.histogram("e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", s.e2e_latency);
+  out += w.out;
+}
+
 }  // namespace
 
 std::string render_metrics(const EngineStatsSnapshot& s, const std::string& model_name) {
-  MetricWriter w{.labels = fmt::format("model_name=\"{}\"", escape_label(model_name))};
+  MetricWriter w{.prefix = "strata:", .labels = fmt::format("model_name=\"{}\"", escape_label(model_name))};
   w.scalar("num_requests_running", "gauge", "Requests in the running batch.", static_cast<double>(s.num_running));
   w.scalar("num_requests_waiting", "gauge", "Requests waiting to be scheduled.", static_cast<double>(s.num_waiting));
   w.scalar("kv_cache_usage_perc", "gauge", "Fraction of KV-cache blocks in use (1 = full).", s.kv_cache_usage);
@@ -106,9 +144,16 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
                          pos, s.spec_accepted_per_pos_total[pos]);
   w.histogram("time_to_first_token_seconds", "Time from arrival to the first generated token.", s.time_to_first_token);
   w.histogram("inter_token_latency_seconds", "Time between consecutive generated tokens.", s.inter_token_latency);
+  w.histogram("request_time_per_output_token_seconds",
+              "Per finished choice: time from its first to its last token over the tokens after the first.",
+              s.request_time_per_output_token);
   w.histogram("e2e_request_latency_seconds", "Time from arrival to the end of a request.", s.e2e_latency);
   w.histogram("request_cached_prompt_tokens", "Prompt tokens each request found in the prefix cache.",
               s.cached_prompt_tokens);
+  w.scalar("kv_event_batches_dropped_total", "counter",
+           "KV-cache event batches dropped because the publisher's queue was full (--kv-events-config).",
+           static_cast<double>(s.kv_event_batches_dropped_total));
+  append_vllm_metrics(s, model_name, w.out);
   return w.out;
 }
 

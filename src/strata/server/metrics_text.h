@@ -1,5 +1,6 @@
 // /metrics: the engine's counters, gauges and latency histograms in the Prometheus text
-// format, under vLLM's metric names with the strata: prefix, labelled with the model name.
+// format, under vLLM's metric names with the strata: prefix, labelled with the model name;
+// then those gateways and autoscalers read, exactly as vLLM exports them (vllm: prefix).
 #pragma once
 
 #include <string>
