@@ -123,12 +123,12 @@ int run_rank(const BenchOptions& o, int world_size, int rank) {
       const Timing t = time_op(comm, iterations, o.repeats, [&] { comm.all_reduce_sum(x); });
       const double algbw = static_cast<double>(bytes) / t.min_us / 1e3;
       if (rank == 0)
-        fmt::print("| all_reduce_sum | {} | {} | {} | {:.1f} / {:.1f} | {:.2f} | {:.2f} |\n", dtype_name(dtype),
+        fmt::print("| all_reduce_sum | {} | {} | {} | {:.2f} / {:.2f} | {:.2f} | {:.2f} |\n", dtype_name(dtype),
                    size_text(bytes), iterations, t.min_us, t.median_us, algbw, algbw * bus_factor);
     }
   }
   const Timing t = time_op(comm, 2000, o.repeats, [&] { comm.barrier(); });
-  if (rank == 0) fmt::print("| barrier | - | 0 B | 2000 | {:.1f} / {:.1f} | - | - |\n", t.min_us, t.median_us);
+  if (rank == 0) fmt::print("| barrier | - | 0 B | 2000 | {:.2f} / {:.2f} | - | - |\n", t.min_us, t.median_us);
   return 0;
 }
 

@@ -36,7 +36,9 @@ constexpr int64_t kPageBytes = 4096;
 constexpr int kMaxRanks = 1024;
 // Spinning first keeps a round within microseconds while every rank has a core of its own;
 // after it ranks sleep, so that oversubscribed ranks hand the core to the one they wait for.
-constexpr auto kSpinTime = std::chrono::microseconds(50);
+// The spell adapts: halved after each wait that had to sleep, doubled after one that did not.
+constexpr auto kMaxSpin = std::chrono::nanoseconds(50'000);
+constexpr auto kMinSpin = std::chrono::nanoseconds(500);
 // How often a sleeping rank wakes to check the missing rank's pid and the deadline.
 constexpr auto kSleepSlice = std::chrono::milliseconds(10);
 
@@ -265,10 +267,17 @@ void SharedMemoryGroup::publish_and_wait(std::string_view collective) {
 
 template <typename Missing>
 void SharedMemoryGroup::wait_for(const Missing& missing, std::string_view what, Clock::time_point deadline) {
-  const auto spin_end = Clock::now() + kSpinTime;
+  const auto spin_end = Clock::now() + spin_;
   while (missing() >= 0) {
-    if (Clock::now() >= spin_end) break;
+    if (Clock::now() >= spin_end) {
+      spin_ = std::max(kMinSpin, spin_ / 2);
+      break;
+    }
     _mm_pause();
+  }
+  if (missing() < 0) {
+    spin_ = std::min(kMaxSpin, spin_ * 2);
+    return;
   }
   ControlBlock& c = control(base_);
   for (int r = missing(); r >= 0; r = missing()) {

@@ -85,6 +85,7 @@ class SharedMemoryGroup {
   ino_t segment_ino_ = 0;
   bool attached_ = false;
   uint32_t round_ = 0;  // rounds this rank has completed
+  std::chrono::nanoseconds spin_{50'000};  // how long the next wait spins before it sleeps
 };
 
 }  // namespace strata
