@@ -5,6 +5,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/logging.h"
+#include "strata/engine/rank_worker.h"
 #include "strata/hub/resolve_model.h"
 #include "strata/model/registry.h"
 #include "strata/text/chat_prompt.h"
@@ -52,6 +53,16 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
                      "how a pooling model pools, as JSON: {\"pooling_type\": \"LAST|MEAN|CLS\", \"normalize\": true}");
 }
 
+void add_tensor_parallel_flags(CLI::App& command, ModelFlags& flags) {
+  TensorParallelOptions& tp = flags.tensor_parallel;
+  command.add_option("--tensor-parallel-size,--tp", tp.size,
+                     "ranks to split the model's attention heads and MLP columns over, one process each "
+                     "(dense attention + MLP models; on the CPU through shared memory)")
+      ->check(CLI::Range(1, 64));
+  command.add_option("--tensor-parallel-rank", tp.rank)->group("");  // set by rank 0 for the ranks it starts
+  command.add_option("--tensor-parallel-group", tp.group_name)->group("");
+}
+
 void resolve_model_name(ModelFlags& flags) {
   const std::optional<hub::ModelReference> ref = hub::parse_model_reference(flags.model);
   if (!ref) return;
@@ -71,14 +82,16 @@ std::unique_ptr<Backend> open_backend(const ModelFlags& flags) {
   return make_cpu_backend(threads);
 }
 
-LoadedModel load_with_flags(const ModelFlags& flags, const std::string& path, Backend& backend) {
+LoadedModel load_with_flags(const ModelFlags& flags, const std::string& path, Backend& backend,
+                            const TensorShard& shard = {}) {
   std::optional<ProgressReporter> progress;
   if (flags.load_progress) progress.emplace(ProgressReporter::to_stderr("loading weights"));
   return load_model({.model_path = path,
                      .load_format = parse_load_format(flags.load_format),
                      .quantization = parse_weight_quantization(flags.quantization),
                      .pooling = flags.pooling,
-                     .progress = progress ? &*progress : nullptr},
+                     .progress = progress ? &*progress : nullptr,
+                     .shard = shard},
                     backend);
 }
 
@@ -103,15 +116,34 @@ void open_draft(const ModelFlags& flags, const SpeculativeOptions& speculative, 
   }
 }
 
+// Builds rank 0's part without weight data first: a size the model cannot split over fails here,
+// once, before any other rank starts.
+void check_tensor_parallel_split(const ModelFlags& flags) {
+  std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format), .shapes_only = true,
+              .pooling = flags.pooling, .shard = {.rank = 0, .size = flags.tensor_parallel.size}},
+             *cpu);
+}
+
 }  // namespace
 
 OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculative) {
   ModelFlags flags = given;
   resolve_model_name(flags);  // a no-op for callers that resolved already: a path stays a path
   OpenModel open;
+  // Before the backend: the check's own CPU backend sets the thread count the real one then sets again.
+  if (flags.tensor_parallel.size > 1 && flags.tensor_parallel.rank == 0) check_tensor_parallel_split(flags);
   open.backend = open_backend(flags);
-  open.loaded = load_with_flags(flags, flags.model, *open.backend);
+  TensorShard shard;
+  if (flags.tensor_parallel.size > 1) {
+    if (speculative.uses_draft_runner() || speculative.uses_mtp())
+      fail("--speculative-config does not combine with --tensor-parallel-size yet");
+    open.tensor_parallel = std::make_unique<TensorParallelGroup>(flags.tensor_parallel, *open.backend);
+    shard = open.tensor_parallel->shard();
+  }
+  open.loaded = load_with_flags(flags, flags.model, *open.backend, shard);
   RunnerOptions options = runner_options(flags);
+  if (open.tensor_parallel) options.tensor_parallel = &open.tensor_parallel->communicator();
   // So graphs captured before the engine keep what the proposer reads.
   options.keep_hidden_states = speculative.uses_mtp();
   if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
@@ -127,6 +159,7 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
             .bytes_per_block();
   }
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend, options);
+  if (open.tensor_parallel) open.tensor_parallel->communicator().barrier();  // every rank has its part
   if (speculative.uses_draft_runner()) {
     RunnerOptions draft_options = runner_options(flags);
     draft_options.num_kv_blocks = open.runner->num_kv_blocks();
@@ -134,6 +167,13 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
     open.draft_runner = std::make_unique<ModelRunner>(*open.draft_loaded.model, *open.backend, draft_options);
   }
   return open;
+}
+
+bool serve_as_tensor_parallel_rank(const ModelFlags& flags) {
+  if (flags.tensor_parallel.rank == 0) return false;
+  OpenModel open = open_model(flags);
+  serve_first_rank(*open.runner, open.tensor_parallel->communicator());
+  return true;
 }
 
 ModelTokenizer open_model_tokenizer(const std::string& path, const ModelConfig& config) {

@@ -10,6 +10,7 @@
 #include "strata/engine/model_runner.h"
 #include "strata/engine/speculative_config.h"
 #include "strata/model/model_loader.h"
+#include "strata/parallel/tensor_parallel_group.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata::cli {
@@ -28,13 +29,20 @@ struct ModelFlags {
   std::string kv_cache_dtype = "auto";  // auto, or fp8 (e4m3) keys and values
   PoolingFlags pooling;         // --runner, --task, --pooler-config
   bool load_progress = false;  // weight loading progress on stderr (off where stdout is data)
+  TensorParallelOptions tensor_parallel;  // --tensor-parallel-size, and a started rank's hidden flags
 };
 
 // model_required: false where the embedded default model stands in.
 void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required = true);
+// --tensor-parallel-size, on the commands that run a model split over ranks, and the hidden flags
+// rank 0 gives the ranks it starts.
+void add_tensor_parallel_flags(CLI::App& command, ModelFlags& flags);
 
 struct OpenModel {
   std::unique_ptr<Backend> backend;
+  // With --tensor-parallel-size > 1: this process's rank (0 when the user started it). Made before
+  // the model and freed after it: rank 0's end tells the other ranks to stop.
+  std::unique_ptr<TensorParallelGroup> tensor_parallel;
   LoadedModel loaded;
   std::unique_ptr<ModelRunner> runner;
   // Speculative decoding with a draft model or an EAGLE-3 head; with method mtp only `model` is
@@ -52,6 +60,10 @@ void resolve_model_name(ModelFlags& flags);
 // leaves room for both); method mtp builds the checkpoint's MTP module the same way, and method
 // eagle3 loads the head (speculative.draft_model) for the target.
 OpenModel open_model(const ModelFlags& flags, const SpeculativeOptions& speculative = {});
+
+// On a rank that rank 0 started (--tensor-parallel-rank > 0): opens this rank's part of the model
+// and runs what rank 0 sends until it stops, then returns true. false on rank 0.
+bool serve_as_tensor_parallel_rank(const ModelFlags& flags);
 
 struct ModelTokenizer {
   std::unique_ptr<text::Tokenizer> tokenizer;

@@ -5,6 +5,7 @@
 #include "strata/core/error.h"
 #include "strata/model/forward_context.h"
 #include "strata/ops/pending_tokens.h"
+#include "strata/parallel/step_message.h"
 
 namespace strata {
 namespace {
@@ -69,6 +70,8 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
 
 void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
   if (!kv_cache_) return;
+  if (options_.tensor_parallel != nullptr && options_.tensor_parallel->rank() == 0)
+    send_to_ranks(*options_.tensor_parallel, {.kind = RankMessage::Kind::kCopyKvBlock, .src_block = src, .dst_block = dst});
   for (int64_t layer = 0; layer < kv_cache_->shape().num_layers; ++layer) {
     backend_.copy(kv_cache_->k(layer).slice_rows(dst, dst + 1), kv_cache_->k(layer).slice_rows(src, src + 1));
     backend_.copy(kv_cache_->v(layer).slice_rows(dst, dst + 1), kv_cache_->v(layer).slice_rows(src, src + 1));
@@ -76,6 +79,13 @@ void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
 }
 
 ModelRunner::~ModelRunner() = default;
+
+void ModelRunner::set_lora(const LoraSet* lora) {
+  if (lora != nullptr && options_.tensor_parallel != nullptr)
+    fail("LoRA adapters do not split over tensor-parallel ranks yet; serve them with --tensor-parallel-size 1");
+  lora_ = lora;
+  graphs_.clear();
+}
 
 // A laptop-friendly default; --num-kv-blocks sets any size.
 constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
@@ -110,6 +120,7 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .verify_states = memory_->verify(),
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
                      .lora = lora_,
+                     .tensor_parallel = options_.tensor_parallel,
                      .lora_slots = step.device().lora_slots,
                      .keep_hidden_states = options_.keep_hidden_states,
                      .aux_hidden_layers = options_.aux_hidden_layers};
@@ -135,6 +146,10 @@ Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
 // the logits stay where they are until then.
 Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
+  if (options_.tensor_parallel != nullptr && options_.tensor_parallel->rank() == 0)
+    send_to_ranks(*options_.tensor_parallel, {.kind = RankMessage::Kind::kStep, .rows = step.rows(),
+                                              .block_size = step.block_size(),
+                                              .min_blocks_per_row = step.max_blocks_per_row()});
   if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket, pending_ids);
   if (backend_.device().is_cpu()) {
     step.upload(backend_);
@@ -175,6 +190,7 @@ int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
 
 int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
+  if (options_.tensor_parallel != nullptr) return 0;  // collectives are not captured yet
   if (model_.config().pooler) return 0;  // prefill only: one-token prompts are not worth a graph
   if (step.has_image_tokens()) return 0;  // prompts only; their embeddings and streams are not captured
   if (step.device().input_hidden_states.defined()) return 0;  // an MTP step: its input lives with the caller

@@ -17,6 +17,7 @@
 
 namespace strata {
 
+class Communicator;
 class LoraSet;
 
 struct RunnerOptions {
@@ -39,6 +40,10 @@ struct RunnerOptions {
   // Every step keeps the inputs of these layers (ascending) readable until the next step
   // (last_aux_hidden_states()): what an EAGLE-3 head reads from its target.
   std::vector<int64_t> aux_hidden_layers;
+  // The tensor-parallel group of a model built from sharded weights: layers sum their partial
+  // outputs over it, and rank 0 sends every step and KV-block copy to the other ranks first
+  // (parallel/step_message.h), which run them on their part. Null: one rank.
+  Communicator* tensor_parallel = nullptr;
 };
 
 // The paged KV cache's shape for `model` on `backend` (num_blocks 0: the caller sizes it).
@@ -61,6 +66,8 @@ class ModelRunner {
   // Returns the number of graphs held afterwards; 0 where steps run eagerly (CPU).
   int64_t capture_decode_graphs(int64_t max_batch_size);
 
+  // Copies KV block src over dst in every layer (sequence memory's copy-on-write).
+  void copy_kv_block(int32_t src, int32_t dst);
   const Model& model() const { return model_; }
   Backend& backend() { return backend_; }
   // Where sequences' blocks and slots come from (and go back to).
@@ -96,7 +103,8 @@ class ModelRunner {
   std::vector<int64_t> captured_batch_sizes() const;  // ascending; empty where steps run eagerly
   // LoRA adapters rows may name by StepRow::lora_slot (kept alive by the caller); set before
   // graphs are captured, since captured steps read them.
-  void set_lora(const LoraSet* lora) { lora_ = lora; graphs_.clear(); }
+  // Throws an Error under tensor parallelism (adapters do not split over ranks yet).
+  void set_lora(const LoraSet* lora);
   const LoraSet* lora() const { return lora_; }
 
  private:
@@ -110,7 +118,6 @@ class ModelRunner {
 
   int64_t auto_kv_blocks(const KvCacheShape& shape) const;
   // Copies one KV block's contents (every attention layer) into another block.
-  void copy_kv_block(int32_t src, int32_t dst);
   Tensor forward(const StepBatch& step);
   // The captured batch size for a decode-only step, 0 when it runs eagerly.
   int64_t graph_bucket(const StepBatch& step) const;

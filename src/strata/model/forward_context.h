@@ -11,6 +11,7 @@
 
 namespace strata {
 
+class Communicator;
 class LoraSet;
 class SsmStatePool;
 class VerifyStateBuffers;
@@ -28,6 +29,8 @@ struct ForwardContext {
   int64_t carry_layer = -1;  // the pool index of this layer's carry (LayerCaps::carry), or -1
   int64_t layer = -1;      // this layer's index in the model
   const LoraSet* lora = nullptr;  // the server's LoRA adapters, or null
+  // The tensor-parallel group this rank's layers sum their partial outputs over; null: one rank.
+  Communicator* tensor_parallel = nullptr;
   Tensor lora_slots;              // [T] i32: each token's adapter slot, -1 for none
   // MTP speculation reads the states the lm_head reads, of every token: the model keeps them
   // in the step workspace ([T, hidden] activation dtype, after the final norm).

@@ -25,6 +25,10 @@ struct LayerCaps {
   // false: bidirectional attention (encoders). A token's output then depends on later tokens,
   // so prompts run whole, never chunked, and never start from a prefix-cache hit.
   bool causal = true;
+  // The layer splits its heads and columns over tensor-parallel ranks (weights loaded through
+  // WeightScope::row_shard / column_shard) and sums its outputs over them; a model built for
+  // more than one rank refuses layers without it.
+  bool tensor_parallel = false;
 };
 
 class NormedInput;
@@ -47,6 +51,8 @@ class Ffn {
   virtual ~Ffn() = default;
   // in: [T, hidden]; out: [T, hidden].
   virtual void forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const = 0;
+  // As LayerCaps::tensor_parallel.
+  virtual bool tensor_parallel() const { return false; }
 };
 
 class Layer {

@@ -42,6 +42,18 @@ bool Model::causal() const {
   return std::all_of(caps_.begin(), caps_.end(), [](const LayerCaps& caps) { return caps.causal; });
 }
 
+void Model::set_tensor_parallel_size(int64_t size) {
+  const std::string what = fmt::format("{} runs with --tensor-parallel-size 1 for now", config_.model_type);
+  for (int64_t l = 0; l < num_layers(); ++l)
+    if (!caps_[l].tensor_parallel)
+      fail("layer {} ({}) does not split over tensor-parallel ranks yet: {}", l, descriptions_[l], what);
+  if (vision_tower_ || parts_.residual_streams > 1 || parts_.mtp_input.defined() || parts_.eagle3.defined() ||
+      parts_.encoder_embeddings.defined() || config_.head() != ModelHead::kLanguageModel)
+    fail("this model's {} does not split over tensor-parallel ranks yet: {}",
+         vision_tower_ ? "vision tower" : "input or output stage", what);
+  tensor_parallel_size_ = size;
+}
+
 void Model::add_layer(std::unique_ptr<Layer> layer, std::string description) {
   const LayerCaps caps = layer->caps();
   kv_index_.push_back(caps.uses_kv_cache ? num_kv_layers_++ : -1);

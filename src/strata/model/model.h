@@ -5,6 +5,7 @@
 // LayerNorm or no norm, and may run a head before the classifier. Architectures only build the parts.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,7 +92,16 @@ class Model {
   int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
   const LayerCaps& caps(int64_t layer) const { return caps_[layer]; }
   int64_t num_kv_layers() const { return num_kv_layers_; }
-  int64_t kv_cache_heads() const { return parts_.kv_cache_heads > 0 ? parts_.kv_cache_heads : config_.num_key_value_heads; }
+  int64_t kv_cache_heads() const {
+    if (parts_.kv_cache_heads > 0) return parts_.kv_cache_heads;
+    // More ranks than key/value heads: each rank keeps a copy of the one its query heads read.
+    return std::max<int64_t>(1, config_.num_key_value_heads / tensor_parallel_size_);
+  }
+  // Built from sharded weights (ModelWeightsOptions::shard): each rank's layers hold 1/size of the
+  // heads and columns, its KV cache 1/size of the heads. Throws an Error naming the first part
+  // that does not split.
+  void set_tensor_parallel_size(int64_t size);
+  int64_t tensor_parallel_size() const { return tensor_parallel_size_; }
   int64_t kv_cache_head_dim() const { return parts_.kv_cache_head_dim > 0 ? parts_.kv_cache_head_dim : config_.head_dim; }
   // Recurrent states in the SSM pool: mixers' states and layers' carries, in pool order.
   int64_t num_ssm_layers() const { return static_cast<int64_t>(ssm_shapes_.size()); }
@@ -124,6 +134,7 @@ class Model {
   std::vector<SsmLayerShape> ssm_shapes_;
   std::vector<std::string> descriptions_;
   int64_t num_kv_layers_ = 0;
+  int64_t tensor_parallel_size_ = 1;
 };
 
 }  // namespace strata

@@ -86,8 +86,9 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
       loaded.source.get(), backend,
       ModelWeightsOptions{.dummy_dtype = loaded.config.dtype, .seed = options.dummy_seed,
                           .shapes_only = options.shapes_only, .quantization = options.quantization,
-                          .progress = options.progress});
+                          .progress = options.progress, .shard = options.shard});
   loaded.model = build_model(loaded.config, *loaded.weights);
+  if (options.shard.size > 1) loaded.model->set_tensor_parallel_size(options.shard.size);
   if (options.progress != nullptr) options.progress->finish();
   loaded.weights->stop_progress();  // the reporter is the caller's; later loads (an MTP module) go unreported
   return loaded;

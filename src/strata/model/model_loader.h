@@ -25,6 +25,8 @@ struct LoadOptions {
   PoolingFlags pooling;  // the runner (generate or pooling) and how a pooling model pools
   // Shown while weights load: started with the bytes expected, finished when the model is built.
   ProgressReporter* progress = nullptr;
+  // This process's rank of a tensor-parallel group: its layers load and run their part.
+  TensorShard shard;
 };
 
 struct LoadedModel {

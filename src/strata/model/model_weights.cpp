@@ -20,7 +20,7 @@ namespace strata {
 ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, const ModelWeightsOptions& options)
     : source_(source), backend_(backend), dummy_dtype_(options.dummy_dtype), seed_(options.seed),
       shapes_only_(options.shapes_only), quantization_(options.quantization),
-      progress_(options.progress) {}
+      progress_(options.progress), shard_(options.shard) {}
 
 void ModelWeights::count_loaded(int64_t numel, DType dtype) const {
   const int64_t bytes = dtype_bytes(dtype, numel);

@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "strata/backend/backend.h"
 #include "strata/core/progress.h"
@@ -17,6 +19,15 @@
 #include "strata/weights/weight_source.h"
 
 namespace strata {
+
+// This process's part of a tensor-parallel group: layers that split over ranks load rows or
+// columns [rank * n / size, (rank + 1) * n / size) of their projections (weight_shards.cpp).
+struct TensorShard {
+  int rank = 0;
+  int size = 1;
+  // [begin, end) of n entries on this rank; throws an Error naming `what` unless size divides n.
+  std::pair<int64_t, int64_t> range(int64_t n, const std::string& what) const;
+};
 
 struct ModelWeightsOptions {
   DType dummy_dtype = DType::kBF16;  // of dummy weights (source == nullptr)
@@ -26,6 +37,7 @@ struct ModelWeightsOptions {
   // source's own weights arrive quantized through Fp8WeightSource).
   WeightQuantization quantization = WeightQuantization::kNone;
   ProgressReporter* progress = nullptr;  // advanced by the bytes of each tensor loaded
+  TensorShard shard;
 };
 
 class ModelWeights {
@@ -49,6 +61,10 @@ class ModelWeights {
   // Rows rows[i] of tensor `name` (shape `shape`) in that order: regroups fused projections
   // at load so the forward pass reads contiguous slices.
   Tensor gathered_rows(const std::string& name, const Shape& shape, const std::vector<int64_t>& rows) const;
+  // Columns [begin, end) of the 2-D tensor `name` [rows, cols]: a row-parallel projection's part
+  // (block-quantized rows only at block boundaries). Defined in weight_shards.cpp.
+  Tensor column_range(const std::string& name, const Shape& shape, int64_t begin, int64_t end) const;
+  const TensorShard& shard() const { return shard_; }
   // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
   // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
   Tensor get_f32(const std::string& name, const Shape& shape) const;
@@ -108,6 +124,7 @@ class ModelWeights {
   bool shapes_only_;
   WeightQuantization quantization_;
   ProgressReporter* progress_;
+  TensorShard shard_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
   mutable std::set<DType> dtypes_;
@@ -138,12 +155,21 @@ class WeightScope {
     return out;
   }
   // Fused weights for the accelerator backends (one GEMM instead of several), or undefined
-  // on the CPU or when the parts cannot be concatenated; callers then keep the parts.
+  // on the CPU, under tensor parallelism or when the parts cannot be concatenated; callers then
+  // keep the parts.
   Tensor fused_rows(const std::vector<std::string>& leaves, const std::vector<Shape>& shapes) const {
-    if (weights_->backend().device().is_cpu() || !weights_->can_concat(names(leaves))) return {};
+    if (weights_->backend().device().is_cpu() || shard().size > 1 || !weights_->can_concat(names(leaves))) return {};
     return weights_->concat_rows(names(leaves), shapes);
   }
   const ModelWeights& weights() const { return *weights_; }
+  const TensorShard& shard() const { return weights_->shard(); }
+  // This rank's rows of `leaf` [n, ...] (a column-parallel projection: heads or MLP columns), or
+  // the whole tensor without tensor parallelism. `what` names the split dimension in errors.
+  Tensor row_shard(const std::string& leaf, const Shape& shape, const std::string& what) const;
+  // Rows [begin, end) of `leaf` (the whole tensor when that is all of it).
+  Tensor row_range(const std::string& leaf, const Shape& shape, int64_t begin, int64_t end) const;
+  // This rank's columns of `leaf` [rows, n] (a row-parallel projection), or the whole tensor.
+  Tensor column_shard(const std::string& leaf, const Shape& shape, const std::string& what) const;
 
  private:
   const ModelWeights* weights_;

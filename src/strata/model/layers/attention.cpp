@@ -6,6 +6,7 @@
 #include "strata/core/error.h"
 #include "strata/lora/lora_set.h"
 #include "strata/model/layers/normed_input.h"
+#include "strata/model/layers/row_parallel.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/paged_attention.h"
@@ -36,8 +37,7 @@ Tensor rope_inv_freq(const ops::RopeTable& rope, Backend& backend) {
   return out;
 }
 
-void Attention::load_projections(const WeightScope& w) {
-  const AttentionOptions& o = options_;
+void Attention::load_projections(const AttentionOptions& o, const WeightScope& w) {
   const int64_t q_out = o.num_heads * o.head_dim * (o.output_gate ? 2 : 1);
   const int64_t kv_out = o.num_kv_heads * o.head_dim;
   const int64_t in = o.input_size > 0 ? o.input_size : o.hidden_size;
@@ -56,22 +56,47 @@ void Attention::load_projections(const WeightScope& w) {
     if (qkv_proj_.defined() && (!o.qkv_bias || qkv_bias_.defined())) return;
     qkv_proj_ = qkv_bias_ = Tensor();
   }
-  q_proj_ = w.get(o.names.q + ".weight", {q_out, in});
-  k_proj_ = w.get(o.names.k + ".weight", {kv_out, in});
-  v_proj_ = w.get(o.names.v + ".weight", {kv_out, in});
+  // Under tensor parallelism each rank keeps its heads' rows (a gated q's rows are per head).
+  const auto [kv_begin, kv_end] = kv_head_range(w.shard(), o.num_kv_heads);
+  const int64_t kv_rows_begin = kv_begin * o.head_dim, kv_rows_end = kv_end * o.head_dim;
+  q_proj_ = w.row_shard(o.names.q + ".weight", {q_out, in}, "num_attention_heads");
+  k_proj_ = w.row_range(o.names.k + ".weight", {kv_out, in}, kv_rows_begin, kv_rows_end);
+  v_proj_ = w.row_range(o.names.v + ".weight", {kv_out, in}, kv_rows_begin, kv_rows_end);
   if (o.qkv_bias) {
-    q_bias_ = w.get(o.names.q + ".bias", {q_out});
-    k_bias_ = w.get(o.names.k + ".bias", {kv_out});
-    v_bias_ = w.get(o.names.v + ".bias", {kv_out});
+    q_bias_ = w.row_shard(o.names.q + ".bias", {q_out}, "num_attention_heads");
+    k_bias_ = w.row_range(o.names.k + ".bias", {kv_out}, kv_rows_begin, kv_rows_end);
+    v_bias_ = w.row_range(o.names.v + ".bias", {kv_out}, kv_rows_begin, kv_rows_end);
   }
 }
 
-Attention::Attention(const AttentionOptions& options, const WeightScope& w) : options_(options) {
+std::pair<int64_t, int64_t> kv_head_range(const TensorShard& shard, int64_t num_kv_heads) {
+  if (shard.size <= num_kv_heads || shard.size % num_kv_heads != 0) return shard.range(num_kv_heads, "num_key_value_heads");
+  const int64_t head = shard.rank / (shard.size / num_kv_heads);
+  return {head, head + 1};
+}
+
+namespace {
+
+// This rank's heads: the options with num_heads and num_kv_heads split over the shard's ranks.
+AttentionOptions local_heads(const AttentionOptions& options, const TensorShard& shard) {
+  AttentionOptions local = options;
+  if (shard.size == 1) return local;
+  const auto [q_begin, q_end] = shard.range(options.num_heads, "num_attention_heads");
+  const auto [kv_begin, kv_end] = kv_head_range(shard, options.num_kv_heads);
+  local.num_heads = q_end - q_begin;
+  local.num_kv_heads = kv_end - kv_begin;
+  return local;
+}
+
+}  // namespace
+
+Attention::Attention(const AttentionOptions& options, const WeightScope& w)
+    : options_(local_heads(options, w.shard())) {
   ops::check_paged_attention_supported(w.device(), options.head_dim, w.prefix());
   const int64_t attn_out = options.num_heads * options.head_dim;
   const AttentionWeightNames& names = options.names;
-  load_projections(w);
-  o_proj_ = w.get(names.o + ".weight", {options.hidden_size, attn_out});
+  load_projections(options, w);
+  o_proj_ = w.column_shard(names.o + ".weight", {options.hidden_size, attn_out}, "num_attention_heads * head_dim");
   if (options.o_bias) o_bias_ = w.get(names.o + ".bias", {options.hidden_size});
   if (options.qk_norm) {
     const ops::RmsNormParams p{.eps = options.rms_norm_eps, .unit_offset = options.norm_unit_offset};
@@ -151,6 +176,12 @@ void Attention::forward(const StepBatch& step, NormedInput& in, const Tensor& ou
                         .causal = options_.causal},
                        attn);
   if (options_.output_gate) ops::sigmoid_gate(attn, gate);
+  if (ctx.tensor_parallel != nullptr) {
+    Tensor partial = ctx.temp({t, options_.hidden_size});
+    ops::linear(attn.reshape({t, nh * hd}), o_proj_, bias_on_first_rank(o_bias_, ctx), partial);
+    finish_row_parallel(partial, out, write, ctx);
+    return;
+  }
   ops::linear(attn.reshape({t, nh * hd}), o_proj_, o_bias_, out, {.accumulate = write == SublayerWrite::kAdd});
   apply_lora(ctx, LoraModule::kO, attn.reshape({t, nh * hd}), out);
 }

@@ -37,6 +37,10 @@ struct AttentionOptions {
   AttentionWeightNames names;
 };
 
+// This rank's key/value heads [begin, end): its share, or with more ranks than heads (a multiple
+// of them) the one head its query heads read, each rank keeping a copy (as vLLM replicates).
+std::pair<int64_t, int64_t> kv_head_range(const TensorShard& shard, int64_t num_kv_heads);
+
 // Options every Llama-style architecture shares, from config.json.
 AttentionOptions attention_options(const ModelConfig& config);
 // The rotary inverse frequencies [rotary_dim / 2] f32 in the backend's memory.
@@ -45,12 +49,16 @@ Tensor rope_inv_freq(const ops::RopeTable& rope, Backend& backend);
 class Attention final : public Mixer {
  public:
   Attention(const AttentionOptions& options, const WeightScope& w);
-  LayerCaps caps() const override { return {.uses_kv_cache = true, .causal = options_.causal}; }
+  LayerCaps caps() const override {
+    return {.uses_kv_cache = true, .causal = options_.causal,
+            .tensor_parallel = options_.names.qkv.empty() && !options_.sinks};
+  }
   void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
                SublayerWrite write) const override;
 
  private:
-  void load_projections(const WeightScope& w);
+  // full: the options before the heads were split over tensor-parallel ranks (the stored shapes).
+  void load_projections(const AttentionOptions& full, const WeightScope& w);
   // q, k, v as one projection, then prepare_qkv (accelerators); else three and rope/store_kv.
   void forward_fused_qkv(const StepBatch& step, NormedInput& in, const Tensor& q, ForwardContext& ctx) const;
 

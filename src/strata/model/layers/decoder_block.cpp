@@ -6,7 +6,9 @@
 namespace strata {
 
 LayerCaps DecoderBlock::caps() const {
-  return parts_.mixer ? parts_.mixer->caps() : LayerCaps{};
+  LayerCaps caps = parts_.mixer ? parts_.mixer->caps() : LayerCaps{.tensor_parallel = true};
+  caps.tensor_parallel = caps.tensor_parallel && (!parts_.ffn || parts_.ffn->tensor_parallel());
+  return caps;
 }
 
 // Without post-sublayer norms each sublayer takes x with its norm (the first projection may

@@ -6,6 +6,7 @@
 
 #include "strata/lora/lora_set.h"
 #include "strata/model/layers/normed_input.h"
+#include "strata/model/layers/row_parallel.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/linear.h"
 
@@ -16,7 +17,18 @@ void clamp_gate_up(const Tensor& gate, const Tensor& up, float limit) {
   ops::clamp(up, -limit, limit);
 }
 
-Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
+namespace {
+
+MlpOptions local_columns(const MlpOptions& options, const TensorShard& shard) {
+  MlpOptions local = options;
+  const auto [begin, end] = shard.range(options.intermediate_size, "intermediate_size");
+  local.intermediate_size = end - begin;
+  return local;
+}
+
+}  // namespace
+
+Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(local_columns(options, w.shard())) {
   const int64_t hidden = options.hidden_size, inter = options.intermediate_size;
   const MlpWeightNames& n = options.names;
   if (options.swiglu_limit > 0 && !n.gate_up.empty())  // the stored gate | up path does not clamp
@@ -30,14 +42,15 @@ Mlp::Mlp(const MlpOptions& options, const WeightScope& w) : options_(options) {
   }
   if (options.gated && !options.bias && options.swiglu_limit == 0)
     gate_up_proj_ = w.fused_rows({n.gate + ".weight", n.up + ".weight"}, {{inter, hidden}, {inter, hidden}});
+  const std::string split = "intermediate_size";
   if (!gate_up_proj_.defined()) {
-    if (options.gated) gate_proj_ = w.get(n.gate + ".weight", {inter, hidden});
-    up_proj_ = w.get(n.up + ".weight", {inter, hidden});
+    if (options.gated) gate_proj_ = w.row_shard(n.gate + ".weight", {inter, hidden}, split);
+    up_proj_ = w.row_shard(n.up + ".weight", {inter, hidden}, split);
   }
-  down_proj_ = w.get(n.down + ".weight", {hidden, inter});
+  down_proj_ = w.column_shard(n.down + ".weight", {hidden, inter}, split);
   if (options.bias) {
-    if (options.gated) gate_bias_ = w.get(n.gate + ".bias", {inter});
-    up_bias_ = w.get(n.up + ".bias", {inter});
+    if (options.gated) gate_bias_ = w.row_shard(n.gate + ".bias", {inter}, split);
+    up_bias_ = w.row_shard(n.up + ".bias", {inter}, split);
     down_bias_ = w.get(n.down + ".bias", {hidden});
   }
 }
@@ -73,6 +86,12 @@ void Mlp::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Subla
     } else {
       ops::activation(up, up, options_.activation);
     }
+  }
+  if (ctx.tensor_parallel != nullptr) {
+    Tensor partial = ctx.temp({t, options_.hidden_size});
+    ops::linear(up, down_proj_, bias_on_first_rank(down_bias_, ctx), partial);
+    finish_row_parallel(partial, out, write, ctx);
+    return;
   }
   ops::linear(up, down_proj_, down_bias_, out, {.accumulate = accumulate});
   apply_lora(ctx, LoraModule::kDown, up, out);

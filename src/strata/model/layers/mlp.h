@@ -34,12 +34,14 @@ class Mlp final : public Ffn {
   // Weights: gate_proj (gated only), up_proj, down_proj under `w` (options.names).
   Mlp(const MlpOptions& options, const WeightScope& w);
   void forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const override;
+  // Each rank holds intermediate_size / ranks columns; a stored gate_up does not split by rows.
+  bool tensor_parallel() const override { return options_.names.gate_up.empty(); }
 
  private:
-  MlpOptions options_;
+  MlpOptions options_;  // intermediate_size: this rank's part under tensor parallelism
   Tensor gate_up_proj_;                      // [2 I, H] gate | up fused (accelerators, or stored so), or undefined
   Tensor gate_up_bias_;                      // [2 I] with a stored gate_up and biases, or undefined
-  Tensor gate_proj_, up_proj_, down_proj_;  // [I, H], [I, H], [H, I] (gate, up undefined when fused)
+  Tensor gate_proj_, up_proj_, down_proj_;  // [I, H], [I, H], [H, I] (gate, up undefined when fused); I local
   Tensor gate_bias_, up_bias_, down_bias_;  // [I], [I], [H] or undefined
 };
 

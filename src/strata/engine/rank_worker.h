@@ -1,0 +1,14 @@
+// Ranks 1..n-1 of a tensor-parallel group: they hold no scheduler and no sequences; they run
+// what rank 0's runner sends them (steps and KV-block copies) on their part of the model, the
+// layers meeting rank 0's in every all-reduce, until rank 0 says stop.
+#pragma once
+
+#include "strata/engine/model_runner.h"
+#include "strata/parallel/communicator.h"
+
+namespace strata {
+
+// Returns when rank 0 sends stop; throws an Error when rank 0 is gone.
+void serve_first_rank(ModelRunner& runner, Communicator& group);
+
+}  // namespace strata

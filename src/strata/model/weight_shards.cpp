@@ -1,0 +1,64 @@
+// Tensor-parallel parts of weights: a rank loads its rows (column-parallel projections: q, k, v,
+// gate, up) or its columns (row-parallel: o, down) of the checkpoint's whole tensor, so that the
+// ranks together hold each projection once.
+#include <cstring>
+
+#include "strata/core/error.h"
+#include "strata/model/model_weights.h"
+
+namespace strata {
+
+std::pair<int64_t, int64_t> TensorShard::range(int64_t n, const std::string& what) const {
+  if (n % size != 0) fail("--tensor-parallel-size {} does not divide {} ({}); choose a size that does", size, what, n);
+  const int64_t part = n / size;
+  return {rank * part, (rank + 1) * part};
+}
+
+Tensor ModelWeights::column_range(const std::string& name, const Shape& shape, int64_t begin, int64_t end) const {
+  STRATA_CHECK(shape.rank == 2 && begin >= 0 && begin < end && end <= shape[1]);
+  const Shape out_shape{shape[0], end - begin};
+  if (shapes_only_) {
+    if (source_ != nullptr) checked_info(name, shape);
+    return load({.name = name, .dtype = dummy_dtype_, .shape = out_shape});
+  }
+  const Tensor src = host_tensor(name, shape);
+  const DType dtype = src.dtype();
+  const int64_t block = dtype_block_elems(dtype);
+  if (begin % block != 0 || end % block != 0)
+    fail("tensor '{}' is stored in blocks of {} values, which columns [{}, {}) of a tensor-parallel part split; "
+         "choose a --tensor-parallel-size that keeps blocks whole",
+         name, block, begin, end);
+  const int64_t src_row = dtype_bytes(dtype, shape[1]), skip = dtype_bytes(dtype, begin);
+  const int64_t out_row = dtype_bytes(dtype, end - begin);
+  Tensor host = Tensor::host(dtype, out_shape);
+  for (int64_t r = 0; r < shape[0]; ++r)
+    std::memcpy(static_cast<char*>(host.data()) + r * out_row,
+                static_cast<const char*>(src.data()) + r * src_row + skip, out_row);
+  WeightInfo info{.name = name, .dtype = dtype, .shape = out_shape, .data = host.data()};
+  if (backend_.device().is_cpu()) {
+    load(info);  // counts the parameters
+    return host;
+  }
+  return load(info);
+}
+
+Tensor WeightScope::row_shard(const std::string& leaf, const Shape& shape, const std::string& what) const {
+  const auto [begin, end] = shard().range(shape[0], what);
+  return row_range(leaf, shape, begin, end);
+}
+
+Tensor WeightScope::row_range(const std::string& leaf, const Shape& shape, int64_t begin, int64_t end) const {
+  if (begin == 0 && end == shape[0]) return get(leaf, shape);
+  std::vector<int64_t> rows;
+  for (int64_t r = begin; r < end; ++r) rows.push_back(r);
+  return weights().gathered_rows(name(leaf), shape, rows);
+}
+
+Tensor WeightScope::column_shard(const std::string& leaf, const Shape& shape, const std::string& what) const {
+  const TensorShard& s = shard();
+  if (s.size == 1) return get(leaf, shape);
+  const auto [begin, end] = s.range(shape[1], what);
+  return weights().column_range(name(leaf), shape, begin, end);
+}
+
+}  // namespace strata

@@ -1,0 +1,146 @@
+#include "strata/parallel/step_message.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "strata/core/error.h"
+
+namespace strata {
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const size_t at = bytes.size();
+    bytes.resize(at + sizeof(T));
+    std::memcpy(bytes.data() + at, &value, sizeof(T));
+  }
+  template <typename T>
+  void put_vector(const std::vector<T>& values) {
+    put<uint32_t>(static_cast<uint32_t>(values.size()));
+    for (const T& v : values) put(v);
+  }
+  std::vector<uint8_t> bytes;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+  template <typename T>
+  T get() {
+    STRATA_CHECK_MSG(at_ + sizeof(T) <= bytes_.size(), "a rank message ends early ({} bytes)", bytes_.size());
+    T value;
+    std::memcpy(&value, bytes_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return value;
+  }
+  template <typename T>
+  std::vector<T> get_vector() {
+    std::vector<T> values(get<uint32_t>());
+    for (T& v : values) v = get<T>();
+    return values;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  const std::vector<uint8_t>& bytes_;
+  size_t at_ = 0;
+};
+
+void put_row(Writer& w, const StepRow& row) {
+  if (row.multimodal || row.token_type_ids || row.pending_sample >= 0)
+    fail("tensor parallelism runs text rows whose tokens are known on the host; this step has {}",
+         row.multimodal ? "images" : row.token_type_ids ? "token types" : "a token sampled on the device");
+  w.put(row.seq_id);
+  w.put_vector(row.token_ids);
+  w.put(row.num_computed_tokens);
+  w.put_vector(row.block_table);
+  w.put(row.ssm_slot);
+  w.put<uint32_t>(static_cast<uint32_t>(row.ssm_snapshots.size()));
+  for (const SsmSnapshotRequest& s : row.ssm_snapshots) {
+    w.put(s.after_tokens);
+    w.put(s.slot);
+  }
+  w.put<uint8_t>(row.keep_intermediates);
+  w.put(row.logits);
+  w.put<uint8_t>(row.padding);
+  w.put(row.lora_slot);
+}
+
+StepRow get_row(Reader& r) {
+  StepRow row;
+  row.seq_id = r.get<int64_t>();
+  row.token_ids = r.get_vector<int32_t>();
+  row.num_computed_tokens = r.get<int32_t>();
+  row.block_table = r.get_vector<int32_t>();
+  row.ssm_slot = r.get<int32_t>();
+  row.ssm_snapshots.resize(r.get<uint32_t>());
+  for (SsmSnapshotRequest& s : row.ssm_snapshots) {
+    s.after_tokens = r.get<int32_t>();
+    s.slot = r.get<int32_t>();
+  }
+  row.keep_intermediates = r.get<uint8_t>() != 0;
+  row.logits = r.get<LogitsMode>();
+  row.padding = r.get<uint8_t>() != 0;
+  row.lora_slot = r.get<int32_t>();
+  return row;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
+  Writer w;
+  w.put(message.kind);
+  switch (message.kind) {
+    case RankMessage::Kind::kStep:
+      w.put(message.block_size);
+      w.put(message.min_blocks_per_row);
+      w.put<uint32_t>(static_cast<uint32_t>(message.rows.size()));
+      for (const StepRow& row : message.rows) put_row(w, row);
+      break;
+    case RankMessage::Kind::kCopyKvBlock:
+      w.put(message.src_block);
+      w.put(message.dst_block);
+      break;
+    case RankMessage::Kind::kStop: break;
+  }
+  return std::move(w.bytes);
+}
+
+RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
+  Reader r(bytes);
+  RankMessage message;
+  message.kind = r.get<RankMessage::Kind>();
+  switch (message.kind) {
+    case RankMessage::Kind::kStep: {
+      message.block_size = r.get<int64_t>();
+      message.min_blocks_per_row = r.get<int64_t>();
+      message.rows.resize(r.get<uint32_t>());
+      for (StepRow& row : message.rows) row = get_row(r);
+      break;
+    }
+    case RankMessage::Kind::kCopyKvBlock:
+      message.src_block = r.get<int32_t>();
+      message.dst_block = r.get<int32_t>();
+      break;
+    case RankMessage::Kind::kStop: break;
+    default: STRATA_CHECK_MSG(false, "unknown rank message kind {}", static_cast<int>(message.kind));
+  }
+  STRATA_CHECK_MSG(r.done(), "a rank message has {} bytes past its end", bytes.size());
+  return message;
+}
+
+void send_to_ranks(Communicator& group, const RankMessage& message) {
+  std::vector<uint8_t> bytes = encode_rank_message(message);
+  group.broadcast_bytes(bytes, 0);
+}
+
+RankMessage receive_from_first_rank(Communicator& group) {
+  std::vector<uint8_t> bytes;
+  group.broadcast_bytes(bytes, 0);
+  return decode_rank_message(bytes);
+}
+
+}  // namespace strata

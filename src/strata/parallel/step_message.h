@@ -1,0 +1,34 @@
+// What rank 0 of a tensor-parallel group sends the other ranks before each step: the step's
+// rows (their tokens, block tables and SSM slots, decided by rank 0's scheduler), or a copy of
+// a KV block, or the end of the run. Every rank then does the same on its own part of the model
+// and its own part of the cache.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/model/step_batch.h"
+#include "strata/parallel/communicator.h"
+
+namespace strata {
+
+struct RankMessage {
+  enum class Kind : uint8_t { kStep = 1, kCopyKvBlock = 2, kStop = 3 };
+  Kind kind = Kind::kStop;
+  std::vector<StepRow> rows;        // kStep
+  int64_t block_size = 0;           // kStep
+  int64_t min_blocks_per_row = 1;   // kStep: the block-table stride rank 0 used
+  int32_t src_block = -1, dst_block = -1;  // kCopyKvBlock
+};
+
+// Throws an Error for rows a rank cannot rebuild from bytes (images, token types, pending samples).
+std::vector<uint8_t> encode_rank_message(const RankMessage& message);
+// Asserts the bytes are a whole message (they come from encode_rank_message on rank 0).
+RankMessage decode_rank_message(const std::vector<uint8_t>& bytes);
+
+// Rank 0: the message to every other rank of the group.
+void send_to_ranks(Communicator& group, const RankMessage& message);
+// Ranks 1..n-1: the next message rank 0 sends (throws an Error when rank 0 is gone).
+RankMessage receive_from_first_rank(Communicator& group);
+
+}  // namespace strata

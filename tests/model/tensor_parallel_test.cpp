@@ -1,0 +1,130 @@
+// Tensor parallelism on the CPU: the fixtures split over 2 and 4 ranks (threads of this process,
+// each with its own backend and the shared-memory communicator) give the logits of one rank, for
+// prefill, chunked prefill and decode; what cannot split is refused when the model is built.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "model/fixture_support.h"
+#include "strata/core/error.h"
+#include "strata/engine/rank_worker.h"
+#include "strata/parallel/communicator.h"
+#include "strata/parallel/step_message.h"
+#include "test_support.h"
+
+namespace strata::test {
+namespace {
+
+struct SplitRun {
+  std::vector<int32_t> tokens;
+  int32_t prefill = 0;
+  int32_t chunk = 0;
+};
+
+std::string group_name(int world) {
+  return fmt::format("strata-test-tp-{}-{}", getpid(), per_test_name(std::to_string(world)));
+}
+
+// Rank r of `world` loads its part of the fixture; rank 0 runs `run` and keeps its logits.
+Tensor run_split(const std::string& fixture, int world, const SplitRun& run) {
+  Tensor logits;
+  std::vector<std::string> errors(world);
+  const std::string group = group_name(world);
+  auto rank_body = [&](int rank) {
+    try {
+      std::unique_ptr<Communicator> comm = make_shared_memory_communicator(
+          {.rank = rank, .world_size = world, .group_name = group, .timeout = std::chrono::seconds(60)});
+      std::unique_ptr<Backend> backend = make_cpu_backend(1);
+      LoadedModel loaded = load_model({.model_path = fixture_path("hf/" + fixture), .shard = {.rank = rank, .size = world}},
+                                      *backend);
+      ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
+      if (rank > 0) return serve_first_rank(runner, *comm);
+      logits = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+      send_to_ranks(*comm, {.kind = RankMessage::Kind::kStop});
+    } catch (const std::exception& e) {
+      errors[rank] = e.what();
+    }
+  };
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < world; ++r) ranks.emplace_back(rank_body, r);
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < world; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+  return logits;
+}
+
+class TensorParallelFixture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
+  Fixture f = load_fixture(GetParam());
+  const FixtureSequence& seq = f.sequences.at(0);
+  ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
+  const int32_t n = static_cast<int32_t>(seq.tokens.size());
+  const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
+  const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+  for (int world : {2, 4}) {
+    const Tensor split = run_split(GetParam(), world, run);
+    ASSERT_TRUE(split.defined());
+    EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DenseFixtures, TensorParallelFixture,
+                         ::testing::Values("llama", "qwen2", "qwen3", "gemma3_text"));
+
+TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  try {
+    load_model({.model_path = fixture_path("hf/llama"), .shard = {.rank = 0, .size = 3}}, *backend);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--tensor-parallel-size 3 does not divide num_attention_heads (4)"),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(TensorParallel, RefusesLayersThatDoNotSplit) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  try {
+    load_model({.model_path = fixture_path("hf/qwen3_moe"), .shard = {.rank = 0, .size = 2}}, *backend);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not split over tensor-parallel ranks yet"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(RankMessage, StepRowsSurviveTheBytes) {
+  const StepRow row{.seq_id = 7, .token_ids = {3, 1, 4}, .num_computed_tokens = 16, .block_table = {2, 9},
+                    .ssm_slot = 5, .ssm_snapshots = {{.after_tokens = 2, .slot = 11}}, .keep_intermediates = true,
+                    .logits = LogitsMode::kAll, .lora_slot = -1};
+  const RankMessage back = decode_rank_message(encode_rank_message(
+      {.kind = RankMessage::Kind::kStep, .rows = {row}, .block_size = 16, .min_blocks_per_row = 4}));
+  ASSERT_EQ(back.kind, RankMessage::Kind::kStep);
+  ASSERT_EQ(back.rows.size(), 1u);
+  const StepRow& r = back.rows[0];
+  EXPECT_EQ(r.seq_id, 7);
+  EXPECT_EQ(r.token_ids, (std::vector<int32_t>{3, 1, 4}));
+  EXPECT_EQ(r.num_computed_tokens, 16);
+  EXPECT_EQ(r.block_table, (std::vector<int32_t>{2, 9}));
+  EXPECT_EQ(r.ssm_slot, 5);
+  ASSERT_EQ(r.ssm_snapshots.size(), 1u);
+  EXPECT_EQ(r.ssm_snapshots[0].after_tokens, 2);
+  EXPECT_EQ(r.ssm_snapshots[0].slot, 11);
+  EXPECT_TRUE(r.keep_intermediates);
+  EXPECT_EQ(r.logits, LogitsMode::kAll);
+  EXPECT_EQ(back.block_size, 16);
+  EXPECT_EQ(back.min_blocks_per_row, 4);
+  const RankMessage copy = decode_rank_message(
+      encode_rank_message({.kind = RankMessage::Kind::kCopyKvBlock, .src_block = 3, .dst_block = 8}));
+  EXPECT_EQ(copy.src_block, 3);
+  EXPECT_EQ(copy.dst_block, 8);
+}
+
+TEST(RankMessage, RefusesRowsWithDeviceSamples) {
+  const StepRow row{.seq_id = 1, .token_ids = {0}, .pending_sample = 0};
+  EXPECT_THROW(encode_rank_message({.kind = RankMessage::Kind::kStep, .rows = {row}, .block_size = 16}), Error);
+}
+
+}  // namespace
+}  // namespace strata::test
