@@ -1,6 +1,7 @@
 // Tensor parallelism on the CPU: the fixtures split over 2 and 4 ranks (threads of this process,
 // each with its own backend and the shared-memory communicator) give the logits of one rank, for
-// prefill, chunked prefill and decode; what cannot split is refused when the model is built.
+// prefill, chunked prefill and decode; MoE fixtures split their experts by range. What cannot
+// split (Gated DeltaNet here) is refused when the model is built.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -71,6 +72,8 @@ TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
 
 INSTANTIATE_TEST_SUITE_P(DenseFixtures, TensorParallelFixture,
                          ::testing::Values("llama", "qwen2", "qwen3", "gemma3_text"));
+// Expert parallelism: each rank holds num_experts / ranks experts (8, 4 and 4 here).
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, TensorParallelFixture, ::testing::Values("qwen3_moe", "mixtral", "gpt_oss"));
 
 TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
@@ -86,7 +89,7 @@ TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {
 TEST(TensorParallel, RefusesLayersThatDoNotSplit) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
   try {
-    load_model({.model_path = fixture_path("hf/qwen3_moe"), .shard = {.rank = 0, .size = 2}}, *backend);
+    load_model({.model_path = fixture_path("hf/qwen3_next"), .shard = {.rank = 0, .size = 2}}, *backend);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not split over tensor-parallel ranks yet"), std::string::npos)

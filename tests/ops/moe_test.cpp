@@ -147,6 +147,37 @@ TEST(MoeOps, GroupSortsPairsByExpertStably) {
   EXPECT_EQ(vec(groups.expert_offsets), (std::vector<int32_t>{0, 1, 3, 6}));
 }
 
+// Expert parallelism: this group holds experts 1 and 2 of the routing's ids; the pair of expert 0
+// comes last, and neither the grouped linear nor the grouped bias writes its row.
+TEST(MoeOps, GroupPutsOtherRanksExpertsLast) {
+  const Tensor ids = i32({2, 0, 1, 2, 2, 1}, {3, 2});
+  const MoeGroups groups{.sorted_pairs = Tensor::host(DType::kI32, {6}),
+                         .token_rows = Tensor::host(DType::kI32, {6}),
+                         .expert_offsets = Tensor::host(DType::kI32, {3}),
+                         .first_expert = 1};
+  moe_group(ids, groups);
+  auto vec = [](const Tensor& t) {
+    return std::vector<int32_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + t.numel());
+  };
+  EXPECT_EQ(vec(groups.sorted_pairs), (std::vector<int32_t>{2, 5, 0, 3, 4, 1}));
+  EXPECT_EQ(vec(groups.token_rows), (std::vector<int32_t>{1, 2, 0, 1, 2, 0}));
+  EXPECT_EQ(vec(groups.expert_offsets), (std::vector<int32_t>{0, 2, 5}));
+  Tensor out = Tensor::host(DType::kF32, {6, 1});
+  std::fill_n(out.data_as<float>(), 6, -7.0f);
+  Tensor x = Tensor::host(DType::kF32, {6, 1});
+  std::fill_n(x.data_as<float>(), 6, 1.0f);
+  Tensor weights = Tensor::host(DType::kF32, {2, 1, 1});
+  weights.data_as<float>()[0] = 2.0f;
+  weights.data_as<float>()[1] = 3.0f;
+  Tensor bias = Tensor::host(DType::kF32, {2, 1});
+  bias.data_as<float>()[0] = 10.0f;
+  bias.data_as<float>()[1] = 100.0f;
+  grouped_linear(x, weights, groups.expert_offsets, out);
+  add_grouped_bias(out, bias, groups.expert_offsets);
+  EXPECT_EQ(std::vector<float>(out.data_as<float>(), out.data_as<float>() + 6),
+            (std::vector<float>{12, 12, 103, 103, 103, -7}));
+}
+
 TEST(MoeOps, GroupedLinearAndCombineMatchPerTokenExperts) {
   const int64_t t = 5, k = 2, e = 3, hidden = 8, out_dim = 8;
   const Tensor x = test::random_f32({t, hidden}, 1);

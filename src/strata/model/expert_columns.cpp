@@ -49,22 +49,25 @@ void ModelWeights::expert_rows(const std::string& name, const Shape& stored, con
   });
 }
 
-Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored,
-                                    const std::vector<int64_t>& columns) const {
+Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns,
+                                    std::pair<int64_t, int64_t> experts) const {
   STRATA_CHECK(stored.rank == 3);
-  const int64_t experts = stored[0], in = stored[1], rows = static_cast<int64_t>(columns.size());
+  const auto [first, end] = experts;
+  STRATA_CHECK(0 <= first && first < end && end <= stored[0]);
+  const int64_t in = stored[1], rows = static_cast<int64_t>(columns.size());
   for (int64_t c : columns) STRATA_CHECK(c >= 0 && c < stored[2]);
-  const Shape out_shape{experts, rows, in};
+  const Shape out_shape{end - first, rows, in};
   if (source_ == nullptr) return make_dummy(name, out_shape);  // random either way: no re-layout
   if (shapes_only_) return load({.name = name, .dtype = DType::kBF16, .shape = out_shape});
   const bool cpu = backend_.device().is_cpu();
   Tensor result = cpu ? Tensor::host(DType::kBF16, out_shape) : backend_.empty(DType::kBF16, out_shape);
   std::vector<uint16_t> staging(cpu ? 0 : static_cast<size_t>(rows * in));
-  for (int64_t e = 0; e < experts; ++e) {
-    uint16_t* dst = cpu ? result.data_as<uint16_t>() + e * rows * in : staging.data();
+  for (int64_t e = first; e < end; ++e) {
+    uint16_t* dst = cpu ? result.data_as<uint16_t>() + (e - first) * rows * in : staging.data();
     expert_rows(name, stored, columns, e, dst);
     if (!cpu)
-      backend_.copy(result.slice_rows(e, e + 1), Tensor::view(staging.data(), DType::kBF16, {1, rows, in}));
+      backend_.copy(result.slice_rows(e - first, e - first + 1),
+                    Tensor::view(staging.data(), DType::kBF16, {1, rows, in}));
   }
   count_loaded(out_shape.numel(), DType::kBF16);
   return result;

@@ -72,11 +72,12 @@ class ModelWeights {
   // (DeepSeek-V4's tid2eid). Throws an Error for a float tensor or a value past i32.
   Tensor get_i32_table(const std::string& name, const Shape& shape) const;
 
-  // Experts stored [E, in, out] with `name` (any float dtype), or as MXFP4 `name`_blocks /
-  // `name`_scales ([E, out, in / 32, 16], [E, out, in / 32]), read as bf16 [E, |columns|, in]:
-  // row j of expert e is output column columns[j] (gpt-oss: gate and up interleaved).
-  // stored: [E, in, out]. Defined in expert_columns.cpp.
-  Tensor expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns) const;
+  // Experts [begin, end) of those stored [E, in, out] with `name` (any float dtype), or as MXFP4
+  // `name`_blocks / `name`_scales ([E, out, in / 32, 16], [E, out, in / 32]), read as bf16
+  // [end - begin, |columns|, in]: row j of an expert is output column columns[j] (gpt-oss: gate
+  // and up interleaved). stored: [E, in, out]. Defined in expert_columns.cpp.
+  Tensor expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns,
+                        std::pair<int64_t, int64_t> experts) const;
   // Columns `columns` of tensor `name` [rows, cols] (or entries of a [cols] vector), widened to
   // f32: [rows, |columns|] (or [|columns|]).
   Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const;

@@ -47,13 +47,17 @@ struct MoeGroups {
   Tensor sorted_pairs;    // [T * k] i32: pair index t * k + j, ordered by expert (stable)
   Tensor token_rows;      // [T * k] i32: the token t of each sorted pair
   Tensor expert_offsets;  // [E + 1] i32: expert e owns sorted rows [offsets[e], offsets[e + 1])
+  // Expert parallelism: this rank's E experts are routing ids [first_expert, first_expert + E).
+  // Pairs of other ids follow theirs in pair order, rows [offsets[E], T * k) (CPU only).
+  int64_t first_expert = 0;
 };
 
-// Groups the pairs of topk_ids ([T, k] i32, values in [0, E)) by expert.
+// Groups the pairs of topk_ids ([T, k] i32, values >= 0) by expert.
 void moe_group(const Tensor& topk_ids, const MoeGroups& groups);
 
 // out[i] = x[i] @ weights[e]^T for the rows i of expert e. x: [M, in]; weights: [E, out, in];
-// expert_offsets: [E + 1] i32 from moe_group; out: [M, out].
+// expert_offsets: [E + 1] i32 from moe_group; out: [M, out]. Rows from offsets[E] on are left as
+// they are (other ranks' experts), here and in add_grouped_bias.
 void grouped_linear(const Tensor& x, const Tensor& weights, const Tensor& expert_offsets,
                     const Tensor& out);
 

@@ -22,16 +22,20 @@ std::vector<int64_t> gate_then_up_columns(int64_t intermediate) {
   return columns;
 }
 
+// This rank's experts (all of them without tensor parallelism); the biases are small enough to
+// load whole and keep a view of.
 MoeExpertWeights experts(const ModelConfig& config, const MoeOptions& moe, const WeightScope& w) {
   const ModelWeights& weights = w.weights();
   const int64_t e = moe.num_experts, hidden = config.hidden_size, inter = moe.intermediate_size;
+  const auto local = local_experts(w.shard(), e);
   const std::vector<int64_t> gate_up = gate_then_up_columns(inter);
   std::vector<int64_t> all_hidden(hidden);
   std::iota(all_hidden.begin(), all_hidden.end(), 0);
-  return {.gate_up = weights.expert_columns(w.name("gate_up_proj"), {e, hidden, 2 * inter}, gate_up),
-          .down = weights.expert_columns(w.name("down_proj"), {e, inter, hidden}, all_hidden),
-          .gate_up_bias = weights.columns_f32(w.name("gate_up_proj_bias"), {e, 2 * inter}, gate_up),
-          .down_bias = weights.get_f32(w.name("down_proj_bias"), {e, hidden})};
+  return {.gate_up = weights.expert_columns(w.name("gate_up_proj"), {e, hidden, 2 * inter}, gate_up, local),
+          .down = weights.expert_columns(w.name("down_proj"), {e, inter, hidden}, all_hidden, local),
+          .gate_up_bias = weights.columns_f32(w.name("gate_up_proj_bias"), {e, 2 * inter}, gate_up)
+                              .slice_rows(local.first, local.second),
+          .down_bias = weights.get_f32(w.name("down_proj_bias"), {e, hidden}).slice_rows(local.first, local.second)};
 }
 
 MoeOptions moe_options(const ModelConfig& config) {

@@ -104,7 +104,10 @@ Attention::Attention(const AttentionOptions& options, const WeightScope& w)
     k_norm_ = {w.get("k_norm.weight", {options.head_dim}), p};
   }
   if (options.rope.rotary_dim > 0) inv_freq_ = rope_inv_freq(options.rope, w.weights().backend());  // none: BERT
-  if (options.sinks) sinks_ = w.get_f32("sinks", {options.num_heads});
+  if (options.sinks) {  // one per query head: this rank's
+    const auto [begin, end] = w.shard().range(options.num_heads, "num_attention_heads");
+    sinks_ = w.get_f32("sinks", {options.num_heads}).slice_rows(begin, end);
+  }
 }
 
 void Attention::forward_fused_qkv(const StepBatch& step, NormedInput& in, const Tensor& q,

@@ -51,7 +51,7 @@ class Attention final : public Mixer {
   Attention(const AttentionOptions& options, const WeightScope& w);
   LayerCaps caps() const override {
     return {.uses_kv_cache = true, .causal = options_.causal,
-            .tensor_parallel = options_.names.qkv.empty() && !options_.sinks};
+            .tensor_parallel = options_.names.qkv.empty()};
   }
   void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
                SublayerWrite write) const override;

@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/model/layers/normed_input.h"
+#include "strata/model/layers/row_parallel.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/expert_linear.h"
 #include "strata/ops/linear.h"
@@ -14,9 +15,22 @@ MoeWeightNames mixtral_moe_names() {
   return {.gate_proj = "w1", .up_proj = "w3", .down_proj = "w2"};
 }
 
+std::pair<int64_t, int64_t> local_experts(const TensorShard& shard, int64_t num_experts) {
+  return shard.range(num_experts, "num_experts");
+}
+
+void MoeFfn::take_local_experts(const WeightScope& w) {
+  if (w.shard().size > 1 && !w.device().is_cpu())
+    fail("{}: experts split over tensor-parallel ranks on the CPU only for now; use --device cpu or "
+         "--tensor-parallel-size 1", w.prefix());
+  const auto [begin, end] = local_experts(w.shard(), options_.num_experts);
+  first_expert_ = begin;
+  num_local_experts_ = end - begin;
+}
+
 Tensor MoeFfn::stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const {
   std::vector<std::string> names;
-  for (int64_t e = 0; e < options_.num_experts; ++e)
+  for (int64_t e = first_expert_; e < first_expert_ + num_local_experts_; ++e)
     names.push_back(w.name(fmt::format("experts.{}.{}.weight", e, name)));
   return w.weights().stacked(names, part);
 }
@@ -28,13 +42,13 @@ Tensor MoeFfn::fused_gate_up(const WeightScope& w, const MoeWeightNames& names) 
   const ModelWeights& weights = w.weights();
   if (weights.backend().device().is_cpu() || options_.swiglu_limit > 0) return {};
   std::vector<std::string> parts;
-  for (int64_t e = 0; e < options_.num_experts; ++e) {
+  for (int64_t e = first_expert_; e < first_expert_ + num_local_experts_; ++e) {
     parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.gate_proj)));
     parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.up_proj)));
   }
   if (!weights.can_concat(parts)) return {};
   const int64_t inter = options_.intermediate_size, dim = options_.expert_dim();
-  return weights.stacked(parts, {inter, dim}).reshape({options_.num_experts, 2 * inter, dim});
+  return weights.stacked(parts, {inter, dim}).reshape({num_local_experts_, 2 * inter, dim});
 }
 
 MoeExpertWeights MoeFfn::load_experts(const WeightScope& w, const MoeWeightNames& names) const {
@@ -72,6 +86,7 @@ void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names
     if (o.latent_bias) {
       latent_in_bias_ = w.get(names.latent_in + ".bias", {o.latent_size});
       latent_out_bias_ = w.get(names.latent_out + ".bias", {o.hidden_size});
+      if (w.shard().rank > 0) latent_out_bias_ = Tensor();  // enters the sum over ranks once
     }
   }
   if (o.shared_intermediate_size > 0) {
@@ -87,6 +102,7 @@ void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names
 MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names)
     : options_(options) {
   check_supported(w);
+  take_local_experts(w);
   experts_ = load_experts(w, names);
   load_shared_parts(w, names);
   pair_order_capable_ = takes_pair_order();
@@ -96,6 +112,9 @@ MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const Weight
                const MoeWeightNames& names)
     : options_(options), experts_(std::move(experts)) {
   check_supported(w);
+  take_local_experts(w);
+  STRATA_CHECK_MSG(experts_.down.dim(0) == num_local_experts_, "{} experts given for this rank's {}",
+                   experts_.down.dim(0), num_local_experts_);
   STRATA_CHECK_MSG(!experts_.gate_up_bias.defined() || experts_.gate_up.defined(),
                    "expert gate/up biases need the fused gate_up weights");
   STRATA_CHECK_MSG(options_.swiglu_limit == 0 || !experts_.gate_up.defined(),
@@ -106,8 +125,9 @@ MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const Weight
 
 // expert_linear takes fused gate | up experts without biases or a clamp, in a dtype its kernels read.
 bool MoeFfn::takes_pair_order() const {
-  return experts_.gate_up.defined() && options_.swiglu_limit == 0 && !experts_.gate_up_bias.defined() &&
-         !experts_.down_bias.defined() &&
+  // Pair order reads every routed expert: a rank holding some of them groups instead.
+  return num_local_experts_ == options_.num_experts && experts_.gate_up.defined() && options_.swiglu_limit == 0 &&
+         !experts_.gate_up_bias.defined() && !experts_.down_bias.defined() &&
          ops::expert_linear_supports(experts_.gate_up.device(), experts_.gate_up) &&
          ops::expert_linear_supports(experts_.down.device(), experts_.down);
 }
@@ -166,8 +186,18 @@ void MoeFfn::run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, 
   ops::expert_linear(gate_up, experts_.down, topk_ids, ys, {.gated_input = options_.activation});
 }
 
-// out = (or +=, with kAdd) the routed experts' combine, then the shared expert's output.
 void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const {
+  if (ctx.tensor_parallel == nullptr) return forward_local(in, out, ctx, write);
+  // The shared expert's columns add into the local experts' partial sum: one all-reduce a layer.
+  ForwardContext local = ctx;
+  local.tensor_parallel = nullptr;
+  Tensor partial = ctx.temp({in.rows(), options_.hidden_size});
+  forward_local(in, partial, local, SublayerWrite::kStore);
+  finish_row_parallel(partial, out, write, ctx);
+}
+
+// out = (or +=, with kAdd) the routed experts' combine, then the shared expert's output.
+void MoeFfn::forward_local(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const {
   const int64_t t = in.rows(), k = options_.route.top_k, pairs = t * k, dim = options_.expert_dim();
   Tensor topk_ids = ctx.workspace.alloc(DType::kI32, {t, k});
   Tensor topk_weights = ctx.temp_f32({t, k});
@@ -187,10 +217,13 @@ void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Su
   } else {
     const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
                                 .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
-                                .expert_offsets = ctx.workspace.alloc(DType::kI32, {options_.num_experts + 1})};
+                                .expert_offsets = ctx.workspace.alloc(DType::kI32, {num_local_experts_ + 1}),
+                                .first_expert = first_expert_};
     ops::moe_group(topk_ids, groups);
     Tensor xs = ctx.temp({pairs, dim});
     ops::gather_rows(x, groups.token_rows, xs);
+    // Other ranks' experts' pairs come last and no grouped linear writes their rows: zeros add nothing.
+    if (num_local_experts_ < options_.num_experts) ctx.backend.fill_bytes(ys, 0);
     run_experts(xs, groups.expert_offsets, ys, ctx);
     sorted_pairs = groups.sorted_pairs;
   }

@@ -3,10 +3,13 @@
 // optional shared expert (Qwen3-Next: scaled by sigmoid(shared_expert_gate(x))). DeepSeek-V3
 // style routers choose by sigmoid scores plus a correction bias, within groups of experts;
 // Nemotron-H's latent MoE projects into a smaller space for the routed experts only.
+// Under tensor parallelism each rank holds a contiguous range of the experts and the shared
+// expert's columns; routing is replicated and one all-reduce sums the layer's output.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "strata/model/layer.h"
 #include "strata/model/layers/mlp.h"
@@ -54,8 +57,13 @@ struct MoeWeightNames {
 // Mixtral's w1 (gate) / w3 (up) / w2 (down).
 MoeWeightNames mixtral_moe_names();
 
-// The routed experts' weights, stacked [num_experts, out, in]: an architecture whose
-// checkpoint stores experts differently (gpt-oss: fused, transposed, interleaved) builds them.
+// This rank's experts [begin, end): num_experts / shard.size of them in rank order (vLLM's
+// expert parallelism). Throws an Error naming num_experts unless the ranks divide it.
+std::pair<int64_t, int64_t> local_experts(const TensorShard& shard, int64_t num_experts);
+
+// The routed experts' weights, stacked [E, out, in] (E: this rank's local_experts): an
+// architecture whose checkpoint stores experts differently (gpt-oss: fused, transposed,
+// interleaved) builds them.
 struct MoeExpertWeights {
   Tensor gate_up;       // [E, 2 I, dim] gate | up per expert, or undefined
   Tensor gate, up;      // [E, I, dim] when not fused (gate: gated experts only)
@@ -70,8 +78,14 @@ class MoeFfn final : public Ffn {
   // Experts given; the router (and shared expert, latent projections) still come from `w`.
   MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w, const MoeWeightNames& names = {});
   void forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const override;
+  // Experts split by range, the shared expert by columns (the CPU only, for now).
+  bool tensor_parallel() const override { return true; }
 
  private:
+  // This rank's part of the output: all of it without tensor parallelism.
+  void forward_local(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const;
+  // Refuses a split the ranks cannot run and keeps the range of experts this rank holds.
+  void take_local_experts(const WeightScope& w);
   // Refuses at build a routing or expert shape no kernel of the weights' device takes.
   void check_supported(const WeightScope& w) const;
   MoeExpertWeights load_experts(const WeightScope& w, const MoeWeightNames& names) const;
@@ -86,7 +100,9 @@ class MoeFfn final : public Ffn {
   // The router, its biases, the latent projections and the shared expert.
   void load_shared_parts(const WeightScope& w, const MoeWeightNames& names);
 
-  MoeOptions options_;
+  MoeOptions options_;                 // num_experts: all of them, as the router scores
+  int64_t first_expert_ = 0;           // this rank's experts: [first, first + num_local_experts_)
+  int64_t num_local_experts_ = 0;
   Tensor router_;                      // [num_experts, hidden]
   Tensor router_bias_;                 // [1, num_experts] f32, or undefined
   Tensor correction_bias_;             // [num_experts] f32, or undefined

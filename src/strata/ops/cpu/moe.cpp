@@ -48,18 +48,19 @@ void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor
 
 void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups) {
   const int64_t pairs = topk_ids.numel(), k = topk_ids.dim(1);
-  const int64_t e = groups.expert_offsets.dim(0) - 1;
+  const int64_t e = groups.expert_offsets.dim(0) - 1, first = groups.first_expert;
   const int32_t* ids = topk_ids.data_as<int32_t>();
   int32_t* offsets = groups.expert_offsets.data_as<int32_t>();
+  auto local = [&](int64_t p) { return ids[p] - first; };  // in [0, e): one of this group's experts
   std::fill_n(offsets, e + 1, 0);
   for (int64_t p = 0; p < pairs; ++p) {
-    STRATA_CHECK_MSG(ids[p] >= 0 && ids[p] < e, "expert id {} of {}", ids[p], e);
-    ++offsets[ids[p] + 1];
+    STRATA_CHECK_MSG(ids[p] >= 0, "expert id {}", ids[p]);
+    if (local(p) >= 0 && local(p) < e) ++offsets[local(p) + 1];
   }
   for (int64_t i = 0; i < e; ++i) offsets[i + 1] += offsets[i];
-  std::vector<int32_t> next(offsets, offsets + e);
+  std::vector<int32_t> next(offsets, offsets + e + 1);  // next[e]: the first row of other experts' pairs
   for (int64_t p = 0; p < pairs; ++p) {
-    const int32_t slot = next[ids[p]]++;
+    const int32_t slot = next[local(p) >= 0 && local(p) < e ? local(p) : e]++;
     groups.sorted_pairs.data_as<int32_t>()[slot] = static_cast<int32_t>(p);
     groups.token_rows.data_as<int32_t>()[slot] = static_cast<int32_t>(p / k);
   }
@@ -112,8 +113,9 @@ void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_
   STRATA_CHECK(y.dtype() == DType::kF32);
   const int64_t rows = y.dim(0), n = y.dim(1);
   const int32_t* offsets = expert_offsets.defined() ? expert_offsets.data_as<const int32_t>() : nullptr;
+  const int64_t end = offsets != nullptr ? offsets[bias.dim(0)] : rows;
   int64_t expert = 0;
-  for (int64_t i = 0; i < rows; ++i) {
+  for (int64_t i = 0; i < end; ++i) {
     if (offsets != nullptr)
       while (expert + 1 < bias.dim(0) && offsets[expert + 1] <= i) ++expert;
     const float* b = bias.data_as<const float>() + expert * n;

@@ -26,6 +26,7 @@ __device__ int64_t expert_of_row(const int32_t* offsets, int64_t experts, int64_
 template <typename T>
 __global__ void grouped_bias_kernel(GroupedBiasParams p) {
   const int64_t row = blockIdx.x;
+  if (p.offsets != nullptr && row >= p.offsets[p.experts]) return;  // another rank's expert
   const int64_t e = p.offsets != nullptr ? expert_of_row(p.offsets, p.experts, row) : 0;
   T* y = static_cast<T*>(p.y) + row * p.n;
   const float* b = p.bias + e * p.n;
