@@ -1,10 +1,14 @@
-"""`strata logits --tensor-parallel-size N`: rank 0 starts N - 1 copies of itself, each loads its
-part of the heads and MLP columns, and the logits equal one rank's (f32 within 1e-5) for prefill,
-chunked prefill and decode; a size that does not fit the model is a clear error, never a hang."""
+"""`--tensor-parallel-size N`: rank 0 starts N - 1 copies of itself, each loads its part of the
+heads and MLP columns. `strata logits` equals one rank's logits (f32 within 1e-5) for prefill,
+chunked prefill and decode; `strata generate` and `strata serve` give one rank's greedy tokens,
+with preemption and swap to host memory too; a size that does not fit the model is a clear error,
+never a hang; no rank outlives the server."""
 import json
 import struct
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pytest_paths import BINARY, FIXTURES  # noqa: E402
+from strata_server import Server  # noqa: E402
 
 TOKENS = ",".join(str((i * 37 + 11) % 200) for i in range(40))
 
@@ -67,3 +72,65 @@ def test_a_model_whose_layers_do_not_split_is_an_error(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "does not split over tensor-parallel ranks yet" in result.stderr
+
+
+def generate(model: str, size: int) -> str:
+    result = subprocess.run([str(BINARY), "generate", "--model", str(FIXTURES / "hf" / model), "--device", "cpu",
+                             "--threads", "1", "--prompt-ids", TOKENS, "--max-tokens", "24", "--temperature", "0",
+                             "--ignore-eos", "--tensor-parallel-size", str(size)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_generate_over_ranks_gives_the_tokens_of_one():
+    if not (FIXTURES / "hf" / "llama").exists():
+        pytest.skip("fixture llama is missing")
+    whole = generate("llama", 1)
+    assert len(whole.split(",")) == 24
+    assert generate("llama", 2) == whole
+
+
+def rank_processes(group_of: int) -> list[str]:
+    """The command lines of live ranks that rank 0 (pid group_of) started."""
+    found = subprocess.run(["pgrep", "-a", "-f", f"tensor-parallel-group strata-tp-{group_of}-"],
+                           capture_output=True, text=True).stdout
+    return [line for line in found.splitlines() if "pgrep" not in line]
+
+
+PROMPTS = [[(i * 13 + j * 7 + 3) % 200 for i in range(20 + 9 * j)] for j in range(12)]
+
+
+def completions(server: Server) -> list[list[str]]:
+    def one(prompt):
+        reply = server.client().completions.create(model=server.model, prompt=prompt, max_tokens=40,
+                                                   temperature=0, extra_body={"ignore_eos": True})
+        return reply.choices[0].text
+    with ThreadPoolExecutor(len(PROMPTS)) as pool:
+        return list(pool.map(one, PROMPTS))
+
+
+def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped():
+    """A pool of 24 blocks of 16 tokens cannot hold 12 sequences of up to 160 tokens at once: the
+    scheduler preempts, swaps the KV blocks of every rank to host memory and back."""
+    model = FIXTURES / "hf" / "qwen3"
+    if not model.exists():
+        pytest.skip("fixture qwen3 is missing")
+    args = ["--model", str(model), "--max-model-len", "256", "--num-kv-blocks", "24", "--max-num-seqs", "12",
+            "--swap-space", "1", "--no-enable-prefix-caching"]
+    one = Server(args, "tp1")
+    try:
+        expected = completions(one)
+    finally:
+        one.stop()
+    split = Server([*args, "--tensor-parallel-size", "2"], "tp2")
+    try:
+        assert len(rank_processes(split.proc.pid)) == 1
+        assert completions(split) == expected
+        metrics = split.metrics()
+        assert metrics["strata:num_preemptions_total"] > 0
+        assert metrics["strata:swap_out_bytes_total"] > 0
+    finally:
+        assert split.stop() == 0
+    time.sleep(0.5)
+    assert rank_processes(split.proc.pid) == []

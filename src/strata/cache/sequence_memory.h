@@ -26,6 +26,19 @@ struct ForkedMemory {
   int32_t ssm_slot = -1;
 };
 
+// What a swap moved: KV blocks to host rows (out) or back (in), for a tensor-parallel rank
+// 0 to repeat on the other ranks. Only KV: recurrent layers do not split over ranks.
+struct SwapCopy {
+  bool out = true;
+  std::span<const int32_t> device_blocks, host_blocks;
+};
+
+// Told of swap space starting (bytes > 0), stopping (0) and of every copy.
+struct SwapListener {
+  std::function<void(int64_t bytes)> swap_space;
+  std::function<void(const SwapCopy&)> copy;
+};
+
 struct SequenceMemoryParts {
   std::unique_ptr<BlockPool> blocks;
   std::unique_ptr<SsmStatePool> ssm;              // null: no recurrent layers
@@ -34,6 +47,7 @@ struct SequenceMemoryParts {
   std::function<void(int32_t src, int32_t dst)> copy_kv_block;  // one block's KV, every layer
   std::vector<Tensor> kv_pools;  // every attention layer's K and V [num_blocks, ...], for swapping
   Backend* backend = nullptr;    // the pools' (pinned host memory for swap); null: host pools
+  SwapListener swap_listener;    // empty: nobody repeats the swaps
 };
 
 class SequenceMemory {
@@ -66,7 +80,9 @@ class SequenceMemory {
   // Swap (--swap-space) while an engine serves: host memory for preempted sequences, at most
   // `bytes` (0: none, preemption recomputes). Stopping it drops what it held.
   void start_swap_space(int64_t bytes);
-  void stop_swap_space() { swap_.reset(); }
+  void stop_swap_space();
+  // A tensor-parallel rank: repeats rank 0's copy (start_swap_space first, with rank 0's bytes).
+  void repeat_swap(const SwapCopy& copy);
   const SwapSpace* swap_space() const { return swap_.get(); }
   // Moves the blocks covering num_computed_tokens and the slot to host memory and frees them
   // here; false (nothing moved or freed) without swap space or when it is full.
@@ -100,6 +116,7 @@ class SequenceMemory {
   std::function<void(int32_t, int32_t)> copy_kv_block_;
   std::vector<Tensor> kv_pools_;
   Backend* backend_;
+  SwapListener swap_listener_;
   std::unique_ptr<PrefixCache> prefix_cache_;
   std::unique_ptr<SwapSpace> swap_;
 };

@@ -68,6 +68,16 @@ void SwapSpace::release(SwappedMemory& swapped) {
   swapped = {};
 }
 
+void SwapSpace::copy_out_at(std::span<const int32_t> device_blocks, std::span<const int32_t> host_blocks) {
+  STRATA_CHECK(device_blocks.size() == host_blocks.size());
+  if (has_kv_) blocks_.copy_out(device_blocks, host_blocks);
+}
+
+void SwapSpace::copy_in_at(std::span<const int32_t> host_blocks, std::span<const int32_t> device_blocks) {
+  STRATA_CHECK(device_blocks.size() == host_blocks.size());
+  if (has_kv_) blocks_.copy_in(host_blocks, device_blocks);
+}
+
 int64_t SwapSpace::bytes() const {
   return static_cast<int64_t>(num_host_blocks()) * blocks_.row_bytes() + static_cast<int64_t>(num_host_slots()) * slots_.row_bytes();
 }

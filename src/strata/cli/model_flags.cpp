@@ -143,7 +143,10 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   }
   open.loaded = load_with_flags(flags, flags.model, *open.backend, shard);
   RunnerOptions options = runner_options(flags);
-  if (open.tensor_parallel) options.tensor_parallel = &open.tensor_parallel->communicator();
+  if (open.tensor_parallel) {
+    options.tensor_parallel = &open.tensor_parallel->communicator();
+    options.tensor_parallel_control = &open.tensor_parallel->control();
+  }
   // So graphs captured before the engine keep what the proposer reads.
   options.keep_hidden_states = speculative.uses_mtp();
   if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
@@ -172,7 +175,7 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
 bool serve_as_tensor_parallel_rank(const ModelFlags& flags) {
   if (flags.tensor_parallel.rank == 0) return false;
   OpenModel open = open_model(flags);
-  serve_first_rank(*open.runner, open.tensor_parallel->communicator());
+  serve_first_rank(*open.runner, open.tensor_parallel->control());
   return true;
 }
 

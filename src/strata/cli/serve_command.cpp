@@ -120,6 +120,7 @@ void add_image_flags(CLI::App& cmd, server::ImageInputOptions& images) {
 
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_model_flags(cmd, f.model, /*model_required=*/false);
+  add_tensor_parallel_flags(cmd, f.model);
   cmd.add_option("MODEL", f.positional_model, "model folder or .gguf (default: the embedded SmolLM2)");
   cmd.add_option("--host", f.server.host, "address to listen on");
   cmd.add_option("--port", f.server.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
@@ -176,7 +177,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--max-model-len", "Model"}, {"--served-model-name", "Model"},
       {"--runner", "Model"}, {"--task", "Model"}, {"--pooler-config", "Model"},
       {"--load-format", "Load"},
-      {"--device", "Device"}, {"--threads", "Device"},
+      {"--device", "Device"}, {"--threads", "Device"}, {"--tensor-parallel-size", "Parallel"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
       {"--kv-cache-dtype", "Cache"}, {"--kv-events-config", "Cache"},
       {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--swap-space", "Cache"}, {"--ssm-host-cache-gb", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
@@ -296,6 +297,7 @@ void run_serve(ServeFlags flags) {
   const std::optional<hub::ModelReference> ref = hub::parse_model_reference(flags.model.model);
   const std::string name = ref ? flags.model.model : std::filesystem::path(flags.model.model).filename().string();
   resolve_model_name(flags.model);
+  if (serve_as_tensor_parallel_rank(flags.model)) return;
   const std::string& path = flags.model.model;
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
   fmt::print("strata serve: loading {}\n", path);

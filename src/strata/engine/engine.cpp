@@ -129,8 +129,9 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   causal_ = runner.model().causal();
   if (!causal_) options_.enable_chunked_prefill = options_.enable_prefix_caching = false;
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
-  // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop.
-  options_.async_scheduling = options.speculative.num_speculative_tokens == 0 &&
+  // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop;
+  // so do tensor-parallel ranks, whose steps carry every token from the host.
+  options_.async_scheduling = options.speculative.num_speculative_tokens == 0 && !runner.splits_over_ranks() &&
                               options.async_scheduling.value_or(!runner.backend().device().is_cpu());
   const SpeculativeOptions& spec = options.speculative;
   if (spec.num_speculative_tokens < 0 || spec.num_speculative_tokens >= runner.max_verify_tokens() ||

@@ -46,7 +46,11 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
     verify_states = std::make_unique<VerifyStateBuffers>(layers, static_cast<int>(options_.max_verify_tokens),
                                                          &backend_);
   }
-  if (options_.num_kv_blocks == 0) options_.num_kv_blocks = auto_kv_blocks(shape);
+  if (options_.num_kv_blocks == 0) {
+    options_.num_kv_blocks = auto_kv_blocks(shape);
+    // Rank 0's block ids name blocks on every rank, whose memory may differ.
+    if (options_.tensor_parallel != nullptr) options_.num_kv_blocks = min_over_ranks(*options_.tensor_parallel, options_.num_kv_blocks);
+  }
   if (model.num_kv_layers() > 0) {
     shape.num_blocks = options_.num_kv_blocks;
     kv_cache_ = std::make_unique<KvCache>(shape, backend);
@@ -63,15 +67,15 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
       .block_size = static_cast<int32_t>(options_.block_size),
       .copy_kv_block = [this](int32_t src, int32_t dst) { copy_kv_block(src, dst); },
       .kv_pools = std::move(kv_pools),
-      .backend = &backend_});
+      .backend = &backend_,
+      .swap_listener = swap_listener()});
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
 }
 
 void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
   if (!kv_cache_) return;
-  if (options_.tensor_parallel != nullptr && options_.tensor_parallel->rank() == 0)
-    send_to_ranks(*options_.tensor_parallel, {.kind = RankMessage::Kind::kCopyKvBlock, .src_block = src, .dst_block = dst});
+  send_to_other_ranks({.kind = RankMessage::Kind::kCopyKvBlock, .src_block = src, .dst_block = dst});
   for (int64_t layer = 0; layer < kv_cache_->shape().num_layers; ++layer) {
     backend_.copy(kv_cache_->k(layer).slice_rows(dst, dst + 1), kv_cache_->k(layer).slice_rows(src, src + 1));
     backend_.copy(kv_cache_->v(layer).slice_rows(dst, dst + 1), kv_cache_->v(layer).slice_rows(src, src + 1));
@@ -92,6 +96,25 @@ constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
 
 // GPU: what gpu_memory_utilization leaves after weights and the activation reserve.
 // CPU: room for 8 sequences of the model's maximum length, within kCpuKvBudgetBytes.
+SwapListener ModelRunner::swap_listener() {
+  if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return {};
+  auto to_vector = [](std::span<const int32_t> ids) { return std::vector<int32_t>(ids.begin(), ids.end()); };
+  return {.swap_space = [this](int64_t bytes) {
+            send_to_other_ranks({.kind = RankMessage::Kind::kSwapSpace, .swap_space_bytes = bytes});
+          },
+          .copy = [this, to_vector](const SwapCopy& copy) {
+            send_to_other_ranks({.kind = copy.out ? RankMessage::Kind::kSwapOut : RankMessage::Kind::kSwapIn,
+                                 .device_blocks = to_vector(copy.device_blocks),
+                                 .host_blocks = to_vector(copy.host_blocks)});
+          }};
+}
+
+void ModelRunner::send_to_other_ranks(const RankMessage& message) {
+  if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return;
+  Communicator& control = options_.tensor_parallel_control ? *options_.tensor_parallel_control : *options_.tensor_parallel;
+  send_to_ranks(control, message);
+}
+
 int64_t ModelRunner::auto_kv_blocks(const KvCacheShape& shape) const {
   const int64_t per_sequence =
       (model_.config().max_position_embeddings + options_.block_size - 1) / options_.block_size;
@@ -146,10 +169,8 @@ Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
 // the logits stay where they are until then.
 Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
-  if (options_.tensor_parallel != nullptr && options_.tensor_parallel->rank() == 0)
-    send_to_ranks(*options_.tensor_parallel, {.kind = RankMessage::Kind::kStep, .rows = step.rows(),
-                                              .block_size = step.block_size(),
-                                              .min_blocks_per_row = step.max_blocks_per_row()});
+  send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
+                       .min_blocks_per_row = step.max_blocks_per_row()});
   if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket, pending_ids);
   if (backend_.device().is_cpu()) {
     step.upload(backend_);

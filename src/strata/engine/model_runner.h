@@ -19,6 +19,7 @@ namespace strata {
 
 class Communicator;
 class LoraSet;
+struct RankMessage;
 
 struct RunnerOptions {
   int64_t num_kv_blocks = 0;  // 0: from gpu_memory_utilization (GPU), 8 max-length sequences (CPU)
@@ -44,6 +45,8 @@ struct RunnerOptions {
   // outputs over it, and rank 0 sends every step and KV-block copy to the other ranks first
   // (parallel/step_message.h), which run them on their part. Null: one rank.
   Communicator* tensor_parallel = nullptr;
+  // Where rank 0 sends those messages; null: through tensor_parallel itself.
+  Communicator* tensor_parallel_control = nullptr;
 };
 
 // The paged KV cache's shape for `model` on `backend` (num_blocks 0: the caller sizes it).
@@ -69,6 +72,7 @@ class ModelRunner {
   // Copies KV block src over dst in every layer (sequence memory's copy-on-write).
   void copy_kv_block(int32_t src, int32_t dst);
   const Model& model() const { return model_; }
+  bool splits_over_ranks() const { return options_.tensor_parallel != nullptr; }
   Backend& backend() { return backend_; }
   // Where sequences' blocks and slots come from (and go back to).
   SequenceMemory& memory() { return *memory_; }
@@ -117,6 +121,10 @@ class ModelRunner {
   };
 
   int64_t auto_kv_blocks(const KvCacheShape& shape) const;
+  // Rank 0 of a tensor-parallel group: sends `message` to the other ranks; a no-op elsewhere.
+  void send_to_other_ranks(const RankMessage& message);
+  // Rank 0 of a tensor-parallel group: repeats swaps on the other ranks; empty elsewhere.
+  SwapListener swap_listener();
   // Copies one KV block's contents (every attention layer) into another block.
   Tensor forward(const StepBatch& step);
   // The captured batch size for a decode-only step, 0 when it runs eagerly.

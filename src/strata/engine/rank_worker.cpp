@@ -4,12 +4,21 @@
 
 namespace strata {
 
-void serve_first_rank(ModelRunner& runner, Communicator& group) {
+void serve_first_rank(ModelRunner& runner, Communicator& control) {
   for (;;) {
-    RankMessage message = receive_from_first_rank(group);
+    RankMessage message = receive_from_first_rank(control);
     switch (message.kind) {
       case RankMessage::Kind::kStop: return;
       case RankMessage::Kind::kCopyKvBlock: runner.copy_kv_block(message.src_block, message.dst_block); break;
+      case RankMessage::Kind::kSwapSpace:
+        if (message.swap_space_bytes > 0) runner.memory().start_swap_space(message.swap_space_bytes);
+        else runner.memory().stop_swap_space();
+        break;
+      case RankMessage::Kind::kSwapOut:
+      case RankMessage::Kind::kSwapIn:
+        runner.memory().repeat_swap({.out = message.kind == RankMessage::Kind::kSwapOut,
+                                     .device_blocks = message.device_blocks, .host_blocks = message.host_blocks});
+        break;
       case RankMessage::Kind::kStep: {
         StepBatch step(std::move(message.rows), message.block_size, message.min_blocks_per_row);
         runner.execute_on_device(step);  // its logits are rank 0's to read

@@ -1,5 +1,6 @@
 #include "strata/parallel/step_message.h"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -104,6 +105,12 @@ std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
       w.put(message.src_block);
       w.put(message.dst_block);
       break;
+    case RankMessage::Kind::kSwapSpace: w.put(message.swap_space_bytes); break;
+    case RankMessage::Kind::kSwapOut:
+    case RankMessage::Kind::kSwapIn:
+      w.put_vector(message.device_blocks);
+      w.put_vector(message.host_blocks);
+      break;
     case RankMessage::Kind::kStop: break;
   }
   return std::move(w.bytes);
@@ -125,6 +132,12 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
       message.src_block = r.get<int32_t>();
       message.dst_block = r.get<int32_t>();
       break;
+    case RankMessage::Kind::kSwapSpace: message.swap_space_bytes = r.get<int64_t>(); break;
+    case RankMessage::Kind::kSwapOut:
+    case RankMessage::Kind::kSwapIn:
+      message.device_blocks = r.get_vector<int32_t>();
+      message.host_blocks = r.get_vector<int32_t>();
+      break;
     case RankMessage::Kind::kStop: break;
     default: STRATA_CHECK_MSG(false, "unknown rank message kind {}", static_cast<int>(message.kind));
   }
@@ -141,6 +154,20 @@ RankMessage receive_from_first_rank(Communicator& group) {
   std::vector<uint8_t> bytes;
   group.broadcast_bytes(bytes, 0);
   return decode_rank_message(bytes);
+}
+
+int64_t min_over_ranks(Communicator& group, int64_t value) {
+  int64_t smallest = value;
+  for (int root = 0; root < group.world_size(); ++root) {
+    std::vector<uint8_t> bytes(sizeof value);
+    std::memcpy(bytes.data(), &value, sizeof value);
+    group.broadcast_bytes(bytes, root);
+    STRATA_CHECK(bytes.size() == sizeof value);
+    int64_t theirs = 0;
+    std::memcpy(&theirs, bytes.data(), sizeof theirs);
+    smallest = std::min(smallest, theirs);
+  }
+  return smallest;
 }
 
 }  // namespace strata

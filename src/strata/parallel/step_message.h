@@ -13,12 +13,14 @@
 namespace strata {
 
 struct RankMessage {
-  enum class Kind : uint8_t { kStep = 1, kCopyKvBlock = 2, kStop = 3 };
+  enum class Kind : uint8_t { kStep = 1, kCopyKvBlock = 2, kStop = 3, kSwapSpace = 4, kSwapOut = 5, kSwapIn = 6 };
   Kind kind = Kind::kStop;
   std::vector<StepRow> rows;        // kStep
   int64_t block_size = 0;           // kStep
   int64_t min_blocks_per_row = 1;   // kStep: the block-table stride rank 0 used
   int32_t src_block = -1, dst_block = -1;  // kCopyKvBlock
+  int64_t swap_space_bytes = 0;     // kSwapSpace: start with this many bytes; 0: stop
+  std::vector<int32_t> device_blocks, host_blocks;  // kSwapOut, kSwapIn: pairwise
 };
 
 // Throws an Error for rows a rank cannot rebuild from bytes (images, token types, pending samples).
@@ -30,5 +32,8 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes);
 void send_to_ranks(Communicator& group, const RankMessage& message);
 // Ranks 1..n-1: the next message rank 0 sends (throws an Error when rank 0 is gone).
 RankMessage receive_from_first_rank(Communicator& group);
+
+// Every rank: the smallest of the ranks' values (each rank's broadcast in turn).
+int64_t min_over_ranks(Communicator& group, int64_t value);
 
 }  // namespace strata

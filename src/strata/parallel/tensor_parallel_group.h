@@ -28,12 +28,18 @@ class TensorParallelGroup {
   // Rank 0: tells the other ranks to stop, then waits for them.
   ~TensorParallelGroup();
 
+  // The layers' collectives (NCCL on a GPU, shared memory on the CPU).
   Communicator& communicator() { return *communicator_; }
+  // Rank 0's messages to the other ranks (step_message.h), always through shared memory. The
+  // other ranks wait on it without a deadline while rank 0 lives (a server may idle for days);
+  // rank 0 still gives up on a stuck rank after the usual timeout.
+  Communicator& control() { return *control_; }
   TensorShard shard() const { return {.rank = communicator_->rank(), .size = communicator_->world_size()}; }
 
  private:
   std::unique_ptr<RankProcesses> processes_;  // rank 0 only
   std::unique_ptr<Communicator> communicator_;
+  std::unique_ptr<Communicator> control_;
 };
 
 }  // namespace strata
