@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "model/fixture_support.h"
 #include "strata/core/error.h"
@@ -27,8 +30,8 @@ std::string group_name(int world) {
   return fmt::format("strata-test-tp-{}-{}", getpid(), per_test_name(std::to_string(world)));
 }
 
-// Rank r of `world` loads its part of the fixture; rank 0 runs `run` and keeps its logits.
-Tensor run_split(const std::string& fixture, int world, const SplitRun& run) {
+// Rank r of `world` loads its part of the model; rank 0 runs `run` and keeps its logits.
+Tensor run_split(const LoadOptions& model, int world, const SplitRun& run) {
   Tensor logits;
   std::vector<std::string> errors(world);
   const std::string group = group_name(world);
@@ -37,8 +40,9 @@ Tensor run_split(const std::string& fixture, int world, const SplitRun& run) {
       std::unique_ptr<Communicator> comm = make_shared_memory_communicator(
           {.rank = rank, .world_size = world, .group_name = group, .timeout = std::chrono::seconds(60)});
       std::unique_ptr<Backend> backend = make_cpu_backend(1);
-      LoadedModel loaded = load_model({.model_path = fixture_path("hf/" + fixture), .shard = {.rank = rank, .size = world}},
-                                      *backend);
+      LoadOptions options = model;
+      options.shard = {.rank = rank, .size = world};
+      LoadedModel loaded = load_model(options, *backend);
       ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
       if (rank > 0) return serve_first_rank(runner, *comm);
       logits = run_sequence(runner, run.tokens, run.prefill, run.chunk);
@@ -64,7 +68,7 @@ TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
   const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
   const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
   for (int world : {2, 4}) {
-    const Tensor split = run_split(GetParam(), world, run);
+    const Tensor split = run_split({.model_path = fixture_path("hf/" + GetParam())}, world, run);
     ASSERT_TRUE(split.defined());
     EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks";
   }
@@ -74,6 +78,30 @@ INSTANTIATE_TEST_SUITE_P(DenseFixtures, TensorParallelFixture,
                          ::testing::Values("llama", "qwen2", "qwen3", "gemma3_text"));
 // Expert parallelism: each rank holds num_experts / ranks experts (8, 4 and 4 here).
 INSTANTIATE_TEST_SUITE_P(MoeFixtures, TensorParallelFixture, ::testing::Values("qwen3_moe", "mixtral", "gpt_oss"));
+
+// Qwen3-MoE with a dense MLP in layer 0 (mlp_only_layers), dummy weights: the dense layer splits
+// its columns and the MoE layer its experts in one model.
+TEST(TensorParallel, DenseLayersOfAMoeModelSplitToo) {
+  const std::string dir = make_dir_once(temp_dir() + "/qwen3_moe_dense_layer_0", [](const std::string& out) {
+    std::ifstream in(fixture_path("hf/qwen3_moe/config.json"));
+    nlohmann::json config = nlohmann::json::parse(in);
+    config["mlp_only_layers"] = {0};
+    std::ofstream(out + "/config.json") << config.dump();
+  });
+  const LoadOptions model{.model_path = dir, .load_format = LoadFormat::kDummy};
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  const LoadedModel loaded = load_model(model, *backend);
+  EXPECT_EQ(loaded.model->layer_plan(), (std::vector<std::string>{"attention + mlp", "attention + moe"}));
+  SplitRun run{.prefill = 20, .chunk = 6};
+  for (int32_t i = 0; i < 28; ++i) run.tokens.push_back((i * 37 + 11) % 200);
+  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64});
+  const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+  for (int world : {2, 4}) {
+    const Tensor split = run_split(model, world, run);
+    ASSERT_TRUE(split.defined());
+    EXPECT_LT(max_abs_diff_rows(whole, split, 0, 28), 1e-5f) << world << " ranks";
+  }
+}
 
 TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
