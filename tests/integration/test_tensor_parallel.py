@@ -4,6 +4,8 @@ chunked prefill and decode; `strata generate` and `strata serve` give one rank's
 with preemption and swap to host memory too; a size that does not fit the model is a clear error,
 never a hang; no rank outlives the server."""
 import json
+import os
+import signal
 import struct
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pytest_paths import BINARY, FIXTURES  # noqa: E402
-from strata_server import Server  # noqa: E402
+from strata_server import Server, get, request  # noqa: E402
 
 TOKENS = ",".join(str((i * 37 + 11) % 200) for i in range(40))
 
@@ -134,3 +136,21 @@ def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped():
         assert split.stop() == 0
     time.sleep(0.5)
     assert rank_processes(split.proc.pid) == []
+
+
+def test_a_dead_rank_fails_requests_and_health_but_not_the_server():
+    model = FIXTURES / "hf" / "qwen3"
+    if not model.exists():
+        pytest.skip("fixture qwen3 is missing")
+    server = Server(["--model", str(model), "--max-model-len", "256", "--tensor-parallel-size", "2"], "tp2-dead-rank")
+    try:
+        (rank,) = rank_processes(server.proc.pid)
+        os.kill(int(rank.split()[0]), signal.SIGKILL)
+        time.sleep(0.2)
+        reply = request(server.url + "/v1/completions", {"model": server.model, "prompt": [1, 2, 3], "max_tokens": 4})
+        assert reply[0] >= 500
+        assert "tensor-parallel group is lost" in reply[1]
+        assert get(server.url + "/health")[0] == 503
+        assert server.proc.poll() is None
+    finally:
+        server.stop()

@@ -56,8 +56,8 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
 void add_tensor_parallel_flags(CLI::App& command, ModelFlags& flags) {
   TensorParallelOptions& tp = flags.tensor_parallel;
   command.add_option("--tensor-parallel-size,--tp", tp.size,
-                     "ranks to split the model's attention heads and MLP columns over, one process each "
-                     "(dense attention + MLP models; on the CPU through shared memory)")
+                     "ranks to split the model over, one process each: attention heads, MLP columns and "
+                     "MoE experts (docs/parallelism.md says which models split)")
       ->check(CLI::Range(1, 64));
   command.add_option("--tensor-parallel-rank", tp.rank)->group("");  // set by rank 0 for the ranks it starts
   command.add_option("--tensor-parallel-group", tp.group_name)->group("");

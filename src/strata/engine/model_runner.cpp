@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "strata/backend/device_error.h"
 #include "strata/core/error.h"
 #include "strata/model/forward_context.h"
 #include "strata/ops/pending_tokens.h"
@@ -112,7 +113,18 @@ SwapListener ModelRunner::swap_listener() {
 void ModelRunner::send_to_other_ranks(const RankMessage& message) {
   if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return;
   Communicator& control = options_.tensor_parallel_control ? *options_.tensor_parallel_control : *options_.tensor_parallel;
-  send_to_ranks(control, message);
+  try {
+    send_to_ranks(control, message);
+  } catch (const std::exception& e) {
+    lose_group(e);
+  }
+}
+
+// Once a rank is gone or a step failed halfway, the ranks are out of step for good: the engine
+// treats it as a lost device (every request fails, /health says so) so the server can restart.
+void ModelRunner::lose_group(const std::exception& error) {
+  throw DeviceError(fmt::format("the tensor-parallel group is lost; restart the server: {}", error.what()),
+                    /*sticky=*/true);
 }
 
 int64_t ModelRunner::auto_kv_blocks(const KvCacheShape& shape) const {
@@ -169,8 +181,17 @@ Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
 // the logits stay where they are until then.
 Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
+  if (options_.tensor_parallel == nullptr) return run_step(step, pending_ids);
   send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
                        .min_blocks_per_row = step.max_blocks_per_row()});
+  try {
+    return run_step(step, pending_ids);
+  } catch (const std::exception& e) {
+    lose_group(e);
+  }
+}
+
+Tensor ModelRunner::run_step(StepBatch& step, const Tensor& pending_ids) {
   if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket, pending_ids);
   if (backend_.device().is_cpu()) {
     step.upload(backend_);

@@ -123,6 +123,8 @@ class ModelRunner {
   int64_t auto_kv_blocks(const KvCacheShape& shape) const;
   // Rank 0 of a tensor-parallel group: sends `message` to the other ranks; a no-op elsewhere.
   void send_to_other_ranks(const RankMessage& message);
+  [[noreturn]] static void lose_group(const std::exception& error);
+  Tensor run_step(StepBatch& step, const Tensor& pending_ids);  // execute_on_device's work on this rank
   // Rank 0 of a tensor-parallel group: repeats swaps on the other ranks; empty elsewhere.
   SwapListener swap_listener();
   // Copies one KV block's contents (every attention layer) into another block.
