@@ -4,6 +4,8 @@
 // kernel only, L2 flushed before each call by reading 256 MB (clean lines, as in a decode step).
 // Prints JSON lines with TB/s of weight traffic (decode) and TFLOP/s (prefill).
 //   gpu_moe_bench [--tokens 1,8,64,512,4096] [--dense-rows 1,2,4,8] [--iters 20] [--k-quant]
+// Dense rows past 32 (--k-quant --dense-rows 64,128,256,512,1024) time the quantized GEMM against
+// widening + cuBLASLt.
 #include <cstring>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -30,6 +32,8 @@
 #include "strata/ops/cuda/fp8_mma_gemv.h"
 #include "strata/ops/cuda/grouped_gemm.h"
 #include "strata/ops/cuda/nibble_quant_mma_gemv.h"
+#include "strata/ops/cuda/quant_mma_gemm.h"
+#include "strata/ops/cuda/quant_widen.h"
 #include "strata/ops/cuda/stream_gemv.h"
 #include "strata/ops/cuda/warp_gemv.h"
 #endif
@@ -171,6 +175,26 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
   }
 }
 
+// Past the GEMVs' rows: the quantized GEMM (K splits by shape, and one split) against what it
+// replaced, the weight widened to bf16 for cuBLASLt (where they cross: kQuantMmaGemmMaxRows).
+template <typename Report>
+void bench_quant_gemm(Backend& gpu, const Timer& timer, DType dtype, const cuda::QuantGemvArgs& args, Report report) {
+  if (args.m <= cuda::kNibbleQuantMmaGemvMaxRows) return;
+  if (cuda::quant_mma_gemm_supported(dtype, args)) {
+    report("gemm", time_ms(timer, [&] { cuda::quant_mma_gemm(dtype, args, cuda::current_stream()); }));
+    report("gemm-s1", time_ms(timer, [&] {
+             cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = 1});
+           }));
+  }
+  const Tensor widened = gpu.empty(DType::kBF16, {args.n, args.k});
+  report("widen+cublaslt", time_ms(timer, [&] {
+           cuda::widen_to_bf16(dtype, args.weight, args.n, args.k, widened.data());
+           cuda::gemm_bf16({.weight = widened.data(), .x = args.x, .out = args.out, .out_dtype = args.out_dtype,
+                            .m = args.m, .n = args.n, .k = args.k},
+                           cuda::current_stream());
+         }));
+}
+
 // Dense decode linears: the op's pick, cuBLASLt, the bulk-copy GEMV and the persistent streaming GEMV;
 // the same weights in FP8 through the op and each FP8 GEMV variant (TB/s of the FP8 bytes).
 void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts) {
@@ -220,6 +244,8 @@ void bench_dense(Backend& gpu, const Timer& timer, const DenseShape& s, const st
     if (cuda::fp8_mma_gemv_supported(fp8))
       for (const auto& [name, variant] : mma_variants)
         report(name, time_ms(timer, [&] { cuda::fp8_mma_gemv(fp8, cuda::current_stream(), variant); }), fp8_bytes);
+    bench_quant_gemm(gpu, timer, DType::kF8_E4M3_B128, fp8,
+                     [&](const std::string& kernel, double ms) { report("fp8-" + kernel, ms, fp8_bytes); });
   }
 }
 
@@ -273,6 +299,7 @@ void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const 
       if (cuda::nibble_quant_mma_gemv_supported(dtype, args))
         for (const auto& [name, variant] : variants)
           report(name, time_ms(timer, [&] { cuda::nibble_quant_mma_gemv(dtype, args, cuda::current_stream(), variant); }));
+      bench_quant_gemm(gpu, timer, dtype, args, report);
     }
   }
 }

@@ -1,7 +1,9 @@
 #include "ops/quant_blocks_support.h"
 
+#include "ops/cuda_op_support.h"
 #include "strata/core/error.h"
 #include "strata/weights/dequantize.h"
+#include "strata/weights/fp8.h"
 #include "strata/weights/quant_blocks.h"
 
 namespace strata::test {
@@ -39,9 +41,20 @@ void set_scales(DType dtype, void* data, int64_t b, Next scale) {
   }
 }
 
+// FP8: random bytes hold NaN codes, so random values of a few hundredths quantized by the CPU.
+Tensor random_fp8(Shape shape, uint64_t seed) {
+  const Tensor w = random_rounded(shape, seed, -0.05f, 0.05f);
+  Tensor q = Tensor::host(DType::kF8_E4M3_B128, shape);
+  const int64_t k = w.dim(w.rank() - 1), row_bytes = dtype_bytes(DType::kF8_E4M3_B128, k);
+  for (int64_t r = 0; r < w.numel() / k; ++r)
+    quantize_row_fp8_b128(w.data_as<float>() + r * k, k, static_cast<char*>(q.data()) + r * row_bytes);
+  return q;
+}
+
 }  // namespace
 
 Tensor random_blocks(DType dtype, Shape shape, uint64_t seed) {
+  if (dtype == DType::kF8_E4M3_B128) return random_fp8(shape, seed);
   Tensor q = Tensor::host(dtype, shape);
   auto* bytes = static_cast<uint8_t*>(q.data());
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;

@@ -19,6 +19,7 @@ enum class ScratchUse : uint8_t {
   kWidenedExperts,    // quantized experts as bf16, for the grouped GEMM
   kCombinePositions,  // each (token, expert) pair's row in the sorted order
   kGatedDeltaChunks,  // the chunked Gated DeltaNet's per-chunk states
+  kQuantGemmPartials, // the quantized GEMM's f32 sums of each K split
   kCount,
 };
 

@@ -7,6 +7,7 @@
 
 #include "strata/ops/cuda/fp8.cuh"
 #include "strata/ops/cuda/mma_gemv.cuh"
+#include "strata/ops/cuda/quant_mma_gemm.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -42,6 +43,22 @@ struct Fp8Format {
     };
     l.scale_lo = lo_valid ? scale(row) : 0.f;
     l.scale_hi = hi_valid ? scale(row + 8) : 0.f;
+  }
+
+  // f(column of the block, v) for lane t's values of row g (r 0) or g + 8 (r 1): codes
+  // 16t..16t+15 of each half times the row's scale (the load's 2^112 comes off exactly).
+  template <typename F>
+  __device__ static void visit(const Load& l, int r, int t, F&& f) {
+    const uint4* codes = r == 0 ? l.lo : l.hi;
+    const float d = (r == 0 ? l.scale_lo : l.scale_hi) / mma_gemv::kUnscale;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        const float4 q = fp8x4_to_float4(mma_gemv::word(codes[h], w));
+        const float v[4] = {q.x * d, q.y * d, q.z * d, q.w * d};
+        f(64 * h + 16 * t + 4 * w, v);
+      }
   }
 
   // acc += block b's product, summed apart in f32 and scaled per weight row.
@@ -119,6 +136,12 @@ void fp8_mma_gemv_experts(const QuantExpertArgs& args, cudaStream_t stream) {
   STRATA_CHECK(fp8_mma_gemv_experts_supported(args));
   const Params params = mma_gemv::params_for(args);
   mma_gemv::launch_for<Fp8Format>(args.out_dtype, params, static_cast<unsigned>(args.num_pairs), {.warps = 8}, stream);
+}
+
+void fp8_mma_gemm(const quant_gemm::Launch& launch, cudaStream_t stream) {
+  constexpr int kUnits = quant_gemm::kTileK / kFp8Block;
+  if (fp8_row_bytes(launch.p.k) % 16 == 0) return quant_gemm::launch<Fp8Format, kUnits, true>(launch, stream);
+  quant_gemm::launch<Fp8Format, kUnits, false>(launch, stream);
 }
 
 }  // namespace strata::cuda

@@ -29,37 +29,6 @@ struct Tiling {
   static constexpr int kSmemBytes = kStages * kStageElems * 2;
 };
 
-// One 64-wide K slice of the warp's (BM/2) x 32 tile: 4 steps of k16.
-template <int BM>
-__device__ void mma_stage(const bf16* stage, int warp_m, int warp_n, float (&acc)[Tiling<BM>::kFragsM][4][4]) {
-  using T = Tiling<BM>;
-  const bf16* a = stage;
-  const bf16* b = stage + BM * kBlockK;
-  const int lane = threadIdx.x % 32, mat = lane / 8, mat_row = lane % 8;
-#pragma unroll
-  for (int kk = 0; kk < kBlockK / 16; ++kk) {
-    uint32_t af[T::kFragsM][4], bfr[2][4];
-#pragma unroll
-    for (int fm = 0; fm < T::kFragsM; ++fm) {
-      // Matrices: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
-      const int row = warp_m * T::kWarpM + fm * 16 + mat_row + (mat & 1) * 8;
-      ldmatrix_x4(af[fm], a + grouped_swizzled(row, kk * 2 + (mat >> 1)));
-    }
-#pragma unroll
-    for (int pair = 0; pair < 2; ++pair) {
-      // Matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
-      const int row = warp_n * 32 + pair * 16 + mat_row + (mat >> 1) * 8;
-      ldmatrix_x4(bfr[pair], b + grouped_swizzled(row, kk * 2 + (mat & 1)));
-    }
-#pragma unroll
-    for (int fm = 0; fm < T::kFragsM; ++fm)
-#pragma unroll
-      for (int fn = 0; fn < 4; ++fn)
-        mma_bf16_16816(acc[fm][fn], af[fm][0], af[fm][1], af[fm][2], af[fm][3], bfr[fn / 2][(fn % 2) * 2],
-                       bfr[fn / 2][(fn % 2) * 2 + 1]);
-  }
-}
-
 template <int BM, typename Tout>
 __device__ void store_tile(const GroupedGemmArgs& p, const ExpertTile& tile, int64_t n0, int warp_m, int warp_n,
                            const float (&acc)[Tiling<BM>::kFragsM][4][4]) {
@@ -107,7 +76,7 @@ __global__ void __launch_bounds__(kThreads) grouped_gemm_kernel(GroupedGemmArgs 
     const int64_t next = slice + T::kStages - 1;
     if (next < slices) grouped_load_stage<BM, kThreads>(smem + (next % T::kStages) * T::kStageElems, t, next);
     cp_async_commit();
-    mma_stage<BM>(smem + (slice % T::kStages) * T::kStageElems, warp_m, warp_n, acc);
+    grouped_mma_slice<BM>(smem + (slice % T::kStages) * T::kStageElems, warp_m, warp_n, acc);
   }
   cp_async_wait<0>();
   store_tile<BM, Tout>(p, tile, n0, warp_m, warp_n, acc);

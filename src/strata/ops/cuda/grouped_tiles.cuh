@@ -50,6 +50,40 @@ __device__ void grouped_load_stage(__nv_bfloat16* stage, const GroupedBlockTile&
   }
 }
 
+// One 64-wide K slice of a warp's (BM/2) x 32 tile, 8 warps as 2 x 4 over BM x rows and 128
+// weight rows: 4 steps of k16, fragments by ldmatrix from a stage's [BM, 64] x rows and the
+// [128, 64] weight rows after them. acc[fm][fn]: x rows 16 fm + g (+ 8), weight rows 8 fn + 2q (+ 1).
+template <int BM>
+__device__ __forceinline__ void grouped_mma_slice(const __nv_bfloat16* stage, int warp_m, int warp_n,
+                                                  float (&acc)[BM / 32][4][4]) {
+  constexpr int kWarpM = BM / 2, kFragsM = kWarpM / 16;
+  const __nv_bfloat16* a = stage;
+  const __nv_bfloat16* b = stage + BM * kGroupedBlockK;
+  const int lane = threadIdx.x % 32, mat = lane / 8, mat_row = lane % 8;
+#pragma unroll
+  for (int kk = 0; kk < kGroupedBlockK / 16; ++kk) {
+    uint32_t af[kFragsM][4], bfr[2][4];
+#pragma unroll
+    for (int fm = 0; fm < kFragsM; ++fm) {
+      // Matrices: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
+      const int row = warp_m * kWarpM + fm * 16 + mat_row + (mat & 1) * 8;
+      ldmatrix_x4(af[fm], a + grouped_swizzled(row, kk * 2 + (mat >> 1)));
+    }
+#pragma unroll
+    for (int pair = 0; pair < 2; ++pair) {
+      // Matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+      const int row = warp_n * 32 + pair * 16 + mat_row + (mat >> 1) * 8;
+      ldmatrix_x4(bfr[pair], b + grouped_swizzled(row, kk * 2 + (mat & 1)));
+    }
+#pragma unroll
+    for (int fm = 0; fm < kFragsM; ++fm)
+#pragma unroll
+      for (int fn = 0; fn < 4; ++fn)
+        mma_bf16_16816(acc[fm][fn], af[fm][0], af[fm][1], af[fm][2], af[fm][3], bfr[fn / 2][(fn % 2) * 2],
+                       bfr[fn / 2][(fn % 2) * 2 + 1]);
+  }
+}
+
 template <typename Tout>
 __device__ __forceinline__ void grouped_store_pair(Tout* out, float a, float b);
 template <>

@@ -1,5 +1,6 @@
 // GGUF Q4_K, Q5_K and Q6_K on the tensor-core GEMV skeleton (mma_gemv.cuh), one mma step per 16
-// values of a sub-block (nibble_mma.cuh); Q4_K's mins come off with the x sums.
+// values of a sub-block (nibble_mma.cuh); Q4_K's mins come off with the x sums. Past the GEMV's
+// rows the same loads feed the GEMM (quant_mma_gemm.cuh) through values().
 #include "strata/ops/cuda/nibble_mma.cuh"
 #include "strata/weights/quant_blocks.h"
 
@@ -86,6 +87,11 @@ struct Q4kFormat {
     widen_super_block<Q4kFormat>(l, r, b, t, row);
   }
 
+  template <typename F>
+  __device__ static void visit(const Load& l, int r, int t, F&& f) {
+    visit_super_block<Q4kFormat>(l, r, t, f);
+  }
+
   // Lane t's four values of a step of row g (r 0) or g + 8 (r 1), as ggml computes them.
   __device__ static void values(const Load& l, int r, int half, int step, float (&v)[4]) {
     const __half2 dd = *reinterpret_cast<const __half2*>(&l.header[r].x);
@@ -163,6 +169,11 @@ struct Q6kFormat {
     widen_super_block<Q6kFormat>(l, r, b, t, row);
   }
 
+  template <typename F>
+  __device__ static void visit(const Load& l, int r, int t, F&& f) {
+    visit_super_block<Q6kFormat>(l, r, t, f);
+  }
+
   __device__ static void values(const Load& l, int r, int half, int step, float (&v)[4]) {
     const float d1 = scale(l, r, 8 * half + step);
     const uint32_t c = codes(l, r, half, step);
@@ -184,6 +195,12 @@ void widen_k_quant(DType dtype, const Params& params, mma_gemv::bf16* out, cudaS
   if (dtype == DType::kQ4_K) return mma_gemv::widen<Q4kFormat<false>>(params, out, stream);
   if (dtype == DType::kQ5_K) return mma_gemv::widen<Q4kFormat<true>>(params, out, stream);
   mma_gemv::widen<Q6kFormat>(params, out, stream);
+}
+
+void gemm_k_quant(DType dtype, const quant_gemm::Launch& launch, cudaStream_t stream) {
+  if (dtype == DType::kQ4_K) return quant_gemm::launch<Q4kFormat<false>, 1>(launch, stream);
+  if (dtype == DType::kQ5_K) return quant_gemm::launch<Q4kFormat<true>, 1>(launch, stream);
+  quant_gemm::launch<Q6kFormat, 1>(launch, stream);
 }
 
 }  // namespace strata::cuda::nibble_mma

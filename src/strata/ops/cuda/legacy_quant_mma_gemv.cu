@@ -77,6 +77,11 @@ struct LegacyFormat {
     widen_super_block<LegacyFormat>(l, r, b, t, row);
   }
 
+  template <typename F>
+  __device__ static void visit(const Load& l, int r, int t, F&& f) {
+    visit_super_block<LegacyFormat>(l, r, t, f);
+  }
+
   // Lane t's four values of a step of row g (r 0) or g + 8 (r 1), as ggml computes them.
   __device__ static void values(const Load& l, int r, int half, int step, float (&v)[4]) {
     float d = 0.f, o = 0.f;
@@ -113,6 +118,15 @@ void widen_legacy(DType dtype, const Params& params, mma_gemv::bf16* out, cudaSt
     case DType::kQ4_1: return mma_gemv::widen<Q4_1Format>(params, out, stream);
     case DType::kQ5_0: return mma_gemv::widen<Q5_0Format>(params, out, stream);
     default: return mma_gemv::widen<Q5_1Format>(params, out, stream);
+  }
+}
+
+void gemm_legacy(DType dtype, const quant_gemm::Launch& launch, cudaStream_t stream) {
+  switch (dtype) {
+    case DType::kQ4_0: return quant_gemm::launch<Q4_0Format, 1>(launch, stream);
+    case DType::kQ4_1: return quant_gemm::launch<Q4_1Format, 1>(launch, stream);
+    case DType::kQ5_0: return quant_gemm::launch<Q5_0Format, 1>(launch, stream);
+    default: return quant_gemm::launch<Q5_1Format, 1>(launch, stream);
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "strata/ops/cuda/mma_gemv.cuh"
+#include "strata/ops/cuda/quant_mma_gemm.cuh"
 
 namespace strata::cuda::nibble_mma {
 
@@ -98,18 +99,25 @@ __device__ __forceinline__ void block_products(const mma_gemv::Params& p, const 
   }
 }
 
-// Lane t's values of super-block b of a row (Format::values), four bf16 a step in one store.
-template <typename Format>
-__device__ void widen_super_block(const typename Format::Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
-  mma_gemv::bf16* out = row + b * kSuperCols + 4 * t;
+// Lane t's values of a loaded super-block, row g (r 0) or g + 8 (r 1): f(col, v) for each four
+// values (Format::values) at column col of the super-block.
+template <typename Format, typename F>
+__device__ __forceinline__ void visit_super_block(const typename Format::Load& l, int r, int t, F&& f) {
 #pragma unroll
   for (int half = 0; half < 2; ++half)
 #pragma unroll
     for (int step = 0; step < 8; ++step) {
       float v[4];
       Format::values(l, r, half, step, v);
-      mma_gemv::store_bf16x4(out + 128 * half + 16 * step, v);
+      f(128 * half + 16 * step + 4 * t, v);
     }
+}
+
+// Lane t's values of super-block b of a row, four bf16 a step in one store.
+template <typename Format>
+__device__ void widen_super_block(const typename Format::Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
+  mma_gemv::bf16* out = row + b * kSuperCols;
+  visit_super_block<Format>(l, r, t, [&](int col, const float (&v)[4]) { mma_gemv::store_bf16x4(out + col, v); });
 }
 
 
@@ -120,5 +128,8 @@ void launch_legacy(DType dtype, DType out, const mma_gemv::Params& params, unsig
                    cudaStream_t stream);
 void widen_k_quant(DType dtype, const mma_gemv::Params& params, mma_gemv::bf16* out, cudaStream_t stream);
 void widen_legacy(DType dtype, const mma_gemv::Params& params, mma_gemv::bf16* out, cudaStream_t stream);
+// The GEMM past the GEMVs' rows (quant_mma_gemm.cuh) over each family's formats.
+void gemm_k_quant(DType dtype, const quant_gemm::Launch& launch, cudaStream_t stream);
+void gemm_legacy(DType dtype, const quant_gemm::Launch& launch, cudaStream_t stream);
 
 }  // namespace strata::cuda::nibble_mma

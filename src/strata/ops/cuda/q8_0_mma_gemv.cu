@@ -5,6 +5,7 @@
 #include "strata/ops/cuda/q8_0_mma_gemv.h"
 
 #include "strata/ops/cuda/mma_gemv.cuh"
+#include "strata/ops/cuda/quant_mma_gemm.cuh"
 #include "strata/weights/quant_blocks.h"
 
 namespace strata::cuda {
@@ -58,9 +59,10 @@ struct Q8Format {
     if (hi_valid) scales(row + 8, l.scale_hi); else for (float& s : l.scale_hi) s = 0.f;
   }
 
-  // Lane t's values of unit u of row g (r 0) or g + 8 (r 1): codes 8t..8t+7 of each 32-value
-  // block times its f16 scale (the load's 2^112 comes off exactly).
-  __device__ static void widen(const Load& l, int r, int64_t u, int t, mma_gemv::bf16* row) {
+  // f(column of the unit, v) for lane t's values of row g (r 0) or g + 8 (r 1): codes 8t..8t+7
+  // of each 32-value block times its f16 scale (the load's 2^112 comes off exactly).
+  template <typename F>
+  __device__ static void visit(const Load& l, int r, int t, F&& f) {
     const uint4* codes = r == 0 ? l.lo : l.hi;
     const float* scales = r == 0 ? l.scale_lo : l.scale_hi;
 #pragma unroll
@@ -74,8 +76,14 @@ struct Q8Format {
           float v[4];
 #pragma unroll
           for (int i = 0; i < 4; ++i) v[i] = static_cast<float>(static_cast<int8_t>((word >> (8 * i)) & 0xff)) * d;
-          mma_gemv::store_bf16x4(row + u * mma_gemv::kUnitCols + 64 * h + 32 * c + 8 * t + 4 * w, v);
+          f(64 * h + 32 * c + 8 * t + 4 * w, v);
         }
+  }
+
+  // Lane t's values of unit u of row g (r 0) or g + 8 (r 1).
+  __device__ static void widen(const Load& l, int r, int64_t u, int t, mma_gemv::bf16* row) {
+    mma_gemv::bf16* out = row + u * mma_gemv::kUnitCols;
+    visit(l, r, t, [&](int col, const float (&v)[4]) { mma_gemv::store_bf16x4(out + col, v); });
   }
 
   template <int NT>
@@ -166,6 +174,10 @@ void dequantize_q8_0_to_bf16(const void* src, int64_t rows, int64_t k, void* dst
   dequantize_kernel<<<grid_for(rows * k, 256), 256, 0, current_stream()>>>(static_cast<const uint8_t*>(src), rows, k,
                                                                          static_cast<__nv_bfloat16*>(dst));
   STRATA_CUDA_CHECK_LAUNCH();
+}
+
+void q8_0_mma_gemm(const quant_gemm::Launch& launch, cudaStream_t stream) {
+  quant_gemm::launch<Q8Format, quant_gemm::kTileK / mma_gemv::kUnitCols>(launch, stream);
 }
 
 }  // namespace strata::cuda
