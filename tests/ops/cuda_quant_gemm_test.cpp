@@ -1,7 +1,7 @@
-// The quantized GEMM past the GEMVs' 32 rows (batched decode, short prefill chunks) against the
-// CPU linear on the same random blocks, dequantised: every format it reads, N past a 128-row
-// block, bias, accumulation, gated input, every K split, bf16 and f32 out; outputs (and the
-// splits' partials) poisoned first. Past kQuantMmaGemmMaxRows the linear widens to bf16 instead.
+// The quantized GEMM past the GEMVs' 32 rows (batched decode) against the CPU linear on the same
+// random blocks, dequantised: every format it reads, N past a 128-row block, bias, accumulation,
+// gated input, every K split, bf16 and f32 out, called directly and through ops::linear (which
+// widens to bf16 past kQuantMmaGemmMaxRows); outputs (and the splits' partials) poisoned first.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -51,8 +51,8 @@ class CudaQuantGemm : public CudaOpTest {
     STRATA_CUDA_CHECK(cudaMemsetAsync(partials, 0xFF, static_cast<size_t>(bytes), cuda::current_stream()));
   }
 
-  // ops::linear at 33-512 rows (the GEMM) and 513 (the widening), with and without bias, bf16
-  // and f32 out.
+  // The GEMM called directly and ops::linear (the GEMM up to kQuantMmaGemmMaxRows rows, the
+  // widening past it) at 33-513 rows, with and without bias, bf16 and f32 out.
   void expect_linear_matches(const GemmShape& s) {
     const Tensor q = random_blocks(s.dtype, {s.n, s.k}, 1000 + s.n + s.k), w = dequantised(q), gq = gpu_copy(q);
     const Tensor b = random_rounded({s.n}, 1001), gb = gpu_bf16(b);
@@ -61,18 +61,19 @@ class CudaQuantGemm : public CudaOpTest {
       Tensor ref = Tensor::host(DType::kF32, {m, s.n});
       ops::linear(x, w, Tensor(), ref);
       const Tensor ref_bias = plus_bias(ref, b);
-      for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
-        Tensor out = poisoned(out_dtype, {m, s.n});
-        EXPECT_EQ(cuda::quant_mma_gemm_supported(s.dtype, args_for(gx, gq, out)),
-                  m <= cuda::kQuantMmaGemmMaxRows)
-            << describe(s, m);
+      for (const DType out_dtype : {DType::kBF16, DType::kF32})
         for (const bool bias : {false, true}) {
+          const std::string what = describe(s, m) + " " + std::string(dtype_name(out_dtype)) + (bias ? " bias" : "");
+          Tensor out = poisoned(out_dtype, {m, s.n});
+          cuda::QuantGemvArgs args = args_for(gx, gq, out);
+          args.bias = bias ? gb.data() : nullptr;
+          ASSERT_TRUE(cuda::quant_mma_gemm_supported(s.dtype, args)) << what;
+          cuda::quant_mma_gemm(s.dtype, args, cuda::current_stream());
+          expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance, what + " gemm");
           gpu_->fill_bytes(out, 0xFF);
           ops::linear(gx, gq, bias ? gb : Tensor(), out);
-          expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance,
-                       describe(s, m) + " " + std::string(dtype_name(out_dtype)) + (bias ? " bias" : ""));
+          expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance, what + " linear");
         }
-      }
     }
   }
 };
@@ -135,7 +136,7 @@ TEST_F(CudaQuantGemm, KSplitsBiasAndAccumulateMatchCpu) {
 TEST_F(CudaQuantGemm, GatedInputAndAccumulateMatchCpu) {
   for (const DType dtype : {DType::kQ4_K, DType::kQ8_0, DType::kF8_E4M3_B128}) {
     const Tensor q = random_blocks(dtype, {384, 1536}, 1200), w = dequantised(q), gq = gpu_copy(q);
-    for (const int64_t m : {64, 200}) expect_gated_accumulate_matches(w, gq, m, 1201 + m);
+    for (const int64_t m : {40, 64, 200}) expect_gated_accumulate_matches(w, gq, m, 1201 + m);
   }
 }
 #endif

@@ -46,17 +46,20 @@ struct Fp8Format {
   }
 
   // f(column of the block, v) for lane t's values of row g (r 0) or g + 8 (r 1): codes
-  // 16t..16t+15 of each half times the row's scale (the load's 2^112 comes off exactly).
+  // 16t..16t+15 of each half times the row's scale, each product rounded once (the codes' 2^-112
+  // against the load's 2^112; one conversion a pair of codes).
   template <typename F>
   __device__ static void visit(const Load& l, int r, int t, F&& f) {
     const uint4* codes = r == 0 ? l.lo : l.hi;
-    const float d = (r == 0 ? l.scale_lo : l.scale_hi) / mma_gemv::kUnscale;
+    const float s = r == 0 ? l.scale_lo : l.scale_hi;
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
-        const float4 q = fp8x4_to_float4(mma_gemv::word(codes[h], w));
-        const float v[4] = {q.x * d, q.y * d, q.z * d, q.w * d};
+        const uint32_t four = mma_gemv::word(codes[h], w);
+        const uint32_t lo = fp8x2_to_bf16x2_scaled(four), hi = fp8x2_to_bf16x2_scaled(four >> 16);
+        const float v[4] = {__uint_as_float(lo << 16) * s, __uint_as_float(lo & 0xffff0000u) * s,
+                            __uint_as_float(hi << 16) * s, __uint_as_float(hi & 0xffff0000u) * s};
         f(64 * h + 16 * t + 4 * w, v);
       }
   }

@@ -9,12 +9,10 @@ namespace {
 
 using mma_gemv::Params;
 
-// Byte i of `word` as a float plus 2^23 (0x4b0000XX): a byte permute, where I2F runs at a
-// quarter of the FMA rate and the scale decode has 16 of them a lane per super-block.
-__device__ __forceinline__ float byte_plus_2p23(uint32_t word, int i) {
-  return __int_as_float(static_cast<int>(__byte_perm(word, 0x4b000000u, 0x7650u | static_cast<unsigned>(i))));
-}
-constexpr float k2p23 = 8388608.f;
+// The scale decode has 16 byte conversions a lane per super-block: permutes, not I2F.
+using mma_gemv::byte_plus_2p23;
+using mma_gemv::byte_value;
+using mma_gemv::k2p23;
 
 __host__ __device__ int64_t q4k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ4_K)); }
 __host__ __device__ int64_t q5k_row_bytes(int64_t k) { return k / kQkK * static_cast<int64_t>(sizeof(BlockQ5_K)); }
@@ -97,12 +95,10 @@ struct Q4kFormat {
     const __half2 dd = *reinterpret_cast<const __half2*>(&l.header[r].x);
     uint32_t sc = 0, m = 0;
     scale_bytes(l.header[r], half == 1, sc, m);
-    const int shift = 8 * (step / 2);
-    const float d1 = __low2float(dd) * static_cast<float>((sc >> shift) & 0xff);
-    const float m1 = __high2float(dd) * static_cast<float>((m >> shift) & 0xff);
+    const float d1 = __low2float(dd) * byte_value(sc, step / 2), m1 = __high2float(dd) * byte_value(m, step / 2);
     const uint32_t c = codes(l, r, half, step);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) v[i] = d1 * static_cast<float>((c >> (8 * i)) & 0xff) - m1;
+    for (int i = 0; i < 4; ++i) v[i] = d1 * byte_value(c, i) - m1;
   }
 };
 
@@ -178,7 +174,7 @@ struct Q6kFormat {
     const float d1 = scale(l, r, 8 * half + step);
     const uint32_t c = codes(l, r, half, step);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) v[i] = d1 * static_cast<float>(static_cast<int>((c >> (8 * i)) & 0xff) - 32);
+    for (int i = 0; i < 4; ++i) v[i] = d1 * (byte_plus_2p23(c, i) - (k2p23 + 32.f));
   }
 };
 

@@ -89,7 +89,7 @@ struct LegacyFormat {
     const uint32_t c = codes(l, r, half, step);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const float q = static_cast<float>((c >> (8 * i)) & 0xff);
+      const float q = mma_gemv::byte_value(c, i);
       v[i] = kMin ? q * d + o : (q - (kFive ? 16.f : 8.f)) * d;
     }
   }

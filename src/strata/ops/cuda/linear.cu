@@ -2,8 +2,8 @@
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
 // dense_linear_kernel, a fixed rule (dense_linear.h). FP8 and GGUF block weights: 1-32 rows
 // on the tensor-core GEMVs (fp8_mma_gemv.h, q8_0_mma_gemv.h, nibble_quant_mma_gemv.h; FP8 with K
-// not a multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), up to 512 the quantized
-// GEMM (quant_mma_gemm.h), more (or shapes those refuse) through a bf16 widening.
+// not a multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), up to kQuantMmaGemmMaxRows
+// the quantized GEMM (quant_mma_gemm.h), more (or shapes those refuse) through a bf16 widening.
 // f32 x with f32 weights: linear_f32.h.
 #include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/common.cuh"
@@ -80,7 +80,8 @@ void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias
     args.gated_input.reset();
   }
   if (quantized_gemv(weight.dtype(), args)) return;
-  if (quant_mma_gemm_supported(weight.dtype(), args)) return quant_mma_gemm(weight.dtype(), args, current_stream());
+  if (args.m <= kQuantMmaGemmMaxRows && quant_mma_gemm_supported(weight.dtype(), args))
+    return quant_mma_gemm(weight.dtype(), args, current_stream());
   void* widened = scratch(ScratchUse::kWidenedWeight, weight.numel() * 2);
   widen_to_bf16(weight.dtype(), weight.data(), weight.dim(0), weight.dim(1), widened);
   const Tensor bf16_weight = Tensor::view(widened, DType::kBF16, weight.shape(), weight.device());

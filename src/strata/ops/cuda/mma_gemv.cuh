@@ -56,6 +56,14 @@ __device__ __forceinline__ uint32_t f16x2_to_bf16x2_scaled(uint32_t bits) {
   return (bits & 0x80008000u) | ((bits >> 3) & 0x0fff0fffu);
 }
 
+// Byte i of `word` as a float plus 2^23 (0x4b0000XX): a byte permute, where I2F runs on the
+// conversion pipe at a quarter of the FMA rate. byte_value takes the 2^23 off: the byte, exactly.
+__device__ __forceinline__ float byte_plus_2p23(uint32_t word, int i) {
+  return __int_as_float(static_cast<int>(__byte_perm(word, 0x4b000000u, 0x7650u | static_cast<unsigned>(i))));
+}
+constexpr float k2p23 = 8388608.f;
+__device__ __forceinline__ float byte_value(uint32_t word, int i) { return byte_plus_2p23(word, i) - k2p23; }
+
 // d += A (16 x 16, rows g / g + 8) * B (16 x 8, column g), f32 accumulation.
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint2 b) {
   asm volatile(

@@ -71,11 +71,11 @@ struct Q8Format {
       for (int c = 0; c < 2; ++c)
 #pragma unroll
         for (int w = 0; w < 2; ++w) {
-          const uint32_t word = mma_gemv::word(codes[h], 2 * c + w);
+          const uint32_t biased = mma_gemv::word(codes[h], 2 * c + w) ^ 0x80808080u;  // v + 128, bytes
           const float d = scales[2 * h + c] / mma_gemv::kUnscale;
           float v[4];
 #pragma unroll
-          for (int i = 0; i < 4; ++i) v[i] = static_cast<float>(static_cast<int8_t>((word >> (8 * i)) & 0xff)) * d;
+          for (int i = 0; i < 4; ++i) v[i] = (mma_gemv::byte_plus_2p23(biased, i) - (mma_gemv::k2p23 + 128.f)) * d;
           f(64 * h + 32 * c + 8 * t + 4 * w, v);
         }
   }

@@ -89,7 +89,7 @@ void launch_split(DType dtype, const QuantGemvArgs& args, Launch launch, cudaStr
 bool quant_mma_gemm_supported(DType dtype, const QuantGemvArgs& args) {
   const bool format = dtype == DType::kF8_E4M3_B128 || dtype == DType::kQ8_0 || is_nibble_quant(dtype);
   return format && keeps_device_layout(dtype, args.k) && args.k > 0 && args.k % quant_gemm::kTileK == 0 &&
-         args.m >= 1 && args.m <= kQuantMmaGemmMaxRows && !args.gated_input && mma_gemv::aligned(args.x, 16) &&
+         args.m >= 1 && !args.gated_input && mma_gemv::aligned(args.x, 16) &&
          weight_aligned(dtype, args.weight, args.k) &&
          (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }

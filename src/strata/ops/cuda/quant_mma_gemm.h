@@ -11,18 +11,19 @@
 
 namespace strata::cuda {
 
-// Past this many rows the linear widens the weight to bf16 once for cuBLASLt instead: there the
-// GEMM's FLOPs dominate, cuBLASLt runs them faster, and this kernel widens each weight tile
-// again for every 64 rows. A first guess, to be measured (gpu_decode_bench --batches, prefill).
-constexpr int64_t kQuantMmaGemmMaxRows = 512;
+// Past this many rows the linear widens the weight to bf16 once for cuBLASLt instead. H200,
+// gpu_moe_bench --k-quant (Q4_K, us, GEMM / widening + cuBLASLt): Llama-3.1-8B gate_up at 64 rows
+// 103 / 179, at 128 195 / 168; down 60 / 110, 94 / 94; lm_head 376 / 779, 733 / 708. Past 64 rows
+// every 64-row block widens its weight tiles again, and the widening's conversions bound the GEMM.
+constexpr int64_t kQuantMmaGemmMaxRows = 64;
 
 struct QuantGemmOptions {
   int k_splits = 0;  // blocks that split K (f32 partial sums in scratch, summed after); 0: by shape
 };
 
 // dtype FP8 (kF8_E4M3_B128), Q8_0 or a nibble type (nibble_quant_mma_gemv.h) in a layout the GPU
-// keeps, K a multiple of 256, 1 <= M <= kQuantMmaGemmMaxRows, no gated input, 16-byte aligned x,
-// weight rows aligned as the GEMVs need them, bf16 or f32 out.
+// keeps, K a multiple of 256, M >= 1 (the linear takes it to kQuantMmaGemmMaxRows), no gated
+// input, 16-byte aligned x, weight rows aligned as the GEMVs need them, bf16 or f32 out.
 bool quant_mma_gemm_supported(DType dtype, const QuantGemvArgs& args);
 void quant_mma_gemm(DType dtype, const QuantGemvArgs& args, cudaStream_t stream, QuantGemmOptions options = {});
 
