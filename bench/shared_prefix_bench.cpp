@@ -37,8 +37,12 @@ void print_report(const Flags& flags, const std::vector<RequestResult>& results,
   std::vector<double> warm;  // each system prompt's third request on
   for (size_t i = 2 * flags.system_prompts; i < results.size(); ++i) warm.push_back(results[i].ttft_ms);
   const double cold = results.empty() ? 0 : results[0].ttft_ms;
-  fmt::print("TTFT p50 cold (request 1) {:.1f} ms, warm (request {} on) {:.1f} ms: {:.1f}x\n", cold,
-             2 * flags.system_prompts + 1, median(warm), median(warm) > 0 ? cold / median(warm) : 0.0);
+  if (warm.empty())
+    fmt::print("TTFT p50 cold (request 1) {:.1f} ms; no warm requests: pass --requests above {} "
+               "(each system prompt's third request on is warm)\n", cold, 2 * flags.system_prompts);
+  else
+    fmt::print("TTFT p50 cold (request 1) {:.1f} ms, warm (request {} on) {:.1f} ms: {:.1f}x\n", cold,
+               2 * flags.system_prompts + 1, median(warm), cold / median(warm));
   fmt::print("SSM snapshots taken {}, held {} ({:.2f} MiB)\n", stats.ssm_snapshots_taken_total, stats.ssm_snapshots,
              static_cast<double>(stats.ssm_snapshot_bytes) / (1 << 20));
   fmt::print("host tier: {} snapshots stored ({:.2f} MiB), {} hits restored ({:.2f} MiB), {} held\n",
