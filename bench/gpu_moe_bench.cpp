@@ -175,16 +175,18 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
   }
 }
 
-// Past the GEMVs' rows: the quantized GEMM (K splits by shape, and one split) against what it
-// replaced, the weight widened to bf16 for cuBLASLt (where they cross: kQuantMmaGemmMaxRows).
+// Past the GEMVs' rows: the quantized GEMM (its own pick; 64- and 128-row blocks, K splits by
+// shape or one) against what it replaced, the weight widened to bf16 for cuBLASLt (where they cross: kQuantMmaGemmMaxRows).
 template <typename Report>
 void bench_quant_gemm(Backend& gpu, const Timer& timer, DType dtype, const cuda::QuantGemvArgs& args, Report report) {
   if (args.m <= cuda::kNibbleQuantMmaGemvMaxRows) return;
   if (cuda::quant_mma_gemm_supported(dtype, args)) {
     report("gemm", time_ms(timer, [&] { cuda::quant_mma_gemm(dtype, args, cuda::current_stream()); }));
-    report("gemm-s1", time_ms(timer, [&] {
-             cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = 1});
-           }));
+    for (const int tile_rows : {64, 128})
+      for (const int splits : {0, 1})
+        report(fmt::format("gemm-t{}{}", tile_rows, splits == 1 ? "-s1" : ""), time_ms(timer, [&] {
+                 cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = splits, .tile_rows = tile_rows});
+               }));
   }
   const Tensor widened = gpu.empty(DType::kBF16, {args.n, args.k});
   report("widen+cublaslt", time_ms(timer, [&] {

@@ -68,8 +68,12 @@ class CudaQuantGemm : public CudaOpTest {
           cuda::QuantGemvArgs args = args_for(gx, gq, out);
           args.bias = bias ? gb.data() : nullptr;
           ASSERT_TRUE(cuda::quant_mma_gemm_supported(s.dtype, args)) << what;
-          cuda::quant_mma_gemm(s.dtype, args, cuda::current_stream());
-          expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance, what + " gemm");
+          for (const int tile_rows : {64, 128}) {
+            gpu_->fill_bytes(out, 0xFF);
+            cuda::quant_mma_gemm(s.dtype, args, cuda::current_stream(), {.tile_rows = tile_rows});
+            expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance,
+                         what + " gemm tile_rows=" + std::to_string(tile_rows));
+          }
           gpu_->fill_bytes(out, 0xFF);
           ops::linear(gx, gq, bias ? gb : Tensor(), out);
           expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance, what + " linear");
@@ -103,7 +107,7 @@ TEST_F(CudaQuantGemm, OtherNibbleTypesMatchCpuFrom33To512Rows) {
 }
 
 // Called directly: K of 16 tiles in 1 (one block a column), 3 (6 + 6 + 4 tiles), 16 splits and
-// the shape's own choice, adding bias and the product into a residual.
+// the shape's own choice, blocks of 64 and 128 rows, adding bias and the product into a residual.
 TEST_F(CudaQuantGemm, KSplitsBiasAndAccumulateMatchCpu) {
   const int64_t n = 777, k = 4096, max_rows = 256, max_splits = 16;
   poison_partials(max_splits * max_rows * n * static_cast<int64_t>(sizeof(float)));  // its largest request
@@ -116,17 +120,18 @@ TEST_F(CudaQuantGemm, KSplitsBiasAndAccumulateMatchCpu) {
       Tensor ref = host_copy(residual);
       ops::linear(x, w, b_bf16, ref, {.accumulate = true});
       for (const int splits : {0, 1, 3, static_cast<int>(max_splits)})
-        for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
-          Tensor out = out_dtype == DType::kF32 ? gpu_copy(residual) : gpu_bf16(residual);
-          cuda::QuantGemvArgs args = args_for(gx, gq, out);
-          args.bias = gb.data();
-          args.accumulate = true;
-          poison_partials(max_splits * max_rows * n * static_cast<int64_t>(sizeof(float)));
-          cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = splits});
-          expect_close(*gpu_, out, ref, kBf16Tolerance,
-                       describe({dtype, n, k}, m) + " splits=" + std::to_string(splits) + " " +
-                           std::string(dtype_name(out_dtype)));
-        }
+        for (const int tile_rows : {64, 128})
+          for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
+            Tensor out = out_dtype == DType::kF32 ? gpu_copy(residual) : gpu_bf16(residual);
+            cuda::QuantGemvArgs args = args_for(gx, gq, out);
+            args.bias = gb.data();
+            args.accumulate = true;
+            poison_partials(max_splits * max_rows * n * static_cast<int64_t>(sizeof(float)));
+            cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = splits, .tile_rows = tile_rows});
+            expect_close(*gpu_, out, ref, kBf16Tolerance,
+                         describe({dtype, n, k}, m) + " splits=" + std::to_string(splits) +
+                             " tile_rows=" + std::to_string(tile_rows) + " " + std::string(dtype_name(out_dtype)));
+          }
     }
   }
 }

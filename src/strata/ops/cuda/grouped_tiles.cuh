@@ -50,15 +50,12 @@ __device__ void grouped_load_stage(__nv_bfloat16* stage, const GroupedBlockTile&
   }
 }
 
-// One 64-wide K slice of a warp's (BM/2) x 32 tile, 8 warps as 2 x 4 over BM x rows and 128
-// weight rows: 4 steps of k16, fragments by ldmatrix from a stage's [BM, 64] x rows and the
-// [128, 64] weight rows after them. acc[fm][fn]: x rows 16 fm + g (+ 8), weight rows 8 fn + 2q (+ 1).
-template <int BM>
-__device__ __forceinline__ void grouped_mma_slice(const __nv_bfloat16* stage, int warp_m, int warp_n,
-                                                  float (&acc)[BM / 32][4][4]) {
-  constexpr int kWarpM = BM / 2, kFragsM = kWarpM / 16;
-  const __nv_bfloat16* a = stage;
-  const __nv_bfloat16* b = stage + BM * kGroupedBlockK;
+// One 64-wide K slice of a warp's 16 kFragsM x 32 tile: x rows a_row0.. of the [rows, 64] tile at
+// a against weight rows b_row0.. of the [128, 64] tile at b, 4 steps of k16, fragments by
+// ldmatrix. acc[fm][fn]: x rows a_row0 + 16 fm + g (+ 8), weight rows b_row0 + 8 fn + 2q (+ 1).
+template <int kFragsM>
+__device__ __forceinline__ void grouped_mma_tile(const __nv_bfloat16* a, const __nv_bfloat16* b, int a_row0,
+                                                 int b_row0, float (&acc)[kFragsM][4][4]) {
   const int lane = threadIdx.x % 32, mat = lane / 8, mat_row = lane % 8;
 #pragma unroll
   for (int kk = 0; kk < kGroupedBlockK / 16; ++kk) {
@@ -66,13 +63,13 @@ __device__ __forceinline__ void grouped_mma_slice(const __nv_bfloat16* stage, in
 #pragma unroll
     for (int fm = 0; fm < kFragsM; ++fm) {
       // Matrices: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
-      const int row = warp_m * kWarpM + fm * 16 + mat_row + (mat & 1) * 8;
+      const int row = a_row0 + fm * 16 + mat_row + (mat & 1) * 8;
       ldmatrix_x4(af[fm], a + grouped_swizzled(row, kk * 2 + (mat >> 1)));
     }
 #pragma unroll
     for (int pair = 0; pair < 2; ++pair) {
       // Matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
-      const int row = warp_n * 32 + pair * 16 + mat_row + (mat >> 1) * 8;
+      const int row = b_row0 + pair * 16 + mat_row + (mat >> 1) * 8;
       ldmatrix_x4(bfr[pair], b + grouped_swizzled(row, kk * 2 + (mat & 1)));
     }
 #pragma unroll
@@ -82,6 +79,14 @@ __device__ __forceinline__ void grouped_mma_slice(const __nv_bfloat16* stage, in
         mma_bf16_16816(acc[fm][fn], af[fm][0], af[fm][1], af[fm][2], af[fm][3], bfr[fn / 2][(fn % 2) * 2],
                        bfr[fn / 2][(fn % 2) * 2 + 1]);
   }
+}
+
+// The same for a stage of [BM, 64] x rows and the [128, 64] weight rows after them, 8 warps as
+// 2 x 4 over BM x rows and 128 weight rows: the warp's tile is (BM/2) x 32.
+template <int BM>
+__device__ __forceinline__ void grouped_mma_slice(const __nv_bfloat16* stage, int warp_m, int warp_n,
+                                                  float (&acc)[BM / 32][4][4]) {
+  grouped_mma_tile<BM / 32>(stage, stage + BM * kGroupedBlockK, warp_m * (BM / 2), warp_n * 32, acc);
 }
 
 template <typename Tout>

@@ -18,7 +18,8 @@ namespace strata::cuda {
 constexpr int64_t kQuantMmaGemmMaxRows = 64;
 
 struct QuantGemmOptions {
-  int k_splits = 0;  // blocks that split K (f32 partial sums in scratch, summed after); 0: by shape
+  int k_splits = 0;   // blocks that split K (f32 partial sums in scratch, summed after); 0: by shape
+  int tile_rows = 0;  // x rows a block: 64 (8 warps, two blocks a SM) or 128 (16 warps); 0: by M
 };
 
 // dtype FP8 (kF8_E4M3_B128), Q8_0 or a nibble type (nibble_quant_mma_gemv.h) in a layout the GPU
