@@ -176,7 +176,8 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
 }
 
 // Past the GEMVs' rows: the quantized GEMM (its own pick; 64- and 128-row blocks, K splits by
-// shape or one) against what it replaced, the weight widened to bf16 for cuBLASLt (where they cross: kQuantMmaGemmMaxRows).
+// shape or one) against what it replaced, the weight widened to bf16 for cuBLASLt (where they
+// cross sets kQuantMmaGemmMaxRows).
 template <typename Report>
 void bench_quant_gemm(Backend& gpu, const Timer& timer, DType dtype, const cuda::QuantGemvArgs& args, Report report) {
   if (args.m <= cuda::kNibbleQuantMmaGemvMaxRows) return;
