@@ -1,7 +1,8 @@
 // Tensor parallelism on the CPU: the fixtures split over 2 and 4 ranks (threads of this process,
 // each with its own backend and the shared-memory communicator) give the logits of one rank, for
-// prefill, chunked prefill and decode; MoE fixtures split their experts by range. What cannot
-// split (Gated DeltaNet here) is refused when the model is built.
+// prefill, chunked prefill and decode; MoE fixtures split their experts by range; hybrid
+// fixtures split Gated DeltaNet's key and value heads and Mamba-2's heads and groups, each rank's
+// SSM state holding its heads. What cannot split (MLA here) is refused when the model is built.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -58,6 +59,44 @@ Tensor run_split(const LoadOptions& model, int world, const SplitRun& run) {
   return logits;
 }
 
+// Rank counts that divide every split dimension of the fixture: Gated DeltaNet's 2 key heads
+// (qwen3_next, qwen3_5_moe_text) stop at 2.
+std::vector<int> split_sizes(const std::string& fixture) {
+  if (fixture == "qwen3_next" || fixture == "qwen3_5_moe_text") return {2};
+  return {2, 4};
+}
+
+// A fixture's config with `changes` over it, dummy weights, in a scratch folder `name`.
+LoadOptions changed_fixture(const std::string& fixture, const std::string& name, const nlohmann::json& changes) {
+  const std::string dir = make_dir_once(temp_dir() + "/" + name, [&](const std::string& out) {
+    std::ifstream in(fixture_path("hf/" + fixture + "/config.json"));
+    nlohmann::json config = nlohmann::json::parse(in);
+    config.merge_patch(changes);
+    std::ofstream(out + "/config.json") << config.dump();
+  });
+  return {.model_path = dir, .load_format = LoadFormat::kDummy};
+}
+
+// Chunked prefill of 20 tokens, then decode.
+SplitRun dummy_run() {
+  SplitRun run{.prefill = 20, .chunk = 6};
+  for (int32_t i = 0; i < 28; ++i) run.tokens.push_back((i * 37 + 11) % 200);
+  return run;
+}
+
+void expect_split_equals_one(const LoadOptions& model, const SplitRun& run, const std::vector<int>& worlds) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  const LoadedModel loaded = load_model(model, *backend);
+  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64});
+  const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+  const int64_t n = static_cast<int64_t>(run.tokens.size());
+  for (int world : worlds) {
+    const Tensor split = run_split(model, world, run);
+    ASSERT_TRUE(split.defined());
+    EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << model.model_path << ": " << world << " ranks";
+  }
+}
+
 class TensorParallelFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
@@ -67,7 +106,7 @@ TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
   const int32_t n = static_cast<int32_t>(seq.tokens.size());
   const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
   const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
-  for (int world : {2, 4}) {
+  for (int world : split_sizes(GetParam())) {
     const Tensor split = run_split({.model_path = fixture_path("hf/" + GetParam())}, world, run);
     ASSERT_TRUE(split.defined());
     EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks";
@@ -78,29 +117,26 @@ INSTANTIATE_TEST_SUITE_P(DenseFixtures, TensorParallelFixture,
                          ::testing::Values("llama", "qwen2", "qwen3", "gemma3_text"));
 // Expert parallelism: each rank holds num_experts / ranks experts (8, 4 and 4 here).
 INSTANTIATE_TEST_SUITE_P(MoeFixtures, TensorParallelFixture, ::testing::Values("qwen3_moe", "mixtral", "gpt_oss"));
+// Recurrent mixers: Gated DeltaNet (grouped in_proj_qkvz, or Qwen3.5's split projections) and
+// Mamba-2 with its one group kept by every rank and its norm over the whole intermediate.
+INSTANTIATE_TEST_SUITE_P(HybridFixtures, TensorParallelFixture,
+                         ::testing::Values("qwen3_next", "qwen3_5_moe_text", "mamba2", "nemotron_h", "nemotron_h_moe"));
+
+// Mamba-2 groups that split with their heads (Nemotron-H's norm per group stays on each rank), and
+// 2 groups over 4 ranks, each kept by the 2 ranks whose heads read it.
+TEST(TensorParallel, MambaGroupsSplitWithTheirHeads) {
+  expect_split_equals_one(changed_fixture("nemotron_h", "nemotron_h_4_groups", {{"n_groups", 4}}), dummy_run(), {2, 4});
+  expect_split_equals_one(changed_fixture("mamba2", "mamba2_2_groups", {{"n_groups", 2}}), dummy_run(), {2, 4});
+}
 
 // Qwen3-MoE with a dense MLP in layer 0 (mlp_only_layers), dummy weights: the dense layer splits
 // its columns and the MoE layer its experts in one model.
 TEST(TensorParallel, DenseLayersOfAMoeModelSplitToo) {
-  const std::string dir = make_dir_once(temp_dir() + "/qwen3_moe_dense_layer_0", [](const std::string& out) {
-    std::ifstream in(fixture_path("hf/qwen3_moe/config.json"));
-    nlohmann::json config = nlohmann::json::parse(in);
-    config["mlp_only_layers"] = {0};
-    std::ofstream(out + "/config.json") << config.dump();
-  });
-  const LoadOptions model{.model_path = dir, .load_format = LoadFormat::kDummy};
+  const LoadOptions model = changed_fixture("qwen3_moe", "qwen3_moe_dense_layer_0", {{"mlp_only_layers", {0}}});
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
-  const LoadedModel loaded = load_model(model, *backend);
-  EXPECT_EQ(loaded.model->layer_plan(), (std::vector<std::string>{"attention + mlp", "attention + moe"}));
-  SplitRun run{.prefill = 20, .chunk = 6};
-  for (int32_t i = 0; i < 28; ++i) run.tokens.push_back((i * 37 + 11) % 200);
-  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64});
-  const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
-  for (int world : {2, 4}) {
-    const Tensor split = run_split(model, world, run);
-    ASSERT_TRUE(split.defined());
-    EXPECT_LT(max_abs_diff_rows(whole, split, 0, 28), 1e-5f) << world << " ranks";
-  }
+  EXPECT_EQ(load_model(model, *backend).model->layer_plan(),
+            (std::vector<std::string>{"attention + mlp", "attention + moe"}));
+  expect_split_equals_one(model, dummy_run(), {2, 4});
 }
 
 TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {
@@ -114,10 +150,27 @@ TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {
   }
 }
 
+// What each split refuses, named with the config key and the size that does not divide it.
+TEST(TensorParallel, RefusesSizesThatDoNotDivideTheRecurrentHeads) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  const std::pair<std::string, int> cases[] = {{"qwen3_next", 4}, {"mamba2", 3}};
+  const std::string messages[] = {"--tensor-parallel-size 4 does not divide linear_num_key_heads (2)",
+                                  "--tensor-parallel-size 3 does not divide the Mamba-2 heads (num_heads) (8)"};
+  for (int i = 0; i < 2; ++i) {
+    const auto& [fixture, size] = cases[i];
+    try {
+      load_model({.model_path = fixture_path("hf/" + fixture), .shard = {.rank = 0, .size = size}}, *backend);
+      ADD_FAILURE() << fixture << ": expected an Error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(messages[i]), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(TensorParallel, RefusesLayersThatDoNotSplit) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
   try {
-    load_model({.model_path = fixture_path("hf/qwen3_next"), .shard = {.rank = 0, .size = 2}}, *backend);
+    load_model({.model_path = fixture_path("hf/deepseek_v3"), .shard = {.rank = 0, .size = 2}}, *backend);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not split over tensor-parallel ranks yet"), std::string::npos)

@@ -64,6 +64,9 @@ class ModelWeights {
   // Columns [begin, end) of the 2-D tensor `name` [rows, cols]: a row-parallel projection's part
   // (block-quantized rows only at block boundaries). Defined in weight_shards.cpp.
   Tensor column_range(const std::string& name, const Shape& shape, int64_t begin, int64_t end) const;
+  // As gathered_rows, widened to f32: a recurrent layer's small parameters (conv channels, per-head
+  // values) of this rank's heads. Defined in weight_shards.cpp.
+  Tensor gathered_rows_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& rows) const;
   const TensorShard& shard() const { return shard_; }
   // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
   // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
@@ -171,6 +174,10 @@ class WeightScope {
   Tensor row_range(const std::string& leaf, const Shape& shape, int64_t begin, int64_t end) const;
   // This rank's columns of `leaf` [rows, n] (a row-parallel projection), or the whole tensor.
   Tensor column_shard(const std::string& leaf, const Shape& shape, const std::string& what) const;
+  // Rows `rows` of `leaf` [n, ...] in that order, as stored or widened to f32; the whole tensor
+  // (no copy) when `rows` is 0..n-1. Fused projections take each part's rows of this rank.
+  Tensor rows(const std::string& leaf, const Shape& shape, const std::vector<int64_t>& rows) const;
+  Tensor rows_f32(const std::string& leaf, const Shape& shape, const std::vector<int64_t>& rows) const;
 
  private:
   const ModelWeights* weights_;

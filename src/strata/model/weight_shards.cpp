@@ -5,6 +5,7 @@
 
 #include "strata/core/error.h"
 #include "strata/model/model_weights.h"
+#include "strata/ops/cpu/convert.h"
 
 namespace strata {
 
@@ -59,6 +60,47 @@ Tensor WeightScope::column_shard(const std::string& leaf, const Shape& shape, co
   if (s.size == 1) return get(leaf, shape);
   const auto [begin, end] = s.range(shape[1], what);
   return weights().column_range(name(leaf), shape, begin, end);
+}
+
+namespace {
+
+bool all_rows_in_order(const Shape& shape, const std::vector<int64_t>& rows) {
+  if (static_cast<int64_t>(rows.size()) != shape[0]) return false;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+}  // namespace
+
+Tensor ModelWeights::gathered_rows_f32(const std::string& name, const Shape& shape,
+                                       const std::vector<int64_t>& rows) const {
+  Shape out_shape = shape;
+  out_shape[0] = static_cast<int64_t>(rows.size());
+  if (shapes_only_) {
+    if (source_ != nullptr) checked_info(name, shape);
+    return load({.name = name, .dtype = DType::kF32, .shape = out_shape});
+  }
+  const Tensor src = host_tensor(name, shape);
+  Tensor host = Tensor::host(DType::kF32, out_shape);
+  const int64_t row_elems = shape.numel() / shape[0];
+  for (size_t i = 0; i < rows.size(); ++i) {
+    STRATA_CHECK(rows[i] >= 0 && rows[i] < shape[0]);
+    cpu::widen_to_f32(static_cast<const char*>(src.data()) + rows[i] * src.row_bytes(), src.dtype(), row_elems,
+                      host.data_as<float>() + i * row_elems);
+  }
+  count_loaded(host.numel(), src.dtype());
+  return backend_.device().is_cpu() ? host : backend_.from_host(host);
+}
+
+Tensor WeightScope::rows(const std::string& leaf, const Shape& shape, const std::vector<int64_t>& rows) const {
+  if (all_rows_in_order(shape, rows)) return get(leaf, shape);
+  return weights().gathered_rows(name(leaf), shape, rows);
+}
+
+Tensor WeightScope::rows_f32(const std::string& leaf, const Shape& shape, const std::vector<int64_t>& rows) const {
+  if (all_rows_in_order(shape, rows)) return get_f32(leaf, shape);
+  return weights().gathered_rows_f32(name(leaf), shape, rows);
 }
 
 }  // namespace strata

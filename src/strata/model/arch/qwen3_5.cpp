@@ -48,8 +48,9 @@ void check_supported(const ModelConfig& config) {
 std::optional<MoeExpertWeights> fused_experts(const MoeOptions& moe, const WeightScope& mlp) {
   if (mlp.weights().names_under(mlp.name("experts.gate_up_proj")).empty()) return std::nullopt;
   const int64_t e = moe.num_experts, inter = moe.intermediate_size, hidden = moe.hidden_size;
-  return MoeExpertWeights{.gate_up = mlp.get("experts.gate_up_proj", {e, 2 * inter, hidden}),
-                          .down = mlp.get("experts.down_proj", {e, hidden, inter})};
+  const auto [begin, end] = local_experts(mlp.shard(), e);  // this rank's, under tensor parallelism
+  return MoeExpertWeights{.gate_up = mlp.row_range("experts.gate_up_proj", {e, 2 * inter, hidden}, begin, end),
+                          .down = mlp.row_range("experts.down_proj", {e, hidden, inter}, begin, end)};
 }
 
 Qwen3NextFfn moe_ffn(const MoeOptions& moe, const WeightScope& mlp) {

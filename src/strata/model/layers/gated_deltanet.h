@@ -1,6 +1,8 @@
 // Gated DeltaNet (Qwen3-Next / Qwen3.5 linear_attn): q/k/v/z and b/a projections, a depthwise
 // causal conv with SiLU over q|k|v, the gated delta rule with per-sequence state, a gated
 // RMSNorm (norm, then * silu(z), or sigmoid(z) for Qwen4-Exp) per value head, and the output projection.
+// Under tensor parallelism a rank holds a range of key heads and their value heads (its state too);
+// out_proj is row-parallel.
 #pragma once
 
 #include "strata/model/layer.h"
@@ -26,7 +28,8 @@ struct GatedDeltaNetOptions {
 class GatedDeltaNet final : public Mixer {
  public:
   // Weights under `w`: in_proj_qkvz, in_proj_ba (HF's per-key-head grouped layout, regrouped
-  // here at load) or the split projections, conv1d, A_log, dt_bias, norm, out_proj.
+  // here at load) or the split projections, conv1d, A_log, dt_bias, norm, out_proj; this rank's
+  // heads of each under w.shard().
   GatedDeltaNet(const GatedDeltaNetOptions& options, const WeightScope& w);
   LayerCaps caps() const override;
   void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
@@ -36,11 +39,11 @@ class GatedDeltaNet final : public Mixer {
   int64_t key_dim() const { return options_.num_k_heads * options_.k_head_dim; }
   int64_t value_dim() const { return options_.num_v_heads * options_.v_head_dim; }
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
-  void load_grouped_projections(const WeightScope& w);
-  void load_split_projections(const WeightScope& w);
+  void load_grouped_projections(const GatedDeltaNetOptions& whole, const WeightScope& w);
+  void load_split_projections(const GatedDeltaNetOptions& whole, const WeightScope& w);
 
-  GatedDeltaNetOptions options_;
-  Tensor qkv_proj_;     // [conv_dim, hidden]: q of all key heads | k | v of all value heads
+  GatedDeltaNetOptions options_;  // this rank's heads; `whole` above: the whole layer's
+  Tensor qkv_proj_;     // [conv_dim, hidden]: q of the rank's key heads | k | v of its value heads
   Tensor z_proj_;       // [value_dim, hidden]
   Tensor b_proj_;       // [num_v_heads, hidden]
   Tensor a_proj_;       // [num_v_heads, hidden]

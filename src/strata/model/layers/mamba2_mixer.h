@@ -1,7 +1,9 @@
 // Mamba-2 mixer (HF Mamba2Mixer / NemotronHMamba2Mixer): in_proj split into the gate z, the
 // conv input x|B|C and dt; depthwise causal conv + SiLU; the SSD scan with per-sequence state
 // (dt = softplus(dt + dt_bias) clamped, D skip); gated RMSNorm (x * silu(z), then the norm
-// per group); out_proj.
+// per group); out_proj. Under tensor parallelism a rank holds a range of heads with their groups
+// (one replicated group when there are fewer groups than ranks) and their state; out_proj is
+// row-parallel; a norm group wider than a rank's columns is normalised over the ranks.
 #pragma once
 
 #include <limits>
@@ -29,7 +31,8 @@ struct Mamba2MixerOptions {
 
 class Mamba2Mixer final : public Mixer {
  public:
-  // Weights under `w`: in_proj, conv1d, dt_bias, A_log, D, norm, out_proj.
+  // Weights under `w`: in_proj, conv1d, dt_bias, A_log, D, norm, out_proj; this rank's heads of
+  // each under w.shard(). `whole` below: the options of the whole layer.
   Mamba2Mixer(const Mamba2MixerOptions& options, const WeightScope& w);
   LayerCaps caps() const override;
   void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
@@ -39,7 +42,12 @@ class Mamba2Mixer final : public Mixer {
   int64_t inner() const { return options_.num_heads * options_.head_dim; }
   int64_t conv_dim() const { return inner() + 2 * options_.n_groups * options_.state_size; }
 
-  Mamba2MixerOptions options_;
+  void load_projections(const Mamba2MixerOptions& whole, const WeightScope& w);
+  void load_ssm_parameters(const Mamba2MixerOptions& whole, const WeightScope& w);
+  void gated_norm(const Tensor& y, const Tensor& z, ForwardContext& ctx) const;
+
+  Mamba2MixerOptions options_;  // this rank's heads and groups; norm_group_size > 0
+  bool norm_spans_ranks_ = false;  // norm groups cross ranks' columns: norm_weight_ is whole
   Tensor z_proj_, xbc_proj_, dt_proj_;  // rows of in_proj: [inner | conv_dim | num_heads, hidden]
   Tensor z_bias_, xbc_bias_, dt_bias_proj_;  // the same rows of in_proj.bias, or undefined
   Tensor conv_weight_;  // [conv_dim, conv_kernel] f32
@@ -47,9 +55,9 @@ class Mamba2Mixer final : public Mixer {
   Tensor dt_bias_;      // [num_heads] f32
   Tensor A_log_;        // [num_heads] f32
   Tensor D_;            // [num_heads] f32
-  Tensor norm_weight_;  // [inner] f32
+  Tensor norm_weight_;  // [inner] f32 (the whole layer's inner when norm_spans_ranks_)
   Tensor out_proj_;     // [hidden, inner]
-  Tensor out_bias_;     // [hidden] or undefined
+  Tensor out_bias_;     // [hidden] or undefined; added on rank 0 only
 };
 
 }  // namespace strata
