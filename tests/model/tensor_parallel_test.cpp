@@ -32,7 +32,9 @@ std::string group_name(int world) {
   return fmt::format("strata-test-tp-{}-{}", getpid(), per_test_name(std::to_string(world)));
 }
 
-// Rank r of `world` loads its part of the model; rank 0 runs `run` and keeps its logits.
+// Rank r of `world` loads its part of the model; rank 0 runs `run` and keeps its logits. One
+// sequence on fresh runners: the other ranks' SSM pools start zeroed, so the slot rank 0 hands out
+// holds zeros there too without any slot operation mirrored.
 Tensor run_split(const LoadOptions& model, int world, const SplitRun& run) {
   Tensor logits;
   std::vector<std::string> errors(world);
