@@ -145,5 +145,30 @@ TEST(MetricsText, SpeculativeDecodingCountersPerPosition) {
             std::string::npos);
 }
 
+// Data-parallel replicas: strata: names sum them, each vllm: family lists one series per
+// replica under engine="i", as vLLM's data-parallel engines do.
+TEST(MetricsText, ReplicasSumUnderStrataNamesAndSplitByEngineUnderVllmNames) {
+  std::vector<EngineStatsSnapshot> replicas(2);
+  replicas[0] = {.num_running = 2, .kv_cache_usage = 0.5, .prompt_tokens_total = 10};
+  replicas[1] = {.num_running = 1, .kv_cache_usage = 0.25, .prompt_tokens_total = 7};
+  replicas[1].e2e_latency.observe(0.4);
+  const std::string text = render_metrics(replicas, "m");
+  for (const std::string& expected : std::vector<std::string>{
+           "strata:num_requests_running{model_name=\"m\"} 3\n",
+           "strata:kv_cache_usage_perc{model_name=\"m\"} 0.375\n",
+           "strata:prompt_tokens_total{model_name=\"m\"} 17\n",
+           "strata:e2e_request_latency_seconds_count{model_name=\"m\"} 1\n",
+           "# TYPE vllm:num_requests_running gauge\n"
+           "vllm:num_requests_running{model_name=\"m\",engine=\"0\"} 2.0\n"
+           "vllm:num_requests_running{model_name=\"m\",engine=\"1\"} 1.0\n",
+           "vllm:prompt_tokens_total{model_name=\"m\",engine=\"0\"} 10.0\n"
+           "vllm:prompt_tokens_total{model_name=\"m\",engine=\"1\"} 7.0\n",
+           "vllm:e2e_request_latency_seconds_count{model_name=\"m\",engine=\"0\"} 0.0\n"
+           "vllm:e2e_request_latency_seconds_bucket{model_name=\"m\",engine=\"1\",le=\"0.3\"} 0.0\n"})
+    EXPECT_NE(text.find(expected), std::string::npos) << expected;
+  EXPECT_EQ(text.find("# TYPE vllm:num_requests_running", text.find("# TYPE vllm:num_requests_running") + 1),
+            std::string::npos);  // one family header for both series
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -25,18 +25,24 @@ PrefixCache::~PrefixCache() {
   if (events_ != nullptr) events_->record(AllBlocksCleared{});
 }
 
-void PrefixCache::extend_block_hashes(std::span<const int32_t> tokens, uint64_t extra_key,
-                                      std::vector<uint64_t>& hashes) const {
+void extend_prefix_block_hashes(std::span<const int32_t> tokens, int32_t block_size, uint64_t extra_key,
+                                std::vector<uint64_t>& hashes) {
+  const size_t size = static_cast<size_t>(block_size);
   uint64_t parent = hashes.empty() ? 0x5354524154414b56ull : hashes.back();  // chain root
-  for (size_t b = hashes.size(); (b + 1) * block_size_ <= tokens.size(); ++b) {
+  for (size_t b = hashes.size(); (b + 1) * size <= tokens.size(); ++b) {
     XXH64_state_t* state = XXH64_createState();
     XXH64_reset(state, extra_key);
     XXH64_update(state, &parent, sizeof(parent));
-    XXH64_update(state, tokens.data() + b * block_size_, block_size_ * sizeof(int32_t));
+    XXH64_update(state, tokens.data() + b * size, size * sizeof(int32_t));
     parent = XXH64_digest(state);
     XXH64_freeState(state);
     hashes.push_back(parent);
   }
+}
+
+void PrefixCache::extend_block_hashes(std::span<const int32_t> tokens, uint64_t extra_key,
+                                      std::vector<uint64_t>& hashes) const {
+  extend_prefix_block_hashes(tokens, block_size_, extra_key, hashes);
 }
 
 PrefixMatch PrefixCache::match(std::span<const uint64_t> hashes, int32_t num_prompt_tokens) {

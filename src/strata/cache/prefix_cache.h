@@ -43,6 +43,11 @@ struct ComputedBlocks {
   std::optional<uint64_t> parent_hash;  // the hash before hashes[0]; none: they start the sequence
 };
 
+// Appends to `hashes` the chain hash of every full block of `tokens` past those it holds
+// (hashes[b] covers tokens [0, (b + 1) * block_size), seeded with extra_key).
+void extend_prefix_block_hashes(std::span<const int32_t> tokens, int32_t block_size, uint64_t extra_key,
+                                std::vector<uint64_t>& hashes);
+
 class PrefixCache {
  public:
   // ssm_pool null for attention-only models; num_snapshot_slots bounds the snapshots;

@@ -139,6 +139,7 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
     fail("speculative config: num_speculative_tokens {} must be in [0, {}] and 1 <= prompt_lookup_min {} <= "
          "prompt_lookup_max {}", spec.num_speculative_tokens, runner.max_verify_tokens() - 1, spec.prompt_lookup_min,
          spec.prompt_lookup_max);
+  next_request_id_ = options.data_parallel_rank + 1;
   kv_events_ = open_kv_event_publisher(options_);
   loop_ = std::make_unique<EngineLoop>(EngineLoopParts{.runner = runner,
                                                        .tokenizer = tokenizer,
@@ -224,7 +225,7 @@ std::shared_ptr<RequestStream> Engine::submit(GenerationRequest request) {
   if (request.images) check_images(request);
   if (request.token_type_ids) check_token_types(request);
   auto state = std::make_shared<RequestState>();
-  state->request_id = next_request_id_++;
+  state->request_id = next_request_id_.fetch_add(options_.data_parallel_size);
   state->request = std::move(request);
   state->stream = std::make_shared<RequestStream>(state->request_id);
   state->arrival = Clock::now();

@@ -29,6 +29,10 @@ void validate_engine_options(const EngineOptions& options) {
          options.max_num_batched_tokens);
   if (options.fault_injection.fail_at_step < 0)
     fail("fault injection: fail_at_step is {}; it must be >= 0", options.fault_injection.fail_at_step);
+  if (options.data_parallel_size < 1 || options.data_parallel_rank < 0 ||
+      options.data_parallel_rank >= options.data_parallel_size)
+    fail("--data-parallel-size is {} (replica {}); it must be at least 1, with the replica in [0, size)",
+         options.data_parallel_size, options.data_parallel_rank);
 }
 
 }  // namespace strata

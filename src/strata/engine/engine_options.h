@@ -48,6 +48,11 @@ struct EngineOptions {
   // routers that place requests by cached prefix.
   KvEventsConfig kv_events;
   FaultInjection fault_injection;
+  // Replica data_parallel_rank of data_parallel_size (--data-parallel-size) numbers its
+  // requests rank + 1, rank + 1 + size, ...: ids stay unique over replicas, so the front end
+  // knows which replica to cancel at.
+  int32_t data_parallel_rank = 0;
+  int32_t data_parallel_size = 1;
 };
 
 inline constexpr double kMaxSwapSpaceGib = 1 << 20;  // keeps byte counts of host memory in range

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace strata {
@@ -65,6 +66,10 @@ struct EngineStatsSnapshot {
                          240.0, 480.0, 960.0, 1920.0, 7680.0}};
   Histogram cached_prompt_tokens{{0, 16, 64, 256, 1024, 4096, 16384, 65536}};  // per request
 };
+
+// Data-parallel replicas as one: counters, gauges and histograms summed, the KV-cache usage
+// averaged (every replica has a pool of the same size).
+EngineStatsSnapshot sum_engine_stats(std::span<const EngineStatsSnapshot> replicas);
 
 class EngineStats {
  public:

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "strata/engine/engine_stats.h"
 #include "strata/engine/request.h"
@@ -21,6 +22,8 @@ class GenerationService {
   virtual bool running() const = 0;
   virtual int32_t max_model_len() const = 0;
   virtual EngineStatsSnapshot stats() const = 0;
+  // One snapshot per data-parallel replica (/metrics labels vLLM's names by replica).
+  virtual std::vector<EngineStatsSnapshot> replica_stats() const { return {stats()}; }
 };
 
 }  // namespace strata::server

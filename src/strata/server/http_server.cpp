@@ -240,7 +240,7 @@ std::optional<HttpResponse> HttpServer::route_inline(const HttpRequest& request)
   const bool stopping = draining_ || !model_.service->running();
   if (route->handler == nullptr && request.path == "/metrics")
     return HttpResponse{.content_type = "text/plain; version=0.0.4",
-                        .body = render_metrics(model_.service->stats(), model_.served_name)};
+                        .body = render_metrics(model_.service->replica_stats(), model_.served_name)};
   if (route->handler == nullptr) {  // /health
     if (stopping) return http::error_response(ApiError(503, "the engine is not running", "service_unavailable"));
     return HttpResponse{.body = "{}"};

@@ -25,6 +25,9 @@ struct MetricWriter {
   }
   void histogram(const char* name, const char* help, const Histogram& h) {
     header(name, "histogram", help);
+    histogram_series(name, h);
+  }
+  void histogram_series(const char* name, const Histogram& h) {
     uint64_t cumulative = 0;
     for (size_t i = 0; i < h.bounds.size(); ++i) {
       cumulative += h.counts[i];
@@ -52,38 +55,79 @@ std::string escape_label(const std::string& value) {
   return out;
 }
 
+// One of vLLM's series, read from each replica's snapshot.
+struct VllmScalar {
+  const char* name;
+  const char* type;
+  const char* help;
+  double (*value)(const EngineStatsSnapshot&);
+};
+struct VllmHistogram {
+  const char* name;
+  const char* help;
+  Histogram EngineStatsSnapshot::*member;
+};
+
+constexpr VllmScalar kVllmScalars[] = {
+    {"num_requests_running", "gauge", "Number of requests in model execution batches.",
+     [](const EngineStatsSnapshot& s) { return static_cast<double>(s.num_running); }},
+    {"num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+     [](const EngineStatsSnapshot& s) { return static_cast<double>(s.num_waiting); }},
+    {"kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+     [](const EngineStatsSnapshot& s) { return s.kv_cache_usage; }},
+    {"prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.",
+     [](const EngineStatsSnapshot& s) { return static_cast<double>(s.prefix_cache_queries_total); }},
+    {"prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.",
+     [](const EngineStatsSnapshot& s) { return static_cast<double>(s.prefix_cache_hits_total); }},
+    {"num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
+     [](const EngineStatsSnapshot& s) { return static_cast<double>(s.preemptions_total); }},
+    {"prompt_tokens_total", "counter", "Number of prefill tokens processed.",
+     [](const EngineStatsSnapshot& s) { return static_cast<double>(s.prompt_tokens_total); }},
+    {"generation_tokens_total", "counter", "Number of generation tokens processed.",
+     [](const EngineStatsSnapshot& s) { return static_cast<double>(s.generation_tokens_total); }},
+};
+constexpr VllmHistogram kVllmHistograms[] = {
+    {"time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+     &EngineStatsSnapshot::time_to_first_token},
+    {"inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+     &EngineStatsSnapshot::inter_token_latency},
+    {"request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
+     &EngineStatsSnapshot::request_time_per_output_token},
+    {"e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", &EngineStatsSnapshot::e2e_latency},
+};
+
 // What vLLM's PrometheusStatLogger exports (vllm/v1/metrics/loggers.py) that gateways and
-// autoscalers read: its names, help texts, labels and buckets; the values are ours.
-void append_vllm_metrics(const EngineStatsSnapshot& s, const std::string& model_name, std::string& out) {
-  MetricWriter w{.prefix = "vllm:",
-                 .labels = fmt::format("model_name=\"{}\",engine=\"0\"", escape_label(model_name)),
-                 .float_style = true};
-  w.scalar("num_requests_running", "gauge", "Number of requests in model execution batches.",
-           static_cast<double>(s.num_running));
-  w.scalar("num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
-           static_cast<double>(s.num_waiting));
-  w.scalar("kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", s.kv_cache_usage);
-  w.scalar("prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.",
-           static_cast<double>(s.prefix_cache_queries_total));
-  w.scalar("prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.",
-           static_cast<double>(s.prefix_cache_hits_total));
-  w.scalar("num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
-           static_cast<double>(s.preemptions_total));
-  w.scalar("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
-           static_cast<double>(s.prompt_tokens_total));
-  w.scalar("generation_tokens_total", "counter", "Number of generation tokens processed.",
-           static_cast<double>(s.generation_tokens_total));
-  w.histogram("time_to_first_token_seconds", "Histogram of time to first token in seconds.", s.time_to_first_token);
-  w.histogram("inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", s.inter_token_latency);
-  w.histogram("request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
-              s.request_time_per_output_token);
-  w.histogram("e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", s.e2e_latency);
+// autoscalers read: its names, help texts, labels and buckets; the values are ours. Each
+// family lists one series per data-parallel replica (engine="i"), as vLLM's does.
+void append_vllm_metrics(std::span<const EngineStatsSnapshot> replicas, const std::string& model_name,
+                         std::string& out) {
+  MetricWriter w{.prefix = "vllm:", .float_style = true};
+  const auto labels = [&](size_t i) {
+    return fmt::format("model_name=\"{}\",engine=\"{}\"", escape_label(model_name), i);
+  };
+  for (const VllmScalar& m : kVllmScalars) {
+    w.header(m.name, m.type, m.help);
+    for (size_t i = 0; i < replicas.size(); ++i)
+      w.out += fmt::format("vllm:{}{{{}}} {}\n", m.name, labels(i), w.number(m.value(replicas[i])));
+  }
+  for (const VllmHistogram& m : kVllmHistograms) {
+    w.header(m.name, "histogram", m.help);
+    for (size_t i = 0; i < replicas.size(); ++i) {
+      w.labels = labels(i);
+      w.histogram_series(m.name, replicas[i].*m.member);
+    }
+  }
   out += w.out;
 }
 
 }  // namespace
 
-std::string render_metrics(const EngineStatsSnapshot& s, const std::string& model_name) {
+std::string render_metrics(const EngineStatsSnapshot& stats, const std::string& model_name) {
+  return render_metrics(std::span<const EngineStatsSnapshot>(&stats, 1), model_name);
+}
+
+std::string render_metrics(std::span<const EngineStatsSnapshot> replicas, const std::string& model_name) {
+  const EngineStatsSnapshot s = replicas.size() == 1 ? replicas[0] : sum_engine_stats(replicas);
   MetricWriter w{.prefix = "strata:", .labels = fmt::format("model_name=\"{}\"", escape_label(model_name))};
   w.scalar("num_requests_running", "gauge", "Requests in the running batch.", static_cast<double>(s.num_running));
   w.scalar("num_requests_waiting", "gauge", "Requests waiting to be scheduled.", static_cast<double>(s.num_waiting));
@@ -153,7 +197,7 @@ std::string render_metrics(const EngineStatsSnapshot& s, const std::string& mode
   w.scalar("kv_event_batches_dropped_total", "counter",
            "KV-cache event batches dropped because the publisher's queue was full (--kv-events-config).",
            static_cast<double>(s.kv_event_batches_dropped_total));
-  append_vllm_metrics(s, model_name, w.out);
+  append_vllm_metrics(replicas, model_name, w.out);
   return w.out;
 }
 
