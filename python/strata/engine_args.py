@@ -9,6 +9,7 @@ _DEFAULT_ONLY = {
     "dtype": "auto",
     "tensor_parallel_size": 1,
     "pipeline_parallel_size": 1,
+    "data_parallel_size": 1,  # replicas behind one server: `strata serve --data-parallel-size`
     "enforce_eager": False,
     "tokenizer_mode": "auto",
 }

@@ -35,6 +35,8 @@ def test_engine_arguments_are_checked_by_name():
         strata.LLM(str(TINY), max_num_seq=4)
     with pytest.raises(ValueError, match="tensor_parallel_size=2"):
         strata.LLM(str(TINY), tensor_parallel_size=2)
+    with pytest.raises(ValueError, match="data_parallel_size=2.*leave it at 1"):
+        strata.LLM(str(TINY), data_parallel_size=2)
     with pytest.raises(ValueError, match="device='tpu'"):
         strata.LLM(str(TINY), device="tpu")
     with pytest.raises(strata.StrataError, match="--max-num-seqs is 0; it must be between 1"):

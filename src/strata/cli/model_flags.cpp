@@ -75,8 +75,11 @@ namespace {
 std::unique_ptr<Backend> open_backend(const ModelFlags& flags) {
   const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::thread::hardware_concurrency());
   std::unique_ptr<Backend> backend;
-  if (flags.device != "cpu") backend = make_cuda_backend(0);
+  if (flags.device != "cpu") backend = make_cuda_backend(flags.cuda_device);
   if (backend) return backend;
+  if (flags.cuda_device > 0)
+    fail("data-parallel replica {0} runs on GPU {0}, which is not visible; give --data-parallel-size at most the "
+         "number of GPUs", flags.cuda_device);
   if (flags.device == "cuda")
     fail("--device cuda: {}", cuda_backend_compiled() ? "no CUDA GPU is visible" : "this build has no CUDA backend");
   return make_cpu_backend(threads);
@@ -125,6 +128,28 @@ void check_tensor_parallel_split(const ModelFlags& flags) {
              *cpu);
 }
 
+// The target's runner options beside what `open` loaded for speculation.
+RunnerOptions target_runner_options(const ModelFlags& flags, const SpeculativeOptions& speculative,
+                                    const OpenModel& open) {
+  RunnerOptions options = runner_options(flags);
+  // So graphs captured before the engine keep what the proposer reads.
+  options.keep_hidden_states = speculative.uses_mtp();
+  if (speculative.uses_eagle3()) options.aux_hidden_layers = open.draft_loaded.model->parts().eagle3.target_layers;
+  if (speculative.uses_draft_runner()) {
+    options.shared_kv_bytes_per_block =
+        kv_cache_shape(*open.draft_loaded.model, *open.backend, options.block_size, options.kv_cache_dtype)
+            .bytes_per_block();
+  }
+  return options;
+}
+
+RunnerOptions draft_runner_options(const ModelFlags& flags, const ModelRunner& target) {
+  RunnerOptions options = runner_options(flags);
+  options.num_kv_blocks = target.num_kv_blocks();
+  options.num_ssm_slots = flags.num_ssm_slots;  // size_ssm_slots gives two per sequence: kept and guessing
+  return options;
+}
+
 }  // namespace
 
 OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculative) {
@@ -142,34 +167,33 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
     shard = open.tensor_parallel->shard();
   }
   open.loaded = load_with_flags(flags, flags.model, *open.backend, shard);
-  RunnerOptions options = runner_options(flags);
+  if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
+  if (speculative.uses_draft_model()) open_draft(flags, speculative, open);
+  if (speculative.uses_eagle3())
+    open.draft_loaded = load_eagle3_head(speculative.draft_model, *open.loaded.model, *open.backend,
+                                         parse_load_format(flags.load_format));
+  RunnerOptions options = target_runner_options(flags, speculative, open);
   if (open.tensor_parallel) {
     options.tensor_parallel = &open.tensor_parallel->communicator();
     options.tensor_parallel_control = &open.tensor_parallel->control();
   }
-  // So graphs captured before the engine keep what the proposer reads.
-  options.keep_hidden_states = speculative.uses_mtp();
-  if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
-  if (speculative.uses_draft_model()) open_draft(flags, speculative, open);
-  if (speculative.uses_eagle3()) {
-    open.draft_loaded = load_eagle3_head(speculative.draft_model, *open.loaded.model, *open.backend,
-                                         parse_load_format(flags.load_format));
-    options.aux_hidden_layers = open.draft_loaded.model->parts().eagle3.target_layers;
-  }
-  if (speculative.uses_draft_runner()) {
-    options.shared_kv_bytes_per_block =
-        kv_cache_shape(*open.draft_loaded.model, *open.backend, options.block_size, options.kv_cache_dtype)
-            .bytes_per_block();
-  }
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend, options);
   if (open.tensor_parallel) open.tensor_parallel->communicator().barrier();  // every rank has its part
-  if (speculative.uses_draft_runner()) {
-    RunnerOptions draft_options = runner_options(flags);
-    draft_options.num_kv_blocks = open.runner->num_kv_blocks();
-    draft_options.num_ssm_slots = flags.num_ssm_slots;  // size_ssm_slots gives two per sequence: kept and guessing
-    open.draft_runner = std::make_unique<ModelRunner>(*open.draft_loaded.model, *open.backend, draft_options);
-  }
+  if (speculative.uses_draft_runner())
+    open.draft_runner = std::make_unique<ModelRunner>(*open.draft_loaded.model, *open.backend,
+                                                      draft_runner_options(flags, *open.runner));
   return open;
+}
+
+ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& flags,
+                                    const SpeculativeOptions& speculative) {
+  ReplicaRunners replica;
+  replica.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend,
+                                                 target_runner_options(flags, speculative, open));
+  if (speculative.uses_draft_runner())
+    replica.draft_runner = std::make_unique<ModelRunner>(*open.draft_loaded.model, *open.backend,
+                                                         draft_runner_options(flags, *replica.runner));
+  return replica;
 }
 
 bool serve_as_tensor_parallel_rank(const ModelFlags& flags) {

@@ -30,6 +30,7 @@ struct ModelFlags {
   PoolingFlags pooling;         // --runner, --task, --pooler-config
   bool load_progress = false;  // weight loading progress on stderr (off where stdout is data)
   TensorParallelOptions tensor_parallel;  // --tensor-parallel-size, and a started rank's hidden flags
+  int32_t cuda_device = 0;  // the GPU a CUDA backend opens (data-parallel replica i opens GPU i)
 };
 
 // model_required: false where the embedded default model stands in.
@@ -60,6 +61,15 @@ void resolve_model_name(ModelFlags& flags);
 // leaves room for both); method mtp builds the checkpoint's MTP module the same way, and method
 // eagle3 loads the head (speculative.draft_model) for the target.
 OpenModel open_model(const ModelFlags& flags, const SpeculativeOptions& speculative = {});
+
+// Another engine replica over an opened model (data parallelism on the CPU): its own runner (KV
+// cache, SequenceMemory, workspace) and draft runner, sharing `open`'s weights and backend.
+struct ReplicaRunners {
+  std::unique_ptr<ModelRunner> runner;
+  std::unique_ptr<ModelRunner> draft_runner;  // null without a draft runner
+};
+ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& flags,
+                                    const SpeculativeOptions& speculative = {});
 
 // On a rank that rank 0 started (--tensor-parallel-rank > 0): opens this rank's part of the model
 // and runs what rank 0 sends until it stops, then returns true. false on rank 0.

@@ -16,6 +16,7 @@
 #include "strata/cli/default_model.h"
 #include "strata/cli/engine_flags.h"
 #include "strata/cli/model_flags.h"
+#include "strata/cli/serve_replicas.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
 #include "strata/hub/model_reference.h"
@@ -34,6 +35,7 @@ namespace strata::cli {
 namespace {
 
 constexpr std::chrono::seconds kDrainDeadline{10};
+constexpr int32_t kMaxDataParallelSize = 64;
 constexpr std::chrono::milliseconds kFailedAnswersGrace{500};  // for the 500s of a lost device to go out
 
 struct ServeFlags {
@@ -46,6 +48,7 @@ struct ServeFlags {
   std::string chat_template;              // a Jinja file or text; empty: the tokenizer's
   bool trust_request_chat_template = false;
   const server::ToolParser* tool_call_parser = nullptr;  // --tool-call-parser; null: from the chat template
+  int32_t data_parallel_size = 1;  // engine replicas behind the one server
 };
 
 // --inject-step-fault N or N:sticky.
@@ -121,6 +124,16 @@ void add_image_flags(CLI::App& cmd, server::ImageInputOptions& images) {
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_model_flags(cmd, f.model, /*model_required=*/false);
   add_tensor_parallel_flags(cmd, f.model);
+  cmd.add_option_function<int32_t>(
+      "--data-parallel-size,--dp",
+      [&f](int32_t size) {
+        if (size < 1 || size > kMaxDataParallelSize)
+          fail("--data-parallel-size takes the number of engine replicas, 1 to {}, got {}", kMaxDataParallelSize, size);
+        f.data_parallel_size = size;
+      },
+      "engine replicas behind this one server, each with its own KV cache and scheduler (on the CPU "
+                 "they share the weights; on GPUs replica i runs on GPU i); requests go by prefix-cache "
+                 "affinity, then to the least busy replica");
   cmd.add_option("MODEL", f.positional_model, "model folder or .gguf (default: the embedded SmolLM2)");
   cmd.add_option("--host", f.server.host, "address to listen on");
   cmd.add_option("--port", f.server.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
@@ -178,6 +191,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--runner", "Model"}, {"--task", "Model"}, {"--pooler-config", "Model"},
       {"--load-format", "Load"},
       {"--device", "Device"}, {"--threads", "Device"}, {"--tensor-parallel-size", "Parallel"},
+      {"--data-parallel-size", "Parallel"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
       {"--kv-cache-dtype", "Cache"}, {"--kv-events-config", "Cache"},
       {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--swap-space", "Cache"}, {"--ssm-host-cache-gb", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
@@ -235,18 +249,19 @@ void install_signal_handlers() {
 // non-zero, for a supervisor to restart the server).
 class ShutdownWatcher {
  public:
-  ShutdownWatcher(server::HttpServer& http, Engine& engine) : thread_([this, &http, &engine] { watch(http, engine); }) {}
+  ShutdownWatcher(server::HttpServer& http, ServeEngines& engines)
+      : thread_([this, &http, &engines] { watch(http, engines); }) {}
   ~ShutdownWatcher() {
     done_ = true;
     thread_.join();
   }
 
  private:
-  void watch(server::HttpServer& http, Engine& engine) {
-    while (!done_ && g_shutdown_signal.load() == 0 && !engine.fatal_error())
+  void watch(server::HttpServer& http, ServeEngines& engines) {
+    while (!done_ && g_shutdown_signal.load() == 0 && !engines.fatal_error())
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (done_) return;
-    if (auto fatal = engine.fatal_error()) {
+    if (auto fatal = engines.fatal_error()) {
       fmt::print(stderr, "strata serve: the engine stopped: {}\n", *fatal);
       http.begin_drain();
       std::this_thread::sleep_for(kFailedAnswersGrace);
@@ -256,7 +271,7 @@ class ShutdownWatcher {
     http.begin_drain();  // before the log line: once it is printed, new requests get 503
     fmt::print("shutting down: finishing running requests (up to {} s)\n", kDrainDeadline.count());
     std::fflush(stdout);
-    engine.shutdown(kDrainDeadline);
+    engines.service().shutdown(kDrainDeadline);
     http.stop();
   }
 
@@ -286,6 +301,36 @@ std::string pooling_summary(const ModelConfig& config, bool causal) {
   return text;
 }
 
+// LoRA adapters per loaded model (one per GPU, or the one the CPU replicas share), set on
+// every replica's runner.
+std::vector<LoraModules> attach_lora(const std::vector<std::string>& specs, ServeReplicas& replicas) {
+  std::vector<LoraModules> modules;
+  for (OpenModel& open : replicas.models) modules.push_back(load_lora_modules(specs, open.loaded.config, *open.backend));
+  for (int32_t r = 0; r < replicas.size(); ++r)
+    replicas.runners[r]->set_lora(modules[replicas.models.size() == 1 ? 0 : r].set.get());
+  return modules;
+}
+
+// The start-up summary of the first replica, and how many there are.
+void print_startup(const ServeReplicas& replicas, const ServeEngines& engines) {
+  const OpenModel& open = replicas.first();
+  const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),
+                           .model_context_tokens = open.loaded.config.max_position_embeddings,
+                           .max_model_len = engines.engines[0]->max_model_len(),
+                           .draft_weights = open.draft_runner ? open.draft_loaded.weights.get() : nullptr,
+                           .draft_runner = open.draft_runner.get()};
+  for (const std::string& line : startup_summary(facts)) fmt::print("{}\n", line);
+  if (replicas.size() > 1)
+    fmt::print("data parallel: {} engine replicas ({}), each with its own KV cache of {} blocks; requests go by "
+               "prefix-cache affinity, then to the least busy\n", replicas.size(),
+               replicas.models.size() == 1 ? "sharing one copy of the weights" : "one per GPU",
+               open.runner->num_kv_blocks());
+  if (const std::optional<PoolerConfig>& pooler = open.loaded.config.pooler)
+    fmt::print("runner: pooling ({}), served on /v1/{}\n",
+               pooling_summary(open.loaded.config, open.loaded.model->causal()),
+               pooler->head == ModelHead::kClassifier ? "score, /v1/rerank and /v1/classify" : "embeddings");
+}
+
 void run_serve(ServeFlags flags) {
   install_signal_handlers();
   if (!flags.positional_model.empty()) {
@@ -309,22 +354,21 @@ void run_serve(ServeFlags flags) {
   }
   size_ssm_slots(flags.model, flags.engine);
   flags.model.load_progress = true;
-  OpenModel open = open_model(flags.model, flags.engine.speculative);
-  const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend);
-  open.runner->set_lora(lora.set.get());
+  ServeReplicas replicas = open_serve_replicas(flags.model, flags.engine, flags.data_parallel_size);
+  const std::vector<LoraModules> lora = attach_lora(flags.lora_modules, replicas);
+  const OpenModel& open = replicas.first();
   ModelTokenizer text = open_model_tokenizer(path, open.loaded.config);
   if (!flags.chat_template.empty()) text.tokenizer->set_chat_template(text::load_chat_template(flags.chat_template));
-  capture_decode_graphs(open, flags.engine, "strata serve");
-  Engine engine(*open.runner, *text.tokenizer, text.eos_token_ids, flags.engine, open.draft_runner.get());
-  server::EngineService service(engine);
+  for (OpenModel& model : replicas.models) capture_decode_graphs(model, flags.engine, "strata serve");
+  ServeEngines engines = start_engines(replicas, *text.tokenizer, text.eos_token_ids, flags.engine);
   const std::optional<server::VisionInput> vision = vision_input(open, path, flags.server.images);
-  const server::ServedModel model{.service = &service,
+  const server::ServedModel model{.service = &engines.service(),
                                   .tokenizer = text.tokenizer.get(),
                                   .accepts_text = text.has_text,
                                   .served_name = served,
                                   .accepted_names = {served, name, path},
-                                  .lora_names = lora.names,
-                                  .lora_paths = lora.paths,
+                                  .lora_names = lora[0].names,
+                                  .lora_paths = lora[0].paths,
                                   .model_path = path,
                                   .vocab_size = open.loaded.config.vocab_size,
                                   .pooler = open.loaded.config.pooler ? &*open.loaded.config.pooler : nullptr,
@@ -334,26 +378,18 @@ void run_serve(ServeFlags flags) {
                                   .trust_request_chat_template = flags.trust_request_chat_template};
   server::HttpServer http(model, flags.server);
   const int port = http.bind();
-  const StartupFacts facts{.weights = open.loaded.weights.get(), .runner = open.runner.get(),
-                           .model_context_tokens = open.loaded.config.max_position_embeddings,
-                           .max_model_len = engine.max_model_len(),
-                           .draft_weights = open.draft_runner ? open.draft_loaded.weights.get() : nullptr,
-                           .draft_runner = open.draft_runner.get()};
-  for (const std::string& line : startup_summary(facts)) fmt::print("{}\n", line);
-  if (const std::optional<PoolerConfig>& pooler = open.loaded.config.pooler)
-    fmt::print("runner: pooling ({}), served on /v1/{}\n",
-               pooling_summary(open.loaded.config, open.loaded.model->causal()),
-               pooler->head == ModelHead::kClassifier ? "score, /v1/rerank and /v1/classify" : "embeddings");
-  fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, engine.max_model_len(),
+  print_startup(replicas, engines);
+  const int32_t max_model_len = engines.service().max_model_len();
+  fmt::print("ready: serving model '{}' (max_model_len {}) on http://{}:{}/v1\n", served, max_model_len,
              flags.server.host, port);
   if (flags.server.ui) fmt::print("chat page: http://{}:{}/\n", flags.server.host, port);
   std::fflush(stdout);
   {
-    ShutdownWatcher watcher(http, engine);
+    ShutdownWatcher watcher(http, engines);
     http.serve();
   }
-  engine.shutdown(std::chrono::milliseconds(0));
-  if (auto fatal = engine.fatal_error())
+  engines.service().shutdown(std::chrono::milliseconds(0));
+  if (auto fatal = engines.fatal_error())
     fail("the engine stopped after a device failure ({}); restart the server", *fatal);
   fmt::print("stopped\n");
 }
