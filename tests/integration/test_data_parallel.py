@@ -12,10 +12,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
+from safetensors.numpy import load_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pytest_paths import BINARY, FIXTURES  # noqa: E402
+from pytest_paths import BINARY, FIXTURES, LOCAL_FIXTURES  # noqa: E402
 from strata_server import Server, get  # noqa: E402
 
 MODEL = FIXTURES / "hf" / "qwen3"
@@ -114,6 +116,35 @@ def test_n_choices_and_health_over_replicas(dp2):
     reply = dp2.client().completions.create(model=dp2.model, prompt=PROMPTS[3], max_tokens=8, temperature=0, n=2)
     assert len(reply.choices) == 2 and reply.choices[0].text == reply.choices[1].text
     assert get(dp2.url + "/health")[0] == 200
+
+
+def test_embeddings_and_lora_adapters_over_replicas():
+    """Pooling requests and per-request adapters live on whichever replica takes them."""
+    embedding = LOCAL_FIXTURES / "hf" / "qwen3_embedding"
+    tensors = load_file(str(embedding / "reference.safetensors"))
+    server = Server([str(embedding), "--max-model-len", "256", "--data-parallel-size", "2"], "dp2-embed")
+    try:
+        ids = [tensors[f"tokens_{i}"].tolist() for i in range(4)]
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda i: server.client().embeddings.create(
+                model=server.model, input=ids[i], encoding_format="float").data[0].embedding, range(4)))
+        for i in range(4):
+            assert np.abs(np.array(got[i]) - tensors[f"embedding_{i}"]).max() < 1e-4, i
+    finally:
+        assert server.stop() == 0
+    lora = FIXTURES / "lora" / "qwen3"
+    args = ["--model", str(MODEL), "--max-model-len", "256", "--lora-modules", f"all_r8={lora / 'adapter_all_r8'}"]
+    answers = []
+    for extra in [[], ["--data-parallel-size", "2"]]:
+        server = Server([*args, *extra], "lora")
+        try:
+            with ThreadPoolExecutor(8) as pool:
+                answers.append(list(pool.map(lambda job: server.client().completions.create(
+                    model=job[0], prompt=PROMPTS[job[1]], max_tokens=12, temperature=0).choices[0].text,
+                    [(name, i) for name in ["all_r8", server.model] for i in range(4)])))
+        finally:
+            server.stop()
+    assert answers[1] == answers[0] and answers[0][:4] != answers[0][4:]
 
 
 @pytest.mark.parametrize("size", ["0", "-1", "x"])
