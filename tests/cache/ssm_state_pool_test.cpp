@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "strata/backend/backend.h"
@@ -93,6 +94,29 @@ TEST(SsmStatePool, AllocateZeroesReusedSlot) {
     EXPECT_EQ(pool.allocate(), slot);
     EXPECT_TRUE(holds(pool, slot, 0));
   }
+}
+
+// What a tensor-parallel rank 0 sends: every allocation, free and copy, in order; a second pool
+// that repeats them (take, free, copy_slot) ends with the same slots in use.
+TEST(SsmStatePool, ListenerHearsWhatAnotherPoolRepeats) {
+  SsmStatePool first(kLayers, 4), second(kLayers, 4);
+  std::vector<std::string> heard;
+  first.set_listener({.allocated = [&](int32_t s) { heard.push_back("take " + std::to_string(s)); second.take(s); },
+                      .freed = [&](int32_t s) { heard.push_back("free " + std::to_string(s)); second.free(s); },
+                      .copied = [&](int32_t src, int32_t dst) {
+                        heard.push_back("copy " + std::to_string(src) + " " + std::to_string(dst));
+                        second.copy_slot(src, dst);
+                      }});
+  const int32_t a = *first.allocate(), b = *first.allocate();
+  first.free(a);
+  const int32_t c = *first.allocate();  // reuses a
+  fill(second, b, 7);
+  first.copy_slot(b, c);
+  EXPECT_EQ(heard, (std::vector<std::string>{"take 0", "take 1", "free 0", "take 0", "copy 1 0"}));
+  EXPECT_TRUE(holds(second, c, 7));
+  EXPECT_TRUE(second.is_allocated(b) && second.is_allocated(c) && !second.is_allocated(2));
+  EXPECT_EQ(second.num_free(), 2);
+  EXPECT_DEATH_IF_SUPPORTED(second.take(b), "not free");
 }
 
 TEST(SsmStatePool, BytesCountStorageDtype) {

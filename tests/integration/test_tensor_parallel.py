@@ -103,34 +103,49 @@ def rank_processes(group_of: int) -> list[str]:
 
 
 PROMPTS = [[(i * 13 + j * 7 + 3) % 200 for i in range(20 + 9 * j)] for j in range(12)]
+# Four groups of three prompts that share 48 tokens: prefix hits, and on hybrids SSM snapshots.
+SHARED = [[(i * 11 + g) % 200 for i in range(48)] + [(i * 5 + j) % 200 for i in range(10 + 7 * j)]
+          for g in range(4) for j in range(3)]
 
 
-def completions(server: Server) -> list[list[str]]:
+def completions(server: Server, prompts) -> list[str]:
     def one(prompt):
         reply = server.client().completions.create(model=server.model, prompt=prompt, max_tokens=40,
                                                    temperature=0, extra_body={"ignore_eos": True})
         return reply.choices[0].text
-    with ThreadPoolExecutor(len(PROMPTS)) as pool:
-        return list(pool.map(one, PROMPTS))
+    with ThreadPoolExecutor(len(prompts)) as pool:
+        return list(pool.map(one, prompts))
 
 
-def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped():
-    """A pool of 24 blocks of 16 tokens cannot hold 12 sequences of up to 160 tokens at once: the
-    scheduler preempts, swaps the KV blocks of every rank to host memory and back."""
-    model = FIXTURES / "hf" / "qwen3"
-    if not model.exists():
-        pytest.skip("fixture qwen3 is missing")
-    args = ["--model", str(model), "--max-model-len", "256", "--num-kv-blocks", "24", "--max-num-seqs", "12",
-            "--swap-space", "1", "--no-enable-prefix-caching"]
+NGRAM = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1, "prompt_lookup_max": 3}'
+# (model, prompts, extra flags): a pool of 24 blocks of 16 tokens cannot hold 12 sequences of up to
+# 160 tokens at once, so the scheduler preempts and swaps KV blocks (and SSM slots) of every rank
+# to host memory and back; hybrids also take, free and copy SSM slots for prefix hits, and
+# speculation rolls their verify rows back.
+SERVED = [
+    ("qwen3", PROMPTS, ["--no-enable-prefix-caching"]),
+    ("qwen3_next", SHARED, []),
+    ("mamba2", SHARED, []),
+    ("mamba2", SHARED, ["--speculative-config", NGRAM]),
+]
+
+
+@pytest.mark.parametrize("model,prompts,extra", SERVED, ids=["qwen3", "qwen3_next", "mamba2", "mamba2-ngram"])
+def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped(model, prompts, extra):
+    path = FIXTURES / "hf" / model
+    if not path.exists():
+        pytest.skip(f"fixture {model} is missing")
+    args = ["--model", str(path), "--max-model-len", "256", "--num-kv-blocks", "24", "--max-num-seqs", "12",
+            "--swap-space", "1", *extra]
     one = Server(args, "tp1")
     try:
-        expected = completions(one)
+        expected = completions(one, prompts)
     finally:
         one.stop()
     split = Server([*args, "--tensor-parallel-size", "2"], "tp2")
     try:
         assert len(rank_processes(split.proc.pid)) == 1
-        assert completions(split) == expected
+        assert completions(split, prompts) == expected
         metrics = split.metrics()
         assert metrics["strata:num_preemptions_total"] > 0
         assert metrics["strata:swap_out_bytes_total"] > 0

@@ -9,7 +9,7 @@ namespace strata {
 SequenceMemory::SequenceMemory(SequenceMemoryParts parts)
     : blocks_(std::move(parts.blocks)), ssm_(std::move(parts.ssm)), verify_(std::move(parts.verify)),
       block_size_(parts.block_size), copy_kv_block_(std::move(parts.copy_kv_block)),
-      kv_pools_(std::move(parts.kv_pools)), backend_(parts.backend), swap_listener_(std::move(parts.swap_listener)) {
+      kv_pools_(std::move(parts.kv_pools)), backend_(parts.backend), memory_listener_(std::move(parts.memory_listener)) {
   STRATA_CHECK(blocks_ != nullptr && block_size_ > 0 && (ssm_ == nullptr) == (verify_ == nullptr));
 }
 
@@ -63,6 +63,7 @@ void SequenceMemory::roll_back(int32_t slot, int32_t num_verified, int32_t num_a
   const VerifyStateBuffer* buffer = verify_->find(slot);
   STRATA_CHECK(buffer != nullptr && buffer->num_tokens() == num_verified);
   ssm_->rollback(slot, *buffer, num_accepted);
+  if (memory_listener_.roll_back) memory_listener_.roll_back(slot, num_verified, num_accepted);
 }
 
 void SequenceMemory::free(std::vector<int32_t>& block_table, int32_t& ssm_slot) {
@@ -107,7 +108,7 @@ void SequenceMemory::start_swap_space(int64_t bytes) {
     ssm_pools.push_back(ssm_->h_states(layer));
     ssm_pools.push_back(ssm_->conv_states(layer));
   }
-  if (swap_listener_.swap_space) swap_listener_.swap_space(bytes);
+  if (memory_listener_.swap_space) memory_listener_.swap_space(bytes);
   swap_ = std::make_unique<SwapSpace>(SwapSpaceParts{.kv_pools = kv_pools_,
                                                      .ssm_pools = std::move(ssm_pools),
                                                      .num_device_blocks = blocks_->num_blocks(),
@@ -117,14 +118,14 @@ void SequenceMemory::start_swap_space(int64_t bytes) {
 }
 
 void SequenceMemory::stop_swap_space() {
-  if (swap_ != nullptr && swap_listener_.swap_space) swap_listener_.swap_space(0);
+  if (swap_ != nullptr && memory_listener_.swap_space) memory_listener_.swap_space(0);
   swap_.reset();
 }
 
 void SequenceMemory::repeat_swap(const SwapCopy& copy) {
   STRATA_CHECK_MSG(swap_ != nullptr, "rank 0 swapped before this rank had swap space");
-  if (copy.out) swap_->copy_out_at(copy.device_blocks, copy.host_blocks);
-  else swap_->copy_in_at(copy.host_blocks, copy.device_blocks);
+  if (copy.out) swap_->copy_out_at(copy.device_blocks, copy.host_blocks, copy.device_slot, copy.host_slot);
+  else swap_->copy_in_at(copy.host_blocks, copy.device_blocks, copy.host_slot, copy.device_slot);
 }
 
 bool SequenceMemory::swap_out(std::vector<int32_t>& block_table, int32_t num_computed_tokens, int32_t& ssm_slot,
@@ -134,11 +135,10 @@ bool SequenceMemory::swap_out(std::vector<int32_t>& block_table, int32_t num_com
   const int32_t num_blocks = (num_computed_tokens + block_size_ - 1) / block_size_;
   swapped = swap_->swap_out(block_table, num_blocks, ssm_slot);
   if (!swapped) return false;
-  if (swap_listener_.copy) {
-    STRATA_CHECK_MSG(ssm_slot < 0, "swaps of SSM state are not repeated on other ranks");
-    swap_listener_.copy({.out = true, .device_blocks = std::span(block_table).first(num_blocks),
-                         .host_blocks = swapped->host_blocks});
-  }
+  if (memory_listener_.copy)
+    memory_listener_.copy({.out = true, .device_blocks = std::span(block_table).first(swapped->host_blocks.size()),
+                         .host_blocks = swapped->host_blocks, .device_slot = ssm_slot,
+                         .host_slot = swapped->host_slot});
   free(block_table, ssm_slot);
   return true;
 }
@@ -156,9 +156,10 @@ bool SequenceMemory::swap_in(std::optional<SwappedMemory>& swapped, int64_t num_
     ssm_slot = -1;
     return false;
   }
-  if (swap_listener_.copy)
-    swap_listener_.copy({.out = false, .device_blocks = std::span(block_table).first(swapped->num_blocks),
-                         .host_blocks = swapped->host_blocks});
+  if (memory_listener_.copy)
+    memory_listener_.copy({.out = false, .device_blocks = std::span(block_table).first(swapped->host_blocks.size()),
+                         .host_blocks = swapped->host_blocks, .device_slot = ssm_slot,
+                         .host_slot = swapped->host_slot});
   swap_->swap_in(*swapped, block_table, ssm_slot);
   swapped.reset();
   return true;

@@ -26,17 +26,21 @@ struct ForkedMemory {
   int32_t ssm_slot = -1;
 };
 
-// What a swap moved: KV blocks to host rows (out) or back (in), for a tensor-parallel rank
-// 0 to repeat on the other ranks. Only KV: recurrent layers do not split over ranks.
+// What a swap moved: KV blocks and an SSM slot to host rows (out) or back (in), for a
+// tensor-parallel rank 0 to repeat on the other ranks.
 struct SwapCopy {
   bool out = true;
   std::span<const int32_t> device_blocks, host_blocks;
+  int32_t device_slot = -1, host_slot = -1;  // -1: no SSM state
 };
 
-// Told of swap space starting (bytes > 0), stopping (0) and of every copy.
-struct SwapListener {
+// Told of what changes device state outside a step, for a tensor-parallel rank 0 to repeat on
+// the other ranks: swap space starting (bytes > 0) or stopping (0), each swap copy, each roll
+// back of a verify row (the SSM pool tells its own slot changes: SsmSlotListener).
+struct MemoryListener {
   std::function<void(int64_t bytes)> swap_space;
   std::function<void(const SwapCopy&)> copy;
+  std::function<void(int32_t slot, int32_t num_verified, int32_t num_accepted)> roll_back;
 };
 
 struct SequenceMemoryParts {
@@ -47,7 +51,7 @@ struct SequenceMemoryParts {
   std::function<void(int32_t src, int32_t dst)> copy_kv_block;  // one block's KV, every layer
   std::vector<Tensor> kv_pools;  // every attention layer's K and V [num_blocks, ...], for swapping
   Backend* backend = nullptr;    // the pools' (pinned host memory for swap); null: host pools
-  SwapListener swap_listener;    // empty: nobody repeats the swaps
+  MemoryListener memory_listener;  // empty: nobody repeats these changes
 };
 
 class SequenceMemory {
@@ -116,7 +120,7 @@ class SequenceMemory {
   std::function<void(int32_t, int32_t)> copy_kv_block_;
   std::vector<Tensor> kv_pools_;
   Backend* backend_;
-  SwapListener swap_listener_;
+  MemoryListener memory_listener_;
   std::unique_ptr<PrefixCache> prefix_cache_;
   std::unique_ptr<SwapSpace> swap_;
 };

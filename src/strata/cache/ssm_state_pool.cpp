@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "strata/cache/state_memory.h"
@@ -61,7 +62,16 @@ std::optional<int32_t> SsmStatePool::allocate() {
   free_slots_.pop_back();
   allocated_[slot] = 1;
   zero_slot(slot);
+  if (listener_.allocated) listener_.allocated(slot);
   return slot;
+}
+
+void SsmStatePool::take(int32_t slot) {
+  const auto it = std::find(free_slots_.begin(), free_slots_.end(), slot);
+  STRATA_CHECK_MSG(it != free_slots_.end(), "SSM slot {} is not free here", slot);
+  free_slots_.erase(it);
+  allocated_[slot] = 1;
+  zero_slot(slot);
 }
 
 std::optional<int32_t> SsmStatePool::reserve_scratch_slot() {
@@ -78,6 +88,7 @@ void SsmStatePool::free(int32_t slot) {
   STRATA_CHECK_MSG(allocated_[slot], "freeing SSM slot {} which is not allocated", slot);
   allocated_[slot] = 0;
   free_slots_.push_back(slot);
+  if (listener_.freed) listener_.freed(slot);
 }
 
 bool SsmStatePool::is_allocated(int32_t slot) const {
@@ -170,6 +181,7 @@ void SsmStatePool::copy_slot(int32_t src, int32_t dst) {
   check_slot(src);
   check_slot(dst);
   for (int layer = 0; layer < num_layers(); ++layer) copy_layer(layer, src, dst);
+  if (listener_.copied) listener_.copied(src, dst);
 }
 
 void SsmStatePool::copy_layer(int layer, int32_t src, int32_t dst) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -16,6 +17,15 @@
 namespace strata {
 
 enum class SsmStateDType : uint8_t { kF32, kF16 };
+
+// Told of every slot a pool hands out (zeroed), frees or copies over another: what rank 0 of a
+// tensor-parallel group repeats on the other ranks' pools, which hold the same slots of their
+// own heads' state.
+struct SsmSlotListener {
+  std::function<void(int32_t slot)> allocated;
+  std::function<void(int32_t slot)> freed;
+  std::function<void(int32_t src, int32_t dst)> copied;
+};
 
 class SsmStatePool {
  public:
@@ -29,6 +39,9 @@ class SsmStatePool {
   std::optional<int32_t> allocate();
   // Freeing a slot that is not allocated is a broken invariant (STRATA_CHECK).
   void free(int32_t slot);
+  // Another rank's allocate() repeated here: `slot`, which must be free, zeroed.
+  void take(int32_t slot);
+  void set_listener(SsmSlotListener listener) { listener_ = std::move(listener); }
   bool is_allocated(int32_t slot) const;
   int num_free() const { return static_cast<int>(free_slots_.size()); }
   int capacity() const { return num_slots_ - num_scratch_; }  // slots sequences may allocate
@@ -76,6 +89,7 @@ class SsmStatePool {
   // One slot's row of a slot-major layer array.
   static Tensor slot_row(const Tensor& states, int32_t slot) { return states.slice_rows(slot, slot + 1); }
 
+  SsmSlotListener listener_;
   std::vector<SsmLayerShape> layers_;
   int num_slots_;
   int num_scratch_ = 0;  // slots taken by reserve_scratch_slot

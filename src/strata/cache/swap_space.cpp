@@ -68,14 +68,18 @@ void SwapSpace::release(SwappedMemory& swapped) {
   swapped = {};
 }
 
-void SwapSpace::copy_out_at(std::span<const int32_t> device_blocks, std::span<const int32_t> host_blocks) {
-  STRATA_CHECK(device_blocks.size() == host_blocks.size());
+void SwapSpace::copy_out_at(std::span<const int32_t> device_blocks, std::span<const int32_t> host_blocks, int32_t slot,
+                            int32_t host_slot) {
+  STRATA_CHECK(device_blocks.size() == host_blocks.size() && (slot >= 0) == (host_slot >= 0));
   if (has_kv_) blocks_.copy_out(device_blocks, host_blocks);
+  if (slot >= 0) slots_.copy_out(std::span<const int32_t>(&slot, 1), std::span<const int32_t>(&host_slot, 1));
 }
 
-void SwapSpace::copy_in_at(std::span<const int32_t> host_blocks, std::span<const int32_t> device_blocks) {
-  STRATA_CHECK(device_blocks.size() == host_blocks.size());
+void SwapSpace::copy_in_at(std::span<const int32_t> host_blocks, std::span<const int32_t> device_blocks,
+                           int32_t host_slot, int32_t slot) {
+  STRATA_CHECK(device_blocks.size() == host_blocks.size() && (slot >= 0) == (host_slot >= 0));
   if (has_kv_) blocks_.copy_in(host_blocks, device_blocks);
+  if (slot >= 0) slots_.copy_in(std::span<const int32_t>(&host_slot, 1), std::span<const int32_t>(&slot, 1));
 }
 
 int64_t SwapSpace::bytes() const {

@@ -47,10 +47,12 @@ class SwapSpace {
   // Copies back into `block_table`'s first blocks and `slot`, and frees the host rows.
   void swap_in(SwappedMemory& swapped, std::span<const int32_t> block_table, int32_t slot);
   void release(SwappedMemory& swapped);
-  // Another tensor-parallel rank's swap repeated here: the same KV blocks to or from the same
-  // host rows, which rank 0's swap_out chose (no allocation: this space only mirrors rank 0's).
-  void copy_out_at(std::span<const int32_t> device_blocks, std::span<const int32_t> host_blocks);
-  void copy_in_at(std::span<const int32_t> host_blocks, std::span<const int32_t> device_blocks);
+  // Another tensor-parallel rank's swap repeated here: the same KV blocks and SSM slot (-1:
+  // none) to or from the same host rows, which rank 0's swap_out chose (no allocation here).
+  void copy_out_at(std::span<const int32_t> device_blocks, std::span<const int32_t> host_blocks, int32_t slot,
+                   int32_t host_slot);
+  void copy_in_at(std::span<const int32_t> host_blocks, std::span<const int32_t> device_blocks, int32_t host_slot,
+                  int32_t slot);
 
   int32_t num_host_blocks() const { return has_kv_ ? blocks_.num_rows() : 0; }
   int32_t num_host_slots() const { return slots_.num_rows(); }

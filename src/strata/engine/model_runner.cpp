@@ -33,6 +33,11 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   if (model.parts().kv_cache_rows_f32 && options_.kv_cache_dtype == KvCacheDType::kFp8)
     fail("{} keeps per-token layer state in f32 KV-cache rows, which an fp8 cache cannot hold; drop "
          "--kv-cache-dtype fp8", config.model_type);
+  if (options_.tensor_parallel != nullptr) {
+    // Rank 0's slot ids name slots everywhere; its commands size them from flags ranks skip.
+    options_.num_ssm_slots = first_rank_value(*options_.tensor_parallel, options_.num_ssm_slots);
+    options_.max_verify_tokens = first_rank_value(*options_.tensor_parallel, options_.max_verify_tokens);
+  }
   KvCacheShape shape = kv_cache_shape(model, backend, options_.block_size, options_.kv_cache_dtype);
   std::unique_ptr<SsmStatePool> ssm_pool;
   std::unique_ptr<VerifyStateBuffers> verify_states;
@@ -69,7 +74,8 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
       .copy_kv_block = [this](int32_t src, int32_t dst) { copy_kv_block(src, dst); },
       .kv_pools = std::move(kv_pools),
       .backend = &backend_,
-      .swap_listener = swap_listener()});
+      .memory_listener = memory_listener()});
+  repeat_slots_on_other_ranks();  // after the scratch slot: every rank reserved the same one
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
 }
@@ -97,7 +103,7 @@ constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
 
 // GPU: what gpu_memory_utilization leaves after weights and the activation reserve.
 // CPU: room for 8 sequences of the model's maximum length, within kCpuKvBudgetBytes.
-SwapListener ModelRunner::swap_listener() {
+MemoryListener ModelRunner::memory_listener() {
   if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return {};
   auto to_vector = [](std::span<const int32_t> ids) { return std::vector<int32_t>(ids.begin(), ids.end()); };
   return {.swap_space = [this](int64_t bytes) {
@@ -106,12 +112,31 @@ SwapListener ModelRunner::swap_listener() {
           .copy = [this, to_vector](const SwapCopy& copy) {
             send_to_other_ranks({.kind = copy.out ? RankMessage::Kind::kSwapOut : RankMessage::Kind::kSwapIn,
                                  .device_blocks = to_vector(copy.device_blocks),
-                                 .host_blocks = to_vector(copy.host_blocks)});
+                                 .host_blocks = to_vector(copy.host_blocks),
+                                 .device_slot = copy.device_slot,
+                                 .host_slot = copy.host_slot});
+          },
+          .roll_back = [this](int32_t slot, int32_t num_verified, int32_t num_accepted) {
+            send_to_other_ranks({.kind = RankMessage::Kind::kRollBackSsmSlot, .ssm_slot = slot,
+                                 .num_verified = num_verified, .num_accepted = num_accepted});
           }};
+}
+
+void ModelRunner::repeat_slots_on_other_ranks() {
+  if (memory_->ssm() == nullptr || options_.tensor_parallel == nullptr) return;
+  if (options_.tensor_parallel->rank() != 0) return;
+  using Kind = RankMessage::Kind;
+  memory_->ssm()->set_listener({
+      .allocated = [this](int32_t slot) { send_to_other_ranks({.kind = Kind::kTakeSsmSlot, .ssm_slot = slot}); },
+      .freed = [this](int32_t slot) { send_to_other_ranks({.kind = Kind::kFreeSsmSlot, .ssm_slot = slot}); },
+      .copied = [this](int32_t src, int32_t dst) {
+        send_to_other_ranks({.kind = Kind::kCopySsmSlot, .ssm_slot = dst, .ssm_src_slot = src});
+      }});
 }
 
 void ModelRunner::send_to_other_ranks(const RankMessage& message) {
   if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return;
+  if (group_lost_) return;  // freeing what sequences held after the loss: nothing left to tell
   Communicator& control = options_.tensor_parallel_control ? *options_.tensor_parallel_control : *options_.tensor_parallel;
   try {
     send_to_ranks(control, message);
@@ -123,6 +148,7 @@ void ModelRunner::send_to_other_ranks(const RankMessage& message) {
 // Once a rank is gone or a step failed halfway, the ranks are out of step for good: the engine
 // treats it as a lost device (every request fails, /health says so) so the server can restart.
 void ModelRunner::lose_group(const std::exception& error) {
+  group_lost_ = true;
   throw DeviceError(fmt::format("the tensor-parallel group is lost; restart the server: {}", error.what()),
                     /*sticky=*/true);
 }
@@ -182,6 +208,7 @@ Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
 Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
   if (options_.tensor_parallel == nullptr) return run_step(step, pending_ids);
+  if (group_lost_) throw DeviceError("the tensor-parallel group is lost; restart the server", /*sticky=*/true);
   send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
                        .min_blocks_per_row = step.max_blocks_per_row()});
   try {

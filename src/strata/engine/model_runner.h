@@ -123,10 +123,12 @@ class ModelRunner {
   int64_t auto_kv_blocks(const KvCacheShape& shape) const;
   // Rank 0 of a tensor-parallel group: sends `message` to the other ranks; a no-op elsewhere.
   void send_to_other_ranks(const RankMessage& message);
-  [[noreturn]] static void lose_group(const std::exception& error);
+  [[noreturn]] void lose_group(const std::exception& error);
   Tensor run_step(StepBatch& step, const Tensor& pending_ids);  // execute_on_device's work on this rank
   // Rank 0 of a tensor-parallel group: repeats swaps on the other ranks; empty elsewhere.
-  SwapListener swap_listener();
+  MemoryListener memory_listener();
+  // Rank 0 of a tensor-parallel group: repeats SSM slot allocation, freeing and copies.
+  void repeat_slots_on_other_ranks();
   // Copies one KV block's contents (every attention layer) into another block.
   Tensor forward(const StepBatch& step);
   // The captured batch size for a decode-only step, 0 when it runs eagerly.
@@ -150,6 +152,7 @@ class ModelRunner {
   int32_t padding_ssm_slot_ = -1;  // scratch SSM slot of graph padding rows (hybrid models)
   std::map<int64_t, DecodeGraph> graphs_;
   const LoraSet* lora_ = nullptr;
+  bool group_lost_ = false;  // a rank is gone or out of step: nothing more is sent
   Tensor last_hidden_states_;
   Tensor last_aux_hidden_states_;
 };

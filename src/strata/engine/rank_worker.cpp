@@ -17,7 +17,14 @@ void serve_first_rank(ModelRunner& runner, Communicator& control) {
       case RankMessage::Kind::kSwapOut:
       case RankMessage::Kind::kSwapIn:
         runner.memory().repeat_swap({.out = message.kind == RankMessage::Kind::kSwapOut,
-                                     .device_blocks = message.device_blocks, .host_blocks = message.host_blocks});
+                                     .device_blocks = message.device_blocks, .host_blocks = message.host_blocks,
+                                     .device_slot = message.device_slot, .host_slot = message.host_slot});
+        break;
+      case RankMessage::Kind::kTakeSsmSlot: runner.ssm_pool()->take(message.ssm_slot); break;
+      case RankMessage::Kind::kFreeSsmSlot: runner.memory().free_slot(message.ssm_slot); break;  // and its verify rows
+      case RankMessage::Kind::kCopySsmSlot: runner.ssm_pool()->copy_slot(message.ssm_src_slot, message.ssm_slot); break;
+      case RankMessage::Kind::kRollBackSsmSlot:
+        runner.memory().roll_back(message.ssm_slot, message.num_verified, message.num_accepted);
         break;
       case RankMessage::Kind::kStep: {
         StepBatch step(std::move(message.rows), message.block_size, message.min_blocks_per_row);

@@ -110,6 +110,19 @@ std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
     case RankMessage::Kind::kSwapIn:
       w.put_vector(message.device_blocks);
       w.put_vector(message.host_blocks);
+      w.put(message.device_slot);
+      w.put(message.host_slot);
+      break;
+    case RankMessage::Kind::kTakeSsmSlot:
+    case RankMessage::Kind::kFreeSsmSlot:
+    case RankMessage::Kind::kCopySsmSlot:
+      w.put(message.ssm_slot);
+      w.put(message.ssm_src_slot);
+      break;
+    case RankMessage::Kind::kRollBackSsmSlot:
+      w.put(message.ssm_slot);
+      w.put(message.num_verified);
+      w.put(message.num_accepted);
       break;
     case RankMessage::Kind::kStop: break;
   }
@@ -137,6 +150,19 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
     case RankMessage::Kind::kSwapIn:
       message.device_blocks = r.get_vector<int32_t>();
       message.host_blocks = r.get_vector<int32_t>();
+      message.device_slot = r.get<int32_t>();
+      message.host_slot = r.get<int32_t>();
+      break;
+    case RankMessage::Kind::kTakeSsmSlot:
+    case RankMessage::Kind::kFreeSsmSlot:
+    case RankMessage::Kind::kCopySsmSlot:
+      message.ssm_slot = r.get<int32_t>();
+      message.ssm_src_slot = r.get<int32_t>();
+      break;
+    case RankMessage::Kind::kRollBackSsmSlot:
+      message.ssm_slot = r.get<int32_t>();
+      message.num_verified = r.get<int32_t>();
+      message.num_accepted = r.get<int32_t>();
       break;
     case RankMessage::Kind::kStop: break;
     default: STRATA_CHECK_MSG(false, "unknown rank message kind {}", static_cast<int>(message.kind));
@@ -156,18 +182,26 @@ RankMessage receive_from_first_rank(Communicator& group) {
   return decode_rank_message(bytes);
 }
 
+namespace {
+
+int64_t value_of_rank(Communicator& group, int64_t value, int root) {
+  std::vector<uint8_t> bytes(sizeof value);
+  std::memcpy(bytes.data(), &value, sizeof value);
+  group.broadcast_bytes(bytes, root);
+  STRATA_CHECK(bytes.size() == sizeof value);
+  int64_t theirs = 0;
+  std::memcpy(&theirs, bytes.data(), sizeof theirs);
+  return theirs;
+}
+
+}  // namespace
+
 int64_t min_over_ranks(Communicator& group, int64_t value) {
   int64_t smallest = value;
-  for (int root = 0; root < group.world_size(); ++root) {
-    std::vector<uint8_t> bytes(sizeof value);
-    std::memcpy(bytes.data(), &value, sizeof value);
-    group.broadcast_bytes(bytes, root);
-    STRATA_CHECK(bytes.size() == sizeof value);
-    int64_t theirs = 0;
-    std::memcpy(&theirs, bytes.data(), sizeof theirs);
-    smallest = std::min(smallest, theirs);
-  }
+  for (int root = 0; root < group.world_size(); ++root) smallest = std::min(smallest, value_of_rank(group, value, root));
   return smallest;
 }
+
+int64_t first_rank_value(Communicator& group, int64_t value) { return value_of_rank(group, value, 0); }
 
 }  // namespace strata

@@ -13,7 +13,10 @@
 namespace strata {
 
 struct RankMessage {
-  enum class Kind : uint8_t { kStep = 1, kCopyKvBlock = 2, kStop = 3, kSwapSpace = 4, kSwapOut = 5, kSwapIn = 6 };
+  enum class Kind : uint8_t {
+    kStep = 1, kCopyKvBlock = 2, kStop = 3, kSwapSpace = 4, kSwapOut = 5, kSwapIn = 6,
+    kTakeSsmSlot = 7, kFreeSsmSlot = 8, kCopySsmSlot = 9, kRollBackSsmSlot = 10,
+  };
   Kind kind = Kind::kStop;
   std::vector<StepRow> rows;        // kStep
   int64_t block_size = 0;           // kStep
@@ -21,6 +24,9 @@ struct RankMessage {
   int32_t src_block = -1, dst_block = -1;  // kCopyKvBlock
   int64_t swap_space_bytes = 0;     // kSwapSpace: start with this many bytes; 0: stop
   std::vector<int32_t> device_blocks, host_blocks;  // kSwapOut, kSwapIn: pairwise
+  int32_t device_slot = -1, host_slot = -1;          // kSwapOut, kSwapIn: -1 without SSM state
+  int32_t ssm_slot = -1, ssm_src_slot = -1;  // kTakeSsmSlot, kFreeSsmSlot: ssm_slot; kCopySsmSlot: src to slot
+  int32_t num_verified = 0, num_accepted = 0;  // kRollBackSsmSlot (of ssm_slot)
 };
 
 // Throws an Error for rows a rank cannot rebuild from bytes (images, token types, pending samples).
@@ -35,5 +41,7 @@ RankMessage receive_from_first_rank(Communicator& group);
 
 // Every rank: the smallest of the ranks' values (each rank's broadcast in turn).
 int64_t min_over_ranks(Communicator& group, int64_t value);
+// Every rank: rank 0's value.
+int64_t first_rank_value(Communicator& group, int64_t value);
 
 }  // namespace strata
