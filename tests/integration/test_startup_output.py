@@ -41,7 +41,7 @@ def test_summary_precedes_the_ready_line(smol):
 def test_help_groups_the_flags():
     out = subprocess.run([str(BINARY), "serve", "--help"], capture_output=True, text=True, check=True).stdout
     headings = [line[:-1] for line in out.splitlines() if re.fullmatch(r"[A-Z][A-Za-z ]*:", line)]
-    assert headings == ["Positionals", "Options", "Model", "Load", "Device", "Cache", "Frontend", "HTTP limits",
+    assert headings == ["Positionals", "Options", "Model", "Load", "Device", "Cache", "Parallel", "Frontend", "HTTP limits",
                         "Images", "Scheduler", "Speculative", "LoRA"]
     model = out.split("\nModel:\n")[1].split("\n\n")[0]
     assert "--max-model-len" in model and "--served-model-name" in model
