@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pytest_paths import BINARY, FIXTURES  # noqa: E402
+from pytest_paths import BINARY, FIXTURES, LOCAL_FIXTURES  # noqa: E402
 from strata_server import Server, get, request  # noqa: E402
 
 TOKENS = ",".join(str((i * 37 + 11) % 200) for i in range(40))
@@ -43,10 +43,10 @@ def logits(tmp_path: Path, model: str, size: int) -> np.ndarray:
     return read_logits(out)
 
 
-# MoE models split their experts by range (expert parallelism): 8, 4 and 4 experts here. Hybrid
-# models split their recurrent heads too; Qwen3-Next's 2 Gated DeltaNet key heads stop at 2 ranks.
+# MoE models split their experts by range (expert parallelism): 8, 4 and 4 experts here;
+# DeepSeek-V3 its latent attention's heads too. Hybrid models split their recurrent heads; Qwen3-Next's 2 Gated DeltaNet key heads stop at 2 ranks.
 @pytest.mark.parametrize("model", ["llama", "qwen3", "qwen3_moe", "mixtral", "gpt_oss", "qwen3_next", "mamba2",
-                                   "nemotron_h"])
+                                   "nemotron_h", "deepseek_v3"])
 def test_split_ranks_give_the_logits_of_one(tmp_path, model):
     if not (FIXTURES / "hf" / model).exists():
         pytest.skip(f"fixture {model} is missing")
@@ -69,8 +69,8 @@ def test_a_size_that_does_not_divide_the_heads_is_an_error(tmp_path):
 
 
 def test_a_model_whose_layers_do_not_split_is_an_error(tmp_path):
-    """DeepSeek-V3's MLA layers do not split (its MoE layers would)."""
-    result = subprocess.run([str(BINARY), "logits", "--model", str(FIXTURES / "hf" / "deepseek_v3"), "--device", "cpu",
+    """DeepSeek-V4's compressed attention does not split (its MoE layers would)."""
+    result = subprocess.run([str(BINARY), "logits", "--model", str(LOCAL_FIXTURES / "hf" / "deepseek_v4"), "--device", "cpu",
                              "--tokens", "1,2,3", "--out", str(tmp_path / "x.safetensors"),
                              "--tensor-parallel-size", "2"],
                             capture_output=True, text=True, timeout=60)

@@ -2,7 +2,8 @@
 // each with its own backend and the shared-memory communicator) give the logits of one rank, for
 // prefill, chunked prefill and decode; MoE fixtures split their experts by range; hybrid
 // fixtures split Gated DeltaNet's key and value heads and Mamba-2's heads and groups, each rank's
-// SSM state holding its heads. What cannot split (MLA here) is refused when the model is built.
+// SSM state holding its heads; DeepSeek-V3's latent attention splits its heads. What cannot split
+// (DeepSeek-V4's compressed attention here) is refused when the model is built.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -122,8 +123,10 @@ TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
 
 INSTANTIATE_TEST_SUITE_P(DenseFixtures, TensorParallelFixture,
                          ::testing::Values("llama", "qwen2", "qwen3", "gemma3_text"));
-// Expert parallelism: each rank holds num_experts / ranks experts (8, 4 and 4 here).
-INSTANTIATE_TEST_SUITE_P(MoeFixtures, TensorParallelFixture, ::testing::Values("qwen3_moe", "mixtral", "gpt_oss"));
+// Expert parallelism: each rank holds num_experts / ranks experts (8, 4 and 4 here). DeepSeek-V3
+// also splits its latent attention's heads (q_lora_rank 64, and none in deepseek_v3_yarn).
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, TensorParallelFixture,
+                         ::testing::Values("qwen3_moe", "mixtral", "gpt_oss", "deepseek_v3", "deepseek_v3_yarn"));
 // Recurrent mixers: Gated DeltaNet (grouped in_proj_qkvz, or Qwen3.5's split projections) and
 // Mamba-2 with its one group kept by every rank and its norm over the whole intermediate.
 INSTANTIATE_TEST_SUITE_P(HybridFixtures, TensorParallelFixture,
@@ -188,7 +191,7 @@ TEST(TensorParallel, RefusesSizesThatDoNotDivideTheRecurrentHeads) {
 TEST(TensorParallel, RefusesLayersThatDoNotSplit) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
   try {
-    load_model({.model_path = fixture_path("hf/deepseek_v3"), .shard = {.rank = 0, .size = 2}}, *backend);
+    load_model({.model_path = fixture_path("hf/deepseek_v4"), .shard = {.rank = 0, .size = 2}}, *backend);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not split over tensor-parallel ranks yet"), std::string::npos)

@@ -57,7 +57,8 @@ MoeOptions moe_options(const ModelConfig& config) {
 std::unique_ptr<Model> build_deepseek_v3(const ModelConfig& config, const ModelWeights& weights) {
   const MlaOptions mla = mla_options(config);
   Model::Parts parts = decoder_parts(config, weights);
-  parts.kv_cache_heads = mla.num_heads;
+  const auto [head_begin, head_end] = weights.shard().range(mla.num_heads, "num_attention_heads");
+  parts.kv_cache_heads = head_end - head_begin;  // this rank's heads, each expanded from the latent
   parts.kv_cache_head_dim = mla.qk_head_dim();
   auto model = std::make_unique<Model>(config, std::move(parts));
   const int64_t first_moe = config.get_int("first_k_dense_replace", 0);

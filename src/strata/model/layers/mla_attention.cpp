@@ -3,6 +3,7 @@
 #include "strata/model/layers/attention.h"
 
 #include "strata/model/layers/normed_input.h"
+#include "strata/model/layers/row_parallel.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/mla.h"
 #include "strata/ops/paged_attention.h"
@@ -21,7 +22,7 @@ std::vector<int64_t> MlaAttention::head_rows() const {
   const MlaOptions& o = options_;
   const std::vector<int64_t> order = rope_order();
   std::vector<int64_t> rows;
-  for (int64_t h = 0; h < o.num_heads; ++h) {
+  for (int64_t h = first_head_; h < first_head_ + o.num_heads; ++h) {
     const int64_t base = h * o.qk_head_dim();
     for (int64_t i : order) rows.push_back(base + o.qk_nope_head_dim + i);
     for (int64_t i = 0; i < o.qk_nope_head_dim; ++i) rows.push_back(base + i);
@@ -29,11 +30,15 @@ std::vector<int64_t> MlaAttention::head_rows() const {
   return rows;
 }
 
-MlaAttention::MlaAttention(const MlaOptions& options, const WeightScope& w) : options_(options) {
+MlaAttention::MlaAttention(const MlaOptions& options, const WeightScope& w)
+    : options_(options), num_checkpoint_heads_(options.num_heads) {
   ops::check_paged_attention_supported(w.device(), options.qk_head_dim(), w.prefix());
-  const MlaOptions& o = options;
+  const auto [head_begin, head_end] = w.shard().range(options.num_heads, "num_attention_heads");
+  first_head_ = head_begin;
+  options_.num_heads = head_end - head_begin;
+  const MlaOptions& o = options_;
   const ModelWeights& weights = w.weights();
-  const int64_t q_rows = o.num_heads * o.qk_head_dim();
+  const int64_t q_rows = num_checkpoint_heads_ * o.qk_head_dim();
   const ops::RmsNormParams norm{.eps = o.rms_norm_eps};
   if (o.q_lora_rank > 0) {
     q_a_proj_ = w.get("q_a_proj.weight", {o.q_lora_rank, o.hidden_size});
@@ -49,8 +54,11 @@ MlaAttention::MlaAttention(const MlaOptions& options, const WeightScope& w) : op
   kv_a_latent_ = weights.gathered_rows(w.name("kv_a_proj_with_mqa.weight"), kv_a, latent_rows);
   kv_a_rope_ = weights.gathered_rows(w.name("kv_a_proj_with_mqa.weight"), kv_a, rope_rows);
   kv_a_norm_ = {w.get("kv_a_layernorm.weight", {o.kv_lora_rank}), norm};
-  kv_b_proj_ = w.get("kv_b_proj.weight", {o.num_heads * (o.qk_nope_head_dim + o.v_head_dim), o.kv_lora_rank});
-  o_proj_ = w.get("o_proj.weight", {o.hidden_size, o.num_heads * o.v_head_dim});
+  const int64_t kv_b_head = o.qk_nope_head_dim + o.v_head_dim;
+  kv_b_proj_ = w.row_range("kv_b_proj.weight", {num_checkpoint_heads_ * kv_b_head, o.kv_lora_rank},
+                           head_begin * kv_b_head, head_end * kv_b_head);
+  o_proj_ = w.column_shard("o_proj.weight", {o.hidden_size, num_checkpoint_heads_ * o.v_head_dim},
+                           "num_attention_heads * v_head_dim");
   inv_freq_ = rope_inv_freq(o.rope, weights.backend());
 }
 
@@ -93,6 +101,11 @@ void MlaAttention::forward(const StepBatch& step, NormedInput& in, const Tensor&
                        {.scale = o.scale}, attn);
   Tensor attn_v = ctx.temp({t, nh, o.v_head_dim});
   ops::narrow_heads(attn, attn_v);
+  if (ctx.tensor_parallel != nullptr) {
+    Tensor partial = ctx.temp({t, o.hidden_size});
+    ops::linear(attn_v.reshape({t, nh * o.v_head_dim}), o_proj_, Tensor(), partial);
+    return finish_row_parallel(partial, out, write, ctx);
+  }
   ops::linear(attn_v.reshape({t, nh * o.v_head_dim}), o_proj_, Tensor(), out,
               {.accumulate = write == SublayerWrite::kAdd});
 }

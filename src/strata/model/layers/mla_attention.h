@@ -2,7 +2,9 @@
 // q_a -> norm -> q_b path; keys and values from one compressed latent (kv_a -> norm ->
 // kv_b) plus a rotary key part shared by all heads. The latent is expanded per head into
 // the ordinary paged cache (ops/mla.h), so the ordinary attention kernels serve it; the
-// rotary dims are moved to the front of each head, de-interleaved, at load.
+// rotary dims are moved to the front of each head, de-interleaved, at load. Under tensor
+// parallelism a rank holds its query heads' rows of q(_b)_proj and kv_b_proj and their
+// columns of o_proj; the small q_a and kv_a projections are replicated, as vLLM keeps them.
 #pragma once
 
 #include "strata/model/layer.h"
@@ -31,7 +33,7 @@ struct MlaOptions {
 class MlaAttention final : public Mixer {
  public:
   MlaAttention(const MlaOptions& options, const WeightScope& w);
-  LayerCaps caps() const override { return {.uses_kv_cache = true}; }
+  LayerCaps caps() const override { return {.uses_kv_cache = true, .tensor_parallel = true}; }
   void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
                SublayerWrite write) const override;
 
@@ -43,7 +45,10 @@ class MlaAttention final : public Mixer {
   std::vector<int64_t> head_rows() const;
   void project_q(const Tensor& h, const Tensor& q, ForwardContext& ctx) const;
 
-  MlaOptions options_;
+  MlaOptions options_;            // num_heads: this rank's heads
+  int64_t first_head_ = 0;        // this rank's first head of the checkpoint's
+  int64_t num_checkpoint_heads_ = 0;
+  // H below: this rank's heads.
   Tensor q_proj_;                 // [H * qk, hidden] (no q_lora_rank), rows per head [rope | nope]
   Tensor q_a_proj_, q_b_proj_;    // [q_lora, hidden], [H * qk, q_lora] rows per head [rope | nope]
   RmsNorm q_a_norm_;              // [q_lora]
