@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "strata/core/error.h"
+#include "strata/model/multimodal_prompt.h"
 
 namespace strata {
 namespace {
@@ -22,6 +23,11 @@ class Writer {
   void put_vector(const std::vector<T>& values) {
     put<uint32_t>(static_cast<uint32_t>(values.size()));
     for (const T& v : values) put(v);
+  }
+  void put_bytes(const void* data, size_t n) {
+    const size_t at = bytes.size();
+    bytes.resize(at + n);
+    std::memcpy(bytes.data() + at, data, n);
   }
   std::vector<uint8_t> bytes;
 };
@@ -43,6 +49,11 @@ class Reader {
     for (T& v : values) v = get<T>();
     return values;
   }
+  void get_bytes(void* data, size_t n) {
+    STRATA_CHECK_MSG(at_ + n <= bytes_.size(), "a rank message ends early ({} bytes)", bytes_.size());
+    std::memcpy(data, bytes_.data() + at_, n);
+    at_ += n;
+  }
   bool done() const { return at_ == bytes_.size(); }
 
  private:
@@ -50,10 +61,45 @@ class Reader {
   size_t at_ = 0;
 };
 
+// A row's images: every grid (the positions after an image depend on all of them) and the
+// embeddings of those whose placeholders this step computes; rank 0 alone runs the vision tower.
+void put_images(Writer& w, const StepRow& row) {
+  const std::vector<PromptImage>& images = row.multimodal->images();
+  const int32_t begin = row.num_computed_tokens, end = begin + row.q_len();
+  w.put<uint32_t>(static_cast<uint32_t>(images.size()));
+  for (const PromptImage& image : images) {
+    w.put(image.first_token);
+    w.put(image.grid_t);
+    w.put(image.grid_h);
+    w.put(image.grid_w);
+    const bool in_step = image.first_token < end && image.first_token + image.num_tokens() > begin;
+    w.put<uint8_t>(in_step);
+    if (!in_step) continue;
+    STRATA_CHECK(image.embeds.dtype() == DType::kF32 && image.embeds.dim(0) == image.num_tokens());
+    w.put<int64_t>(image.embeds.dim(1));
+    w.put_bytes(image.embeds.data(), static_cast<size_t>(image.embeds.nbytes()));
+  }
+}
+
+std::shared_ptr<const MultimodalPrompt> get_images(Reader& r) {
+  std::vector<PromptImage> images(r.get<uint32_t>());
+  for (PromptImage& image : images) {
+    image.first_token = r.get<int32_t>();
+    image.grid_t = r.get<int32_t>();
+    image.grid_h = r.get<int32_t>();
+    image.grid_w = r.get<int32_t>();
+    if (r.get<uint8_t>() == 0) continue;  // not in this step: its embeddings are never read
+    const int64_t hidden = r.get<int64_t>();
+    image.embeds = Tensor::host(DType::kF32, {image.num_tokens(), hidden});
+    r.get_bytes(image.embeds.data(), static_cast<size_t>(image.embeds.nbytes()));
+  }
+  return std::make_shared<const MultimodalPrompt>(std::move(images));
+}
+
 void put_row(Writer& w, const StepRow& row) {
-  if (row.multimodal || row.token_type_ids || row.pending_sample >= 0)
-    fail("tensor parallelism runs text rows whose tokens are known on the host; this step has {}",
-         row.multimodal ? "images" : row.token_type_ids ? "token types" : "a token sampled on the device");
+  if (row.token_type_ids || row.pending_sample >= 0)
+    fail("tensor parallelism runs rows whose tokens are known on the host; this step has {}",
+         row.token_type_ids ? "token types" : "a token sampled on the device");
   w.put(row.seq_id);
   w.put_vector(row.token_ids);
   w.put(row.num_computed_tokens);
@@ -68,6 +114,8 @@ void put_row(Writer& w, const StepRow& row) {
   w.put(row.logits);
   w.put<uint8_t>(row.padding);
   w.put(row.lora_slot);
+  w.put<uint8_t>(row.multimodal != nullptr);
+  if (row.multimodal) put_images(w, row);
 }
 
 StepRow get_row(Reader& r) {
@@ -86,6 +134,7 @@ StepRow get_row(Reader& r) {
   row.logits = r.get<LogitsMode>();
   row.padding = r.get<uint8_t>() != 0;
   row.lora_slot = r.get<int32_t>();
+  if (r.get<uint8_t>() != 0) row.multimodal = get_images(r);
   return row;
 }
 

@@ -29,7 +29,8 @@ struct RankMessage {
   int32_t num_verified = 0, num_accepted = 0;  // kRollBackSsmSlot (of ssm_slot)
 };
 
-// Throws an Error for rows a rank cannot rebuild from bytes (images, token types, pending samples).
+// Throws an Error for rows a rank cannot rebuild from bytes (token types, pending samples). A row's
+// images travel as their grids, with embeddings only for the images this step's tokens reach.
 std::vector<uint8_t> encode_rank_message(const RankMessage& message);
 // Asserts the bytes are a whole message (they come from encode_rank_message on rank 0).
 RankMessage decode_rank_message(const std::vector<uint8_t>& bytes);

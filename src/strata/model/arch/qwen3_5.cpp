@@ -16,7 +16,10 @@ namespace strata {
 namespace {
 
 // The vision tower of a multimodal checkpoint, on the model's backend (on a GPU, a stream of its own).
+// Under tensor parallelism only rank 0 holds it, whole: the other ranks receive image embeddings
+// with the steps (parallel/step_message.h).
 void add_vision_tower(Model& model, const ModelConfig& config, const ModelWeights& weights) {
+  if (weights.shard().rank > 0) return;
   // Dummy weights follow the config; a real checkpoint must hold the tower to have one.
   const bool has_tower = weights.is_dummy() || !weights.names_under("model.visual.").empty();
   if (!has_tower || !config.raw.contains("vision_config")) return;
