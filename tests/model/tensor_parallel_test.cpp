@@ -9,11 +9,11 @@
 
 #include <cmath>
 #include <fstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "model/fixture_support.h"
+#include "parallel/rank_threads_support.h"
 #include "strata/core/error.h"
 #include "strata/engine/rank_worker.h"
 #include "strata/parallel/communicator.h"
@@ -38,28 +38,19 @@ std::string group_name(int world) {
 // holds zeros there too without any slot operation mirrored.
 Tensor run_split(const LoadOptions& model, int world, const SplitRun& run) {
   Tensor logits;
-  std::vector<std::string> errors(world);
   const std::string group = group_name(world);
-  auto rank_body = [&](int rank) {
-    try {
-      std::unique_ptr<Communicator> comm = make_shared_memory_communicator(
-          {.rank = rank, .world_size = world, .group_name = group, .timeout = std::chrono::seconds(60)});
-      std::unique_ptr<Backend> backend = make_cpu_backend(1);
-      LoadOptions options = model;
-      options.shard = {.rank = rank, .size = world};
-      LoadedModel loaded = load_model(options, *backend);
-      ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
-      if (rank > 0) return serve_first_rank(runner, *comm);
-      logits = run_sequence(runner, run.tokens, run.prefill, run.chunk);
-      send_to_ranks(*comm, {.kind = RankMessage::Kind::kStop});
-    } catch (const std::exception& e) {
-      errors[rank] = e.what();
-    }
-  };
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < world; ++r) ranks.emplace_back(rank_body, r);
-  for (std::thread& t : ranks) t.join();
-  for (int r = 0; r < world; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+  run_rank_threads(world, [&](int rank) {
+    std::unique_ptr<Communicator> comm = make_shared_memory_communicator(
+        {.rank = rank, .world_size = world, .group_name = group, .timeout = std::chrono::seconds(60)});
+    std::unique_ptr<Backend> backend = make_cpu_backend(1);
+    LoadOptions options = model;
+    options.shard = {.rank = rank, .size = world};
+    LoadedModel loaded = load_model(options, *backend);
+    ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
+    if (rank > 0) return serve_first_rank(runner, *comm);
+    logits = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+    send_to_ranks(*comm, {.kind = RankMessage::Kind::kStop});
+  });
   return logits;
 }
 

@@ -19,10 +19,12 @@
 #include "strata/cli/serve_replicas.h"
 #include "strata/core/error.h"
 #include "strata/engine/engine.h"
+#include "strata/engine/rank_worker.h"
 #include "strata/hub/model_reference.h"
 #include "strata/kv_events/kv_events_config.h"
 #include "strata/engine/startup_summary.h"
 #include "strata/lora/lora_set.h"
+#include "strata/parallel/tensor_parallel_group.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
 #include "strata/server/vision_prompt.h"
@@ -65,8 +67,10 @@ struct LoraModules {
   std::unique_ptr<LoraSet> set;  // null without adapters
 };
 
-// --lora-modules name=path ...: PEFT folders, each served under its name.
-LoraModules load_lora_modules(const std::vector<std::string>& specs, const ModelConfig& config, Backend& backend) {
+// --lora-modules name=path ...: PEFT folders, each served under its name; `shard`: this rank's
+// part of them under tensor parallelism.
+LoraModules load_lora_modules(const std::vector<std::string>& specs, const ModelConfig& config, Backend& backend,
+                              const TensorShard& shard) {
   LoraModules modules;
   std::vector<LoraAdapter> adapters;
   for (const std::string& spec : specs) {
@@ -77,8 +81,19 @@ LoraModules load_lora_modules(const std::vector<std::string>& specs, const Model
     modules.paths.push_back(spec.substr(eq + 1));
     adapters.push_back(load_lora_adapter(modules.names.back(), modules.paths.back()));
   }
-  if (!adapters.empty()) modules.set = std::make_unique<LoraSet>(adapters, config, backend);
+  if (!adapters.empty()) modules.set = std::make_unique<LoraSet>(adapters, config, backend, shard);
   return modules;
+}
+
+TensorShard shard_of(const OpenModel& open) { return open.tensor_parallel ? open.tensor_parallel->shard() : TensorShard{}; }
+
+// A rank that rank 0 started (--tensor-parallel-size): its part of the model and of the
+// adapters (every rank has the same --lora-modules, so the same slots), then what rank 0 sends.
+void serve_as_rank(const ServeFlags& flags) {
+  OpenModel open = open_model(flags.model);
+  const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend, shard_of(open));
+  open.runner->set_lora(lora.set.get());
+  serve_first_rank(*open.runner, open.tensor_parallel->control());
 }
 
 // What one client may hold: sizes, total deadlines, connections (docs/serving.md, "HTTP limits").
@@ -305,7 +320,8 @@ std::string pooling_summary(const ModelConfig& config, bool causal) {
 // every replica's runner.
 std::vector<LoraModules> attach_lora(const std::vector<std::string>& specs, ServeReplicas& replicas) {
   std::vector<LoraModules> modules;
-  for (OpenModel& open : replicas.models) modules.push_back(load_lora_modules(specs, open.loaded.config, *open.backend));
+  for (OpenModel& open : replicas.models)
+    modules.push_back(load_lora_modules(specs, open.loaded.config, *open.backend, shard_of(open)));
   for (int32_t r = 0; r < replicas.size(); ++r)
     replicas.runners[r]->set_lora(modules[replicas.models.size() == 1 ? 0 : r].set.get());
   return modules;
@@ -342,7 +358,7 @@ void run_serve(ServeFlags flags) {
   const std::optional<hub::ModelReference> ref = hub::parse_model_reference(flags.model.model);
   const std::string name = ref ? flags.model.model : std::filesystem::path(flags.model.model).filename().string();
   resolve_model_name(flags.model);
-  if (serve_as_tensor_parallel_rank(flags.model)) return;
+  if (flags.model.tensor_parallel.rank > 0) return serve_as_rank(flags);
   const std::string& path = flags.model.model;
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
   fmt::print("strata serve: loading {}\n", path);

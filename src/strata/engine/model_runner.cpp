@@ -92,8 +92,6 @@ void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
 ModelRunner::~ModelRunner() = default;
 
 void ModelRunner::set_lora(const LoraSet* lora) {
-  if (lora != nullptr && options_.tensor_parallel != nullptr)
-    fail("LoRA adapters do not split over tensor-parallel ranks yet; serve them with --tensor-parallel-size 1");
   lora_ = lora;
   graphs_.clear();
 }

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "strata/core/error.h"
+#include "strata/model/layers/attention.h"
 #include "strata/ops/lora.h"
 
 namespace strata {
@@ -23,6 +24,24 @@ std::pair<int64_t, int64_t> module_shape(const ModelConfig& c, LoraModule module
     case LoraModule::kDown: return {c.intermediate_size, c.hidden_size};
   }
   return {0, 0};
+}
+
+// The rows or columns this rank's layers hold: the attention's heads (key/value heads kept by
+// several ranks when there are fewer of them) and the MLP's intermediate columns.
+std::pair<int64_t, int64_t> rank_range(const ModelConfig& c, LoraModule module, const TensorShard& shard) {
+  switch (module) {
+    case LoraModule::kK:
+    case LoraModule::kV: {
+      const auto [begin, end] = kv_head_range(shard, c.num_key_value_heads);
+      return {begin * c.head_dim, end * c.head_dim};
+    }
+    case LoraModule::kQ:
+    case LoraModule::kO: {
+      const auto [begin, end] = shard.range(c.num_attention_heads, "num_attention_heads");
+      return {begin * c.head_dim, end * c.head_dim};
+    }
+    default: return shard.range(c.intermediate_size, "intermediate_size");
+  }
 }
 
 // host_f32 into `dst` (a view of a stack): bf16 on a GPU, as the stacks are held there.
@@ -57,15 +76,23 @@ void check_architecture(const ModelConfig& config) {
 
 }  // namespace
 
-LoraSet::LoraSet(const ModelConfig& config, Backend& backend, int64_t num_slots, int64_t r_max)
+LoraSet::LoraSet(const ModelConfig& config, Backend& backend, const TensorShard& shard, int64_t num_slots,
+                 int64_t r_max)
     : backend_(backend), num_layers_(config.num_hidden_layers), r_max_(r_max), names_(num_slots) {
   check_architecture(config);
-  for (size_t m = 0; m < kNumLoraModules; ++m) shapes_[m] = module_shape(config, static_cast<LoraModule>(m));
+  for (size_t m = 0; m < kNumLoraModules; ++m) {
+    const auto module = static_cast<LoraModule>(m);
+    const auto [in, out] = module_shape(config, module);
+    const auto [begin, end] = rank_range(config, module, shard);
+    parts_[m] = {.in = in, .out = out, .begin = begin, .end = end,
+                 .splits_inputs = module == LoraModule::kO || module == LoraModule::kDown};
+  }
   scales_ = zeros(backend, DType::kF32, {num_slots});
 }
 
-LoraSet::LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend)
-    : LoraSet(config, backend, static_cast<int64_t>(adapters.size()), max_rank(adapters)) {
+LoraSet::LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend,
+                 const TensorShard& shard)
+    : LoraSet(config, backend, shard, static_cast<int64_t>(adapters.size()), max_rank(adapters)) {
   for (const LoraAdapter& adapter : adapters) {
     if (std::ranges::count(adapters, adapter.name, &LoraAdapter::name) > 1)
       fail("two LoRA adapters are named '{}'", adapter.name);
@@ -75,8 +102,8 @@ LoraSet::LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& co
   for (size_t s = 0; s < adapters.size(); ++s) load(static_cast<int32_t>(s), adapters[s]);
 }
 
-LoraSet::LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend)
-    : LoraSet(config, backend, capacity.max_loras, capacity.max_lora_rank) {
+LoraSet::LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend, const TensorShard& shard)
+    : LoraSet(config, backend, shard, capacity.max_loras, capacity.max_lora_rank) {
   if (capacity.max_loras < 1 || capacity.max_lora_rank < 1)
     fail("max_loras ({}) and max_lora_rank ({}) must be at least 1", capacity.max_loras, capacity.max_lora_rank);
   for (int64_t layer = 0; layer < num_layers_; ++layer)
@@ -84,10 +111,25 @@ LoraSet::LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backen
 }
 
 void LoraSet::add_stack(int64_t layer, LoraModule module) {
-  const auto [in, out] = shapes_[static_cast<size_t>(module)];
+  const Part& part = parts_[static_cast<size_t>(module)];
   const int64_t slots = num_slots();
-  stacks_[{layer, module}] = {zeros(backend_, backend_.device().is_cpu() ? DType::kF32 : DType::kBF16, {slots, r_max_, in}),
-                              zeros(backend_, backend_.device().is_cpu() ? DType::kF32 : DType::kBF16, {slots, out, r_max_})};
+  const DType dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16;
+  stacks_[{layer, module}] = {zeros(backend_, dtype, {slots, r_max_, part.local_in()}),
+                              zeros(backend_, dtype, {slots, part.local_out(), r_max_})};
+}
+
+std::pair<Tensor, Tensor> LoraSet::rank_part(const Part& part, const LoraMatrices* m, int64_t rank) const {
+  const int64_t in = part.local_in(), out = part.local_out();
+  Tensor a = Tensor::host(DType::kF32, {1, r_max_, in}), b = Tensor::host(DType::kF32, {1, out, r_max_});
+  std::memset(a.data(), 0, a.nbytes());
+  std::memset(b.data(), 0, b.nbytes());
+  if (m == nullptr) return {a, b};
+  const int64_t in_skip = part.splits_inputs ? part.begin : 0, out_skip = part.splits_inputs ? 0 : part.begin;
+  for (int64_t j = 0; j < rank; ++j)  // rows 0..rank of r_max
+    std::memcpy(a.data_as<float>() + j * in, m->a.data_as<float>() + j * part.in + in_skip, in * sizeof(float));
+  for (int64_t o = 0; o < out; ++o)
+    std::memcpy(b.data_as<float>() + o * r_max_, m->b.data_as<float>() + (o + out_skip) * rank, rank * sizeof(float));
+  return {a, b};
 }
 
 void LoraSet::load(int32_t slot, const LoraAdapter& adapter) {
@@ -96,7 +138,7 @@ void LoraSet::load(int32_t slot, const LoraAdapter& adapter) {
     fail("LoRA adapter '{}' has rank {}, more than max_lora_rank {}; raise max_lora_rank to at least {}", adapter.name,
          adapter.rank, r_max_, adapter.rank);
   for (const auto& [key, m] : adapter.targets) {
-    const auto [in, out] = shapes_[static_cast<size_t>(key.second)];
+    const int64_t in = parts_[static_cast<size_t>(key.second)].in, out = parts_[static_cast<size_t>(key.second)].out;
     if (key.first >= num_layers_ || m.a.dim(1) != in || m.b.dim(0) != out || !stacks_.contains(key))
       fail("LoRA adapter '{}': layer {} projection {} has A {} and B {}; the model has {} layers and this "
            "projection maps {} to {}", adapter.name, key.first, static_cast<int>(key.second), m.a.shape().str(),
@@ -105,17 +147,10 @@ void LoraSet::load(int32_t slot, const LoraAdapter& adapter) {
   // Every stack's slot is rewritten (zero where this adapter has no target), so nothing of the
   // slot's previous adapter stays. The caller's thread may be new to the device.
   backend_.make_current();
-  const int64_t r = adapter.rank;
   for (auto& [key, stack] : stacks_) {
-    const auto [in, out] = shapes_[static_cast<size_t>(key.second)];
-    Tensor a = Tensor::host(DType::kF32, {1, r_max_, in}), b = Tensor::host(DType::kF32, {1, out, r_max_});
-    std::memset(a.data(), 0, a.nbytes());
-    std::memset(b.data(), 0, b.nbytes());
-    if (const auto it = adapter.targets.find(key); it != adapter.targets.end()) {
-      std::memcpy(a.data(), it->second.a.data(), it->second.a.nbytes());  // rows 0..r of r_max
-      for (int64_t o = 0; o < out; ++o)
-        std::memcpy(b.data_as<float>() + o * r_max_, it->second.b.data_as<float>() + o * r, r * sizeof(float));
-    }
+    const auto it = adapter.targets.find(key);
+    const auto [a, b] = rank_part(parts_[static_cast<size_t>(key.second)],
+                                  it == adapter.targets.end() ? nullptr : &it->second, adapter.rank);
     upload(stack.a.slice_rows(slot, slot + 1), a, backend_);
     upload(stack.b.slice_rows(slot, slot + 1), b, backend_);
   }

@@ -2,7 +2,10 @@
 // A and [slots, out, r_max] B, zero where an adapter has a smaller rank or skips that
 // projection), so one ops::lora_add per projection serves a batch whose rows use different
 // adapters. Slot -1 is the base model. The stacks never move: a slot's adapter can be replaced
-// (load) while no request uses that slot, and captured graphs stay valid.
+// (load) while no request uses that slot, and captured graphs stay valid. Under tensor
+// parallelism a rank holds its part as vLLM splits LoRA: B's rows of its output columns for
+// column-parallel projections (q, k, v, gate, up), A's columns of its input for row-parallel
+// ones (o, down), whose delta joins the partial sum before the all-reduce.
 #pragma once
 
 #include <array>
@@ -16,6 +19,7 @@
 #include "strata/core/model_config.h"
 #include "strata/lora/lora_adapter.h"
 #include "strata/model/forward_context.h"
+#include "strata/model/model_weights.h"
 
 namespace strata {
 
@@ -29,9 +33,11 @@ class LoraSet {
  public:
   // A server's fixed adapters: slot i is adapters[i]; only the projections they target get stacks.
   // Throws strata::Error when an adapter does not fit the model (architecture, layer, shape).
-  LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend);
+  // `shard`: this rank's part of a model built for tensor parallelism.
+  LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend,
+          const TensorShard& shard = {});
   // Empty slots with stacks for every projection, filled by load().
-  LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend);
+  LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend, const TensorShard& shard = {});
 
   int32_t num_slots() const { return static_cast<int32_t>(names_.size()); }
   // The slot of the adapter named `name`, or -1.
@@ -47,15 +53,26 @@ class LoraSet {
 
  private:
   struct Stack {
-    Tensor a;  // [slots, r_max, in]
-    Tensor b;  // [slots, out, r_max]
+    Tensor a;  // [slots, r_max, in] (this rank's in)
+    Tensor b;  // [slots, out, r_max] (this rank's out)
   };
-  LoraSet(const ModelConfig& config, Backend& backend, int64_t num_slots, int64_t r_max);
+  // This rank's part of one projection: [begin, end) of the checkpoint's inputs (row-parallel)
+  // or outputs (column-parallel); the whole range on one rank.
+  struct Part {
+    int64_t in = 0, out = 0;        // the checkpoint's shape
+    int64_t begin = 0, end = 0;
+    bool splits_inputs = false;     // o, down
+    int64_t local_in() const { return splits_inputs ? end - begin : in; }
+    int64_t local_out() const { return splits_inputs ? out : end - begin; }
+  };
+  LoraSet(const ModelConfig& config, Backend& backend, const TensorShard& shard, int64_t num_slots, int64_t r_max);
   void add_stack(int64_t layer, LoraModule module);
+  // The adapter's A [r, in] and B [out, r] of this rank's part, in the stacks' [r_max, in] and [out, r_max].
+  std::pair<Tensor, Tensor> rank_part(const Part& part, const LoraMatrices* m, int64_t rank) const;
 
   Backend& backend_;
   int64_t num_layers_ = 0;
-  std::array<std::pair<int64_t, int64_t>, kNumLoraModules> shapes_;  // (in, out) per LoraModule
+  std::array<Part, kNumLoraModules> parts_;  // per LoraModule
   int64_t r_max_ = 0;
   std::map<std::pair<int64_t, LoraModule>, Stack> stacks_;
   Tensor scales_;  // [slots] f32

@@ -182,6 +182,7 @@ void Attention::forward(const StepBatch& step, NormedInput& in, const Tensor& ou
   if (ctx.tensor_parallel != nullptr) {
     Tensor partial = ctx.temp({t, options_.hidden_size});
     ops::linear(attn.reshape({t, nh * hd}), o_proj_, bias_on_first_rank(o_bias_, ctx), partial);
+    apply_lora(ctx, LoraModule::kO, attn.reshape({t, nh * hd}), partial);  // this rank's heads' share
     finish_row_parallel(partial, out, write, ctx);
     return;
   }

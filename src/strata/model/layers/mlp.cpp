@@ -90,6 +90,7 @@ void Mlp::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, Subla
   if (ctx.tensor_parallel != nullptr) {
     Tensor partial = ctx.temp({t, options_.hidden_size});
     ops::linear(up, down_proj_, bias_on_first_rank(down_bias_, ctx), partial);
+    apply_lora(ctx, LoraModule::kDown, up, partial);  // this rank's columns' share
     finish_row_parallel(partial, out, write, ctx);
     return;
   }
