@@ -2,11 +2,14 @@
 // bit into another slot, eviction is GreedyDual-Size (deep prefixes outlive shallow ones of
 // the same age, an old entry still ages out), and the prefix cache moves the snapshots its
 // device slots give up there, matches them, and drops the host copy when the device has one.
+// Under tensor parallelism every copy is told (slot, row) and another rank's SequenceMemory
+// repeating them holds the same states in its own pool.
 #include "strata/cache/snapshot_host_tier.h"
 
 #include <gtest/gtest.h>
 
 #include "strata/cache/prefix_cache.h"
+#include "strata/cache/sequence_memory.h"
 
 namespace strata {
 namespace {
@@ -94,6 +97,49 @@ TEST(SnapshotHostTier, ThePrefixCacheMovesEvictedSnapshotsThereAndMatchesThem) {
   EXPECT_FALSE(cache.host_tier()->contains(h[1]));
   EXPECT_EQ(cache.match(h, 13).ssm_snapshot_slot, s3);
   pool.free(dst);
+}
+
+// Rank 0's tier tells its rows once and each copy with its slot and row (a full tier reuses the
+// evicted entry's row); a second pool repeating them through SequenceMemory ends with the
+// states rank 0 restored.
+TEST(SnapshotHostTier, CopiesAreToldSoAnotherRankRepeatsThem) {
+  std::vector<int32_t> told_rows;
+  std::vector<SnapshotCopy> copies;
+  SequenceMemory rank0{SequenceMemoryParts{
+      .blocks = std::make_unique<BlockPool>(4), .ssm = std::make_unique<SsmStatePool>(kLayers, 3),
+      .verify = std::make_unique<VerifyStateBuffers>(kLayers, 2), .block_size = 4,
+      .memory_listener = {.snapshot_rows = [&](int32_t rows) { told_rows.push_back(rows); },
+                          .snapshot_copy = [&](const SnapshotCopy& c) { copies.push_back(c); }}}};
+  SequenceMemory rank1{SequenceMemoryParts{.blocks = std::make_unique<BlockPool>(4),
+                                           .ssm = std::make_unique<SsmStatePool>(kLayers, 3),
+                                           .verify = std::make_unique<VerifyStateBuffers>(kLayers, 2),
+                                           .block_size = 4}};
+  SsmStatePool& pool = *rank0.ssm();
+  rank0.start_prefix_cache(1, 2 * pool.slot_bytes());
+  EXPECT_EQ(told_rows, (std::vector<int32_t>{2}));
+  rank1.start_snapshot_rows(told_rows[0]);
+  SnapshotHostTier tier(pool, 2 * pool.slot_bytes(), nullptr,
+                        [&](const SnapshotCopy& c) { copies.push_back(c); });
+  const int32_t a = *pool.allocate(), b = *pool.allocate();
+  for (int32_t s = 0; s < 2; ++s) ASSERT_EQ(*rank1.ssm()->allocate(), s == 0 ? a : b);
+  for (float v : {1.5f, 2.5f, 3.5f}) {  // three states into two rows: the shallowest (2.5, 16 tokens) goes
+    set_state(pool, a, v);
+    set_state(*rank1.ssm(), a, 10 * v);
+    tier.store(static_cast<uint64_t>(v * 2), a, v == 2.5f ? 16 : 64);
+    rank1.repeat_snapshot_copy(copies.back());
+  }
+  tier.restore(3, b);  // the state 1.5
+  rank1.repeat_snapshot_copy(copies.back());
+  ASSERT_EQ(copies.size(), 4u);
+  const int32_t expected[4][3] = {{1, a, 0}, {1, a, 1}, {1, a, 1}, {0, b, 0}};  // out, slot, row
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ((std::vector<int32_t>{copies[i].out, copies[i].slot, copies[i].row}),
+              (std::vector<int32_t>(expected[i], expected[i] + 3))) << "copy " << i;
+  float h[4];
+  rank1.ssm()->load_h_state(0, b, h);
+  EXPECT_EQ(h[0], 15.0f);  // rank 1's own value of the state rank 0 restored
+  pool.load_h_state(0, b, h);
+  EXPECT_EQ(h[0], 1.5f);
 }
 
 }  // namespace

@@ -38,6 +38,20 @@ TEST(RankMessage, SsmSlotOperationsKeepTheirSlots) {
   EXPECT_EQ(roll.num_accepted, 2);
 }
 
+TEST(RankMessage, SnapshotTierMessagesKeepTheirRowsAndSlots) {
+  const RankMessage rows =
+      decode_rank_message(encode_rank_message({.kind = RankMessage::Kind::kSnapshotRows, .snapshot_rows = 37}));
+  EXPECT_EQ(rows.kind, RankMessage::Kind::kSnapshotRows);
+  EXPECT_EQ(rows.snapshot_rows, 37);
+  for (RankMessage::Kind kind : {RankMessage::Kind::kSnapshotOut, RankMessage::Kind::kSnapshotIn}) {
+    const RankMessage back =
+        decode_rank_message(encode_rank_message({.kind = kind, .device_slot = 5, .host_slot = 12}));
+    EXPECT_EQ(back.kind, kind);
+    EXPECT_EQ(back.device_slot, 5);
+    EXPECT_EQ(back.host_slot, 12);
+  }
+}
+
 // An image prompt's row: every image's grid travels, and the embeddings of the images this step's
 // tokens reach (here the second, whose placeholders 12..15 overlap tokens 10..13), bit for bit.
 TEST(RankMessage, ImageRowsCarryGridsAndTheEmbeddingsTheStepReads) {

@@ -91,8 +91,10 @@ void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots, int64_t host
                                         KvEventSink* events) {
   STRATA_CHECK(prefix_cache_ == nullptr);
   std::unique_ptr<SnapshotHostTier> host_tier;
-  if (ssm_ != nullptr && host_snapshot_bytes > 0)
-    host_tier = std::make_unique<SnapshotHostTier>(*ssm_, host_snapshot_bytes, backend_);
+  if (ssm_ != nullptr && host_snapshot_bytes > 0) {
+    host_tier = std::make_unique<SnapshotHostTier>(*ssm_, host_snapshot_bytes, backend_, memory_listener_.snapshot_copy);
+    if (memory_listener_.snapshot_rows) memory_listener_.snapshot_rows(host_tier->capacity());
+  }
   prefix_cache_ = std::make_unique<PrefixCache>(*blocks_, block_size_, ssm_.get(), num_snapshot_slots,
                                                 std::move(host_tier));
   prefix_cache_->set_event_sink(events);
@@ -100,14 +102,22 @@ void SequenceMemory::start_prefix_cache(int32_t num_snapshot_slots, int64_t host
 
 void SequenceMemory::stop_prefix_cache() { prefix_cache_.reset(); }
 
+void SequenceMemory::start_snapshot_rows(int32_t num_rows) {
+  STRATA_CHECK(ssm_ != nullptr);
+  snapshot_rows_ = std::make_unique<HostMirror>(ssm_->slot_pools(), num_rows, backend_);
+}
+
+void SequenceMemory::repeat_snapshot_copy(const SnapshotCopy& copy) {
+  STRATA_CHECK_MSG(snapshot_rows_ != nullptr, "rank 0 used its SSM host tier before this rank had its rows");
+  const std::span<const int32_t> slot(&copy.slot, 1), row(&copy.row, 1);
+  if (copy.out) snapshot_rows_->copy_out(slot, row);
+  else snapshot_rows_->copy_in(row, slot);
+}
+
 void SequenceMemory::start_swap_space(int64_t bytes) {
   STRATA_CHECK(swap_ == nullptr);
   if (bytes <= 0) return;
-  std::vector<Tensor> ssm_pools;
-  for (int layer = 0; ssm_ != nullptr && layer < ssm_->num_layers(); ++layer) {
-    ssm_pools.push_back(ssm_->h_states(layer));
-    ssm_pools.push_back(ssm_->conv_states(layer));
-  }
+  std::vector<Tensor> ssm_pools = ssm_ != nullptr ? ssm_->slot_pools() : std::vector<Tensor>{};
   if (memory_listener_.swap_space) memory_listener_.swap_space(bytes);
   swap_ = std::make_unique<SwapSpace>(SwapSpaceParts{.kv_pools = kv_pools_,
                                                      .ssm_pools = std::move(ssm_pools),

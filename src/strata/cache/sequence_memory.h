@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "strata/cache/block_pool.h"
+#include "strata/cache/host_mirror.h"
 #include "strata/cache/prefix_cache.h"
+#include "strata/cache/snapshot_host_tier.h"
 #include "strata/cache/ssm_state_pool.h"
 #include "strata/cache/swap_space.h"
 #include "strata/cache/verify_state_buffers.h"
@@ -36,8 +38,11 @@ struct SwapCopy {
 
 // Told of what changes device state outside a step, for a tensor-parallel rank 0 to repeat on
 // the other ranks: swap space starting (bytes > 0) or stopping (0), each swap copy, each roll
-// back of a verify row (the SSM pool tells its own slot changes: SsmSlotListener).
+// back of a verify row, the SSM snapshots' host tier starting (its rows) and each copy to or
+// from it (the SSM pool tells its own slot changes: SsmSlotListener).
 struct MemoryListener {
+  std::function<void(int32_t num_rows)> snapshot_rows;
+  std::function<void(const SnapshotCopy&)> snapshot_copy;
   std::function<void(int64_t bytes)> swap_space;
   std::function<void(const SwapCopy&)> copy;
   std::function<void(int32_t slot, int32_t num_verified, int32_t num_accepted)> roll_back;
@@ -104,6 +109,10 @@ class SequenceMemory {
   void start_prefix_cache(int32_t num_snapshot_slots, int64_t host_snapshot_bytes = 0, KvEventSink* events = nullptr);
   void stop_prefix_cache();
   PrefixCache* prefix_cache() { return prefix_cache_.get(); }
+  // A tensor-parallel rank: host rows for rank 0's SSM host tier (as many as rank 0 has), and
+  // rank 0's copies between them and the slots, repeated on this rank's part of the state.
+  void start_snapshot_rows(int32_t num_rows);
+  void repeat_snapshot_copy(const SnapshotCopy& copy);
 
   // The stores, for the runner's forward pass and for inspection.
   BlockPool& blocks() { return *blocks_; }
@@ -123,6 +132,7 @@ class SequenceMemory {
   MemoryListener memory_listener_;
   std::unique_ptr<PrefixCache> prefix_cache_;
   std::unique_ptr<SwapSpace> swap_;
+  std::unique_ptr<HostMirror> snapshot_rows_;  // a rank's copy of rank 0's host tier rows
 };
 
 }  // namespace strata

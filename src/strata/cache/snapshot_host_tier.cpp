@@ -3,21 +3,11 @@
 #include "strata/core/error.h"
 
 namespace strata {
-namespace {
 
-std::vector<Tensor> slot_pools(SsmStatePool& pool) {
-  std::vector<Tensor> pools;
-  for (int layer = 0; layer < pool.num_layers(); ++layer) {
-    pools.push_back(pool.h_states(layer));
-    pools.push_back(pool.conv_states(layer));
-  }
-  return pools;
-}
-
-}  // namespace
-
-SnapshotHostTier::SnapshotHostTier(SsmStatePool& pool, int64_t bytes, Backend* backend)
-    : rows_(slot_pools(pool), static_cast<int32_t>(pool.slot_bytes() > 0 ? bytes / pool.slot_bytes() : 0), backend) {}
+SnapshotHostTier::SnapshotHostTier(SsmStatePool& pool, int64_t bytes, Backend* backend,
+                                   std::function<void(const SnapshotCopy&)> on_copy)
+    : rows_(pool.slot_pools(), static_cast<int32_t>(pool.slot_bytes() > 0 ? bytes / pool.slot_bytes() : 0), backend),
+      on_copy_(std::move(on_copy)) {}
 
 void SnapshotHostTier::store(uint64_t hash, int32_t slot, int32_t num_tokens) {
   if (rows_.num_rows() == 0 || entries_.count(hash)) return;
@@ -27,6 +17,7 @@ void SnapshotHostTier::store(uint64_t hash, int32_t slot, int32_t num_tokens) {
     STRATA_CHECK(rows_.allocate(1, row));
   }
   rows_.copy_out(std::span<const int32_t>(&slot, 1), row);
+  if (on_copy_) on_copy_({.out = true, .slot = slot, .row = row[0]});
   Entry& entry = entries_[hash];
   entry.row = row[0];
   entry.value = static_cast<double>(num_tokens) / static_cast<double>(rows_.row_bytes());
@@ -39,6 +30,7 @@ void SnapshotHostTier::store(uint64_t hash, int32_t slot, int32_t num_tokens) {
 void SnapshotHostTier::restore(uint64_t hash, int32_t dst) {
   Entry& entry = entries_.at(hash);
   rows_.copy_in(std::span<const int32_t>(&entry.row, 1), std::span<const int32_t>(&dst, 1));
+  if (on_copy_) on_copy_({.out = false, .slot = dst, .row = entry.row});
   set_priority(hash, entry);
   ++counters_.num_restored;
   counters_.bytes_restored += rows_.row_bytes();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -14,6 +15,13 @@
 #include "strata/cache/ssm_state_pool.h"
 
 namespace strata {
+
+// One copy between a device slot and a host row (out: to the host), told to a tensor-parallel
+// rank 0 so the other ranks repeat it on their own parts of the state.
+struct SnapshotCopy {
+  bool out = true;
+  int32_t slot = -1, row = -1;
+};
 
 struct SnapshotHostTierCounters {
   int64_t num_stored = 0;    // snapshots moved in from the device
@@ -25,8 +33,10 @@ struct SnapshotHostTierCounters {
 
 class SnapshotHostTier {
  public:
-  // At most `bytes` of host memory for whole snapshots of `pool`'s slots.
-  SnapshotHostTier(SsmStatePool& pool, int64_t bytes, Backend* backend);
+  // At most `bytes` of host memory for whole snapshots of `pool`'s slots; each copy is told to
+  // `on_copy` when set.
+  SnapshotHostTier(SsmStatePool& pool, int64_t bytes, Backend* backend,
+                   std::function<void(const SnapshotCopy&)> on_copy = {});
 
   int32_t capacity() const { return rows_.num_rows(); }  // snapshots it can hold
   int64_t num_snapshots() const { return static_cast<int64_t>(entries_.size()); }
@@ -50,6 +60,7 @@ class SnapshotHostTier {
   void evict_one();
 
   HostMirror rows_;
+  std::function<void(const SnapshotCopy&)> on_copy_;
   std::unordered_map<uint64_t, Entry> entries_;
   std::multimap<double, uint64_t> by_priority_;  // lowest first: the next to go
   double clock_ = 0;  // the priority of the last entry evicted

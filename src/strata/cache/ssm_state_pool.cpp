@@ -139,6 +139,15 @@ const Tensor& SsmStatePool::conv_states(int layer) const {
   return conv_[layer];
 }
 
+std::vector<Tensor> SsmStatePool::slot_pools() const {
+  std::vector<Tensor> pools;
+  for (int layer = 0; layer < num_layers(); ++layer) {
+    pools.push_back(h_[layer]);
+    pools.push_back(conv_[layer]);
+  }
+  return pools;
+}
+
 void SsmStatePool::load_h_state(int layer, int32_t slot, float* dst) const {
   check_layer(layer);
   check_slot(slot);

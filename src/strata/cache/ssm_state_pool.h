@@ -64,6 +64,8 @@ class SsmStatePool {
   // Slot-major arrays of a layer for kernels that index slots themselves.
   const Tensor& h_states(int layer) const;          // [num_slots, h_state_elems] f32 or f16
   const Tensor& conv_states(int layer) const;       // [num_slots, conv_state_elems] f32
+  // Every layer's h_states then conv_states, in layer order: a slot is one row of each.
+  std::vector<Tensor> slot_pools() const;
 
   // f32 copies between host memory and a slot, in both storage modes (f16 rounds to nearest
   // even) and on every device (a device pool waits for its copy out).

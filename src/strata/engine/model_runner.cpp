@@ -104,7 +104,7 @@ constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
 MemoryListener ModelRunner::memory_listener() {
   if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return {};
   auto to_vector = [](std::span<const int32_t> ids) { return std::vector<int32_t>(ids.begin(), ids.end()); };
-  return {.swap_space = [this](int64_t bytes) {
+  MemoryListener listener{.swap_space = [this](int64_t bytes) {
             send_to_other_ranks({.kind = RankMessage::Kind::kSwapSpace, .swap_space_bytes = bytes});
           },
           .copy = [this, to_vector](const SwapCopy& copy) {
@@ -118,6 +118,14 @@ MemoryListener ModelRunner::memory_listener() {
             send_to_other_ranks({.kind = RankMessage::Kind::kRollBackSsmSlot, .ssm_slot = slot,
                                  .num_verified = num_verified, .num_accepted = num_accepted});
           }};
+  listener.snapshot_rows = [this](int32_t rows) {
+    send_to_other_ranks({.kind = RankMessage::Kind::kSnapshotRows, .snapshot_rows = rows});
+  };
+  listener.snapshot_copy = [this](const SnapshotCopy& copy) {
+    send_to_other_ranks({.kind = copy.out ? RankMessage::Kind::kSnapshotOut : RankMessage::Kind::kSnapshotIn,
+                         .device_slot = copy.slot, .host_slot = copy.row});
+  };
+  return listener;
 }
 
 void ModelRunner::repeat_slots_on_other_ranks() {

@@ -26,6 +26,12 @@ void serve_first_rank(ModelRunner& runner, Communicator& control) {
       case RankMessage::Kind::kRollBackSsmSlot:
         runner.memory().roll_back(message.ssm_slot, message.num_verified, message.num_accepted);
         break;
+      case RankMessage::Kind::kSnapshotRows: runner.memory().start_snapshot_rows(message.snapshot_rows); break;
+      case RankMessage::Kind::kSnapshotOut:
+      case RankMessage::Kind::kSnapshotIn:
+        runner.memory().repeat_snapshot_copy({.out = message.kind == RankMessage::Kind::kSnapshotOut,
+                                              .slot = message.device_slot, .row = message.host_slot});
+        break;
       case RankMessage::Kind::kStep: {
         StepBatch step(std::move(message.rows), message.block_size, message.min_blocks_per_row);
         runner.execute_on_device(step);  // its logits are rank 0's to read

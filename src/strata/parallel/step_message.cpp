@@ -173,6 +173,12 @@ std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
       w.put(message.num_verified);
       w.put(message.num_accepted);
       break;
+    case RankMessage::Kind::kSnapshotRows: w.put(message.snapshot_rows); break;
+    case RankMessage::Kind::kSnapshotOut:
+    case RankMessage::Kind::kSnapshotIn:
+      w.put(message.device_slot);
+      w.put(message.host_slot);
+      break;
     case RankMessage::Kind::kStop: break;
   }
   return std::move(w.bytes);
@@ -212,6 +218,12 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
       message.ssm_slot = r.get<int32_t>();
       message.num_verified = r.get<int32_t>();
       message.num_accepted = r.get<int32_t>();
+      break;
+    case RankMessage::Kind::kSnapshotRows: message.snapshot_rows = r.get<int32_t>(); break;
+    case RankMessage::Kind::kSnapshotOut:
+    case RankMessage::Kind::kSnapshotIn:
+      message.device_slot = r.get<int32_t>();
+      message.host_slot = r.get<int32_t>();
       break;
     case RankMessage::Kind::kStop: break;
     default: STRATA_CHECK_MSG(false, "unknown rank message kind {}", static_cast<int>(message.kind));

@@ -16,6 +16,7 @@ struct RankMessage {
   enum class Kind : uint8_t {
     kStep = 1, kCopyKvBlock = 2, kStop = 3, kSwapSpace = 4, kSwapOut = 5, kSwapIn = 6,
     kTakeSsmSlot = 7, kFreeSsmSlot = 8, kCopySsmSlot = 9, kRollBackSsmSlot = 10,
+    kSnapshotRows = 11, kSnapshotOut = 12, kSnapshotIn = 13,
   };
   Kind kind = Kind::kStop;
   std::vector<StepRow> rows;        // kStep
@@ -24,7 +25,9 @@ struct RankMessage {
   int32_t src_block = -1, dst_block = -1;  // kCopyKvBlock
   int64_t swap_space_bytes = 0;     // kSwapSpace: start with this many bytes; 0: stop
   std::vector<int32_t> device_blocks, host_blocks;  // kSwapOut, kSwapIn: pairwise
-  int32_t device_slot = -1, host_slot = -1;          // kSwapOut, kSwapIn: -1 without SSM state
+  int32_t device_slot = -1, host_slot = -1;          // kSwapOut, kSwapIn: -1 without SSM state;
+                                                     // kSnapshotOut, kSnapshotIn: the slot and the row
+  int32_t snapshot_rows = 0;                         // kSnapshotRows: the SSM host tier's rows
   int32_t ssm_slot = -1, ssm_src_slot = -1;  // kTakeSsmSlot, kFreeSsmSlot: ssm_slot; kCopySsmSlot: src to slot
   int32_t num_verified = 0, num_accepted = 0;  // kRollBackSsmSlot (of ssm_slot)
 };
