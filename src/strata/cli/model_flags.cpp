@@ -161,8 +161,11 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   open.backend = open_backend(flags);
   TensorShard shard;
   if (flags.tensor_parallel.size > 1) {
-    if (speculative.uses_draft_runner() || speculative.uses_mtp())
-      fail("--speculative-config does not combine with --tensor-parallel-size yet");
+    // A draft model or an EAGLE-3 head runs whole on rank 0 (they are small); the MTP layers
+    // would split with the target's weights.
+    if (speculative.uses_mtp())
+      fail("--speculative-config with method 'mtp' does not combine with --tensor-parallel-size yet; use a draft "
+           "model, EAGLE-3 or n-gram speculation");
     open.tensor_parallel = std::make_unique<TensorParallelGroup>(flags.tensor_parallel, *open.backend);
     shard = open.tensor_parallel->shard();
   }
