@@ -1,5 +1,6 @@
 """`--tensor-parallel-size N`: rank 0 starts N - 1 copies of itself, each loads its part of the
-heads (attention's, Gated DeltaNet's, Mamba-2's) and MLP columns. `strata logits` equals one
+heads (attention's, Gated DeltaNet's, Mamba-2's), MLP columns and MoE experts (every expert's
+columns, or whole experts with `--enable-expert-parallel`). `strata logits` equals one
 rank's logits (f32 within 1e-5) for prefill, chunked prefill and decode; `strata generate` and
 `strata serve` give one rank's greedy tokens, with preemption and swap to host memory too; a size that does not fit the model is a clear error,
 never a hang; no rank outlives the server."""
@@ -33,29 +34,47 @@ def read_logits(path: Path) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.float32).reshape(entry["shape"])
 
 
-def logits(tmp_path: Path, model: str, size: int) -> np.ndarray:
-    out = tmp_path / f"{model}-tp{size}.safetensors"
+def logits(tmp_path: Path, model: str, size: int, extra=()) -> np.ndarray:
+    out = tmp_path / f"{model}-tp{size}{''.join(extra)}.safetensors"
     result = subprocess.run([str(BINARY), "logits", "--model", str(FIXTURES / "hf" / model), "--device", "cpu",
                              "--threads", "1", "--tokens", TOKENS, "--prefill", "30", "--chunk", "8",
-                             "--out", str(out), "--tensor-parallel-size", str(size)],
+                             "--out", str(out), "--tensor-parallel-size", str(size), *extra],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return read_logits(out)
 
 
-# MoE models split their experts by range (expert parallelism): 8, 4 and 4 experts here;
-# DeepSeek-V3 its latent attention's heads too. Hybrid models split their recurrent heads; Qwen3-Next's 2 Gated DeltaNet key heads stop at 2 ranks.
-@pytest.mark.parametrize("model", ["llama", "qwen3", "qwen3_moe", "mixtral", "gpt_oss", "qwen3_next", "mamba2",
-                                   "nemotron_h", "deepseek_v3"])
+MOE = ["qwen3_moe", "mixtral", "gpt_oss", "qwen3_next", "deepseek_v3"]
+
+
+# MoE models split every expert's intermediate columns (64, 256, 256, 64, 64 here), or with
+# --enable-expert-parallel their experts by range (8, 4, 4, 8, 8); DeepSeek-V3 its latent
+# attention's heads too. Hybrid models split their recurrent heads too; Qwen3-Next's 2 Gated
+# DeltaNet key heads stop at 2 ranks.
+@pytest.mark.parametrize("model", ["llama", "qwen3", *MOE, "mamba2", "nemotron_h"])
 def test_split_ranks_give_the_logits_of_one(tmp_path, model):
     if not (FIXTURES / "hf" / model).exists():
         pytest.skip(f"fixture {model} is missing")
     whole = logits(tmp_path, model, 1)
-    for size in (2,) if model == "qwen3_next" else (2, 4):
-        split = logits(tmp_path, model, size)
-        assert split.shape == whole.shape
-        assert np.max(np.abs(split - whole)) < 1e-5, size
-        assert np.array_equal(np.argmax(split, axis=1), np.argmax(whole, axis=1))
+    for extra in ([], ["--enable-expert-parallel"]) if model in MOE else ([],):
+        for size in (2,) if model == "qwen3_next" else (2, 4):
+            split = logits(tmp_path, model, size, extra)
+            assert split.shape == whole.shape
+            assert np.max(np.abs(split - whole)) < 1e-5, (size, extra)
+            assert np.array_equal(np.argmax(split, axis=1), np.argmax(whole, axis=1))
+
+
+def test_experts_that_do_not_split_by_columns_suggest_expert_parallelism(tmp_path):
+    """FP8 experts of 128 columns: two ranks would cut down_proj's 128-value blocks (and this
+    fixture's o_proj too, so it does not split at all)."""
+    model = LOCAL_FIXTURES / "hf" / "qwen3_moe_fp8"
+    args = [str(BINARY), "logits", "--model", str(model), "--device", "cpu", "--tokens", "1,2,3",
+            "--out", str(tmp_path / "x.safetensors"), "--tensor-parallel-size", "2"]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert ("which --tensor-parallel-size 2 cuts into 64 columns a rank; choose a size that keeps blocks whole (1), "
+            "or add --enable-expert-parallel to give each rank 4 of the 8 experts whole") in result.stderr
+    assert not (tmp_path / "x.safetensors").exists()
 
 
 def test_a_size_that_does_not_divide_the_heads_is_an_error(tmp_path):
@@ -124,13 +143,16 @@ NGRAM = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1
 # speculation rolls their verify rows back.
 SERVED = [
     ("qwen3", PROMPTS, ["--no-enable-prefix-caching"]),
+    ("qwen3_moe", PROMPTS, []),
+    ("qwen3_moe", PROMPTS, ["--enable-expert-parallel"]),
     ("qwen3_next", SHARED, []),
     ("mamba2", SHARED, []),
     ("mamba2", SHARED, ["--speculative-config", NGRAM]),
 ]
 
 
-@pytest.mark.parametrize("model,prompts,extra", SERVED, ids=["qwen3", "qwen3_next", "mamba2", "mamba2-ngram"])
+@pytest.mark.parametrize("model,prompts,extra", SERVED, ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_next", "mamba2",
+                                                       "mamba2-ngram"])
 def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped(model, prompts, extra):
     path = FIXTURES / "hf" / model
     if not path.exists():

@@ -1,6 +1,7 @@
 // Tensor parallelism on the CPU: the fixtures split over 2 and 4 ranks (threads of this process,
 // each with its own backend and the shared-memory communicator) give the logits of one rank, for
-// prefill, chunked prefill and decode; MoE fixtures split their experts by range; hybrid
+// prefill, chunked prefill and decode; MoE fixtures split every expert's intermediate columns
+// (the default) and, with expert_parallel, their experts by range; hybrid
 // fixtures split Gated DeltaNet's key and value heads and Mamba-2's heads and groups, each rank's
 // SSM state holding its heads; DeepSeek-V3's latent attention splits its heads. What cannot split
 // (DeepSeek-V4's compressed attention here) is refused when the model is built.
@@ -29,22 +30,26 @@ struct SplitRun {
   int32_t chunk = 0;
 };
 
-std::string group_name(int world) {
-  return fmt::format("strata-test-tp-{}-{}", getpid(), per_test_name(std::to_string(world)));
+// Both ways MoE layers split (models without experts ignore expert_parallel).
+constexpr bool kExpertSplits[] = {false, true};
+
+std::string group_name(int world, bool expert_parallel) {
+  return fmt::format("strata-test-tp-{}-{}", getpid(),
+                     per_test_name(fmt::format("{}{}", world, expert_parallel ? "-ep" : "")));
 }
 
 // Rank r of `world` loads its part of the model; rank 0 runs `run` and keeps its logits. One
 // sequence on fresh runners: the other ranks' SSM pools start zeroed, so the slot rank 0 hands out
 // holds zeros there too without any slot operation mirrored.
-Tensor run_split(const LoadOptions& model, int world, const SplitRun& run) {
+Tensor run_split(const LoadOptions& model, int world, const SplitRun& run, bool expert_parallel = false) {
   Tensor logits;
-  const std::string group = group_name(world);
+  const std::string group = group_name(world, expert_parallel);
   run_rank_threads(world, [&](int rank) {
     std::unique_ptr<Communicator> comm = make_shared_memory_communicator(
         {.rank = rank, .world_size = world, .group_name = group, .timeout = std::chrono::seconds(60)});
     std::unique_ptr<Backend> backend = make_cpu_backend(1);
     LoadOptions options = model;
-    options.shard = {.rank = rank, .size = world};
+    options.shard = {.rank = rank, .size = world, .expert_parallel = expert_parallel};
     LoadedModel loaded = load_model(options, *backend);
     ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
     if (rank > 0) return serve_first_rank(runner, *comm);
@@ -59,6 +64,12 @@ Tensor run_split(const LoadOptions& model, int world, const SplitRun& run) {
 std::vector<int> split_sizes(const std::string& fixture) {
   if (fixture == "qwen3_next" || fixture == "qwen3_5_moe_text") return {2};
   return {2, 4};
+}
+
+bool has_moe_layers(const Model& model) {
+  for (const std::string& layer : model.layer_plan())
+    if (layer.find("moe") != std::string::npos) return true;
+  return false;
 }
 
 // A fixture's config with `changes` over it, dummy weights, in a scratch folder `name`.
@@ -85,15 +96,19 @@ void expect_split_equals_one(const LoadOptions& model, const SplitRun& run, cons
   ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64});
   const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
   const int64_t n = static_cast<int64_t>(run.tokens.size());
+  const bool moe = has_moe_layers(*loaded.model);
   // 1e-5 relative to the largest logit: dummy weights give logits up to ~5, and the ranks' sums
   // differ from one rank's only in the order of their additions.
   float largest = 1.0f;
   for (int64_t i = 0; i < whole.numel(); ++i) largest = std::max(largest, std::fabs(whole.data_as<float>()[i]));
-  for (int world : worlds) {
-    const Tensor split = run_split(model, world, run);
-    ASSERT_TRUE(split.defined());
-    EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f * largest) << model.model_path << ": " << world << " ranks";
-  }
+  for (int world : worlds)
+    for (bool expert_parallel : kExpertSplits) {
+      if (expert_parallel && !moe) continue;
+      const Tensor split = run_split(model, world, run, expert_parallel);
+      ASSERT_TRUE(split.defined());
+      EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f * largest)
+          << model.model_path << ": " << world << " ranks, expert_parallel " << expert_parallel;
+    }
 }
 
 class TensorParallelFixture : public ::testing::TestWithParam<std::string> {};
@@ -105,23 +120,29 @@ TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
   const int32_t n = static_cast<int32_t>(seq.tokens.size());
   const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
   const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
-  for (int world : split_sizes(GetParam())) {
-    const Tensor split = run_split({.model_path = fixture_path("hf/" + GetParam())}, world, run);
-    ASSERT_TRUE(split.defined());
-    EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks";
-  }
+  for (int world : split_sizes(GetParam()))
+    for (bool expert_parallel : kExpertSplits) {
+      if (expert_parallel && !has_moe_layers(*f.loaded.model)) continue;
+      const Tensor split = run_split({.model_path = fixture_path("hf/" + GetParam())}, world, run, expert_parallel);
+      ASSERT_TRUE(split.defined());
+      EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks, expert_parallel " << expert_parallel;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(DenseFixtures, TensorParallelFixture,
                          ::testing::Values("llama", "qwen2", "qwen3", "gemma3_text"));
-// Expert parallelism: each rank holds num_experts / ranks experts (8, 4 and 4 here). DeepSeek-V3
-// also splits its latent attention's heads (q_lora_rank 64, and none in deepseek_v3_yarn).
+// Each rank holds every expert's intermediate columns (64, 256, 256 and 64 here, gpt-oss's fused
+// and interleaved gate_up and its MXFP4 blocks re-laid out per rank), or with expert_parallel
+// num_experts / ranks whole experts (8, 4, 4 and 8 here). DeepSeek-V3 also splits its latent
+// attention's heads (q_lora_rank 64, and none in deepseek_v3_yarn).
 INSTANTIATE_TEST_SUITE_P(MoeFixtures, TensorParallelFixture,
-                         ::testing::Values("qwen3_moe", "mixtral", "gpt_oss", "deepseek_v3", "deepseek_v3_yarn"));
+                         ::testing::Values("qwen3_moe", "mixtral", "gpt_oss", "gpt_oss_mxfp4", "deepseek_v3",
+                                           "deepseek_v3_yarn"));
 // Recurrent mixers: Gated DeltaNet (grouped in_proj_qkvz, or Qwen3.5's split projections) and
 // Mamba-2 with its one group kept by every rank and its norm over the whole intermediate.
 INSTANTIATE_TEST_SUITE_P(HybridFixtures, TensorParallelFixture,
-                         ::testing::Values("qwen3_next", "qwen3_5_moe_text", "mamba2", "nemotron_h", "nemotron_h_moe"));
+                         ::testing::Values("qwen3_next", "qwen3_5_moe_text", "mamba2", "nemotron_h", "nemotron_h_moe",
+                                           "nemotron_h_latent_moe"));
 
 // Mamba-2 groups that split with their heads (Nemotron-H's norm per group stays on each rank), and
 // 2 groups over 4 ranks, each kept by the 2 ranks whose heads read it; in_proj's bias splits with
@@ -149,6 +170,60 @@ TEST(TensorParallel, DenseLayersOfAMoeModelSplitToo) {
   EXPECT_EQ(load_model(model, *backend).model->layer_plan(),
             (std::vector<std::string>{"attention + mlp", "attention + moe"}));
   expect_split_equals_one(model, dummy_run(), {2, 4});
+}
+
+std::string load_error(const LoadOptions& model, const TensorShard& shard) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  LoadOptions options = model;
+  options.shard = shard;
+  try {
+    load_model(options, *backend);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// FP8 experts (128-value blocks along each row, each with its scale): gate and up rows split
+// anywhere, down_proj's columns only where blocks stay whole. qwen3_moe_fp8's 128 columns do not
+// split; dummy FP8 weights of 256 columns (heads of 128, so o_proj's blocks stay whole too) split
+// over 2 ranks by columns, and over 4 only by range.
+TEST(TensorParallel, Fp8ExpertsSplitWhereBlocksStayWhole) {
+  EXPECT_EQ(load_error({.model_path = fixture_path("hf/qwen3_moe_fp8")}, {.rank = 1, .size = 2}),
+            "model.layers.0.mlp.experts.0.down_proj.weight: stored as fp8_b128 in blocks of 128 values along the "
+            "experts' intermediate size (128), which --tensor-parallel-size 2 cuts into 64 columns a rank; choose a "
+            "size that keeps blocks whole (1), or add --enable-expert-parallel to give each rank 4 of the 8 experts "
+            "whole");
+  LoadOptions model = changed_fixture("qwen3_moe", "qwen3_moe_256_columns_fp8",
+                                      {{"moe_intermediate_size", 256}, {"head_dim", 128}});
+  model.quantization = WeightQuantization::kFp8;
+  EXPECT_EQ(load_error(model, {.rank = 0, .size = 4}),
+            "model.layers.0.mlp.experts.0.down_proj.weight: stored as fp8_b128 in blocks of 128 values along the "
+            "experts' intermediate size (256), which --tensor-parallel-size 4 cuts into 64 columns a rank; choose a "
+            "size that keeps blocks whole (1, 2), or add --enable-expert-parallel to give each rank 2 of the 8 experts "
+            "whole");
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  const LoadedModel loaded = load_model(model, *backend);
+  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64});
+  const SplitRun run = dummy_run();
+  const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+  float largest = 1.0f;
+  for (int64_t i = 0; i < whole.numel(); ++i) largest = std::max(largest, std::fabs(whole.data_as<float>()[i]));
+  for (const auto& [world, expert_parallel] : {std::pair{2, false}, std::pair{2, true}, std::pair{4, true}}) {
+    const Tensor split = run_split(model, world, run, expert_parallel);
+    ASSERT_TRUE(split.defined());
+    EXPECT_LT(max_abs_diff_rows(whole, split, 0, static_cast<int64_t>(run.tokens.size())), 1e-5f * largest)
+        << world << " ranks, expert_parallel " << expert_parallel;
+  }
+}
+
+// 66 columns do not split over 4 ranks, but the 8 experts would.
+TEST(TensorParallel, RefusesExpertColumnsThatDoNotDivide) {
+  const LoadOptions model = changed_fixture("qwen3_moe", "qwen3_moe_66_columns", {{"moe_intermediate_size", 66}});
+  EXPECT_EQ(load_error(model, {.rank = 0, .size = 4}),
+            "--tensor-parallel-size 4 does not divide the experts' intermediate size (66); choose a size that does, "
+            "or add --enable-expert-parallel to give each rank 2 of the 8 experts whole");
+  EXPECT_EQ(load_error(model, {.rank = 0, .size = 4, .expert_parallel = true}), "no error");
 }
 
 TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {

@@ -13,35 +13,14 @@
 #include "strata/weights/fp8.h"
 #include "strata/weights/fp8_source.h"
 #include "strata/weights/quant_blocks.h"
+#include "weights/memory_source.h"
 #include "weights_test_util.h"
 
 namespace strata {
 namespace {
 
 using test::expect_error;
-
-// Tensors held in memory, served by name.
-class MemorySource final : public WeightSource {
- public:
-  void add(const std::string& name, Tensor t) {
-    tensors_[name] = t;
-    infos_[name] = {.name = name, .dtype = t.dtype(), .shape = t.shape(), .data = t.data(), .file = "memory"};
-  }
-  const WeightInfo* find(std::string_view name) const override {
-    const auto it = infos_.find(std::string(name));
-    return it == infos_.end() ? nullptr : &it->second;
-  }
-  std::vector<std::string> names() const override {
-    std::vector<std::string> out;
-    for (const auto& [name, info] : infos_) out.push_back(name);
-    return out;
-  }
-  std::string description() const override { return "memory"; }
-
- private:
-  std::map<std::string, Tensor> tensors_;
-  std::map<std::string, WeightInfo> infos_;
-};
+using test::MemorySource;
 
 // e4m3 codes, NaN codes excluded.
 Tensor random_codes(Shape shape, uint32_t seed) {

@@ -59,6 +59,9 @@ void add_tensor_parallel_flags(CLI::App& command, ModelFlags& flags) {
                      "ranks to split the model over, one process each: attention heads, MLP columns and "
                      "MoE experts (docs/parallelism.md says which models split)")
       ->check(CLI::Range(1, 64));
+  command.add_flag("--enable-expert-parallel", tp.expert_parallel,
+                   "MoE layers: each rank holds whole experts (a range of them) instead of every expert's "
+                   "share of the intermediate columns");
   command.add_option("--tensor-parallel-rank", tp.rank)->group("");  // set by rank 0 for the ranks it starts
   command.add_option("--tensor-parallel-group", tp.group_name)->group("");
 }
@@ -124,7 +127,8 @@ void open_draft(const ModelFlags& flags, const SpeculativeOptions& speculative, 
 void check_tensor_parallel_split(const ModelFlags& flags) {
   std::unique_ptr<Backend> cpu = make_cpu_backend(1);
   load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format), .shapes_only = true,
-              .pooling = flags.pooling, .shard = {.rank = 0, .size = flags.tensor_parallel.size}},
+              .pooling = flags.pooling,
+              .shard = {.rank = 0, .size = flags.tensor_parallel.size, .expert_parallel = flags.tensor_parallel.expert_parallel}},
              *cpu);
 }
 

@@ -206,7 +206,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--runner", "Model"}, {"--task", "Model"}, {"--pooler-config", "Model"},
       {"--load-format", "Load"},
       {"--device", "Device"}, {"--threads", "Device"}, {"--tensor-parallel-size", "Parallel"},
-      {"--data-parallel-size", "Parallel"},
+      {"--data-parallel-size", "Parallel"}, {"--enable-expert-parallel", "Parallel"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
       {"--kv-cache-dtype", "Cache"}, {"--kv-events-config", "Cache"},
       {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--swap-space", "Cache"}, {"--ssm-host-cache-gb", "Cache"}, {"--ssm-snapshot-interval", "Cache"},

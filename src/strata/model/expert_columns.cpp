@@ -14,18 +14,20 @@
 namespace strata {
 
 void ModelWeights::expert_rows(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns,
-                               int64_t e, uint16_t* out) const {
+                               int64_t e, std::pair<int64_t, int64_t> inputs, uint16_t* out) const {
   const int64_t in = stored[1], out_cols = stored[2], rows = static_cast<int64_t>(columns.size());
+  const auto [first, last] = inputs;
+  const int64_t width = last - first;  // of each row written
   if (source_->find(name) != nullptr) {
     const Tensor src = host_tensor(name, stored);
     std::vector<float> slab(static_cast<size_t>(in * out_cols));  // expert e, [in, out] in f32
     cpu::widen_to_f32(static_cast<const char*>(src.data()) + e * in * out_cols * dtype_bytes(src.dtype(), 1),
                       src.dtype(), in * out_cols, slab.data());
     parallel_for(rows, 16, [&](int64_t begin, int64_t end) {
-      std::vector<float> row(in);
+      std::vector<float> row(width);
       for (int64_t j = begin; j < end; ++j) {
-        for (int64_t a = 0; a < in; ++a) row[a] = slab[a * out_cols + columns[j]];
-        cpu::narrow_from_f32(row.data(), DType::kBF16, in, out + j * in);
+        for (int64_t a = 0; a < width; ++a) row[a] = slab[(first + a) * out_cols + columns[j]];
+        cpu::narrow_from_f32(row.data(), DType::kBF16, width, out + j * width);
       }
     });
     return;
@@ -38,23 +40,25 @@ void ModelWeights::expert_rows(const std::string& name, const Shape& stored, con
   const Tensor blocks = host_tensor(blocks_name, {stored[0], out_cols, groups, 16});
   const Tensor scales = host_tensor(scales_name, {stored[0], out_cols, groups});
   STRATA_CHECK(blocks.dtype() == DType::kU8 && scales.dtype() == DType::kU8);
+  // Whole rows are dequantized, so an input range need not keep MXFP4's 32-value blocks whole.
   parallel_for(rows, 16, [&](int64_t begin, int64_t end) {
     std::vector<float> row(in);
     for (int64_t j = begin; j < end; ++j) {
       const int64_t r = e * out_cols + columns[j];
       dequantize_mxfp4_row(blocks.data_as<const uint8_t>() + r * groups * 16, scales.data_as<const uint8_t>() + r * groups,
                            groups, row.data());
-      cpu::narrow_from_f32(row.data(), DType::kBF16, in, out + j * in);
+      cpu::narrow_from_f32(row.data() + first, DType::kBF16, width, out + j * width);
     }
   });
 }
 
 Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns,
-                                    std::pair<int64_t, int64_t> experts) const {
+                                    std::pair<int64_t, int64_t> experts, std::pair<int64_t, int64_t> inputs) const {
   STRATA_CHECK(stored.rank == 3);
   const auto [first, end] = experts;
   STRATA_CHECK(0 <= first && first < end && end <= stored[0]);
-  const int64_t in = stored[1], rows = static_cast<int64_t>(columns.size());
+  STRATA_CHECK(0 <= inputs.first && inputs.first < inputs.second && inputs.second <= stored[1]);
+  const int64_t in = inputs.second - inputs.first, rows = static_cast<int64_t>(columns.size());
   for (int64_t c : columns) STRATA_CHECK(c >= 0 && c < stored[2]);
   const Shape out_shape{end - first, rows, in};
   if (source_ == nullptr) return make_dummy(name, out_shape);  // random either way: no re-layout
@@ -64,7 +68,7 @@ Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored
   std::vector<uint16_t> staging(cpu ? 0 : static_cast<size_t>(rows * in));
   for (int64_t e = first; e < end; ++e) {
     uint16_t* dst = cpu ? result.data_as<uint16_t>() + (e - first) * rows * in : staging.data();
-    expert_rows(name, stored, columns, e, dst);
+    expert_rows(name, stored, columns, e, inputs, dst);
     if (!cpu)
       backend_.copy(result.slice_rows(e - first, e - first + 1),
                     Tensor::view(staging.data(), DType::kBF16, {1, rows, in}));
@@ -78,7 +82,10 @@ Tensor ModelWeights::columns_f32(const std::string& name, const Shape& shape, co
   const int64_t rows = shape.rank == 2 ? shape[0] : 1, cols = shape[shape.rank - 1];
   const int64_t n = static_cast<int64_t>(columns.size());
   const Shape out_shape = shape.rank == 2 ? Shape{rows, n} : Shape{n};
-  if (shapes_only_) return get(name, out_shape);
+  if (shapes_only_) {
+    if (source_ != nullptr) checked_info(name, shape);
+    return load({.name = name, .dtype = DType::kF32, .shape = out_shape});
+  }
   const Tensor src = host_tensor(name, shape);
   Tensor host = Tensor::host(DType::kF32, out_shape);
   const int64_t elem = dtype_bytes(src.dtype(), 1);

@@ -25,8 +25,21 @@ namespace strata {
 struct TensorShard {
   int rank = 0;
   int size = 1;
+  // MoE layers split their experts by range (--enable-expert-parallel) instead of every expert's
+  // intermediate columns (vLLM's default); layers without experts ignore it (layers/expert_split.h).
+  bool expert_parallel = false;
   // [begin, end) of n entries on this rank; throws an Error naming `what` unless size divides n.
   std::pair<int64_t, int64_t> range(int64_t n, const std::string& what) const;
+};
+
+// Rows [rows.first, rows.second) and columns [cols.first, cols.second) of matrix `index` of the
+// tensor `name` stored with `shape` ([rows, cols], or [n, rows, cols]): one expert's share of a
+// projection under tensor parallelism.
+struct MatrixPart {
+  std::string name;
+  Shape shape;
+  int64_t index = 0;
+  std::pair<int64_t, int64_t> rows, cols;
 };
 
 struct ModelWeightsOptions {
@@ -64,6 +77,11 @@ class ModelWeights {
   // Columns [begin, end) of the 2-D tensor `name` [rows, cols]: a row-parallel projection's part
   // (block-quantized rows only at block boundaries). Defined in weight_shards.cpp.
   Tensor column_range(const std::string& name, const Shape& shape, int64_t begin, int64_t end) const;
+  // The parts' rows one after another, reshaped to `shape` (its element count theirs), in their
+  // common stored dtype; a column range must keep the dtype's blocks whole. In weight_shards.cpp.
+  Tensor matrix_parts(const std::vector<MatrixPart>& parts, const Shape& shape) const;
+  // The dtype `name` is stored in (dummy weights: as they would be made).
+  DType stored_dtype(const std::string& name, const Shape& shape) const;
   // As gathered_rows, widened to f32: a recurrent layer's small parameters (conv channels, per-head
   // values) of this rank's heads. Defined in weight_shards.cpp.
   Tensor gathered_rows_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& rows) const;
@@ -77,10 +95,10 @@ class ModelWeights {
 
   // Experts [begin, end) of those stored [E, in, out] with `name` (any float dtype), or as MXFP4
   // `name`_blocks / `name`_scales ([E, out, in / 32, 16], [E, out, in / 32]), read as bf16
-  // [end - begin, |columns|, in]: row j of an expert is output column columns[j] (gpt-oss: gate
-  // and up interleaved). stored: [E, in, out]. Defined in expert_columns.cpp.
+  // [end - begin, |columns|, inputs.second - inputs.first]: row j of an expert is output column
+  // columns[j] (gpt-oss: gate and up interleaved) over inputs [first, second). In expert_columns.cpp.
   Tensor expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns,
-                        std::pair<int64_t, int64_t> experts) const;
+                        std::pair<int64_t, int64_t> experts, std::pair<int64_t, int64_t> inputs) const;
   // Columns `columns` of tensor `name` [rows, cols] (or entries of a [cols] vector), widened to
   // f32: [rows, |columns|] (or [|columns|]).
   Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const;
@@ -119,7 +137,7 @@ class ModelWeights {
   // Counts a tensor loaded: its parameters and bytes, and the progress shown.
   void count_loaded(int64_t numel, DType dtype) const;
   void expert_rows(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns, int64_t e,
-                   uint16_t* out) const;
+                   std::pair<int64_t, int64_t> inputs, uint16_t* out) const;
 
   const WeightSource* source_;
   Backend& backend_;

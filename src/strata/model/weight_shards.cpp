@@ -43,6 +43,58 @@ Tensor ModelWeights::column_range(const std::string& name, const Shape& shape, i
   return load(info);
 }
 
+DType ModelWeights::stored_dtype(const std::string& name, const Shape& shape) const {
+  if (source_ != nullptr) return checked_info(name, shape).dtype;
+  return dummy_fp8(name, shape) ? DType::kF8_E4M3_B128 : dummy_dtype_;
+}
+
+Tensor ModelWeights::matrix_parts(const std::vector<MatrixPart>& parts, const Shape& shape) const {
+  STRATA_CHECK(!parts.empty());
+  if (shapes_only_) {
+    if (source_ != nullptr)
+      for (const MatrixPart& p : parts) checked_info(p.name, p.shape);
+    return load({.name = parts[0].name, .dtype = dummy_dtype_, .shape = shape});
+  }
+  std::vector<Tensor> sources;  // each part's whole tensor, host-side (a view of the file)
+  int64_t bytes = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const MatrixPart& p = parts[i];
+    const bool same = i > 0 && p.name == parts[i - 1].name;  // stacked experts: one tensor, many parts
+    sources.push_back(same ? sources.back() : host_tensor(p.name, p.shape));
+    STRATA_CHECK(p.index >= 0 && p.index < (p.shape.rank == 3 ? p.shape[0] : 1));
+    const DType dtype = sources.back().dtype();
+    STRATA_CHECK(dtype == sources.front().dtype() && p.shape.rank >= 2 && p.shape.rank <= 3);
+    const int64_t block = dtype_block_elems(dtype);
+    if (p.cols.first % block != 0 || p.cols.second % block != 0)
+      fail("tensor '{}' is stored in blocks of {} values, which columns [{}, {}) of a tensor-parallel part split; "
+           "choose a --tensor-parallel-size that keeps blocks whole", p.name, block, p.cols.first, p.cols.second);
+    bytes += (p.rows.second - p.rows.first) * dtype_bytes(dtype, p.cols.second - p.cols.first);
+  }
+  const DType dtype = sources.front().dtype();
+  STRATA_CHECK(dtype_bytes(dtype, shape.numel()) == bytes);
+  Tensor host = Tensor::host(dtype, shape);
+  char* dst = static_cast<char*>(host.data());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const MatrixPart& p = parts[i];
+    const int64_t rows = p.shape[p.shape.rank - 2], cols = p.shape[p.shape.rank - 1];
+    const int64_t row_bytes = dtype_bytes(dtype, cols), skip = dtype_bytes(dtype, p.cols.first);
+    const int64_t out_row = dtype_bytes(dtype, p.cols.second - p.cols.first);
+    STRATA_CHECK(0 <= p.rows.first && p.rows.first < p.rows.second && p.rows.second <= rows);
+    STRATA_CHECK(0 <= p.cols.first && p.cols.first < p.cols.second && p.cols.second <= cols);
+    const char* matrix = static_cast<const char*>(sources[i].data()) + p.index * rows * row_bytes;
+    for (int64_t r = p.rows.first; r < p.rows.second; ++r, dst += out_row)
+      std::memcpy(dst, matrix + r * row_bytes + skip, out_row);
+  }
+  // Loaded as 2-D rows, so that a GPU keeps quantized experts in their device layout, as stacked does.
+  const int64_t cols = shape[shape.rank - 1];
+  WeightInfo info{.name = parts[0].name, .dtype = dtype, .shape = {shape.numel() / cols, cols}, .data = host.data()};
+  if (backend_.device().is_cpu()) {
+    load(info);  // counts the parameters
+    return host;
+  }
+  return load(info).reshape(shape);
+}
+
 Tensor WeightScope::row_shard(const std::string& leaf, const Shape& shape, const std::string& what) const {
   const auto [begin, end] = shard().range(shape[0], what);
   return row_range(leaf, shape, begin, end);

@@ -38,7 +38,8 @@ void end_with_first_rank(const std::string& group_name) {
 
 }  // namespace
 
-TensorParallelGroup::TensorParallelGroup(const TensorParallelOptions& options, Backend& backend) {
+TensorParallelGroup::TensorParallelGroup(const TensorParallelOptions& options, Backend& backend)
+    : expert_parallel_(options.expert_parallel) {
   if (options.size < 1) fail("--tensor-parallel-size must be at least 1, not {}", options.size);
   CommunicatorOptions comm{.rank = options.rank, .world_size = options.size, .group_name = options.group_name};
   if (options.rank == 0) {

@@ -17,6 +17,7 @@ struct TensorParallelOptions {
   int size = 1;
   int rank = 0;            // > 0: a rank that rank 0 started
   std::string group_name;  // a started rank's group (rank 0 names a new one)
+  bool expert_parallel = false;  // --enable-expert-parallel: MoE experts split by range
 };
 
 class TensorParallelGroup {
@@ -34,12 +35,15 @@ class TensorParallelGroup {
   // other ranks wait on it without a deadline while rank 0 lives (a server may idle for days);
   // rank 0 still gives up on a stuck rank after the usual timeout.
   Communicator& control() { return *control_; }
-  TensorShard shard() const { return {.rank = communicator_->rank(), .size = communicator_->world_size()}; }
+  TensorShard shard() const {
+    return {.rank = communicator_->rank(), .size = communicator_->world_size(), .expert_parallel = expert_parallel_};
+  }
 
  private:
   std::unique_ptr<RankProcesses> processes_;  // rank 0 only
   std::unique_ptr<Communicator> communicator_;
   std::unique_ptr<Communicator> control_;
+  bool expert_parallel_ = false;
 };
 
 }  // namespace strata

@@ -14,25 +14,28 @@
 namespace strata {
 namespace {
 
-// Gate rows (even columns of gate_up) then up rows (odd columns): the fused layout MoeFfn reads.
-std::vector<int64_t> gate_then_up_columns(int64_t intermediate) {
+// Gate rows (even columns of gate_up) then up rows (odd columns) of intermediate columns
+// [begin, end): the fused layout MoeFfn reads.
+std::vector<int64_t> gate_then_up_columns(int64_t begin, int64_t end) {
   std::vector<int64_t> columns;
-  for (int64_t i = 0; i < intermediate; ++i) columns.push_back(2 * i);
-  for (int64_t i = 0; i < intermediate; ++i) columns.push_back(2 * i + 1);
+  for (int64_t i = begin; i < end; ++i) columns.push_back(2 * i);
+  for (int64_t i = begin; i < end; ++i) columns.push_back(2 * i + 1);
   return columns;
 }
 
-// This rank's experts (all of them without tensor parallelism); the biases are small enough to
-// load whole and keep a view of.
+// This rank's experts and intermediate columns (all of them without tensor parallelism); the
+// biases are small enough to load whole and keep a view of.
 MoeExpertWeights experts(const ModelConfig& config, const MoeOptions& moe, const WeightScope& w) {
   const ModelWeights& weights = w.weights();
   const int64_t e = moe.num_experts, hidden = config.hidden_size, inter = moe.intermediate_size;
-  const auto local = local_experts(w.shard(), e);
-  const std::vector<int64_t> gate_up = gate_then_up_columns(inter);
+  const ExpertSplit split = expert_split(w.shard(), e, inter);
+  const std::pair<int64_t, int64_t> local{split.first_expert, split.first_expert + split.num_local_experts};
+  const std::pair<int64_t, int64_t> columns{split.first_column, split.first_column + split.num_local_columns};
+  const std::vector<int64_t> gate_up = gate_then_up_columns(columns.first, columns.second);
   std::vector<int64_t> all_hidden(hidden);
   std::iota(all_hidden.begin(), all_hidden.end(), 0);
-  return {.gate_up = weights.expert_columns(w.name("gate_up_proj"), {e, hidden, 2 * inter}, gate_up, local),
-          .down = weights.expert_columns(w.name("down_proj"), {e, inter, hidden}, all_hidden, local),
+  return {.gate_up = weights.expert_columns(w.name("gate_up_proj"), {e, hidden, 2 * inter}, gate_up, local, {0, hidden}),
+          .down = weights.expert_columns(w.name("down_proj"), {e, inter, hidden}, all_hidden, local, columns),
           .gate_up_bias = weights.columns_f32(w.name("gate_up_proj_bias"), {e, 2 * inter}, gate_up)
                               .slice_rows(local.first, local.second),
           .down_bias = weights.get_f32(w.name("down_proj_bias"), {e, hidden}).slice_rows(local.first, local.second)};

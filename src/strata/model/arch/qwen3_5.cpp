@@ -46,14 +46,34 @@ void check_supported(const ModelConfig& config) {
 }
 
 // The routed experts fused per layer, as transformers' Qwen3_5MoeExperts holds them:
-// experts.gate_up_proj [E, 2 I, H] (gate | up) and experts.down_proj [E, H, I]. nullopt for the
-// per-expert experts.<e>.{gate,up,down}_proj.weight that save_pretrained writes (MoeFfn reads those).
+// experts.gate_up_proj [E, 2 I, H] (gate | up) and experts.down_proj [E, H, I]; this rank's experts
+// and, each part on its own, its intermediate columns. nullopt for the per-expert
+// experts.<e>.{gate,up,down}_proj.weight that save_pretrained writes (MoeFfn reads those).
 std::optional<MoeExpertWeights> fused_experts(const MoeOptions& moe, const WeightScope& mlp) {
   if (mlp.weights().names_under(mlp.name("experts.gate_up_proj")).empty()) return std::nullopt;
   const int64_t e = moe.num_experts, inter = moe.intermediate_size, hidden = moe.hidden_size;
-  const auto [begin, end] = local_experts(mlp.shard(), e);  // this rank's, under tensor parallelism
-  return MoeExpertWeights{.gate_up = mlp.row_range("experts.gate_up_proj", {e, 2 * inter, hidden}, begin, end),
-                          .down = mlp.row_range("experts.down_proj", {e, hidden, inter}, begin, end)};
+  const ExpertSplit split = expert_split(mlp.shard(), e, inter);
+  const int64_t first = split.first_column, local = split.num_local_columns;
+  const std::string gate_up = mlp.name("experts.gate_up_proj"), down = mlp.name("experts.down_proj");
+  const Shape gate_up_shape{e, 2 * inter, hidden}, down_shape{e, hidden, inter};
+  if (!split.splits_columns()) {  // whole experts: views of the file on the CPU
+    const int64_t end = split.first_expert + split.num_local_experts;
+    return MoeExpertWeights{.gate_up = mlp.row_range("experts.gate_up_proj", gate_up_shape, split.first_expert, end),
+                            .down = mlp.row_range("experts.down_proj", down_shape, split.first_expert, end)};
+  }
+  check_whole_blocks(split, mlp.weights().stored_dtype(down, down_shape), down);
+  std::vector<MatrixPart> gate_up_parts, down_parts;
+  for (int64_t x = split.first_expert; x < split.first_expert + split.num_local_experts; ++x) {
+    gate_up_parts.push_back({.name = gate_up, .shape = gate_up_shape, .index = x, .rows = {first, first + local},
+                             .cols = {0, hidden}});
+    gate_up_parts.push_back({.name = gate_up, .shape = gate_up_shape, .index = x,
+                             .rows = {inter + first, inter + first + local}, .cols = {0, hidden}});
+    down_parts.push_back({.name = down, .shape = down_shape, .index = x, .rows = {0, hidden},
+                          .cols = {first, first + local}});
+  }
+  const int64_t experts = split.num_local_experts;
+  return MoeExpertWeights{.gate_up = mlp.weights().matrix_parts(gate_up_parts, {experts, 2 * local, hidden}),
+                          .down = mlp.weights().matrix_parts(down_parts, {experts, hidden, local})};
 }
 
 Qwen3NextFfn moe_ffn(const MoeOptions& moe, const WeightScope& mlp) {

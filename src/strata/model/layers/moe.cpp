@@ -15,24 +15,36 @@ MoeWeightNames mixtral_moe_names() {
   return {.gate_proj = "w1", .up_proj = "w3", .down_proj = "w2"};
 }
 
-std::pair<int64_t, int64_t> local_experts(const TensorShard& shard, int64_t num_experts) {
-  return shard.range(num_experts, "num_experts");
+void MoeFfn::take_split(const WeightScope& w) {
+  split_ = expert_split(w.shard(), options_.num_experts, options_.intermediate_size);
+  // The CUDA grouping kernel drops the pairs of other ranks' experts instead of placing them last.
+  if (split_.splits_experts() && !w.device().is_cpu())
+    fail("{}: experts split by range (--enable-expert-parallel) run on the CPU only for now; leave out "
+         "--enable-expert-parallel (each rank then holds every expert's share of the intermediate columns) or use "
+         "--device cpu", w.prefix());
 }
 
-void MoeFfn::take_local_experts(const WeightScope& w) {
-  if (w.shard().size > 1 && !w.device().is_cpu())
-    fail("{}: experts split over tensor-parallel ranks on the CPU only for now; use --device cpu or "
-         "--tensor-parallel-size 1", w.prefix());
-  const auto [begin, end] = local_experts(w.shard(), options_.num_experts);
-  first_expert_ = begin;
-  num_local_experts_ = end - begin;
+std::string MoeFfn::expert_name(const WeightScope& w, int64_t e, const std::string& name) const {
+  return w.name(fmt::format("experts.{}.{}.weight", e, name));
 }
 
-Tensor MoeFfn::stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const {
-  std::vector<std::string> names;
-  for (int64_t e = first_expert_; e < first_expert_ + num_local_experts_; ++e)
-    names.push_back(w.name(fmt::format("experts.{}.{}.weight", e, name)));
-  return w.weights().stacked(names, part);
+Tensor MoeFfn::stacked_experts(const WeightScope& w, const std::string& name, bool split_rows) const {
+  const int64_t inter = options_.intermediate_size, dim = options_.expert_dim();
+  const int64_t first = split_.first_expert, end = first + split_.num_local_experts;
+  const Shape part = split_rows ? Shape{inter, dim} : Shape{dim, inter};
+  if (!split_.splits_columns()) {
+    std::vector<std::string> names;
+    for (int64_t e = first; e < end; ++e) names.push_back(expert_name(w, e, name));
+    return w.weights().stacked(names, part);
+  }
+  const std::pair<int64_t, int64_t> columns{split_.first_column, split_.first_column + split_.num_local_columns};
+  std::vector<MatrixPart> parts;
+  for (int64_t e = first; e < end; ++e)
+    parts.push_back({.name = expert_name(w, e, name), .shape = part,
+                     .rows = split_rows ? columns : std::pair<int64_t, int64_t>{0, dim},
+                     .cols = split_rows ? std::pair<int64_t, int64_t>{0, dim} : columns});
+  const int64_t local = split_.num_local_columns;
+  return w.weights().matrix_parts(parts, split_rows ? Shape{end - first, local, dim} : Shape{end - first, dim, local});
 }
 
 // Expert e's gate rows then its up rows, [E, 2 I, H], so one grouped linear serves both;
@@ -42,22 +54,28 @@ Tensor MoeFfn::fused_gate_up(const WeightScope& w, const MoeWeightNames& names) 
   const ModelWeights& weights = w.weights();
   if (weights.backend().device().is_cpu() || options_.swiglu_limit > 0) return {};
   std::vector<std::string> parts;
-  for (int64_t e = first_expert_; e < first_expert_ + num_local_experts_; ++e) {
-    parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.gate_proj)));
-    parts.push_back(w.name(fmt::format("experts.{}.{}.weight", e, names.up_proj)));
+  for (int64_t e = split_.first_expert; e < split_.first_expert + split_.num_local_experts; ++e) {
+    parts.push_back(expert_name(w, e, names.gate_proj));
+    parts.push_back(expert_name(w, e, names.up_proj));
   }
   if (!weights.can_concat(parts)) return {};
-  const int64_t inter = options_.intermediate_size, dim = options_.expert_dim();
-  return weights.stacked(parts, {inter, dim}).reshape({num_local_experts_, 2 * inter, dim});
+  const int64_t inter = split_.num_local_columns, dim = options_.expert_dim(), experts = split_.num_local_experts;
+  if (!split_.splits_columns()) return weights.stacked(parts, {inter, dim}).reshape({experts, 2 * inter, dim});
+  std::vector<MatrixPart> slices;  // each part's rows of this rank: gate | up stay apart
+  for (const std::string& name : parts)
+    slices.push_back({.name = name, .shape = {options_.intermediate_size, dim},
+                      .rows = {split_.first_column, split_.first_column + inter}, .cols = {0, dim}});
+  return weights.matrix_parts(slices, {experts, 2 * inter, dim});
 }
 
 MoeExpertWeights MoeFfn::load_experts(const WeightScope& w, const MoeWeightNames& names) const {
-  const int64_t dim = options_.expert_dim(), inter = options_.intermediate_size;
   MoeExpertWeights experts;
   if (options_.gated) experts.gate_up = fused_gate_up(w, names);
-  if (options_.gated && !experts.gate_up.defined()) experts.gate = stacked_experts(w, names.gate_proj, {inter, dim});
-  if (!experts.gate_up.defined()) experts.up = stacked_experts(w, names.up_proj, {inter, dim});
-  experts.down = stacked_experts(w, names.down_proj, {dim, inter});
+  if (options_.gated && !experts.gate_up.defined()) experts.gate = stacked_experts(w, names.gate_proj, true);
+  if (!experts.gate_up.defined()) experts.up = stacked_experts(w, names.up_proj, true);
+  const std::string down = expert_name(w, split_.first_expert, names.down_proj);
+  check_whole_blocks(split_, w.weights().stored_dtype(down, {options_.expert_dim(), options_.intermediate_size}), down);
+  experts.down = stacked_experts(w, names.down_proj, false);
   return experts;
 }
 
@@ -101,8 +119,8 @@ void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names
 
 MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightNames& names)
     : options_(options) {
+  take_split(w);
   check_supported(w);
-  take_local_experts(w);
   experts_ = load_experts(w, names);
   load_shared_parts(w, names);
   pair_order_capable_ = takes_pair_order();
@@ -111,10 +129,12 @@ MoeFfn::MoeFfn(const MoeOptions& options, const WeightScope& w, const MoeWeightN
 MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w,
                const MoeWeightNames& names)
     : options_(options), experts_(std::move(experts)) {
+  take_split(w);
   check_supported(w);
-  take_local_experts(w);
-  STRATA_CHECK_MSG(experts_.down.dim(0) == num_local_experts_, "{} experts given for this rank's {}",
-                   experts_.down.dim(0), num_local_experts_);
+  STRATA_CHECK_MSG(experts_.down.dim(0) == split_.num_local_experts && experts_.down.dim(2) == split_.num_local_columns,
+                   "experts {} given for this rank's {} of {} columns", experts_.down.shape().str(),
+                   split_.num_local_experts, split_.num_local_columns);
+  if (split_.splits_columns() && w.shard().rank > 0) experts_.down_bias = Tensor();  // enters the sum once
   STRATA_CHECK_MSG(!experts_.gate_up_bias.defined() || experts_.gate_up.defined(),
                    "expert gate/up biases need the fused gate_up weights");
   STRATA_CHECK_MSG(options_.swiglu_limit == 0 || !experts_.gate_up.defined(),
@@ -126,7 +146,7 @@ MoeFfn::MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const Weight
 // expert_linear takes fused gate | up experts without biases or a clamp, in a dtype its kernels read.
 bool MoeFfn::takes_pair_order() const {
   // Pair order reads every routed expert: a rank holding some of them groups instead.
-  return num_local_experts_ == options_.num_experts && experts_.gate_up.defined() && options_.swiglu_limit == 0 &&
+  return !split_.splits_experts() && experts_.gate_up.defined() && options_.swiglu_limit == 0 &&
          !experts_.gate_up_bias.defined() && !experts_.down_bias.defined() &&
          ops::expert_linear_supports(experts_.gate_up.device(), experts_.gate_up) &&
          ops::expert_linear_supports(experts_.down.device(), experts_.down);
@@ -137,12 +157,12 @@ void MoeFfn::check_supported(const WeightScope& w) const {
   if (o.route.top_k < 1 || o.route.top_k > o.num_experts)
     fail("{}: num_experts_per_tok {} must be between 1 and the {} experts", w.prefix(), o.route.top_k,
          o.num_experts);
-  ops::check_experts_supported(w.device(), o.num_experts, o.expert_dim(), o.intermediate_size, w.prefix());
+  ops::check_experts_supported(w.device(), o.num_experts, o.expert_dim(), split_.num_local_columns, w.prefix());
 }
 
 // ys[i] = expert(xs[i]) for the rows of each expert. xs: [pairs, dim]; ys: [pairs, dim].
 void MoeFfn::run_experts(const Tensor& xs, const Tensor& expert_offsets, const Tensor& ys, ForwardContext& ctx) const {
-  const int64_t pairs = xs.dim(0), inter = options_.intermediate_size;
+  const int64_t pairs = xs.dim(0), inter = split_.num_local_columns;
   Tensor up = ctx.temp({pairs, inter});
   if (experts_.gate_up.defined()) {
     Tensor gate_up = ctx.temp({pairs, 2 * inter});
@@ -181,7 +201,7 @@ void MoeFfn::route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_w
 // x: [T, dim]; ys: [T * k, dim].
 void MoeFfn::run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, const Tensor& ys,
                                        ForwardContext& ctx) const {
-  Tensor gate_up = ctx.temp({topk_ids.numel(), 2 * options_.intermediate_size});
+  Tensor gate_up = ctx.temp({topk_ids.numel(), 2 * split_.num_local_columns});
   ops::expert_linear(x, experts_.gate_up, topk_ids, gate_up);
   ops::expert_linear(gate_up, experts_.down, topk_ids, ys, {.gated_input = options_.activation});
 }
@@ -217,13 +237,13 @@ void MoeFfn::forward_local(NormedInput& in, const Tensor& out, ForwardContext& c
   } else {
     const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
                                 .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
-                                .expert_offsets = ctx.workspace.alloc(DType::kI32, {num_local_experts_ + 1}),
-                                .first_expert = first_expert_};
+                                .expert_offsets = ctx.workspace.alloc(DType::kI32, {split_.num_local_experts + 1}),
+                                .first_expert = split_.first_expert};
     ops::moe_group(topk_ids, groups);
     Tensor xs = ctx.temp({pairs, dim});
     ops::gather_rows(x, groups.token_rows, xs);
     // Other ranks' experts' pairs come last and no grouped linear writes their rows: zeros add nothing.
-    if (num_local_experts_ < options_.num_experts) ctx.backend.fill_bytes(ys, 0);
+    if (split_.splits_experts()) ctx.backend.fill_bytes(ys, 0);
     run_experts(xs, groups.expert_offsets, ys, ctx);
     sorted_pairs = groups.sorted_pairs;
   }

@@ -3,8 +3,9 @@
 // optional shared expert (Qwen3-Next: scaled by sigmoid(shared_expert_gate(x))). DeepSeek-V3
 // style routers choose by sigmoid scores plus a correction bias, within groups of experts;
 // Nemotron-H's latent MoE projects into a smaller space for the routed experts only.
-// Under tensor parallelism each rank holds a contiguous range of the experts and the shared
-// expert's columns; routing is replicated and one all-reduce sums the layer's output.
+// Under tensor parallelism each rank holds every expert's share of the intermediate columns, or
+// with --enable-expert-parallel a range of whole experts (expert_split.h), and the shared expert's
+// columns; routing is replicated and one all-reduce sums the layer's output.
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "strata/model/layer.h"
+#include "strata/model/layers/expert_split.h"
 #include "strata/model/layers/mlp.h"
 #include "strata/model/model_weights.h"
 #include "strata/ops/moe.h"
@@ -57,19 +59,15 @@ struct MoeWeightNames {
 // Mixtral's w1 (gate) / w3 (up) / w2 (down).
 MoeWeightNames mixtral_moe_names();
 
-// This rank's experts [begin, end): num_experts / shard.size of them in rank order (vLLM's
-// expert parallelism). Throws an Error naming num_experts unless the ranks divide it.
-std::pair<int64_t, int64_t> local_experts(const TensorShard& shard, int64_t num_experts);
-
-// The routed experts' weights, stacked [E, out, in] (E: this rank's local_experts): an
+// The routed experts' weights, stacked [E, out, in] (E, I: this rank's expert_split): an
 // architecture whose checkpoint stores experts differently (gpt-oss: fused, transposed,
 // interleaved) builds them.
 struct MoeExpertWeights {
-  Tensor gate_up;       // [E, 2 I, dim] gate | up per expert, or undefined
+  Tensor gate_up;       // [E, 2 I, dim] gate | up per expert (each the rank's columns), or undefined
   Tensor gate, up;      // [E, I, dim] when not fused (gate: gated experts only)
   Tensor down;          // [E, dim, I]
   Tensor gate_up_bias;  // [E, 2 I] f32 or undefined (needs gate_up)
-  Tensor down_bias;     // [E, dim] f32 or undefined
+  Tensor down_bias;     // [E, dim] f32 or undefined (the layer keeps it on rank 0 only)
 };
 
 class MoeFfn final : public Ffn {
@@ -78,18 +76,20 @@ class MoeFfn final : public Ffn {
   // Experts given; the router (and shared expert, latent projections) still come from `w`.
   MoeFfn(const MoeOptions& options, MoeExpertWeights experts, const WeightScope& w, const MoeWeightNames& names = {});
   void forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const override;
-  // Experts split by range, the shared expert by columns (the CPU only, for now).
+  // Experts split by columns or (--enable-expert-parallel, the CPU only for now) by range.
   bool tensor_parallel() const override { return true; }
 
  private:
   // This rank's part of the output: all of it without tensor parallelism.
   void forward_local(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const;
-  // Refuses a split the ranks cannot run and keeps the range of experts this rank holds.
-  void take_local_experts(const WeightScope& w);
+  // Refuses a split the ranks cannot run and keeps this rank's experts and columns.
+  void take_split(const WeightScope& w);
   // Refuses at build a routing or expert shape no kernel of the weights' device takes.
   void check_supported(const WeightScope& w) const;
   MoeExpertWeights load_experts(const WeightScope& w, const MoeWeightNames& names) const;
-  Tensor stacked_experts(const WeightScope& w, const std::string& name, const Shape& part) const;
+  // The rank's experts' `name` [E, out, in]; `split_rows`: the rank's rows (gate, up), else its columns (down).
+  Tensor stacked_experts(const WeightScope& w, const std::string& name, bool split_rows) const;
+  std::string expert_name(const WeightScope& w, int64_t e, const std::string& name) const;
   Tensor fused_gate_up(const WeightScope& w, const MoeWeightNames& names) const;
   Tensor load_tid2eid(const WeightScope& w, const MoeWeightNames& names) const;
   bool takes_pair_order() const;
@@ -100,9 +100,8 @@ class MoeFfn final : public Ffn {
   // The router, its biases, the latent projections and the shared expert.
   void load_shared_parts(const WeightScope& w, const MoeWeightNames& names);
 
-  MoeOptions options_;                 // num_experts: all of them, as the router scores
-  int64_t first_expert_ = 0;           // this rank's experts: [first, first + num_local_experts_)
-  int64_t num_local_experts_ = 0;
+  MoeOptions options_;                 // num_experts, intermediate_size: all ranks', as the router scores
+  ExpertSplit split_;                  // this rank's experts and intermediate columns
   Tensor router_;                      // [num_experts, hidden]
   Tensor router_bias_;                 // [1, num_experts] f32, or undefined
   Tensor correction_bias_;             // [num_experts] f32, or undefined
