@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,8 @@
 #include "strata/engine/rank_worker.h"
 #include "strata/parallel/communicator.h"
 #include "strata/parallel/step_message.h"
+#include "strata/weights/safetensors_source.h"
+#include "strata/weights/safetensors_writer.h"
 #include "test_support.h"
 
 namespace strata::test {
@@ -170,6 +173,26 @@ TEST(TensorParallel, DenseLayersOfAMoeModelSplitToo) {
   EXPECT_EQ(load_model(model, *backend).model->layer_plan(),
             (std::vector<std::string>{"attention + mlp", "attention + moe"}));
   expect_split_equals_one(model, dummy_run(), {2, 4});
+}
+
+// The gpt_oss fixture with random expert biases (its own are zeros): the gate/up biases split
+// with their columns, the down bias enters the sum once.
+TEST(TensorParallel, GptOssExpertBiasesSplitWithTheirExperts) {
+  const std::string dir = make_dir_once(temp_dir() + "/gpt_oss_expert_biases", [](const std::string& out) {
+    const std::string fixture = fixture_path("hf/gpt_oss");
+    std::filesystem::copy_file(fixture + "/config.json", out + "/config.json");
+    const auto source = SafetensorsSource::open(fixture);
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    uint32_t seed = 1;
+    for (const std::string& name : source->names()) {
+      const WeightInfo* info = source->find(name);
+      const bool bias = name.find(".experts.") != std::string::npos && name.ends_with("_bias");
+      tensors.emplace_back(name, bias ? random_f32(info->shape, seed++)
+                                      : Tensor::view(const_cast<void*>(info->data), info->dtype, info->shape));
+    }
+    write_safetensors(out + "/model.safetensors", tensors);
+  });
+  expect_split_equals_one({.model_path = dir}, dummy_run(), {2, 4});
 }
 
 std::string load_error(const LoadOptions& model, const TensorShard& shard) {
