@@ -1,5 +1,6 @@
 // The NCCL communicator of one rank (world_size 1) on GPU 0, on random data: all_reduce_sum is
-// the identity, all_gather_rows a copy, broadcast_bytes keeps the root's bytes, barrier returns.
+// the identity, all_gather_rows and all_to_all_rows a copy, broadcast_bytes keeps the root's
+// bytes, barrier returns.
 // Skipped without a GPU; more ranks need more GPUs (bench/communicator_bench --backend nccl).
 // A CPU backend is refused in every build.
 #include <gtest/gtest.h>
@@ -51,13 +52,19 @@ TEST_F(CudaNcclCommunicator, OneRankAllReduceSumIsTheIdentity) {
   }
 }
 
-TEST_F(CudaNcclCommunicator, OneRankAllGatherRowsCopiesTheRows) {
+TEST_F(CudaNcclCommunicator, OneRankAllGatherAndAllToAllCopyTheRows) {
   const auto [host, device] = random_pair(DType::kBF16, {33, 1000}, 9);
-  const Tensor out = gpu_->empty(DType::kBF16, {33, 1000});
-  gpu_->fill_bytes(out, 0xff);
-  comm_->all_gather_rows(device, out);
-  const Tensor back = gpu_->to_host(out);
-  EXPECT_EQ(std::memcmp(back.data(), host.data(), host.nbytes()), 0);
+  for (const bool all_to_all : {false, true}) {
+    const Tensor out = gpu_->empty(DType::kBF16, {33, 1000});
+    gpu_->fill_bytes(out, 0xff);
+    if (all_to_all) {
+      comm_->all_to_all_rows(device, out);
+    } else {
+      comm_->all_gather_rows(device, out);
+    }
+    const Tensor back = gpu_->to_host(out);
+    EXPECT_EQ(std::memcmp(back.data(), host.data(), host.nbytes()), 0) << "all_to_all " << all_to_all;
+  }
 }
 
 TEST_F(CudaNcclCommunicator, OneRankBroadcastKeepsTheBytesAndBarrierReturns) {

@@ -42,6 +42,12 @@ const std::vector<DataCase> kGatherCases = {
     {DType::kF32, {1, 3}}, {DType::kBF16, {5, 1000}}, {DType::kF32, {16, 1024}}, {DType::kF32, {33, 1000}},
 };
 
+// Rows for each destination of all_to_all_rows: below a slot's share, a whole slot (16 KiB a
+// destination at 4 ranks), and several slots.
+const std::vector<DataCase> kAllToAllCases = {
+    {DType::kF32, {1, 3}}, {DType::kBF16, {5, 1000}}, {DType::kF32, {4, 1024}}, {DType::kF32, {33, 1000}},
+};
+
 // Rank r's input: magnitudes grow with the rank, so adding in another order changes bits.
 Tensor rank_input(const DataCase& c, size_t case_index, int rank) {
   const auto seed = static_cast<uint32_t>(1000 * case_index + rank);
@@ -154,6 +160,40 @@ TEST_P(SharedMemoryCommunicator, AllGatherRowsPutsRankRowsInRankOrder) {
             << want.shape().str() << ": rank " << part << "'s rows on rank " << r;
       offset += want.nbytes();
     }
+  }
+}
+
+// Case c with world_size blocks of its rows, one for each destination.
+DataCase all_to_all_input(const DataCase& c, int world_size) {
+  DataCase whole = c;
+  whole.shape[0] *= world_size;
+  return whole;
+}
+
+TEST_P(SharedMemoryCommunicator, AllToAllRowsSendsEachRankItsBlock) {
+  RankOutputs outputs(world_size(), total_bytes(kAllToAllCases, world_size()));
+  const CommunicatorOptions options = group_options(world_size(), kSlotBytes, seconds(30));
+  const auto codes = run_group(outputs, options, [&](Communicator& comm, int rank) {
+    uint8_t* out = outputs.data(rank);
+    for (size_t i = 0; i < kAllToAllCases.size(); ++i) {
+      const Tensor in = rank_input(all_to_all_input(kAllToAllCases[i], world_size()), i, rank);
+      const Tensor received = Tensor::view(out, in.dtype(), in.shape());
+      comm.all_to_all_rows(in, received);
+      out += received.nbytes();
+    }
+  });
+  expect_success(codes, outputs, options);
+  int64_t offset = 0;
+  for (size_t i = 0; i < kAllToAllCases.size(); ++i) {
+    const int64_t block = dtype_bytes(kAllToAllCases[i].dtype, kAllToAllCases[i].shape.numel());
+    for (int r = 0; r < world_size(); ++r)
+      for (int from = 0; from < world_size(); ++from) {
+        const Tensor sent = rank_input(all_to_all_input(kAllToAllCases[i], world_size()), i, from);
+        EXPECT_EQ(std::memcmp(outputs.data(r) + offset + from * block, static_cast<const uint8_t*>(sent.data()) + r * block,
+                              block), 0)
+            << kAllToAllCases[i].shape.str() << ": rank " << from << "'s block for rank " << r;
+      }
+    offset += block * world_size();
   }
 }
 

@@ -44,6 +44,10 @@ class Communicator {
   // in: [n, ...] on each rank; out: [world_size * n, ...], same dtype: rank r's rows at r * n.
   // On NCCL it is queued on the backend's stream.
   virtual void all_gather_rows(const Tensor& in, const Tensor& out) = 0;
+  // in, out: [world_size * n, ...], same dtype and shape: rows [q * n, (q + 1) * n) of rank r's `in`
+  // land at rows [r * n, (r + 1) * n) of rank q's `out` (expert parallelism's dispatch and
+  // combine, with each rank's rows padded to n). On NCCL it is queued on the backend's stream.
+  virtual void all_to_all_rows(const Tensor& in, const Tensor& out) = 0;
   // Host bytes from `root` to every rank; the other ranks' `bytes` are resized to the root's.
   // Returns when this rank has them (on NCCL, after the stream's earlier work too).
   virtual void broadcast_bytes(std::vector<uint8_t>& bytes, int root) = 0;

@@ -62,6 +62,7 @@ class NcclCommunicator final : public Communicator {
   int world_size() const override { return options_.world_size; }
   void all_reduce_sum(const Tensor& x) override;
   void all_gather_rows(const Tensor& in, const Tensor& out) override;
+  void all_to_all_rows(const Tensor& in, const Tensor& out) override;
   void broadcast_bytes(std::vector<uint8_t>& bytes, int root) override;
   void barrier() override;
 
@@ -188,6 +189,23 @@ void NcclCommunicator::all_gather_rows(const Tensor& in, const Tensor& out) {
     fail("all_gather_rows: out {} {} must be in {} {} with {} times the rows", dtype_name(out.dtype()),
          out.shape().str(), dtype_name(in.dtype()), in.shape().str(), world_size());
   settle(ncclAllGather(in.data(), out.data(), in.nbytes(), ncclUint8, comm_, stream_), "all_gather_rows");
+}
+
+// One send and one receive per rank in a group: NCCL's all-to-all.
+void NcclCommunicator::all_to_all_rows(const Tensor& in, const Tensor& out) {
+  check_usable("all_to_all_rows", {&in, &out});
+  if (in.dtype() != out.dtype() || in.rank() < 1 || !(in.shape() == out.shape()) || in.dim(0) % world_size() != 0)
+    fail("all_to_all_rows: in {} {} and out {} {} must have one dtype and shape, rows a multiple of {}",
+         dtype_name(in.dtype()), in.shape().str(), dtype_name(out.dtype()), out.shape().str(), world_size());
+  const size_t block = in.nbytes() / world_size();
+  const auto* src = static_cast<const uint8_t*>(in.data());
+  auto* dst = static_cast<uint8_t*>(out.data());
+  settle(ncclGroupStart(), "all_to_all_rows");
+  for (int q = 0; q < world_size(); ++q) {
+    settle(ncclSend(src + q * block, block, ncclUint8, q, comm_, stream_), "all_to_all_rows");
+    settle(ncclRecv(dst + q * block, block, ncclUint8, q, comm_, stream_), "all_to_all_rows");
+  }
+  settle(ncclGroupEnd(), "all_to_all_rows");
 }
 
 void NcclCommunicator::broadcast_bytes(std::vector<uint8_t>& bytes, int root) {

@@ -16,7 +16,7 @@
 namespace strata {
 namespace {
 
-enum class Collective : int32_t { kAllReduceSum = 1, kAllGatherRows, kBroadcastBytes, kBarrier };
+enum class Collective : int32_t { kAllReduceSum = 1, kAllGatherRows, kBroadcastBytes, kBarrier, kAllToAllRows };
 
 std::string_view collective_name(int32_t collective) {
   switch (static_cast<Collective>(collective)) {
@@ -24,6 +24,7 @@ std::string_view collective_name(int32_t collective) {
     case Collective::kAllGatherRows: return "all_gather_rows";
     case Collective::kBroadcastBytes: return "broadcast_bytes";
     case Collective::kBarrier: return "barrier";
+    case Collective::kAllToAllRows: return "all_to_all_rows";
   }
   return "an unknown collective";
 }
@@ -67,6 +68,9 @@ class SharedMemoryCommunicator final : public Communicator {
   void all_gather_rows(const Tensor& in, const Tensor& out) override {
     guarded([&] { gather(in, out); });
   }
+  void all_to_all_rows(const Tensor& in, const Tensor& out) override {
+    guarded([&] { all_to_all(in, out); });
+  }
   void broadcast_bytes(std::vector<uint8_t>& bytes, int root) override {
     guarded([&] { broadcast(bytes, root); });
   }
@@ -93,6 +97,7 @@ class SharedMemoryCommunicator final : public Communicator {
   void reduce_chunk_in_one_round(const PostTag& tag, uint8_t* chunk, int64_t num_elems);
   void reduce_chunk_in_two_rounds(const PostTag& tag, uint8_t* chunk, int64_t num_elems);
   void gather(const Tensor& in, const Tensor& out);
+  void all_to_all(const Tensor& in, const Tensor& out);
   void broadcast(std::vector<uint8_t>& bytes, int root);
   // Publishes this rank's post tagged `tag` and checks that every rank is in the same collective.
   void exchange(const PostTag& tag);
@@ -193,6 +198,31 @@ void SharedMemoryCommunicator::gather(const Tensor& in, const Tensor& out) {
     for (int r = 0; r < world_size(); ++r) std::memcpy(dst + r * num_bytes + done, group_.payload(r), n);
     done += n;
   } while (done < num_bytes);
+}
+
+// Each round a rank posts the next piece of every destination's block, piece q at q * step; rank
+// q copies piece q of every rank's post into that rank's block of its `out`.
+void SharedMemoryCommunicator::all_to_all(const Tensor& in, const Tensor& out) {
+  if (!in.device().is_cpu() || !out.device().is_cpu())
+    fail("shared-memory all_to_all_rows takes host tensors; got a device tensor");
+  if (in.dtype() != out.dtype() || in.rank() < 1 || !(in.shape() == out.shape()) || in.dim(0) % world_size() != 0)
+    fail("all_to_all_rows: in {} {} and out {} {} must have one dtype and shape, rows a multiple of {}",
+         dtype_name(in.dtype()), in.shape().str(), dtype_name(out.dtype()), out.shape().str(), world_size());
+  const int64_t block = in.nbytes() / world_size();  // bytes for each destination
+  const int64_t step = group_.slot_bytes() / world_size();
+  const PostTag tag{.collective = static_cast<int32_t>(Collective::kAllToAllRows),
+                    .dtype = static_cast<int32_t>(in.dtype()),
+                    .bytes = in.nbytes()};
+  const auto* src = static_cast<const uint8_t*>(in.data());
+  auto* dst = static_cast<uint8_t*>(out.data());
+  int64_t done = 0;
+  do {
+    const int64_t n = std::min(step, block - done);
+    for (int q = 0; q < world_size(); ++q) std::memcpy(group_.next_payload() + q * step, src + q * block + done, n);
+    exchange(tag);
+    for (int r = 0; r < world_size(); ++r) std::memcpy(dst + r * block + done, group_.payload(r) + rank() * step, n);
+    done += n;
+  } while (done < block);
 }
 
 // The root's first post carries the size in its tag; the others learn it there and resize.
