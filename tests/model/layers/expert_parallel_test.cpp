@@ -120,6 +120,28 @@ TEST(ExpertParallel, UngatedAndLatentBlocksSplitOverRanks) {
   expect_split_equals_whole(nemotron_h_block(true));
 }
 
+// On a GPU every expert's columns split (the grouping is one rank's), while whole experts by range
+// are refused when the layer is built: the CUDA grouping drops other ranks' pairs. Skipped without a GPU.
+TEST(ExpertParallel, OnAGpuOnlyTheColumnSplitBuilds) {
+  std::unique_ptr<Backend> gpu = make_cuda_backend(0);
+  if (!gpu) GTEST_SKIP() << "no CUDA GPU visible";
+  const MoeBlock block = qwen3_next_block();
+  const auto build = [&](const TensorShard& shard) {
+    const ModelWeights weights(block.source.get(), *gpu, {.shard = shard});
+    const MoeFfn moe(block.options, WeightScope(weights, block.scope), block.names);
+  };
+  EXPECT_NO_THROW(build({.rank = 1, .size = 2}));
+  try {
+    build({.rank = 1, .size = 2, .expert_parallel = true});
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "model.layers.0.mlp: experts split by range (--enable-expert-parallel) run on the CPU only for now; "
+              "leave out --enable-expert-parallel (each rank then holds every expert's share of the intermediate "
+              "columns) or use --device cpu");
+  }
+}
+
 std::string error_of(const MoeBlock& block, const TensorShard& shard) {
   try {
     block_output(block, random_f32({1, block.options.hidden_size}, 1), shard, "unused");
