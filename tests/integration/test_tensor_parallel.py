@@ -151,8 +151,8 @@ SERVED = [
 ]
 
 
-@pytest.mark.parametrize("model,prompts,extra", SERVED, ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_next", "mamba2",
-                                                       "mamba2-ngram"])
+@pytest.mark.parametrize("model,prompts,extra", SERVED,
+                         ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_next", "mamba2", "mamba2-ngram"])
 def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped(model, prompts, extra):
     path = FIXTURES / "hf" / model
     if not path.exists():
