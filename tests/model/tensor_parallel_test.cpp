@@ -1,7 +1,8 @@
 // Tensor parallelism on the CPU: the fixtures split over 2 and 4 ranks (threads of this process,
 // each with its own backend and the shared-memory communicator) give the logits of one rank, for
-// prefill, chunked prefill and decode; MoE fixtures split every expert's intermediate columns
-// (the default) and, with expert_parallel, their experts by range; hybrid
+// prefill, chunked prefill and decode, with the vocabulary split too (padded where it does not
+// divide); MoE fixtures split every expert's intermediate columns (the default) and, with
+// expert_parallel, their experts by range; hybrid
 // fixtures split Gated DeltaNet's key and value heads and Mamba-2's heads and groups, each rank's
 // SSM state holding its heads; DeepSeek-V3's latent attention splits its heads. What cannot split
 // (DeepSeek-V4's compressed attention here) is refused when the model is built.
@@ -247,6 +248,15 @@ TEST(TensorParallel, RefusesExpertColumnsThatDoNotDivide) {
             "--tensor-parallel-size 4 does not divide the experts' intermediate size (66); choose a size that does, "
             "or add --enable-expert-parallel to give each rank 2 of the 8 experts whole");
   EXPECT_EQ(load_error(model, {.rank = 0, .size = 4, .expert_parallel = true}), "no error");
+}
+
+// A vocabulary of 300 is padded to 384 rows over 2 ranks and to 512 over 4 (whose last rank holds
+// padding only): tied tables (qwen3; gemma3_text with its embedding scale) and an untied head
+// (llama) give one rank's logits.
+TEST(TensorParallel, PaddedVocabularySplitsLikeTheWholeOne) {
+  for (const std::string fixture : {"qwen3", "gemma3_text", "llama"})
+    expect_split_equals_one(changed_fixture(fixture, fixture + "_vocab_300", {{"vocab_size", 300}}), dummy_run(),
+                            {2, 4});
 }
 
 TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheHeads) {

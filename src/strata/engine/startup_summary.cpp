@@ -14,8 +14,22 @@ namespace {
 std::string weights_line(const ModelWeights& weights) {
   std::vector<std::string_view> dtypes;
   for (DType dtype : weights.dtypes()) dtypes.push_back(dtype_name(dtype));
-  return fmt::format("weights: {} parameters, {} in memory, stored as {} ({})", weights.num_parameters(),
+  const int ranks = weights.shard().size;
+  return fmt::format("weights{}: {} parameters, {} in memory, stored as {} ({})",
+                     ranks > 1 ? fmt::format(" (rank 0 of {})", ranks) : "", weights.num_parameters(),
                      format_bytes(weights.num_bytes()), fmt::join(dtypes, ", "), weights.description());
+}
+
+// What splitting the vocabulary saves each rank: its rows of the embedding and LM head against
+// the whole tables (one table when tied).
+std::string vocab_line(const Model::Parts& parts) {
+  const VocabShard& vocab = parts.vocab;
+  const bool tied = parts.lm_head.data() == parts.embed_tokens.data();
+  const int64_t held = parts.embed_tokens.nbytes() + (tied ? 0 : parts.lm_head.nbytes());
+  return fmt::format("vocabulary: {} tokens padded to {}, {} rows a rank of the {}: {} instead of {}",
+                     vocab.vocab_size, vocab.padded_vocab_size, vocab.num_rows(),
+                     tied ? "tied embedding and LM head" : "embedding and of the LM head", format_bytes(held),
+                     format_bytes(held / vocab.num_rows() * vocab.vocab_size));
 }
 
 // How many sequences of `num_tokens` tokens the pool holds at once, none sharing a block.
@@ -52,7 +66,9 @@ std::string swap_line(ModelRunner& runner) {
 
 std::vector<std::string> startup_summary(const StartupFacts& facts) {
   ModelRunner& runner = *facts.runner;
-  std::vector<std::string> lines = {weights_line(*facts.weights), kv_line(runner, facts)};
+  std::vector<std::string> lines = {weights_line(*facts.weights)};
+  if (runner.model().parts().vocab.split()) lines.push_back(vocab_line(runner.model().parts()));
+  lines.push_back(kv_line(runner, facts));
   if (const SsmStatePool* ssm = runner.ssm_pool())
     lines.push_back(fmt::format("SSM state: {} slots of {}", ssm->capacity(), format_bytes(ssm->slot_bytes())));
   lines.push_back(swap_line(runner));

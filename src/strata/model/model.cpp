@@ -7,7 +7,6 @@
 #include "strata/model/vision/vision_tower.h"
 #include "strata/ops/activation.h"
 #include "strata/ops/elementwise.h"
-#include "strata/ops/embedding.h"
 #include "strata/ops/hyper_connection.h"
 #include "strata/ops/linear.h"
 #include "strata/ops/segment_mean.h"
@@ -127,7 +126,7 @@ void Model::keep_aux_hidden_state(int64_t layer, const Tensor& x, ForwardContext
 Tensor Model::embed(const StepBatch& step, ForwardContext& ctx) const {
   const int64_t t = step.num_tokens(), hidden = config_.hidden_size;
   Tensor x = ctx.step_workspace.alloc(ctx.activation_dtype, {t, hidden});
-  ops::embedding(parts_.embed_tokens, step.device().token_ids, x);
+  embed_tokens(parts_.embed_tokens, parts_.vocab, step.device().token_ids, x, ctx);
   if (parts_.embed_scale != 1.0f) ops::scale(x, parts_.embed_scale);
   if (step.has_image_tokens()) place_image_embeds(step, x, ctx);
   if (parts_.encoder_embeddings.defined()) parts_.encoder_embeddings.apply(step, x, ctx);
@@ -172,7 +171,7 @@ Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
     if (parts_.classifier_pooler_norm.defined()) parts_.classifier_pooler_norm.apply(pooled, pooled);
     last = pooled;
   }
-  ops::linear(last, parts_.lm_head, parts_.lm_head_bias, logits);
+  lm_head_logits(last, parts_.lm_head, parts_.lm_head_bias, parts_.vocab, logits, ctx);
   return logits;
 }
 

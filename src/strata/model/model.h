@@ -16,6 +16,7 @@
 #include "strata/model/layers/layer_norm.h"
 #include "strata/model/layers/mtp_input.h"
 #include "strata/model/layers/norm.h"
+#include "strata/model/layers/vocab_parallel.h"
 #include "strata/ops/activation.h"
 
 namespace strata {
@@ -43,6 +44,9 @@ class Model {
     Tensor lm_head;             // [vocab, hidden]; the embedding when tied; [num_labels, hidden]
                                 // for a classifier; undefined for hidden states
     Tensor lm_head_bias;        // [num_labels] a classifier's bias, or undefined
+    // Under tensor parallelism (decoder_parts): the rows of embed_tokens and lm_head this rank
+    // holds, [vocab.num_rows(), hidden] each; by default the whole tables.
+    VocabShard vocab;
     // The head before a classifier: norm(act(x W^T + b)), [hidden, hidden] and [hidden] (bias may be
     // undefined); BERT's pooler is tanh without norm, ModernBERT's head GELU and a LayerNorm.
     Tensor classifier_pooler, classifier_pooler_bias;

@@ -85,6 +85,9 @@ class ModelWeights {
   // As gathered_rows, widened to f32: a recurrent layer's small parameters (conv channels, per-head
   // values) of this rank's heads. Defined in weight_shards.cpp.
   Tensor gathered_rows_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& rows) const;
+  // Rows [begin, end) of the 2-D table `name` [vocab, hidden]; rows from vocab on are zeros (a
+  // vocabulary shard's padding, layers/vocab_parallel.h). widened: as get_widened. In weight_shards.cpp.
+  Tensor padded_rows(const std::string& name, const Shape& shape, int64_t begin, int64_t end, bool widened) const;
   const TensorShard& shard() const { return shard_; }
   // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
   // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).

@@ -1,6 +1,7 @@
 // Tensor-parallel parts of weights: a rank loads its rows (column-parallel projections: q, k, v,
 // gate, up) or its columns (row-parallel: o, down) of the checkpoint's whole tensor, so that the
 // ranks together hold each projection once.
+#include <algorithm>
 #include <cstring>
 
 #include "strata/core/error.h"
@@ -93,6 +94,28 @@ Tensor ModelWeights::matrix_parts(const std::vector<MatrixPart>& parts, const Sh
     return host;
   }
   return load(info).reshape(shape);
+}
+
+Tensor ModelWeights::padded_rows(const std::string& name, const Shape& shape, int64_t begin, int64_t end,
+                                 bool widened) const {
+  STRATA_CHECK(shape.rank == 2 && begin >= 0 && begin < end);
+  const Shape out_shape{end - begin, shape[1]};
+  const int64_t num_padding = end - std::max(begin, std::min(end, shape[0]));
+  if (shapes_only_) {
+    if (source_ != nullptr) checked_info(name, shape);
+    return load({.name = name, .dtype = dummy_dtype_, .shape = out_shape});
+  }
+  const Tensor src = host_tensor(name, shape);
+  Tensor host = Tensor::host(src.dtype(), out_shape);
+  const int64_t row_bytes = src.row_bytes(), num_rows = out_shape[0] - num_padding;
+  char* dst = static_cast<char*>(host.data());
+  if (num_rows > 0) std::memcpy(dst, static_cast<const char*>(src.data()) + begin * row_bytes, num_rows * row_bytes);
+  // Zero bytes are zeros in every dtype (block formats: zero scales).
+  std::memset(dst + num_rows * row_bytes, 0, num_padding * row_bytes);
+  const WeightInfo info{.name = name, .dtype = host.dtype(), .shape = out_shape, .data = host.data()};
+  const Tensor loaded = load(info, /*keep_quantized=*/!widened);  // counted; on the CPU a view of host
+  num_parameters_ -= num_padding * shape[1];  // padding takes memory, but holds no parameters
+  return backend_.device().is_cpu() ? host : loaded;
 }
 
 Tensor WeightScope::row_shard(const std::string& leaf, const Shape& shape, const std::string& what) const {

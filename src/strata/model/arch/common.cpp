@@ -19,8 +19,10 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
                            const DecoderPartsOptions& options) {
   const WeightScope root(weights, "");
   Model::Parts parts;
-  // The lookup reads bf16 rows on a GPU, whatever format the table is stored in.
-  parts.embed_tokens = weights.get_widened(options.embed_tokens, {config.vocab_size, config.hidden_size});
+  // The lookup reads bf16 rows on a GPU, whatever format the table is stored in. Under tensor
+  // parallelism each rank holds its rows of the vocabulary (layers/vocab_parallel.h).
+  parts.vocab = vocab_shard(config.vocab_size, weights.shard());
+  parts.embed_tokens = vocab_rows(weights, options.embed_tokens, config.hidden_size, parts.vocab, /*widened=*/true);
   if (!options.final_norm.empty())
     parts.final_norm = rms_norm_weight(root, options.final_norm, config, options.norm_unit_offset, options.norm_eps);
   if (config.head() == ModelHead::kHiddenStates) return parts;  // an lm_head in the file stays unread
@@ -36,8 +38,8 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
   }
   std::optional<Tensor> lm_head;
   if (!config.tie_word_embeddings || !weights.is_dummy())
-    lm_head = weights.find("lm_head.weight", {config.vocab_size, config.hidden_size},
-                           /*dummy_absent=*/config.tie_word_embeddings);
+    lm_head = find_vocab_rows(weights, "lm_head.weight", config.hidden_size, parts.vocab,
+                              /*dummy_absent=*/config.tie_word_embeddings);
   if (!lm_head && !config.tie_word_embeddings)
     fail("missing tensor 'lm_head.weight' in {} (tie_word_embeddings is false)", weights.description());
   parts.lm_head = lm_head ? *lm_head : parts.embed_tokens;

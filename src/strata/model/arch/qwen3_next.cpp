@@ -125,6 +125,7 @@ std::unique_ptr<Model> build_qwen3_next_mtp_stack(const Model& target, const Mod
                      .embed_scale = target.parts().embed_scale,
                      .final_norm = rms_norm_weight(mtp, "norm.weight", config, true),
                      .lm_head = target.parts().lm_head,
+                     .vocab = target.parts().vocab,
                      .mtp_input = {.embedding_norm = rms_norm_weight(mtp, "pre_fc_norm_embedding.weight", config, true),
                                    .hidden_norm = rms_norm_weight(mtp, "pre_fc_norm_hidden.weight", config, true),
                                    .fc = mtp.get("fc.weight", {hidden, 2 * hidden})}};
