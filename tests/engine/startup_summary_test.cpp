@@ -29,6 +29,19 @@ TEST(StartupSummary, FiguresComeFromTheWeightsPoolAndEngine) {
                           " of host memory for preempted sequences, 40 KV blocks");
 }
 
+// Rank 0 of 2 on qwen3 (tied, 512 tokens): the weights line names the rank, and the vocabulary line
+// what rank 0 holds of the one table, 256 rows of 128 bf16 values, against the whole 512.
+TEST(StartupSummary, UnderTensorParallelismRankZerosWeightsAndVocabularyShare) {
+  auto backend = make_cpu_backend(1);
+  LoadedModel loaded = load_model({.model_path = fixture_path("hf/qwen3"), .shard = {.rank = 0, .size = 2}}, *backend);
+  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 16});
+  const std::vector<std::string> lines = startup_summary({.weights = loaded.weights.get(), .runner = &runner});
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_TRUE(lines[0].starts_with("weights (rank 0 of 2): ")) << lines[0];
+  EXPECT_EQ(lines[1], "vocabulary: 512 tokens padded to 512, 256 rows a rank of the tied embedding and LM head: " +
+                          format_bytes(256 * 128 * 2) + " instead of " + format_bytes(512 * 128 * 2));
+}
+
 TEST(StartupSummary, HybridModelsListTheirSsmSlots) {
   auto backend = make_cpu_backend(2);
   LoadedModel loaded = load_model({.model_path = fixture_path("hf/qwen3_next")}, *backend);

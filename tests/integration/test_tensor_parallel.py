@@ -1,6 +1,6 @@
 """`--tensor-parallel-size N`: rank 0 starts N - 1 copies of itself, each loads its part of the
-heads (attention's, Gated DeltaNet's, Mamba-2's), MLP columns and MoE experts (every expert's
-columns, or whole experts with `--enable-expert-parallel`). `strata logits` equals one
+heads (attention's, Gated DeltaNet's, Mamba-2's), MLP columns, MoE experts (every expert's
+columns, or whole experts with `--enable-expert-parallel`) and vocabulary rows. `strata logits` equals one
 rank's logits (f32 within 1e-5) for prefill, chunked prefill and decode; `strata generate` and
 `strata serve` give one rank's greedy tokens, with preemption and swap to host memory too; a size that does not fit the model is a clear error,
 never a hang; no rank outlives the server."""
@@ -34,10 +34,10 @@ def read_logits(path: Path) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.float32).reshape(entry["shape"])
 
 
-def logits(tmp_path: Path, model: str, size: int, extra=()) -> np.ndarray:
+def logits(tmp_path: Path, model: str, size: int, extra=(), model_dir: Path | None = None) -> np.ndarray:
     out = tmp_path / f"{model}-tp{size}{''.join(extra)}.safetensors"
-    result = subprocess.run([str(BINARY), "logits", "--model", str(FIXTURES / "hf" / model), "--device", "cpu",
-                             "--threads", "1", "--tokens", TOKENS, "--prefill", "30", "--chunk", "8",
+    result = subprocess.run([str(BINARY), "logits", "--model", str(model_dir or FIXTURES / "hf" / model), "--device",
+                             "cpu", "--threads", "1", "--tokens", TOKENS, "--prefill", "30", "--chunk", "8",
                              "--out", str(out), "--tensor-parallel-size", str(size), *extra],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -75,6 +75,23 @@ def test_experts_that_do_not_split_by_columns_suggest_expert_parallelism(tmp_pat
     assert ("which --tensor-parallel-size 2 cuts into 64 columns a rank; choose a size that keeps blocks whole (1), "
             "or add --enable-expert-parallel to give each rank 4 of the 8 experts whole") in result.stderr
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_a_padded_vocabulary_splits_too(tmp_path):
+    """300 tokens: padded to 384 rows over 2 ranks and 512 over 4 (rank 3 holds padding only);
+    qwen3 ties its LM head to the embedding, llama does not. Dummy weights."""
+    for model in ("qwen3", "llama"):
+        config = json.loads((FIXTURES / "hf" / model / "config.json").read_text())
+        config["vocab_size"] = 300
+        model_dir = tmp_path / f"{model}-vocab-300"
+        model_dir.mkdir()
+        (model_dir / "config.json").write_text(json.dumps(config))
+        whole = logits(tmp_path, model, 1, ("--load-format", "dummy"), model_dir)
+        assert whole.shape == (40, 300)
+        for size in (2, 4):
+            split = logits(tmp_path, model, size, ("--load-format", "dummy"), model_dir)
+            assert split.shape == whole.shape
+            assert np.max(np.abs(split - whole)) < 1e-5 * max(1.0, np.max(np.abs(whole))), (model, size)
 
 
 def test_a_size_that_does_not_divide_the_heads_is_an_error(tmp_path):
