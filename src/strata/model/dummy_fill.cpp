@@ -19,10 +19,10 @@ DummyFill dummy_fill_for(const std::string& name, int rank, int64_t last_dim, ui
   return fill;
 }
 
-void fill_dummy_host(const DummyFill& fill, DType dtype, int64_t n, void* dst) {
+void fill_dummy_host(const DummyFill& fill, DType dtype, int64_t n, void* dst, int64_t first) {
   parallel_for(n, 1 << 16, [&](int64_t begin, int64_t end) {
     std::vector<float> chunk(end - begin);
-    for (int64_t i = begin; i < end; ++i) chunk[i - begin] = dummy_value(fill, i);
+    for (int64_t i = begin; i < end; ++i) chunk[i - begin] = dummy_value(fill, first + i);
     cpu::narrow_from_f32(chunk.data(), dtype, end - begin,
                          static_cast<char*>(dst) + dtype_bytes(dtype, begin));
   });

@@ -44,8 +44,8 @@ STRATA_HOST_DEVICE inline float dummy_value(const DummyFill& fill, int64_t i) {
 #endif
 }
 
-// n values of `fill` into host memory of `dtype` (f32, bf16 or f16).
-void fill_dummy_host(const DummyFill& fill, DType dtype, int64_t n, void* dst);
+// Values first .. first + n - 1 of `fill` into host memory of `dtype` (f32, bf16 or f16).
+void fill_dummy_host(const DummyFill& fill, DType dtype, int64_t n, void* dst, int64_t first = 0);
 
 namespace cuda {
 // n bf16 values of `fill` into device memory, on the current stream.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "strata/core/error.h"
+#include "strata/model/dummy_fill.h"
 #include "strata/model/model_weights.h"
 #include "strata/ops/cpu/convert.h"
 
@@ -105,11 +106,18 @@ Tensor ModelWeights::padded_rows(const std::string& name, const Shape& shape, in
     if (source_ != nullptr) checked_info(name, shape);
     return load({.name = name, .dtype = dummy_dtype_, .shape = out_shape});
   }
-  const Tensor src = host_tensor(name, shape);
-  Tensor host = Tensor::host(src.dtype(), out_shape);
-  const int64_t row_bytes = src.row_bytes(), num_rows = out_shape[0] - num_padding;
+  // Dummy weights make only these rows (a real table's would be gigabytes of host memory).
+  const bool dummy_rows = source_ == nullptr && !dummy_fp8(name, shape);
+  const Tensor src = dummy_rows ? Tensor() : host_tensor(name, shape);
+  Tensor host = Tensor::host(dummy_rows ? dummy_dtype_ : src.dtype(), out_shape);
+  const int64_t row_bytes = host.row_bytes(), num_rows = out_shape[0] - num_padding;
   char* dst = static_cast<char*>(host.data());
-  if (num_rows > 0) std::memcpy(dst, static_cast<const char*>(src.data()) + begin * row_bytes, num_rows * row_bytes);
+  if (dummy_rows) {
+    fill_dummy_host(dummy_fill_for(name, shape.rank, shape[1], seed_), host.dtype(), num_rows * shape[1], dst,
+                    begin * shape[1]);
+  } else if (num_rows > 0) {
+    std::memcpy(dst, static_cast<const char*>(src.data()) + begin * row_bytes, num_rows * row_bytes);
+  }
   // Zero bytes are zeros in every dtype (block formats: zero scales).
   std::memset(dst + num_rows * row_bytes, 0, num_padding * row_bytes);
   const WeightInfo info{.name = name, .dtype = host.dtype(), .shape = out_shape, .data = host.data()};
