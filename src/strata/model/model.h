@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ class Model {
     // Under tensor parallelism (decoder_parts): the rows of embed_tokens and lm_head this rank
     // holds, [vocab.num_rows(), hidden] each; by default the whole tables.
     VocabShard vocab;
+    std::function<Tensor()> whole_embed_tokens;  // split: loads the whole table (whole_table_loader)
     // The head before a classifier: norm(act(x W^T + b)), [hidden, hidden] and [hidden] (bias may be
     // undefined); BERT's pooler is tanh without norm, ModernBERT's head GELU and a LayerNorm.
     Tensor classifier_pooler, classifier_pooler_bias;

@@ -74,6 +74,19 @@ TEST(VocabShard, EachRankLoadsItsRowsOfTheEmbeddingAndHead) {
   }
 }
 
+// An EAGLE-3 head without an embedding of its own runs whole on rank 0: it reads the target's whole
+// table, which a split target loads for it, byte for byte the checkpoint's.
+TEST(VocabShard, AnEagle3HeadOfASplitTargetReadsTheWholeEmbedding) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  const LoadedModel whole = load_model({.model_path = fixture_path("hf/llama")}, *backend);
+  const LoadedModel split = load_model({.model_path = fixture_path("hf/llama"), .shard = {.rank = 0, .size = 2}}, *backend);
+  const LoadedModel head = load_eagle3_head(fixture_path("hf/llama_eagle3"), *split.model, *backend);
+  const Tensor& table = head.model->parts().embed_tokens;
+  ASSERT_EQ(table.shape(), (Shape{512, 128}));
+  EXPECT_TRUE(same_rows(table, 0, whole.model->parts().embed_tokens, 0, 512));
+  EXPECT_FALSE(head.model->parts().vocab.split());
+}
+
 // Dummy weights of a 300-token table over 4 ranks: rank 2 holds tokens 256..299 and 84 zero rows,
 // rank 3 zeros only; the padding counts as memory, not as parameters.
 TEST(VocabShard, PaddingRowsAreZeros) {

@@ -23,6 +23,7 @@ Model::Parts decoder_parts(const ModelConfig& config, const ModelWeights& weight
   // parallelism each rank holds its rows of the vocabulary (layers/vocab_parallel.h).
   parts.vocab = vocab_shard(config.vocab_size, weights.shard());
   parts.embed_tokens = vocab_rows(weights, options.embed_tokens, config.hidden_size, parts.vocab, /*widened=*/true);
+  parts.whole_embed_tokens = whole_table_loader(weights, options.embed_tokens, config.hidden_size, parts.vocab);
   if (!options.final_norm.empty())
     parts.final_norm = rms_norm_weight(root, options.final_norm, config, options.norm_unit_offset, options.norm_eps);
   if (config.head() == ModelHead::kHiddenStates) return parts;  // an lm_head in the file stays unread

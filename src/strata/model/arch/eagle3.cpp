@@ -100,13 +100,11 @@ Tensor embedding(const ModelConfig& head, const ModelWeights& weights, const Mod
   for (const char* name : {"embed_tokens.weight", "model.embed_tokens.weight"})
     if (!weights.is_dummy() && !weights.names_under(name).empty())
       return weights.get_widened(name, {head.vocab_size, head.hidden_size});
-  if (target.parts().vocab.split())
-    fail("EAGLE-3 head: it has no embed_tokens of its own, and the target's is split over tensor-parallel ranks; "
-         "run EAGLE-3 with --tensor-parallel-size 1");
   if (head.hidden_size != target.config().hidden_size)
     fail("EAGLE-3 head: hidden_size {} differs from the target's {} and the head has no embed_tokens of its own",
          head.hidden_size, target.config().hidden_size);
-  return target.parts().embed_tokens;
+  // A split target holds its rows of the vocabulary only; the head, whole on rank 0, reads every row.
+  return target.parts().vocab.split() ? target.parts().whole_embed_tokens() : target.parts().embed_tokens;
 }
 
 // Layer 0: attention over [embedding, g], g the fc'd target states or the chained state.

@@ -28,6 +28,12 @@ Tensor vocab_rows(const ModelWeights& weights, const std::string& name, int64_t 
   return weights.padded_rows(name, shape, vocab.begin, vocab.end, widened);
 }
 
+std::function<Tensor()> whole_table_loader(const ModelWeights& weights, const std::string& name, int64_t hidden,
+                                           const VocabShard& vocab) {
+  if (!vocab.split()) return {};
+  return [&weights, name, shape = Shape{vocab.vocab_size, hidden}] { return weights.get_widened(name, shape); };
+}
+
 std::optional<Tensor> find_vocab_rows(const ModelWeights& weights, const std::string& name, int64_t hidden,
                                       const VocabShard& vocab, bool dummy_absent) {
   if (!vocab.split()) return weights.find(name, {vocab.vocab_size, hidden}, dummy_absent);

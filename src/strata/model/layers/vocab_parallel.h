@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,10 @@ VocabShard vocab_shard(int64_t vocab_size, const TensorShard& shard);
 // (get_widened / get) on one rank. widened: as get_widened (an embedding a lookup reads).
 Tensor vocab_rows(const ModelWeights& weights, const std::string& name, int64_t hidden, const VocabShard& vocab,
                   bool widened);
+// Split: what loads the whole table (get_widened) later, for a draft that runs on rank 0 alone (an
+// EAGLE-3 head without an embedding of its own). Unsplit: empty. `weights` must outlive it.
+std::function<Tensor()> whole_table_loader(const ModelWeights& weights, const std::string& name, int64_t hidden,
+                                           const VocabShard& vocab);
 // As vocab_rows, nullopt where ModelWeights::find gives none.
 std::optional<Tensor> find_vocab_rows(const ModelWeights& weights, const std::string& name, int64_t hidden,
                                       const VocabShard& vocab, bool dummy_absent);
