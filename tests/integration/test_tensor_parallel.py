@@ -1,7 +1,7 @@
 """`--tensor-parallel-size N`: rank 0 starts N - 1 copies of itself, each loads its part of the
 heads (attention's, Gated DeltaNet's, Mamba-2's), MLP columns, MoE experts (every expert's
-columns, or whole experts with `--enable-expert-parallel`) and vocabulary rows. `strata logits` equals one
-rank's logits (f32 within 1e-5) for prefill, chunked prefill and decode; `strata generate` and
+columns, or whole experts with `--enable-expert-parallel`) and vocabulary rows. `strata logits`
+equals one rank's logits (f32 within 1e-5) for prefill, chunked prefill and decode; `strata generate` and
 `strata serve` give one rank's greedy tokens, with preemption and swap to host memory too; a size that does not fit the model is a clear error,
 never a hang; no rank outlives the server."""
 import json
