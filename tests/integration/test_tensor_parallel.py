@@ -131,9 +131,10 @@ def test_generate_over_ranks_gives_the_tokens_of_one():
     assert generate("llama", 2) == whole
 
 
-def rank_processes(group_of: int) -> list[str]:
+def rank_processes(group_of: int, kind: str = "tensor-parallel") -> list[str]:
     """The command lines of live ranks that rank 0 (pid group_of) started."""
-    found = subprocess.run(["pgrep", "-a", "-f", f"tensor-parallel-group strata-tp-{group_of}-"],
+    short = "tp" if kind == "tensor-parallel" else "pp"
+    found = subprocess.run(["pgrep", "-a", "-f", f"{kind}-group strata-{short}-{group_of}-"],
                            capture_output=True, text=True).stdout
     return [line for line in found.splitlines() if "pgrep" not in line]
 
@@ -194,19 +195,24 @@ def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped(mo
     assert rank_processes(split.proc.pid) == []
 
 
-def test_a_dead_rank_fails_requests_and_health_but_not_the_server():
+def expect_a_dead_rank_fails_requests_and_health(flags: list[str], kind: str):
+    """Serves qwen3 split by `flags` into two processes and kills the one rank 0 started."""
     model = FIXTURES / "hf" / "qwen3"
     if not model.exists():
         pytest.skip("fixture qwen3 is missing")
-    server = Server(["--model", str(model), "--max-model-len", "256", "--tensor-parallel-size", "2"], "tp2-dead-rank")
+    server = Server(["--model", str(model), "--max-model-len", "256", *flags], f"{kind}-dead-rank")
     try:
-        (rank,) = rank_processes(server.proc.pid)
+        (rank,) = rank_processes(server.proc.pid, kind)
         os.kill(int(rank.split()[0]), signal.SIGKILL)
         time.sleep(0.2)
         reply = request(server.url + "/v1/completions", {"model": server.model, "prompt": [1, 2, 3], "max_tokens": 4})
         assert reply[0] >= 500
-        assert "tensor-parallel group is lost" in reply[1]
+        assert f"{kind} group is lost" in reply[1]
         assert get(server.url + "/health")[0] == 503
         assert server.proc.poll() is None
     finally:
         server.stop()
+
+
+def test_a_dead_rank_fails_requests_and_health_but_not_the_server():
+    expect_a_dead_rank_fails_requests_and_health(["--tensor-parallel-size", "2"], "tensor-parallel")

@@ -75,4 +75,14 @@ bool has_moe_layers(const nlohmann::json& raw) {
          raw.value("hybrid_override_pattern", std::string()).find('E') != std::string::npos;
 }
 
+LoadOptions changed_fixture(const std::string& fixture, const std::string& name, const nlohmann::json& changes) {
+  const std::string dir = make_dir_once(temp_dir() + "/" + name, [&](const std::string& out) {
+    std::ifstream in(fixture_path("hf/" + fixture + "/config.json"));
+    nlohmann::json config = nlohmann::json::parse(in);
+    config.merge_patch(changes);
+    std::ofstream(out + "/config.json") << config.dump();
+  });
+  return {.model_path = dir, .load_format = LoadFormat::kDummy};
+}
+
 }  // namespace strata::test

@@ -28,12 +28,6 @@
 namespace strata::test {
 namespace {
 
-struct SplitRun {
-  std::vector<int32_t> tokens;
-  int32_t prefill = 0;
-  int32_t chunk = 0;
-};
-
 // Both ways MoE layers split (models without experts ignore expert_parallel).
 constexpr bool kExpertSplits[] = {false, true};
 
@@ -74,17 +68,6 @@ bool has_moe_layers(const Model& model) {
   for (const std::string& layer : model.layer_plan())
     if (layer.find("moe") != std::string::npos) return true;
   return false;
-}
-
-// A fixture's config with `changes` over it, dummy weights, in a scratch folder `name`.
-LoadOptions changed_fixture(const std::string& fixture, const std::string& name, const nlohmann::json& changes) {
-  const std::string dir = make_dir_once(temp_dir() + "/" + name, [&](const std::string& out) {
-    std::ifstream in(fixture_path("hf/" + fixture + "/config.json"));
-    nlohmann::json config = nlohmann::json::parse(in);
-    config.merge_patch(changes);
-    std::ofstream(out + "/config.json") << config.dump();
-  });
-  return {.model_path = dir, .load_format = LoadFormat::kDummy};
 }
 
 // Chunked prefill of 20 tokens, then decode.

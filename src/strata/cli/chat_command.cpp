@@ -93,7 +93,7 @@ std::string reply(LocalEngine& engine, const text::Tokenizer& tokenizer, const n
 void run_chat(ChatFlags flags) {
   if (flags.model.model.empty()) flags.model.model = default_model_path();
   resolve_model_name(flags.model);
-  if (serve_as_tensor_parallel_rank(flags.model)) return;
+  if (serve_as_other_rank(flags.model)) return;
   flags.model.load_progress = true;
   OpenModel open = open_model(flags.model);
   auto tokenizer = text::load_tokenizer(flags.model.model);
@@ -124,7 +124,7 @@ void add_chat_command(CLI::App& app) {
   auto flags = std::make_shared<ChatFlags>();
   CLI::App* cmd = app.add_subcommand("chat", "talk to a model (interactive, or one turn with --prompt)");
   add_model_flags(*cmd, flags->model, /*model_required=*/false);
-  add_tensor_parallel_flags(*cmd, flags->model);
+  add_parallel_flags(*cmd, flags->model);
   add_sampling_flags(*cmd, flags->sampling);
   flags->sampling.max_tokens = 256;
   cmd->add_option("--prompt,-p", flags->prompt, "one user message; prints the reply and exits");

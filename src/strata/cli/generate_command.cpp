@@ -31,7 +31,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 void run_generate(const GenerateFlags& flags) {
   const SamplingParams sampling = to_sampling_params(flags.sampling);
   ModelFlags model = flags.model;
-  if (serve_as_tensor_parallel_rank(model)) return;
+  if (serve_as_other_rank(model)) return;
   model.load_progress = true;
   OpenModel open = open_model(model, flags.speculative);
   GenerationRequest request{.prompt_ids = parse_id_list(flags.prompt_ids, "--prompt-ids"),
@@ -71,7 +71,7 @@ void add_generate_command(CLI::App& app) {
   auto flags = std::make_shared<GenerateFlags>();
   CLI::App* cmd = app.add_subcommand("generate", "generate tokens from a prompt");
   add_model_flags(*cmd, flags->model);
-  add_tensor_parallel_flags(*cmd, flags->model);
+  add_parallel_flags(*cmd, flags->model);
   add_sampling_flags(*cmd, flags->sampling);
   add_speculative_config_flag(*cmd, flags->speculative);
   cmd->add_option("--prompt-ids", flags->prompt_ids, "comma-separated prompt token ids")->required();

@@ -21,7 +21,7 @@ struct LogitsFlags {
 };
 
 void run_logits(const LogitsFlags& flags) {
-  if (serve_as_tensor_parallel_rank(flags.model)) return;
+  if (serve_as_other_rank(flags.model)) return;
   const std::vector<int32_t> tokens = parse_id_list(flags.tokens, "--tokens");
   const int32_t n = static_cast<int32_t>(tokens.size());
   const int32_t prefill = flags.prefill < 0 ? n : flags.prefill;
@@ -52,7 +52,7 @@ void add_logits_command(CLI::App& app) {
   auto flags = std::make_shared<LogitsFlags>();
   CLI::App* cmd = app.add_subcommand("logits", "write the logits of every position to a safetensors file");
   add_model_flags(*cmd, flags->model);
-  add_tensor_parallel_flags(*cmd, flags->model);
+  add_parallel_flags(*cmd, flags->model);
   cmd->add_option("--tokens", flags->tokens, "comma-separated token ids")->required();
   cmd->add_option("--prefill", flags->prefill, "tokens run as prefill (default: all)");
   cmd->add_option("--chunk", flags->chunk, "prefill chunk size (default: one chunk)")

@@ -53,17 +53,28 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required) 
                      "how a pooling model pools, as JSON: {\"pooling_type\": \"LAST|MEAN|CLS\", \"normalize\": true}");
 }
 
-void add_tensor_parallel_flags(CLI::App& command, ModelFlags& flags) {
-  TensorParallelOptions& tp = flags.tensor_parallel;
-  command.add_option("--tensor-parallel-size,--tp", tp.size,
-                     "ranks to split the model over, one process each: attention heads, MLP columns and "
-                     "MoE experts (docs/parallelism.md says which models split)")
-      ->check(CLI::Range(1, 64));
-  command.add_flag("--enable-expert-parallel", tp.expert_parallel,
+namespace {
+
+// --<kind>-size,--<alias>, and the hidden --<kind>-rank and --<kind>-group that rank 0 gives the ranks it starts.
+void add_group_flags(CLI::App& command, const std::string& kind, const std::string& alias,
+                     RankGroupMembership& membership, const std::string& help) {
+  command.add_option(fmt::format("--{}-size,--{}", kind, alias), membership.size, help)->check(CLI::Range(1, 64));
+  command.add_option(fmt::format("--{}-rank", kind), membership.rank)->group("");
+  command.add_option(fmt::format("--{}-group", kind), membership.group_name)->group("");
+}
+
+}  // namespace
+
+void add_parallel_flags(CLI::App& command, ModelFlags& flags) {
+  add_group_flags(command, "tensor-parallel", "tp", flags.tensor_parallel,
+                  "ranks to split the model over, one process each: attention heads, MLP columns and MoE experts "
+                  "(docs/parallelism.md says which models split)");
+  command.add_flag("--enable-expert-parallel", flags.tensor_parallel.expert_parallel,
                    "MoE layers: each rank holds whole experts (a range of them) instead of every expert's "
                    "share of the intermediate columns");
-  command.add_option("--tensor-parallel-rank", tp.rank)->group("");  // set by rank 0 for the ranks it starts
-  command.add_option("--tensor-parallel-group", tp.group_name)->group("");
+  add_group_flags(command, "pipeline-parallel", "pp", flags.pipeline_parallel,
+                  "pipeline stages to split the model's layers over, one process each (on GPUs rank i runs on GPU "
+                  "i); stage 0 embeds the tokens, the last holds the head");
 }
 
 void resolve_model_name(ModelFlags& flags) {
@@ -80,16 +91,17 @@ std::unique_ptr<Backend> open_backend(const ModelFlags& flags) {
   std::unique_ptr<Backend> backend;
   if (flags.device != "cpu") backend = make_cuda_backend(flags.cuda_device);
   if (backend) return backend;
-  if (flags.cuda_device > 0)
-    fail("data-parallel replica {0} runs on GPU {0}, which is not visible; give --data-parallel-size at most the "
-         "number of GPUs", flags.cuda_device);
+  // A parallel rank past 0 on a machine without GPUs runs on the CPU, as rank 0 does.
+  if (flags.cuda_device > 0 && (flags.device == "cuda" || make_cuda_backend(0) != nullptr))
+    fail("data-parallel replica {0} or parallel rank {0} runs on GPU {0}, which is not visible; give at most as many "
+         "replicas, or --tensor-parallel-size times --pipeline-parallel-size ranks, as there are GPUs", flags.cuda_device);
   if (flags.device == "cuda")
     fail("--device cuda: {}", cuda_backend_compiled() ? "no CUDA GPU is visible" : "this build has no CUDA backend");
   return make_cpu_backend(threads);
 }
 
 LoadedModel load_with_flags(const ModelFlags& flags, const std::string& path, Backend& backend,
-                            const TensorShard& shard = {}) {
+                            const TensorShard& shard = {}, const PipelineParallelOptions& pipeline = {}) {
   std::optional<ProgressReporter> progress;
   if (flags.load_progress) progress.emplace(ProgressReporter::to_stderr("loading weights"));
   return load_model({.model_path = path,
@@ -97,7 +109,9 @@ LoadedModel load_with_flags(const ModelFlags& flags, const std::string& path, Ba
                      .quantization = parse_weight_quantization(flags.quantization),
                      .pooling = flags.pooling,
                      .progress = progress ? &*progress : nullptr,
-                     .shard = shard},
+                     .shard = shard,
+                     .pipeline_stage = pipeline.rank,
+                     .pipeline_parallel_size = pipeline.size},
                     backend);
 }
 
@@ -124,12 +138,38 @@ void open_draft(const ModelFlags& flags, const SpeculativeOptions& speculative, 
 
 // Builds rank 0's part without weight data first: a size the model cannot split over fails here,
 // once, before any other rank starts.
-void check_tensor_parallel_split(const ModelFlags& flags) {
+void check_split(const ModelFlags& flags) {
   std::unique_ptr<Backend> cpu = make_cpu_backend(1);
   load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format), .shapes_only = true,
               .pooling = flags.pooling,
-              .shard = {.rank = 0, .size = flags.tensor_parallel.size, .expert_parallel = flags.tensor_parallel.expert_parallel}},
+              .shard = {.rank = 0, .size = flags.tensor_parallel.size, .expert_parallel = flags.tensor_parallel.expert_parallel},
+              .pipeline_parallel_size = flags.pipeline_parallel.size},
              *cpu);
+}
+
+// With --tensor-parallel-size or --pipeline-parallel-size > 1: this process joins its group (rank 0
+// starts the others) and the runner gets the group's channels.
+void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& speculative, OpenModel& open) {
+  const ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel};
+  if (!layout.splits()) return;
+  // A draft model or an EAGLE-3 head runs whole on rank 0 (they are small); the MTP layers
+  // would split with the target's weights.
+  if (speculative.uses_mtp())
+    fail("--speculative-config with method 'mtp' does not combine with --tensor-parallel-size or "
+         "--pipeline-parallel-size yet; use {}n-gram speculation",
+         layout.pipeline_parallel.size == 1 ? "a draft model, EAGLE-3 or " : "");
+  // EAGLE-3 reads hidden states of layers on other stages.
+  if (layout.pipeline_parallel.size > 1 && speculative.uses_draft_runner())
+    fail("--speculative-config with a draft model or EAGLE-3 does not combine with --pipeline-parallel-size yet; use "
+         "n-gram speculation");
+  open.parallel = std::make_unique<ParallelGroup>(layout, *open.backend);
+}
+
+void use_parallel_group(OpenModel& open, RunnerOptions& options) {
+  if (!open.parallel) return;
+  options.tensor_parallel = open.parallel->tensor_parallel();
+  options.rank_control = &open.parallel->control();
+  options.pipeline = open.parallel->pipeline();
 }
 
 // The target's runner options beside what `open` loaded for speculation.
@@ -161,31 +201,22 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   resolve_model_name(flags);  // a no-op for callers that resolved already: a path stays a path
   OpenModel open;
   // Before the backend: the check's own CPU backend sets the thread count the real one then sets again.
-  if (flags.tensor_parallel.size > 1 && flags.tensor_parallel.rank == 0) check_tensor_parallel_split(flags);
+  const ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel};
+  if (layout.splits() && layout.rank() == 0) check_split(flags);
+  if (layout.splits()) flags.cuda_device = layout.rank();  // one GPU per rank
   open.backend = open_backend(flags);
-  TensorShard shard;
-  if (flags.tensor_parallel.size > 1) {
-    // A draft model or an EAGLE-3 head runs whole on rank 0 (they are small); the MTP layers
-    // would split with the target's weights.
-    if (speculative.uses_mtp())
-      fail("--speculative-config with method 'mtp' does not combine with --tensor-parallel-size yet; use a draft "
-           "model, EAGLE-3 or n-gram speculation");
-    open.tensor_parallel = std::make_unique<TensorParallelGroup>(flags.tensor_parallel, *open.backend);
-    shard = open.tensor_parallel->shard();
-  }
-  open.loaded = load_with_flags(flags, flags.model, *open.backend, shard);
+  join_parallel_group(flags, speculative, open);
+  const TensorShard shard = open.parallel ? open.parallel->shard() : TensorShard{};
+  open.loaded = load_with_flags(flags, flags.model, *open.backend, shard, flags.pipeline_parallel);
   if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
   if (speculative.uses_draft_model()) open_draft(flags, speculative, open);
   if (speculative.uses_eagle3())
     open.draft_loaded = load_eagle3_head(speculative.draft_model, *open.loaded.model, *open.backend,
                                          parse_load_format(flags.load_format));
   RunnerOptions options = target_runner_options(flags, speculative, open);
-  if (open.tensor_parallel) {
-    options.tensor_parallel = &open.tensor_parallel->communicator();
-    options.tensor_parallel_control = &open.tensor_parallel->control();
-  }
+  use_parallel_group(open, options);
   open.runner = std::make_unique<ModelRunner>(*open.loaded.model, *open.backend, options);
-  if (open.tensor_parallel) open.tensor_parallel->communicator().barrier();  // every rank has its part
+  if (open.parallel) open.parallel->control().barrier();  // every rank has its part
   if (speculative.uses_draft_runner())
     open.draft_runner = std::make_unique<ModelRunner>(*open.draft_loaded.model, *open.backend,
                                                       draft_runner_options(flags, *open.runner));
@@ -203,10 +234,10 @@ ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& fla
   return replica;
 }
 
-bool serve_as_tensor_parallel_rank(const ModelFlags& flags) {
-  if (flags.tensor_parallel.rank == 0) return false;
+bool serve_as_other_rank(const ModelFlags& flags) {
+  if (flags.tensor_parallel.rank == 0 && flags.pipeline_parallel.rank == 0) return false;
   OpenModel open = open_model(flags);
-  serve_first_rank(*open.runner, open.tensor_parallel->control());
+  serve_first_rank(*open.runner, open.parallel->control());
   return true;
 }
 

@@ -10,7 +10,7 @@
 #include "strata/engine/model_runner.h"
 #include "strata/engine/speculative_config.h"
 #include "strata/model/model_loader.h"
-#include "strata/parallel/tensor_parallel_group.h"
+#include "strata/parallel/parallel_group.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata::cli {
@@ -30,20 +30,22 @@ struct ModelFlags {
   PoolingFlags pooling;         // --runner, --task, --pooler-config
   bool load_progress = false;  // weight loading progress on stderr (off where stdout is data)
   TensorParallelOptions tensor_parallel;  // --tensor-parallel-size, and a started rank's hidden flags
-  int32_t cuda_device = 0;  // the GPU a CUDA backend opens (data-parallel replica i opens GPU i)
+  PipelineParallelOptions pipeline_parallel;  // --pipeline-parallel-size, and a started stage's hidden flags
+  // The GPU a CUDA backend opens (data-parallel replica i and parallel rank i open GPU i).
+  int32_t cuda_device = 0;
 };
 
 // model_required: false where the embedded default model stands in.
 void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required = true);
-// --tensor-parallel-size, on the commands that run a model split over ranks, and the hidden flags
-// rank 0 gives the ranks it starts.
-void add_tensor_parallel_flags(CLI::App& command, ModelFlags& flags);
+// --tensor-parallel-size and --pipeline-parallel-size, on the commands that run a model split over
+// ranks, and the hidden flags rank 0 gives the ranks it starts.
+void add_parallel_flags(CLI::App& command, ModelFlags& flags);
 
 struct OpenModel {
   std::unique_ptr<Backend> backend;
-  // With --tensor-parallel-size > 1: this process's rank (0 when the user started it). Made before
-  // the model and freed after it: rank 0's end tells the other ranks to stop.
-  std::unique_ptr<TensorParallelGroup> tensor_parallel;
+  // With --tensor-parallel-size or --pipeline-parallel-size > 1: this process's rank (0 when the
+  // user started it). Made before the model and freed after it: rank 0's end tells the others to stop.
+  std::unique_ptr<ParallelGroup> parallel;
   LoadedModel loaded;
   std::unique_ptr<ModelRunner> runner;
   // Speculative decoding with a draft model or an EAGLE-3 head; with method mtp only `model` is
@@ -71,9 +73,10 @@ struct ReplicaRunners {
 ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& flags,
                                     const SpeculativeOptions& speculative = {});
 
-// On a rank that rank 0 started (--tensor-parallel-rank > 0): opens this rank's part of the model
-// and runs what rank 0 sends until it stops, then returns true. false on rank 0.
-bool serve_as_tensor_parallel_rank(const ModelFlags& flags);
+// On a rank that rank 0 started (--tensor-parallel-rank or --pipeline-parallel-rank > 0): opens
+// this rank's part of the model and runs what rank 0 sends until it stops, then returns true.
+// false on rank 0.
+bool serve_as_other_rank(const ModelFlags& flags);
 
 struct ModelTokenizer {
   std::unique_ptr<text::Tokenizer> tokenizer;

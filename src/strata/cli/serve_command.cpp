@@ -24,7 +24,7 @@
 #include "strata/kv_events/kv_events_config.h"
 #include "strata/engine/startup_summary.h"
 #include "strata/lora/lora_set.h"
-#include "strata/parallel/tensor_parallel_group.h"
+#include "strata/parallel/parallel_group.h"
 #include "strata/server/engine_service.h"
 #include "strata/server/http_server.h"
 #include "strata/server/vision_prompt.h"
@@ -85,15 +85,15 @@ LoraModules load_lora_modules(const std::vector<std::string>& specs, const Model
   return modules;
 }
 
-TensorShard shard_of(const OpenModel& open) { return open.tensor_parallel ? open.tensor_parallel->shard() : TensorShard{}; }
+TensorShard shard_of(const OpenModel& open) { return open.parallel ? open.parallel->shard() : TensorShard{}; }
 
-// A rank that rank 0 started (--tensor-parallel-size): its part of the model and of the
+// A rank that rank 0 started (--tensor-parallel-size, --pipeline-parallel-size): its part of the model and of the
 // adapters (every rank has the same --lora-modules, so the same slots), then what rank 0 sends.
 void serve_as_rank(const ServeFlags& flags) {
   OpenModel open = open_model(flags.model);
   const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend, shard_of(open));
   open.runner->set_lora(lora.set.get());
-  serve_first_rank(*open.runner, open.tensor_parallel->control());
+  serve_first_rank(*open.runner, open.parallel->control());
 }
 
 // What one client may hold: sizes, total deadlines, connections (docs/serving.md, "HTTP limits").
@@ -138,7 +138,7 @@ void add_image_flags(CLI::App& cmd, server::ImageInputOptions& images) {
 
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add_model_flags(cmd, f.model, /*model_required=*/false);
-  add_tensor_parallel_flags(cmd, f.model);
+  add_parallel_flags(cmd, f.model);
   cmd.add_option_function<int32_t>(
       "--data-parallel-size,--dp",
       [&f](int32_t size) {
@@ -206,7 +206,8 @@ void group_serve_flags(CLI::App& cmd) {
       {"--runner", "Model"}, {"--task", "Model"}, {"--pooler-config", "Model"},
       {"--load-format", "Load"},
       {"--device", "Device"}, {"--threads", "Device"}, {"--tensor-parallel-size", "Parallel"},
-      {"--data-parallel-size", "Parallel"}, {"--enable-expert-parallel", "Parallel"},
+      {"--pipeline-parallel-size", "Parallel"}, {"--data-parallel-size", "Parallel"},
+      {"--enable-expert-parallel", "Parallel"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
       {"--kv-cache-dtype", "Cache"}, {"--kv-events-config", "Cache"},
       {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--swap-space", "Cache"}, {"--ssm-host-cache-gb", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
@@ -358,7 +359,7 @@ void run_serve(ServeFlags flags) {
   const std::optional<hub::ModelReference> ref = hub::parse_model_reference(flags.model.model);
   const std::string name = ref ? flags.model.model : std::filesystem::path(flags.model.model).filename().string();
   resolve_model_name(flags.model);
-  if (flags.model.tensor_parallel.rank > 0) return serve_as_rank(flags);
+  if (flags.model.tensor_parallel.rank > 0 || flags.model.pipeline_parallel.rank > 0) return serve_as_rank(flags);
   const std::string& path = flags.model.model;
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;
   fmt::print("strata serve: loading {}\n", path);

@@ -14,6 +14,9 @@ void check_data_parallel_flags(const ModelFlags& flags, const EngineOptions& eng
   if (flags.tensor_parallel.size > 1)
     fail("--data-parallel-size {} does not combine with --tensor-parallel-size {} yet; use one of them",
          num_replicas, flags.tensor_parallel.size);
+  if (flags.pipeline_parallel.size > 1)
+    fail("--data-parallel-size {} does not combine with --pipeline-parallel-size {} yet; use one of them",
+         num_replicas, flags.pipeline_parallel.size);
   if (engine.kv_events.publishes())
     fail("--kv-events-config does not combine with --data-parallel-size {} yet (each replica would bind the same "
          "endpoint); leave one of them out", num_replicas);

@@ -33,10 +33,10 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   if (model.parts().kv_cache_rows_f32 && options_.kv_cache_dtype == KvCacheDType::kFp8)
     fail("{} keeps per-token layer state in f32 KV-cache rows, which an fp8 cache cannot hold; drop "
          "--kv-cache-dtype fp8", config.model_type);
-  if (options_.tensor_parallel != nullptr) {
+  if (control() != nullptr) {
     // Rank 0's slot ids name slots everywhere; its commands size them from flags ranks skip.
-    options_.num_ssm_slots = first_rank_value(*options_.tensor_parallel, options_.num_ssm_slots);
-    options_.max_verify_tokens = first_rank_value(*options_.tensor_parallel, options_.max_verify_tokens);
+    options_.num_ssm_slots = first_rank_value(*control(), options_.num_ssm_slots);
+    options_.max_verify_tokens = first_rank_value(*control(), options_.max_verify_tokens);
   }
   KvCacheShape shape = kv_cache_shape(model, backend, options_.block_size, options_.kv_cache_dtype);
   std::unique_ptr<SsmStatePool> ssm_pool;
@@ -55,7 +55,7 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
   if (options_.num_kv_blocks == 0) {
     options_.num_kv_blocks = auto_kv_blocks(shape);
     // Rank 0's block ids name blocks on every rank, whose memory may differ.
-    if (options_.tensor_parallel != nullptr) options_.num_kv_blocks = min_over_ranks(*options_.tensor_parallel, options_.num_kv_blocks);
+    if (control() != nullptr) options_.num_kv_blocks = min_over_ranks(*control(), options_.num_kv_blocks);
   }
   if (model.num_kv_layers() > 0) {
     shape.num_blocks = options_.num_kv_blocks;
@@ -81,8 +81,9 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
 }
 
 void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
-  if (!kv_cache_) return;
+  // First: under pipeline parallelism another stage may hold attention layers where this one has none.
   send_to_other_ranks({.kind = RankMessage::Kind::kCopyKvBlock, .src_block = src, .dst_block = dst});
+  if (!kv_cache_) return;
   for (int64_t layer = 0; layer < kv_cache_->shape().num_layers; ++layer) {
     backend_.copy(kv_cache_->k(layer).slice_rows(dst, dst + 1), kv_cache_->k(layer).slice_rows(src, src + 1));
     backend_.copy(kv_cache_->v(layer).slice_rows(dst, dst + 1), kv_cache_->v(layer).slice_rows(src, src + 1));
@@ -92,6 +93,8 @@ void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
 ModelRunner::~ModelRunner() = default;
 
 void ModelRunner::set_lora(const LoraSet* lora) {
+  if (lora != nullptr && splits_layers())
+    fail("LoRA adapters do not split into pipeline stages yet; serve them with --pipeline-parallel-size 1");
   lora_ = lora;
   graphs_.clear();
 }
@@ -102,7 +105,7 @@ constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
 // GPU: what gpu_memory_utilization leaves after weights and the activation reserve.
 // CPU: room for 8 sequences of the model's maximum length, within kCpuKvBudgetBytes.
 MemoryListener ModelRunner::memory_listener() {
-  if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return {};
+  if (control() == nullptr || control()->rank() != 0) return {};
   auto to_vector = [](std::span<const int32_t> ids) { return std::vector<int32_t>(ids.begin(), ids.end()); };
   MemoryListener listener{.swap_space = [this](int64_t bytes) {
             send_to_other_ranks({.kind = RankMessage::Kind::kSwapSpace, .swap_space_bytes = bytes});
@@ -129,8 +132,7 @@ MemoryListener ModelRunner::memory_listener() {
 }
 
 void ModelRunner::repeat_slots_on_other_ranks() {
-  if (memory_->ssm() == nullptr || options_.tensor_parallel == nullptr) return;
-  if (options_.tensor_parallel->rank() != 0) return;
+  if (memory_->ssm() == nullptr || control() == nullptr || control()->rank() != 0) return;
   using Kind = RankMessage::Kind;
   memory_->ssm()->set_listener({
       .allocated = [this](int32_t slot) { send_to_other_ranks({.kind = Kind::kTakeSsmSlot, .ssm_slot = slot}); },
@@ -141,21 +143,24 @@ void ModelRunner::repeat_slots_on_other_ranks() {
 }
 
 void ModelRunner::send_to_other_ranks(const RankMessage& message) {
-  if (options_.tensor_parallel == nullptr || options_.tensor_parallel->rank() != 0) return;
+  if (control() == nullptr || control()->rank() != 0) return;
   if (group_lost_) return;  // freeing what sequences held after the loss: nothing left to tell
-  Communicator& control = options_.tensor_parallel_control ? *options_.tensor_parallel_control : *options_.tensor_parallel;
   try {
-    send_to_ranks(control, message);
+    send_to_ranks(*control(), message);
   } catch (const std::exception& e) {
     lose_group(e);
   }
+}
+
+const char* ModelRunner::group_kind() const {
+  return splits_layers() ? "pipeline-parallel" : "tensor-parallel";
 }
 
 // Once a rank is gone or a step failed halfway, the ranks are out of step for good: the engine
 // treats it as a lost device (every request fails, /health says so) so the server can restart.
 void ModelRunner::lose_group(const std::exception& error) {
   group_lost_ = true;
-  throw DeviceError(fmt::format("the tensor-parallel group is lost; restart the server: {}", error.what()),
+  throw DeviceError(fmt::format("the {} group is lost; restart the server: {}", group_kind(), error.what()),
                     /*sticky=*/true);
 }
 
@@ -188,6 +193,7 @@ Tensor ModelRunner::forward(const StepBatch& step) {
                      .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
                      .lora = lora_,
                      .tensor_parallel = options_.tensor_parallel,
+                     .pipeline = options_.pipeline,
                      .lora_slots = step.device().lora_slots,
                      .keep_hidden_states = options_.keep_hidden_states,
                      .aux_hidden_layers = options_.aux_hidden_layers};
@@ -213,8 +219,8 @@ Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
 // the logits stay where they are until then.
 Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
-  if (options_.tensor_parallel == nullptr) return run_step(step, pending_ids);
-  if (group_lost_) throw DeviceError("the tensor-parallel group is lost; restart the server", /*sticky=*/true);
+  if (!splits_over_ranks()) return run_step(step, pending_ids);
+  if (group_lost_) throw DeviceError(fmt::format("the {} group is lost; restart the server", group_kind()), /*sticky=*/true);
   send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
                        .min_blocks_per_row = step.max_blocks_per_row()});
   try {
@@ -265,7 +271,7 @@ int64_t ModelRunner::capture_decode_graphs(int64_t max_batch_size) {
 
 int64_t ModelRunner::graph_bucket(const StepBatch& step) const {
   if (backend_.device().is_cpu() || options_.max_graph_batch_size <= 0 || step.max_q_len() != 1) return 0;
-  if (options_.tensor_parallel != nullptr) return 0;  // collectives are not captured yet
+  if (splits_over_ranks()) return 0;  // collectives are not captured yet
   if (model_.config().pooler) return 0;  // prefill only: one-token prompts are not worth a graph
   if (step.has_image_tokens()) return 0;  // prompts only; their embeddings and streams are not captured
   if (step.device().input_hidden_states.defined()) return 0;  // an MTP step: its input lives with the caller

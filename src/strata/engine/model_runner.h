@@ -19,6 +19,7 @@ namespace strata {
 
 class Communicator;
 class LoraSet;
+struct PipelineLinks;
 struct RankMessage;
 
 struct RunnerOptions {
@@ -42,11 +43,14 @@ struct RunnerOptions {
   // (last_aux_hidden_states()): what an EAGLE-3 head reads from its target.
   std::vector<int64_t> aux_hidden_layers;
   // The tensor-parallel group of a model built from sharded weights: layers sum their partial
-  // outputs over it, and rank 0 sends every step and KV-block copy to the other ranks first
-  // (parallel/step_message.h), which run them on their part. Null: one rank.
+  // outputs over it. Null: one rank.
   Communicator* tensor_parallel = nullptr;
-  // Where rank 0 sends those messages; null: through tensor_parallel itself.
-  Communicator* tensor_parallel_control = nullptr;
+  // The message channel of a tensor- or pipeline-parallel group: rank 0 sends every step and
+  // change of device memory to the other ranks first (parallel/step_message.h), which repeat them
+  // on their part of the model, and the ranks agree on pool sizes over it. Null: tensor_parallel.
+  Communicator* rank_control = nullptr;
+  // A pipeline stage's links to its neighbours (a model built for one stage); null: one stage.
+  const PipelineLinks* pipeline = nullptr;
 };
 
 // The paged KV cache's shape for `model` on `backend` (num_blocks 0: the caller sizes it).
@@ -72,7 +76,9 @@ class ModelRunner {
   // Copies KV block src over dst in every layer (sequence memory's copy-on-write).
   void copy_kv_block(int32_t src, int32_t dst);
   const Model& model() const { return model_; }
-  bool splits_over_ranks() const { return options_.tensor_parallel != nullptr; }
+  // Part of a tensor- or pipeline-parallel group (the engine then runs the synchronous loop).
+  bool splits_over_ranks() const { return control() != nullptr; }
+  bool splits_layers() const { return options_.pipeline != nullptr; }
   Backend& backend() { return backend_; }
   // Where sequences' blocks and slots come from (and go back to).
   SequenceMemory& memory() { return *memory_; }
@@ -107,7 +113,7 @@ class ModelRunner {
   std::vector<int64_t> captured_batch_sizes() const;  // ascending; empty where steps run eagerly
   // LoRA adapters rows may name by StepRow::lora_slot (kept alive by the caller); set before
   // graphs are captured, since captured steps read them.
-  // Throws an Error under tensor parallelism (adapters do not split over ranks yet).
+  // Throws an Error under tensor or pipeline parallelism (adapters do not split over ranks yet).
   void set_lora(const LoraSet* lora);
   const LoraSet* lora() const { return lora_; }
 
@@ -121,13 +127,18 @@ class ModelRunner {
   };
 
   int64_t auto_kv_blocks(const KvCacheShape& shape) const;
-  // Rank 0 of a tensor-parallel group: sends `message` to the other ranks; a no-op elsewhere.
+  // The group's message channel (RunnerOptions::rank_control), or null for one rank.
+  Communicator* control() const {
+    return options_.rank_control != nullptr ? options_.rank_control : options_.tensor_parallel;
+  }
+  // Rank 0 of a parallel group: sends `message` to the other ranks; a no-op elsewhere.
   void send_to_other_ranks(const RankMessage& message);
   [[noreturn]] void lose_group(const std::exception& error);
+  const char* group_kind() const;  // names the group in errors
   Tensor run_step(StepBatch& step, const Tensor& pending_ids);  // execute_on_device's work on this rank
-  // Rank 0 of a tensor-parallel group: repeats swaps on the other ranks; empty elsewhere.
+  // Rank 0 of a parallel group: repeats swaps on the other ranks; empty elsewhere.
   MemoryListener memory_listener();
-  // Rank 0 of a tensor-parallel group: repeats SSM slot allocation, freeing and copies.
+  // Rank 0 of a parallel group: repeats SSM slot allocation, freeing and copies.
   void repeat_slots_on_other_ranks();
   // Copies one KV block's contents (every attention layer) into another block.
   Tensor forward(const StepBatch& step);

@@ -1,8 +1,32 @@
 #include "strata/engine/rank_worker.h"
 
+#include "strata/core/error.h"
 #include "strata/parallel/step_message.h"
 
 namespace strata {
+namespace {
+
+// A pipeline stage whose layers keep no recurrent state has no pool: rank 0's slots name nothing here.
+void repeat_slot_change(ModelRunner& runner, const RankMessage& message) {
+  if (runner.ssm_pool() == nullptr) return;
+  switch (message.kind) {
+    case RankMessage::Kind::kTakeSsmSlot: runner.ssm_pool()->take(message.ssm_slot); break;
+    case RankMessage::Kind::kFreeSsmSlot: runner.memory().free_slot(message.ssm_slot); break;  // and its verify rows
+    case RankMessage::Kind::kCopySsmSlot: runner.ssm_pool()->copy_slot(message.ssm_src_slot, message.ssm_slot); break;
+    case RankMessage::Kind::kRollBackSsmSlot:
+      runner.memory().roll_back(message.ssm_slot, message.num_verified, message.num_accepted);
+      break;
+    case RankMessage::Kind::kSnapshotRows: runner.memory().start_snapshot_rows(message.snapshot_rows); break;
+    case RankMessage::Kind::kSnapshotOut:
+    case RankMessage::Kind::kSnapshotIn:
+      runner.memory().repeat_snapshot_copy({.out = message.kind == RankMessage::Kind::kSnapshotOut,
+                                            .slot = message.device_slot, .row = message.host_slot});
+      break;
+    default: STRATA_CHECK_MSG(false, "not a slot message");
+  }
+}
+
+}  // namespace
 
 void serve_first_rank(ModelRunner& runner, Communicator& control) {
   for (;;) {
@@ -20,18 +44,13 @@ void serve_first_rank(ModelRunner& runner, Communicator& control) {
                                      .device_blocks = message.device_blocks, .host_blocks = message.host_blocks,
                                      .device_slot = message.device_slot, .host_slot = message.host_slot});
         break;
-      case RankMessage::Kind::kTakeSsmSlot: runner.ssm_pool()->take(message.ssm_slot); break;
-      case RankMessage::Kind::kFreeSsmSlot: runner.memory().free_slot(message.ssm_slot); break;  // and its verify rows
-      case RankMessage::Kind::kCopySsmSlot: runner.ssm_pool()->copy_slot(message.ssm_src_slot, message.ssm_slot); break;
+      case RankMessage::Kind::kTakeSsmSlot:
+      case RankMessage::Kind::kFreeSsmSlot:
+      case RankMessage::Kind::kCopySsmSlot:
       case RankMessage::Kind::kRollBackSsmSlot:
-        runner.memory().roll_back(message.ssm_slot, message.num_verified, message.num_accepted);
-        break;
-      case RankMessage::Kind::kSnapshotRows: runner.memory().start_snapshot_rows(message.snapshot_rows); break;
+      case RankMessage::Kind::kSnapshotRows:
       case RankMessage::Kind::kSnapshotOut:
-      case RankMessage::Kind::kSnapshotIn:
-        runner.memory().repeat_snapshot_copy({.out = message.kind == RankMessage::Kind::kSnapshotOut,
-                                              .slot = message.device_slot, .row = message.host_slot});
-        break;
+      case RankMessage::Kind::kSnapshotIn: repeat_slot_change(runner, message); break;
       case RankMessage::Kind::kStep: {
         StepBatch step(std::move(message.rows), message.block_size, message.min_blocks_per_row);
         runner.execute_on_device(step);  // its logits are rank 0's to read

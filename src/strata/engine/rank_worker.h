@@ -1,6 +1,6 @@
-// Ranks 1..n-1 of a tensor-parallel group: they hold no scheduler and no sequences; they run
-// what rank 0's runner sends them (steps, KV-block copies, swaps to host memory) on their part of
-// the model, the layers meeting rank 0's in every all-reduce, until rank 0 says stop.
+// Ranks 1..n-1 of a tensor- or pipeline-parallel group: they hold no scheduler and no sequences;
+// they run what rank 0's runner sends them (steps, KV-block copies, swaps to host memory) on their
+// part of the model (their heads, or their stage's layers), until rank 0 says stop.
 #pragma once
 
 #include "strata/engine/model_runner.h"
@@ -8,7 +8,7 @@
 
 namespace strata {
 
-// control: the group's message channel (TensorParallelGroup::control()). Returns when rank 0
+// control: the group's message channel (ParallelGroup::control()). Returns when rank 0
 // sends stop; throws an Error when rank 0 is gone.
 void serve_first_rank(ModelRunner& runner, Communicator& control);
 

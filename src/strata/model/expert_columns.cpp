@@ -62,7 +62,7 @@ Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored
   for (int64_t c : columns) STRATA_CHECK(c >= 0 && c < stored[2]);
   const Shape out_shape{end - first, rows, in};
   if (source_ == nullptr) return make_dummy(name, out_shape);  // random either way: no re-layout
-  if (shapes_only_) return load({.name = name, .dtype = DType::kBF16, .shape = out_shape});
+  if (skips(name)) return load({.name = name, .dtype = DType::kBF16, .shape = out_shape});
   const bool cpu = backend_.device().is_cpu();
   Tensor result = cpu ? Tensor::host(DType::kBF16, out_shape) : backend_.empty(DType::kBF16, out_shape);
   std::vector<uint16_t> staging(cpu ? 0 : static_cast<size_t>(rows * in));
@@ -82,7 +82,7 @@ Tensor ModelWeights::columns_f32(const std::string& name, const Shape& shape, co
   const int64_t rows = shape.rank == 2 ? shape[0] : 1, cols = shape[shape.rank - 1];
   const int64_t n = static_cast<int64_t>(columns.size());
   const Shape out_shape = shape.rank == 2 ? Shape{rows, n} : Shape{n};
-  if (shapes_only_) {
+  if (skips(name)) {
     if (source_ != nullptr) checked_info(name, shape);
     return load({.name = name, .dtype = DType::kF32, .shape = out_shape});
   }

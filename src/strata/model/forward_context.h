@@ -13,6 +13,7 @@ namespace strata {
 
 class Communicator;
 class LoraSet;
+struct PipelineLinks;
 class SsmStatePool;
 class VerifyStateBuffers;
 
@@ -31,6 +32,8 @@ struct ForwardContext {
   const LoraSet* lora = nullptr;  // the server's LoRA adapters, or null
   // The tensor-parallel group this rank's layers sum their partial outputs over; null: one rank.
   Communicator* tensor_parallel = nullptr;
+  // The links to this pipeline stage's neighbours; null: one stage.
+  const PipelineLinks* pipeline = nullptr;
   Tensor lora_slots;              // [T] i32: each token's adapter slot, -1 for none
   // MTP speculation reads the states the lm_head reads, of every token: the model keeps them
   // in the step workspace ([T, hidden] activation dtype, after the final norm).

@@ -139,19 +139,25 @@ Tensor Model::embed(const StepBatch& step, ForwardContext& ctx) const {
 }
 
 Tensor Model::forward(const StepBatch& step, ForwardContext& ctx) const {
-  const int64_t hidden = config_.hidden_size;
   ctx.token_ids = step.device().token_ids;
-  Tensor x = embed(step, ctx);
+  Tensor x = stage_input(step, ctx);
   STRATA_CHECK(ctx.aux_hidden_layers.empty() || (parts_.residual_streams == 1 && !parts_.hyper_head));
   for (size_t i = 0; i < layers_.size(); ++i) {
-    keep_aux_hidden_state(static_cast<int64_t>(i), x, ctx);
+    const int64_t layer = pipeline_stage_.first_layer + static_cast<int64_t>(i);
+    keep_aux_hidden_state(layer, x, ctx);
     ctx.kv_layer = kv_index_[i];
     ctx.ssm_layer = ssm_index_[i];
     ctx.carry_layer = carry_index_[i];
-    ctx.layer = static_cast<int64_t>(i);
+    ctx.layer = layer;
     layers_[i]->forward(step, x, ctx);
     ctx.workspace.reset();
   }
+  return stage_output(step, x, ctx);
+}
+
+Tensor Model::head_output(const StepBatch& step, const Tensor& x_in, ForwardContext& ctx) const {
+  const int64_t hidden = config_.hidden_size;
+  Tensor x = x_in;
   const int64_t num_logits = step.num_logits();
   if (parts_.classifier_reads_mean) x = sequence_means(step, x, ctx);
   Tensor last = normed_output_rows(step, x, ctx);

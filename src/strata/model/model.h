@@ -18,6 +18,7 @@
 #include "strata/model/layers/mtp_input.h"
 #include "strata/model/layers/norm.h"
 #include "strata/model/layers/vocab_parallel.h"
+#include "strata/model/pipeline_stage.h"
 #include "strata/ops/activation.h"
 
 namespace strata {
@@ -108,6 +109,12 @@ class Model {
   // that does not split.
   void set_tensor_parallel_size(int64_t size);
   int64_t tensor_parallel_size() const { return tensor_parallel_size_; }
+  // Built from the weights of one pipeline stage (ModelWeightsOptions::pipeline): keeps that
+  // stage's layers (the others were built without data), the embedding on the first stage and
+  // the final norm and head on the last. The forward then takes its input from the previous stage
+  // and hands its output on (ForwardContext::pipeline). Throws an Error for what does not split.
+  void set_pipeline_stage(const PipelineStage& stage);
+  const PipelineStage& pipeline_stage() const { return pipeline_stage_; }
   int64_t kv_cache_head_dim() const { return parts_.kv_cache_head_dim > 0 ? parts_.kv_cache_head_dim : config_.head_dim; }
   // Recurrent states in the SSM pool: mixers' states and layers' carries, in pool order.
   int64_t num_ssm_layers() const { return static_cast<int64_t>(ssm_shapes_.size()); }
@@ -130,6 +137,16 @@ class Model {
   Tensor normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
   // The embeddings of the step's tokens, repeated over the residual streams: [T, streams * hidden].
   Tensor embed(const StepBatch& step, ForwardContext& ctx) const;
+  // [T, hidden] the first layer's input: the embeddings, or what the previous pipeline stage sent.
+  Tensor stage_input(const StepBatch& step, ForwardContext& ctx) const;
+  // What forward returns: the head's outputs on the last stage (sent back to stage 0 too), the
+  // last stage's outputs on stage 0, undefined on the stages between.
+  Tensor stage_output(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  // The final norm and head over the last layer's x: [num_logits, output_width()] f32.
+  Tensor head_output(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
+  // Throws an Error when `stage` cannot run this model (parts that do not split, a recurrent
+  // model whose stage 0 would hold no recurrent layer).
+  void check_pipeline_split(const PipelineStage& stage) const;
 
   ModelConfig config_;
   Parts parts_;
@@ -141,6 +158,7 @@ class Model {
   std::vector<std::string> descriptions_;
   int64_t num_kv_layers_ = 0;
   int64_t tensor_parallel_size_ = 1;
+  PipelineStage pipeline_stage_;
 };
 
 }  // namespace strata

@@ -81,14 +81,19 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
     }
     if (fp8) loaded.source = std::make_unique<Fp8WeightSource>(std::move(loaded.source), *fp8);
   }
+  const PipelineStage stage =
+      options.pipeline_parallel_size == 1
+          ? PipelineStage{}
+          : pipeline_stage(loaded.config.num_hidden_layers, options.pipeline_stage, options.pipeline_parallel_size);
   if (options.progress != nullptr) options.progress->start(expected_weight_bytes(loaded));
   loaded.weights = std::make_unique<ModelWeights>(
       loaded.source.get(), backend,
       ModelWeightsOptions{.dummy_dtype = loaded.config.dtype, .seed = options.dummy_seed,
                           .shapes_only = options.shapes_only, .quantization = options.quantization,
-                          .progress = options.progress, .shard = options.shard});
+                          .progress = options.progress, .shard = options.shard, .pipeline = stage});
   loaded.model = build_model(loaded.config, *loaded.weights);
   if (options.shard.size > 1) loaded.model->set_tensor_parallel_size(options.shard.size);
+  if (stage.count > 1) loaded.model->set_pipeline_stage(stage);
   if (options.progress != nullptr) options.progress->finish();
   loaded.weights->stop_progress();  // the reporter is the caller's; later loads (an MTP module) go unreported
   return loaded;

@@ -27,6 +27,10 @@ struct LoadOptions {
   ProgressReporter* progress = nullptr;
   // This process's rank of a tensor-parallel group: its layers load and run their part.
   TensorShard shard;
+  // This process's stage of a pipeline-parallel group of pipeline_parallel_size stages: it loads
+  // and runs that stage's layers only (model/pipeline_stage.h deals them).
+  int pipeline_stage = 0;
+  int pipeline_parallel_size = 1;
 };
 
 struct LoadedModel {

@@ -20,7 +20,14 @@ namespace strata {
 ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, const ModelWeightsOptions& options)
     : source_(source), backend_(backend), dummy_dtype_(options.dummy_dtype), seed_(options.seed),
       shapes_only_(options.shapes_only), quantization_(options.quantization),
-      progress_(options.progress), shard_(options.shard) {}
+      progress_(options.progress), shard_(options.shard), pipeline_(options.pipeline) {}
+
+bool ModelWeights::skips(const std::string& name) const {
+  if (shapes_only_) return true;
+  if (pipeline_.count == 1) return false;
+  const int64_t layer = weight_layer_index(name);
+  return layer >= 0 && !pipeline_.holds_layer(layer);
+}
 
 void ModelWeights::count_loaded(int64_t numel, DType dtype) const {
   const int64_t bytes = dtype_bytes(dtype, numel);
@@ -104,7 +111,7 @@ Tensor ModelWeights::concat_rows(const std::vector<std::string>& names,
 
 Tensor ModelWeights::concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes,
                                     bool keep_quantized) const {
-  if (shapes_only_) {
+  if (skips(names[0])) {
     Shape shape = shapes[0];
     shape[0] = 0;
     for (size_t i = 0; i < names.size(); ++i) {
@@ -161,7 +168,7 @@ Tensor ModelWeights::gathered_rows(const std::string& name, const Shape& shape,
                                    const std::vector<int64_t>& rows) const {
   Shape out_shape = shape;
   out_shape[0] = static_cast<int64_t>(rows.size());
-  if (shapes_only_) {
+  if (skips(name)) {
     if (source_ != nullptr) checked_info(name, shape);
     return load({.name = name, .dtype = dummy_dtype_, .shape = out_shape});
   }
@@ -182,7 +189,7 @@ Tensor ModelWeights::gathered_rows(const std::string& name, const Shape& shape,
 }
 
 Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const {
-  if (shapes_only_) return get(name, shape);
+  if (skips(name)) return get(name, shape);
   const Tensor src = host_tensor(name, shape);
   Tensor host = Tensor::host(DType::kF32, shape);
   cpu::widen_to_f32(src.data(), src.dtype(), src.numel(), host.data_as<float>());
@@ -193,7 +200,7 @@ Tensor ModelWeights::get_f32(const std::string& name, const Shape& shape) const 
 Tensor ModelWeights::get_i32_table(const std::string& name, const Shape& shape) const {
   Tensor table = Tensor::host(DType::kI32, shape);
   std::fill_n(table.data_as<int32_t>(), table.numel(), 0);  // dummy weights: every choice expert 0
-  if (shapes_only_ || source_ == nullptr) return table;
+  if (skips(name) || source_ == nullptr) return table;
   const Tensor src = host_tensor(name, shape);
   count_loaded(src.numel(), src.dtype());
   if (src.dtype() != DType::kI32 && src.dtype() != DType::kI64)
@@ -217,8 +224,11 @@ bool stays_quantized_on_gpu(const WeightInfo& info) {
 
 Tensor ModelWeights::load(const WeightInfo& info, bool keep_quantized) const {
   const int64_t numel = info.shape.numel();
+  if (skips(info.name)) {
+    if (shapes_only_) count_loaded(numel, info.dtype);  // `strata info` counts them; another stage's are not here
+    return Tensor::view(nullptr, info.dtype, info.shape);
+  }
   count_loaded(numel, info.dtype);
-  if (shapes_only_) return Tensor::view(nullptr, info.dtype, info.shape);
   if (backend_.device().is_cpu())
     return Tensor::view(const_cast<void*>(info.data), info.dtype, info.shape);
   if (keep_quantized && stays_quantized_on_gpu(info))
@@ -241,7 +251,7 @@ Tensor ModelWeights::load(const WeightInfo& info, bool keep_quantized) const {
 }
 
 Tensor ModelWeights::make_dummy(const std::string& name, const Shape& shape) const {
-  if (shapes_only_) return load({.name = name, .dtype = dummy_dtype_, .shape = shape});
+  if (skips(name)) return load({.name = name, .dtype = dummy_dtype_, .shape = shape});
   if (backend_.device().is_cpu()) {
     Tensor host = make_dummy_host(name, shape);
     load({.name = name, .dtype = host.dtype(), .shape = shape, .data = host.data()});  // counts it

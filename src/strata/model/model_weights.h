@@ -15,6 +15,7 @@
 
 #include "strata/backend/backend.h"
 #include "strata/core/progress.h"
+#include "strata/model/pipeline_stage.h"
 #include "strata/weights/fp8.h"
 #include "strata/weights/weight_source.h"
 
@@ -51,6 +52,9 @@ struct ModelWeightsOptions {
   WeightQuantization quantization = WeightQuantization::kNone;
   ProgressReporter* progress = nullptr;  // advanced by the bytes of each tensor loaded
   TensorShard shard;
+  // This process's layers under pipeline parallelism: the tensors of other layers carry shapes
+  // and no data (their layers are built, then dropped by Model::set_pipeline_stage).
+  PipelineStage pipeline;
 };
 
 class ModelWeights {
@@ -89,6 +93,7 @@ class ModelWeights {
   // vocabulary shard's padding, layers/vocab_parallel.h). widened: as get_widened. In weight_shards.cpp.
   Tensor padded_rows(const std::string& name, const Shape& shape, int64_t begin, int64_t end, bool widened) const;
   const TensorShard& shard() const { return shard_; }
+  const PipelineStage& pipeline() const { return pipeline_; }
   // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
   // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
   Tensor get_f32(const std::string& name, const Shape& shape) const;
@@ -124,6 +129,8 @@ class ModelWeights {
   // keep_quantized: a 2-D FP8 or GGUF block-quantized linear weight stays quantized on a GPU (where
   // keeps_device_layout); else it is widened to bf16.
   Tensor load(const WeightInfo& info, bool keep_quantized = true) const;
+  // Whether `name` is made without data: a shapes-only build, or a layer of another pipeline stage.
+  bool skips(const std::string& name) const;
   Tensor concat_rows_as(const std::vector<std::string>& names, const std::vector<Shape>& shapes, bool keep_quantized) const;
   bool dummy_fp8(const std::string& name, const Shape& shape) const;
   static Tensor widened_to_bf16(const Tensor& fp8);
@@ -150,6 +157,7 @@ class ModelWeights {
   WeightQuantization quantization_;
   ProgressReporter* progress_;
   TensorShard shard_;
+  PipelineStage pipeline_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
   mutable std::set<DType> dtypes_;

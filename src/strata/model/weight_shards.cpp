@@ -20,7 +20,7 @@ std::pair<int64_t, int64_t> TensorShard::range(int64_t n, const std::string& wha
 Tensor ModelWeights::column_range(const std::string& name, const Shape& shape, int64_t begin, int64_t end) const {
   STRATA_CHECK(shape.rank == 2 && begin >= 0 && begin < end && end <= shape[1]);
   const Shape out_shape{shape[0], end - begin};
-  if (shapes_only_) {
+  if (skips(name)) {
     if (source_ != nullptr) checked_info(name, shape);
     return load({.name = name, .dtype = dummy_dtype_, .shape = out_shape});
   }
@@ -160,7 +160,7 @@ Tensor ModelWeights::gathered_rows_f32(const std::string& name, const Shape& sha
                                        const std::vector<int64_t>& rows) const {
   Shape out_shape = shape;
   out_shape[0] = static_cast<int64_t>(rows.size());
-  if (shapes_only_) {
+  if (skips(name)) {
     if (source_ != nullptr) checked_info(name, shape);
     return load({.name = name, .dtype = DType::kF32, .shape = out_shape});
   }
