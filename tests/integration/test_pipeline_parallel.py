@@ -78,8 +78,10 @@ def completions(server: Server, prompts, n: int = 1) -> list[list[str]]:
 
 
 # (model, prompts, extra flags, layout): 24 blocks of 16 tokens cannot hold 12 sequences of up to 160
-# tokens, so the scheduler preempts (and recomputes: swap space is off under stages for now); hybrids
-# take, free and copy SSM slots for prefix hits on every stage, and speculation rolls verify rows back.
+# tokens, so the scheduler preempts and swaps KV blocks and SSM slots of every stage to host memory
+# and back, in the host rows stage 0 chose (qwen3_next's stage 0 holds no attention layer, stage 1
+# the KV); hybrids take, free and copy SSM slots for prefix hits on every stage, and speculation
+# rolls verify rows back.
 SERVED = [
     ("qwen3", PROMPTS, ["--no-enable-prefix-caching"], ["--pp", "3"]),
     ("qwen3_next", SHARED, [], ["--pp", "2"]),
@@ -95,7 +97,7 @@ def test_serve_over_stages_answers_as_one_process_even_when_preempted(model, pro
     if not path.exists():
         pytest.skip(f"fixture {model} is missing")
     args = ["--model", str(path), "--max-model-len", "256", "--num-kv-blocks", "24", "--max-num-seqs", "12",
-            "--swap-space", "0", *extra]
+            "--swap-space", "1", *extra]
     one = Server(args, "pp1")
     try:
         expected = completions(one, prompts)
@@ -108,7 +110,9 @@ def test_serve_over_stages_answers_as_one_process_even_when_preempted(model, pro
         assert len(rank_processes(split.proc.pid, "pipeline-parallel")) == num_ranks - 1
         assert completions(split, prompts) == expected
         if "--speculative-config" not in extra:  # its point is the roll backs; whether it preempts depends on timing
-            assert split.metrics()["strata:num_preemptions_total"] > 0
+            metrics = split.metrics()
+            assert metrics["strata:num_preemptions_total"] > 0
+            assert metrics["strata:swap_out_bytes_total"] > 0
     finally:
         assert split.stop() == 0
     time.sleep(0.5)

@@ -19,8 +19,11 @@ TEST(RankMessage, SwapsCarryTheirSlots) {
   EXPECT_EQ(back.device_slot, 3);
   EXPECT_EQ(back.host_slot, 7);
   const RankMessage space =
-      decode_rank_message(encode_rank_message({.kind = RankMessage::Kind::kSwapSpace, .swap_space_bytes = 1 << 30}));
+      decode_rank_message(encode_rank_message({.kind = RankMessage::Kind::kSwapSpace, .swap_space_bytes = 1 << 30,
+                                               .num_host_blocks = 321, .num_host_slots = 9}));
   EXPECT_EQ(space.swap_space_bytes, 1 << 30);
+  EXPECT_EQ(space.num_host_blocks, 321);
+  EXPECT_EQ(space.num_host_slots, 9);
 }
 
 TEST(RankMessage, SsmSlotOperationsKeepTheirSlots) {

@@ -9,7 +9,8 @@ namespace strata {
 SequenceMemory::SequenceMemory(SequenceMemoryParts parts)
     : blocks_(std::move(parts.blocks)), ssm_(std::move(parts.ssm)), verify_(std::move(parts.verify)),
       block_size_(parts.block_size), copy_kv_block_(std::move(parts.copy_kv_block)),
-      kv_pools_(std::move(parts.kv_pools)), backend_(parts.backend), memory_listener_(std::move(parts.memory_listener)) {
+      kv_pools_(std::move(parts.kv_pools)), backend_(parts.backend), memory_listener_(std::move(parts.memory_listener)),
+      keep_block_rows_(parts.keep_block_rows) {
   STRATA_CHECK(blocks_ != nullptr && block_size_ > 0 && (ssm_ == nullptr) == (verify_ == nullptr));
 }
 
@@ -115,20 +116,28 @@ void SequenceMemory::repeat_snapshot_copy(const SnapshotCopy& copy) {
 }
 
 void SequenceMemory::start_swap_space(int64_t bytes) {
+  repeat_swap_space(bytes, -1, -1);
+  if (swap_ != nullptr && memory_listener_.swap_space)
+    memory_listener_.swap_space(bytes, swap_->num_host_blocks(), swap_->num_host_slots());
+}
+
+void SequenceMemory::repeat_swap_space(int64_t bytes, int32_t num_host_blocks, int32_t num_host_slots) {
   STRATA_CHECK(swap_ == nullptr);
   if (bytes <= 0) return;
   std::vector<Tensor> ssm_pools = ssm_ != nullptr ? ssm_->slot_pools() : std::vector<Tensor>{};
-  if (memory_listener_.swap_space) memory_listener_.swap_space(bytes);
   swap_ = std::make_unique<SwapSpace>(SwapSpaceParts{.kv_pools = kv_pools_,
                                                      .ssm_pools = std::move(ssm_pools),
                                                      .num_device_blocks = blocks_->num_blocks(),
                                                      .num_device_slots = ssm_ != nullptr ? ssm_->capacity() : 0,
                                                      .bytes = bytes,
-                                                     .backend = backend_});
+                                                     .backend = backend_,
+                                                     .num_host_blocks = num_host_blocks,
+                                                     .num_host_slots = num_host_slots,
+                                                     .keep_block_rows = keep_block_rows_});
 }
 
 void SequenceMemory::stop_swap_space() {
-  if (swap_ != nullptr && memory_listener_.swap_space) memory_listener_.swap_space(0);
+  if (swap_ != nullptr && memory_listener_.swap_space) memory_listener_.swap_space(0, 0, 0);
   swap_.reset();
 }
 

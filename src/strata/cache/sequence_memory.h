@@ -43,7 +43,8 @@ struct SwapCopy {
 struct MemoryListener {
   std::function<void(int32_t num_rows)> snapshot_rows;
   std::function<void(const SnapshotCopy&)> snapshot_copy;
-  std::function<void(int64_t bytes)> swap_space;
+  // Started with `bytes` and these host rows (0, 0, 0: stopped).
+  std::function<void(int64_t bytes, int32_t num_host_blocks, int32_t num_host_slots)> swap_space;
   std::function<void(const SwapCopy&)> copy;
   std::function<void(int32_t slot, int32_t num_verified, int32_t num_accepted)> roll_back;
 };
@@ -57,6 +58,7 @@ struct SequenceMemoryParts {
   std::vector<Tensor> kv_pools;  // every attention layer's K and V [num_blocks, ...], for swapping
   Backend* backend = nullptr;    // the pools' (pinned host memory for swap); null: host pools
   MemoryListener memory_listener;  // empty: nobody repeats these changes
+  bool keep_block_rows = false;    // swap hands out block rows without KV pools here (SwapSpaceParts)
 };
 
 class SequenceMemory {
@@ -89,6 +91,8 @@ class SequenceMemory {
   // Swap (--swap-space) while an engine serves: host memory for preempted sequences, at most
   // `bytes` (0: none, preemption recomputes). Stopping it drops what it held.
   void start_swap_space(int64_t bytes);
+  // Another rank: swap space with rank 0's host rows (its pools may differ: a pipeline stage).
+  void repeat_swap_space(int64_t bytes, int32_t num_host_blocks, int32_t num_host_slots);
   void stop_swap_space();
   // A tensor-parallel rank: repeats rank 0's copy (start_swap_space first, with rank 0's bytes).
   void repeat_swap(const SwapCopy& copy);
@@ -130,6 +134,7 @@ class SequenceMemory {
   std::vector<Tensor> kv_pools_;
   Backend* backend_;
   MemoryListener memory_listener_;
+  bool keep_block_rows_ = false;
   std::unique_ptr<PrefixCache> prefix_cache_;
   std::unique_ptr<SwapSpace> swap_;
   std::unique_ptr<HostMirror> snapshot_rows_;  // a rank's copy of rank 0's host tier rows

@@ -27,9 +27,13 @@ int64_t device_bytes(const SwapSpaceParts& p) {
 }  // namespace
 
 SwapSpace::SwapSpace(const SwapSpaceParts& p)
-    : has_kv_(row_bytes(p.kv_pools) > 0),
-      blocks_(p.kv_pools, scaled_rows(p.num_device_blocks, p.bytes, device_bytes(p)), p.backend),
-      slots_(p.ssm_pools, scaled_rows(p.num_device_slots, p.bytes, device_bytes(p)), p.backend) {}
+    : has_kv_(row_bytes(p.kv_pools) > 0 || p.keep_block_rows || p.num_host_blocks > 0),
+      blocks_(p.kv_pools,
+              p.num_host_blocks >= 0 ? p.num_host_blocks : scaled_rows(p.num_device_blocks, p.bytes, device_bytes(p)),
+              p.backend),
+      slots_(p.ssm_pools,
+             p.num_host_slots >= 0 ? p.num_host_slots : scaled_rows(p.num_device_slots, p.bytes, device_bytes(p)),
+             p.backend) {}
 
 std::optional<SwappedMemory> SwapSpace::swap_out(std::span<const int32_t> block_table, int32_t num_blocks,
                                                  int32_t slot) {

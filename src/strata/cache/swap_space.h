@@ -35,6 +35,12 @@ struct SwapSpaceParts {
   int32_t num_device_slots = 0;   // slots sequences may hold
   int64_t bytes = 0;              // the budget
   Backend* backend = nullptr;     // pinned host memory and copies; null: host pools
+  // >= 0: exactly this many host block / slot rows (rank 0's, repeated on another rank whose pools
+  // differ: a pipeline stage), not sized from the budget.
+  int32_t num_host_blocks = -1, num_host_slots = -1;
+  // Hands out block rows even without KV pools here: pipeline stage 0 whose layers have no
+  // attention, while later stages' do and copy into the rows it chose.
+  bool keep_block_rows = false;
 };
 
 class SwapSpace {

@@ -129,12 +129,6 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   causal_ = runner.model().causal();
   if (!causal_) options_.enable_chunked_prefill = options_.enable_prefix_caching = false;
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
-  // Stages size host rows from their own pools, and a stage without attention layers keeps no KV
-  // rows, so rank 0's host block ids would not fit the other stages: preemption recomputes.
-  if (runner.splits_layers() && options.swap_space_gib > 0) {
-    spdlog::warn("--swap-space is not used under --pipeline-parallel-size yet: preempted sequences recompute");
-    options_.swap_space_gib = 0;
-  }
   if (runner.splits_layers() && options.ssm_host_cache_gib > 0)
     fail("--ssm-host-cache-gb does not combine with --pipeline-parallel-size yet; leave it at 0");
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop;

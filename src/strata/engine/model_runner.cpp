@@ -74,7 +74,9 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
       .copy_kv_block = [this](int32_t src, int32_t dst) { copy_kv_block(src, dst); },
       .kv_pools = std::move(kv_pools),
       .backend = &backend_,
-      .memory_listener = memory_listener()});
+      .memory_listener = memory_listener(),
+      // Stage 0 chooses the host rows of every stage's KV blocks, with or without attention of its own.
+      .keep_block_rows = options_.pipeline != nullptr});
   repeat_slots_on_other_ranks();  // after the scratch slot: every rank reserved the same one
   const int64_t graph_kv_len = std::min(config.max_position_embeddings, options_.max_graph_kv_len);
   graph_blocks_per_row_ = (graph_kv_len + options_.block_size - 1) / options_.block_size;
@@ -107,8 +109,9 @@ constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
 MemoryListener ModelRunner::memory_listener() {
   if (control() == nullptr || control()->rank() != 0) return {};
   auto to_vector = [](std::span<const int32_t> ids) { return std::vector<int32_t>(ids.begin(), ids.end()); };
-  MemoryListener listener{.swap_space = [this](int64_t bytes) {
-            send_to_other_ranks({.kind = RankMessage::Kind::kSwapSpace, .swap_space_bytes = bytes});
+  MemoryListener listener{.swap_space = [this](int64_t bytes, int32_t num_host_blocks, int32_t num_host_slots) {
+            send_to_other_ranks({.kind = RankMessage::Kind::kSwapSpace, .swap_space_bytes = bytes,
+                                 .num_host_blocks = num_host_blocks, .num_host_slots = num_host_slots});
           },
           .copy = [this, to_vector](const SwapCopy& copy) {
             send_to_other_ranks({.kind = copy.out ? RankMessage::Kind::kSwapOut : RankMessage::Kind::kSwapIn,

@@ -35,7 +35,8 @@ void serve_first_rank(ModelRunner& runner, Communicator& control) {
       case RankMessage::Kind::kStop: return;
       case RankMessage::Kind::kCopyKvBlock: runner.copy_kv_block(message.src_block, message.dst_block); break;
       case RankMessage::Kind::kSwapSpace:
-        if (message.swap_space_bytes > 0) runner.memory().start_swap_space(message.swap_space_bytes);
+        if (message.swap_space_bytes > 0)
+          runner.memory().repeat_swap_space(message.swap_space_bytes, message.num_host_blocks, message.num_host_slots);
         else runner.memory().stop_swap_space();
         break;
       case RankMessage::Kind::kSwapOut:

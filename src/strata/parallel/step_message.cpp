@@ -154,7 +154,11 @@ std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
       w.put(message.src_block);
       w.put(message.dst_block);
       break;
-    case RankMessage::Kind::kSwapSpace: w.put(message.swap_space_bytes); break;
+    case RankMessage::Kind::kSwapSpace:
+      w.put(message.swap_space_bytes);
+      w.put(message.num_host_blocks);
+      w.put(message.num_host_slots);
+      break;
     case RankMessage::Kind::kSwapOut:
     case RankMessage::Kind::kSwapIn:
       w.put_vector(message.device_blocks);
@@ -200,7 +204,11 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
       message.src_block = r.get<int32_t>();
       message.dst_block = r.get<int32_t>();
       break;
-    case RankMessage::Kind::kSwapSpace: message.swap_space_bytes = r.get<int64_t>(); break;
+    case RankMessage::Kind::kSwapSpace:
+      message.swap_space_bytes = r.get<int64_t>();
+      message.num_host_blocks = r.get<int32_t>();
+      message.num_host_slots = r.get<int32_t>();
+      break;
     case RankMessage::Kind::kSwapOut:
     case RankMessage::Kind::kSwapIn:
       message.device_blocks = r.get_vector<int32_t>();

@@ -24,6 +24,7 @@ struct RankMessage {
   int64_t min_blocks_per_row = 1;   // kStep: the block-table stride rank 0 used
   int32_t src_block = -1, dst_block = -1;  // kCopyKvBlock
   int64_t swap_space_bytes = 0;     // kSwapSpace: start with this many bytes; 0: stop
+  int32_t num_host_blocks = 0, num_host_slots = 0;  // kSwapSpace: rank 0's host rows
   std::vector<int32_t> device_blocks, host_blocks;  // kSwapOut, kSwapIn: pairwise
   int32_t device_slot = -1, host_slot = -1;          // kSwapOut, kSwapIn: -1 without SSM state;
                                                      // kSnapshotOut, kSnapshotIn: the slot and the row
