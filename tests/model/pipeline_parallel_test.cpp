@@ -140,10 +140,18 @@ TEST(PipelineStage, FindsTheLayerOfATensor) {
   EXPECT_EQ(weight_layer_index("lm_head.weight"), -1);
   EXPECT_EQ(weight_layer_index("model.sublayers.3.x"), -1);
   EXPECT_EQ(weight_layer_index("model.layers.x.y"), -1);
+  const PipelineStage first = pipeline_stage(4, 0, 2), last = pipeline_stage(4, 1, 2);
+  EXPECT_TRUE(stage_holds_tensor(first, "model.embed_tokens.weight", false));
+  EXPECT_FALSE(stage_holds_tensor(last, "model.embed_tokens.weight", false));
+  EXPECT_TRUE(stage_holds_tensor(last, "model.embed_tokens.weight", true));
+  EXPECT_FALSE(stage_holds_tensor(first, "lm_head.weight", false));
+  EXPECT_TRUE(stage_holds_tensor(last, "backbone.norm_f.weight", false));
+  EXPECT_FALSE(stage_holds_tensor(first, "model.layers.2.mlp.up_proj.weight", false));
+  EXPECT_TRUE(stage_holds_tensor(first, "model.layers.1.mlp.up_proj.weight", false));
 }
 
 // A stage loads its own layers (and the embedding or head where it holds them), nothing else:
-// the stages' parameters add up to the whole model's, the tied embedding counted on both ends.
+// the stages' parameters add up to the whole model's, a tied embedding counted on both ends.
 TEST(PipelineParallel, AStageLoadsOnlyItsLayers) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
   const LoadOptions llama{.model_path = fixture_path("hf/llama"), .load_format = LoadFormat::kDummy};
@@ -163,8 +171,19 @@ TEST(PipelineParallel, AStageLoadsOnlyItsLayers) {
   EXPECT_EQ(layers, (std::vector<int64_t>{1, 1, 1}));
   const ModelConfig& c = whole.config;
   ASSERT_FALSE(c.tie_word_embeddings);
-  // Every stage reads the embedding, the final norm and the lm_head, then drops what it does not hold.
-  EXPECT_EQ(sum, whole.weights->num_parameters() + 2 * (2 * c.vocab_size * c.hidden_size + c.hidden_size));
+  EXPECT_EQ(sum, whole.weights->num_parameters());
+  // Tied embeddings (qwen3): the last stage loads the embedding table as its head.
+  const LoadOptions qwen3{.model_path = fixture_path("hf/qwen3"), .load_format = LoadFormat::kDummy};
+  const LoadedModel tied = load_model(qwen3, *backend);
+  ASSERT_TRUE(tied.config.tie_word_embeddings);
+  int64_t tied_sum = 0;
+  for (int s = 0; s < 2; ++s) {
+    LoadOptions options = qwen3;
+    options.pipeline_stage = s;
+    options.pipeline_parallel_size = 2;
+    tied_sum += load_model(options, *backend).weights->num_parameters();
+  }
+  EXPECT_EQ(tied_sum, tied.weights->num_parameters() + tied.config.vocab_size * tied.config.hidden_size);
 }
 
 // Tensor parallelism within each of 2 stages: 4 ranks, each with half the heads of half the

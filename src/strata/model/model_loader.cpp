@@ -90,7 +90,8 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend) {
       loaded.source.get(), backend,
       ModelWeightsOptions{.dummy_dtype = loaded.config.dtype, .seed = options.dummy_seed,
                           .shapes_only = options.shapes_only, .quantization = options.quantization,
-                          .progress = options.progress, .shard = options.shard, .pipeline = stage});
+                          .progress = options.progress, .shard = options.shard, .pipeline = stage,
+                          .tie_word_embeddings = loaded.config.tie_word_embeddings});
   loaded.model = build_model(loaded.config, *loaded.weights);
   if (options.shard.size > 1) loaded.model->set_tensor_parallel_size(options.shard.size);
   if (stage.count > 1) loaded.model->set_pipeline_stage(stage);

@@ -20,13 +20,12 @@ namespace strata {
 ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, const ModelWeightsOptions& options)
     : source_(source), backend_(backend), dummy_dtype_(options.dummy_dtype), seed_(options.seed),
       shapes_only_(options.shapes_only), quantization_(options.quantization),
-      progress_(options.progress), shard_(options.shard), pipeline_(options.pipeline) {}
+      progress_(options.progress), shard_(options.shard), pipeline_(options.pipeline),
+      tie_word_embeddings_(options.tie_word_embeddings) {}
 
 bool ModelWeights::skips(const std::string& name) const {
   if (shapes_only_) return true;
-  if (pipeline_.count == 1) return false;
-  const int64_t layer = weight_layer_index(name);
-  return layer >= 0 && !pipeline_.holds_layer(layer);
+  return pipeline_.count > 1 && !stage_holds_tensor(pipeline_, name, tie_word_embeddings_);
 }
 
 void ModelWeights::count_loaded(int64_t numel, DType dtype) const {

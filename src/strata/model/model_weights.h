@@ -55,6 +55,7 @@ struct ModelWeightsOptions {
   // This process's layers under pipeline parallelism: the tensors of other layers carry shapes
   // and no data (their layers are built, then dropped by Model::set_pipeline_stage).
   PipelineStage pipeline;
+  bool tie_word_embeddings = false;  // the last stage then loads the embedding as its head
 };
 
 class ModelWeights {
@@ -158,6 +159,7 @@ class ModelWeights {
   ProgressReporter* progress_;
   TensorShard shard_;
   PipelineStage pipeline_;
+  bool tie_word_embeddings_;
   mutable int64_t num_parameters_ = 0;
   mutable int64_t num_bytes_ = 0;
   mutable std::set<DType> dtypes_;

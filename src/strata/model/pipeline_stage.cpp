@@ -34,4 +34,14 @@ int64_t weight_layer_index(std::string_view name) {
   return -1;
 }
 
+bool stage_holds_tensor(const PipelineStage& stage, std::string_view name, bool tie_word_embeddings) {
+  if (const int64_t layer = weight_layer_index(name); layer >= 0) return stage.holds_layer(layer);
+  if (name.ends_with("embed_tokens.weight") || name == "backbone.embeddings.weight")
+    return stage.is_first() || (stage.is_last() && tie_word_embeddings);
+  for (std::string_view head : {"lm_head.weight", "model.norm.weight", "backbone.norm_f.weight",
+                                "model.language_model.norm.weight"})
+    if (name == head) return stage.is_last();
+  return true;
+}
+
 }  // namespace strata

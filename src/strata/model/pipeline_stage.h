@@ -29,4 +29,9 @@ PipelineStage pipeline_stage(int64_t num_layers, int index, int count);
 // the layers (embeddings, final norm, head).
 int64_t weight_layer_index(std::string_view name);
 
+// Whether `stage` loads the checkpoint tensor `name`: its layers' tensors; the embedding on stage 0
+// (and on the last stage when the head is the tied embedding); the final norm and lm_head on the
+// last stage; any other tensor outside the layers everywhere.
+bool stage_holds_tensor(const PipelineStage& stage, std::string_view name, bool tie_word_embeddings);
+
 }  // namespace strata
