@@ -52,4 +52,4 @@ def test_mtp_over_ranks_is_refused_with_what_combines():
                         "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}'],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
-    assert "method 'mtp' does not combine with --tensor-parallel-size yet" in r.stderr
+    assert "method 'mtp' does not combine with --tensor-parallel-size" in r.stderr
