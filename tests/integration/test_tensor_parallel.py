@@ -154,6 +154,20 @@ def completions(server: Server, prompts) -> list[str]:
         return list(pool.map(one, prompts))
 
 
+def one_process_answers(model, prompts, extra) -> tuple[list[str], list[str]]:
+    """The serve flags of a 24-block pool that preempts and swaps, and one process's answers with them."""
+    path = FIXTURES / "hf" / model
+    if not path.exists():
+        pytest.skip(f"fixture {model} is missing")
+    args = ["--model", str(path), "--max-model-len", "256", "--num-kv-blocks", "24", "--max-num-seqs", "12",
+            "--swap-space", "1", *extra]
+    one = Server(args, "one-process")
+    try:
+        return args, completions(one, prompts)
+    finally:
+        one.stop()
+
+
 NGRAM = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1, "prompt_lookup_max": 3}'
 # (model, prompts, extra flags): a pool of 24 blocks of 16 tokens cannot hold 12 sequences of up to
 # 160 tokens at once, so the scheduler preempts and swaps KV blocks (and SSM slots) of every rank
@@ -172,16 +186,7 @@ SERVED = [
 @pytest.mark.parametrize("model,prompts,extra", SERVED,
                          ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_next", "mamba2", "mamba2-ngram"])
 def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped(model, prompts, extra):
-    path = FIXTURES / "hf" / model
-    if not path.exists():
-        pytest.skip(f"fixture {model} is missing")
-    args = ["--model", str(path), "--max-model-len", "256", "--num-kv-blocks", "24", "--max-num-seqs", "12",
-            "--swap-space", "1", *extra]
-    one = Server(args, "tp1")
-    try:
-        expected = completions(one, prompts)
-    finally:
-        one.stop()
+    args, expected = one_process_answers(model, prompts, extra)
     split = Server([*args, "--tensor-parallel-size", "2"], "tp2")
     try:
         assert len(rank_processes(split.proc.pid)) == 1

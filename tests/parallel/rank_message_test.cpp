@@ -56,7 +56,7 @@ TEST(RankMessage, SnapshotTierMessagesKeepTheirRowsAndSlots) {
 }
 
 // An image prompt's row: every image's grid travels, and the embeddings of the images this step's
-// tokens reach (here the second, whose placeholders 12..15 overlap tokens 10..13), bit for bit.
+// tokens reach (here the second, whose image tokens 12..15 overlap tokens 10..13), bit for bit.
 TEST(RankMessage, ImageRowsCarryGridsAndTheEmbeddingsTheStepReads) {
   auto image = [](int32_t first, int32_t h, int32_t w, float seed) {
     PromptImage out{.first_token = first, .grid_t = 1, .grid_h = h, .grid_w = w,

@@ -62,7 +62,7 @@ class Reader {
 };
 
 // A row's images: every grid (the positions after an image depend on all of them) and the
-// embeddings of those whose placeholders this step computes; rank 0 alone runs the vision tower.
+// embeddings of those whose image tokens this step computes; rank 0 alone runs the vision tower.
 void put_images(Writer& w, const StepRow& row) {
   const std::vector<PromptImage>& images = row.multimodal->images();
   const int32_t begin = row.num_computed_tokens, end = begin + row.q_len();
