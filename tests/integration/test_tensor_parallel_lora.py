@@ -1,7 +1,7 @@
-"""`strata serve --tensor-parallel-size 2 --lora-modules ...`: every rank loads its part of each
-adapter (the ranks are copies of the command line, so the slots agree), and completions on the
-base model and on both adapters of the qwen3 fixture, sent concurrently, give one rank's tokens
-and logprobs (within 1e-4)."""
+"""`strata serve --tensor-parallel-size 2 --lora-modules ...` and `--pipeline-parallel-size 2`:
+every rank loads its part of each adapter (the ranks are copies of the command line, so the
+slots agree; a stage holds its own layers' part), and completions on the base model and on both
+adapters of the qwen3 fixture, sent concurrently, give one rank's tokens and logprobs (within 1e-4)."""
 import concurrent.futures as cf
 
 import pytest
@@ -11,13 +11,13 @@ from strata_server import Server
 from test_tiny_model import PROMPTS
 
 
-def answers(size):
+def answers(*parallel):
     model, lora = FIXTURES / "hf" / "qwen3", FIXTURES / "lora" / "qwen3"
     if not lora.exists():
         pytest.skip(f"LoRA fixtures {lora} are missing")
-    server = Server(["--model", str(model), "--device", "cpu", "--max-model-len", "256", "--tensor-parallel-size",
-                     str(size), "--lora-modules", f"all_r8={lora / 'adapter_all_r8'}",
-                     f"attn_r4={lora / 'adapter_attn_r4'}"], f"lora-tp{size}")
+    server = Server(["--model", str(model), "--device", "cpu", "--max-model-len", "256", *parallel,
+                     "--lora-modules", f"all_r8={lora / 'adapter_all_r8'}", f"attn_r4={lora / 'adapter_attn_r4'}"],
+                    "lora" + "".join(parallel).replace("-", ""))
     try:
         client = server.client()
         jobs = [(name, prompt) for name in (server.model, "all_r8", "attn_r4") for prompt in PROMPTS[:3]]
@@ -33,8 +33,9 @@ def answers(size):
         server.stop()
 
 
-def test_adapters_over_two_ranks_answer_as_one():
-    one, two = answers(1), answers(2)
+@pytest.mark.parametrize("parallel", [["--tensor-parallel-size", "2"], ["--pipeline-parallel-size", "2"]])
+def test_adapters_over_two_ranks_answer_as_one(parallel):
+    one, two = answers(), answers(*parallel)
     assert any(one[i][0] != one[3 + i][0] for i in range(3))  # the adapters change the answers
     for (ids_1, logprobs_1), (ids_2, logprobs_2) in zip(one, two):
         assert ids_2 == ids_1

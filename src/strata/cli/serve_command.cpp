@@ -67,10 +67,10 @@ struct LoraModules {
   std::unique_ptr<LoraSet> set;  // null without adapters
 };
 
-// --lora-modules name=path ...: PEFT folders, each served under its name; `shard`: this rank's
-// part of them under tensor parallelism.
+// --lora-modules name=path ...: PEFT folders, each served under its name; `placement`: this
+// rank's part of them under tensor or pipeline parallelism.
 LoraModules load_lora_modules(const std::vector<std::string>& specs, const ModelConfig& config, Backend& backend,
-                              const TensorShard& shard) {
+                              const LoraPlacement& placement) {
   LoraModules modules;
   std::vector<LoraAdapter> adapters;
   for (const std::string& spec : specs) {
@@ -81,17 +81,19 @@ LoraModules load_lora_modules(const std::vector<std::string>& specs, const Model
     modules.paths.push_back(spec.substr(eq + 1));
     adapters.push_back(load_lora_adapter(modules.names.back(), modules.paths.back()));
   }
-  if (!adapters.empty()) modules.set = std::make_unique<LoraSet>(adapters, config, backend, shard);
+  if (!adapters.empty()) modules.set = std::make_unique<LoraSet>(adapters, config, backend, placement);
   return modules;
 }
 
-TensorShard shard_of(const OpenModel& open) { return open.parallel ? open.parallel->shard() : TensorShard{}; }
+LoraPlacement placement_of(const OpenModel& open) {
+  return {.shard = open.parallel ? open.parallel->shard() : TensorShard{}, .stage = open.loaded.model->pipeline_stage()};
+}
 
 // A rank that rank 0 started (--tensor-parallel-size, --pipeline-parallel-size): its part of the model and of the
 // adapters (every rank has the same --lora-modules, so the same slots), then what rank 0 sends.
 void serve_as_rank(const ServeFlags& flags) {
   OpenModel open = open_model(flags.model);
-  const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend, shard_of(open));
+  const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend, placement_of(open));
   open.runner->set_lora(lora.set.get());
   serve_first_rank(*open.runner, open.parallel->control());
 }
@@ -322,7 +324,7 @@ std::string pooling_summary(const ModelConfig& config, bool causal) {
 std::vector<LoraModules> attach_lora(const std::vector<std::string>& specs, ServeReplicas& replicas) {
   std::vector<LoraModules> modules;
   for (OpenModel& open : replicas.models)
-    modules.push_back(load_lora_modules(specs, open.loaded.config, *open.backend, shard_of(open)));
+    modules.push_back(load_lora_modules(specs, open.loaded.config, *open.backend, placement_of(open)));
   for (int32_t r = 0; r < replicas.size(); ++r)
     replicas.runners[r]->set_lora(modules[replicas.models.size() == 1 ? 0 : r].set.get());
   return modules;

@@ -129,8 +129,6 @@ Engine::Engine(ModelRunner& runner, const text::Tokenizer& tokenizer, std::vecto
   causal_ = runner.model().causal();
   if (!causal_) options_.enable_chunked_prefill = options_.enable_prefix_caching = false;
   num_lora_slots_ = runner.lora() != nullptr ? runner.lora()->num_slots() : 0;
-  if (runner.splits_layers() && options.ssm_host_cache_gib > 0)
-    fail("--ssm-host-cache-gb does not combine with --pipeline-parallel-size yet; leave it at 0");
   // Drafts are proposed from the newest token, so speculative decoding runs the synchronous loop;
   // so do tensor-parallel ranks, whose steps carry every token from the host.
   options_.async_scheduling = options.speculative.num_speculative_tokens == 0 && !runner.splits_over_ranks() &&

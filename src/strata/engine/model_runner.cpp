@@ -95,8 +95,6 @@ void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
 ModelRunner::~ModelRunner() = default;
 
 void ModelRunner::set_lora(const LoraSet* lora) {
-  if (lora != nullptr && splits_layers())
-    fail("LoRA adapters do not split into pipeline stages yet; serve them with --pipeline-parallel-size 1");
   lora_ = lora;
   graphs_.clear();
 }

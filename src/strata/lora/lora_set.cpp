@@ -76,9 +76,11 @@ void check_architecture(const ModelConfig& config) {
 
 }  // namespace
 
-LoraSet::LoraSet(const ModelConfig& config, Backend& backend, const TensorShard& shard, int64_t num_slots,
+LoraSet::LoraSet(const ModelConfig& config, Backend& backend, const LoraPlacement& placement, int64_t num_slots,
                  int64_t r_max)
-    : backend_(backend), num_layers_(config.num_hidden_layers), r_max_(r_max), names_(num_slots) {
+    : backend_(backend), num_layers_(config.num_hidden_layers), stage_(placement.stage), r_max_(r_max),
+      names_(num_slots) {
+  const TensorShard& shard = placement.shard;
   check_architecture(config);
   for (size_t m = 0; m < kNumLoraModules; ++m) {
     const auto module = static_cast<LoraModule>(m);
@@ -91,23 +93,26 @@ LoraSet::LoraSet(const ModelConfig& config, Backend& backend, const TensorShard&
 }
 
 LoraSet::LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend,
-                 const TensorShard& shard)
-    : LoraSet(config, backend, shard, static_cast<int64_t>(adapters.size()), max_rank(adapters)) {
+                 const LoraPlacement& placement)
+    : LoraSet(config, backend, placement, static_cast<int64_t>(adapters.size()), max_rank(adapters)) {
   for (const LoraAdapter& adapter : adapters) {
     if (std::ranges::count(adapters, adapter.name, &LoraAdapter::name) > 1)
       fail("two LoRA adapters are named '{}'", adapter.name);
     for (const auto& [key, m] : adapter.targets)
-      if (key.first < num_layers_ && !stacks_.contains(key)) add_stack(key.first, key.second);
+      if (key.first < num_layers_ && stage_.holds_layer(key.first) && !stacks_.contains(key))
+        add_stack(key.first, key.second);
   }
   for (size_t s = 0; s < adapters.size(); ++s) load(static_cast<int32_t>(s), adapters[s]);
 }
 
-LoraSet::LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend, const TensorShard& shard)
-    : LoraSet(config, backend, shard, capacity.max_loras, capacity.max_lora_rank) {
+LoraSet::LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend,
+                 const LoraPlacement& placement)
+    : LoraSet(config, backend, placement, capacity.max_loras, capacity.max_lora_rank) {
   if (capacity.max_loras < 1 || capacity.max_lora_rank < 1)
     fail("max_loras ({}) and max_lora_rank ({}) must be at least 1", capacity.max_loras, capacity.max_lora_rank);
   for (int64_t layer = 0; layer < num_layers_; ++layer)
-    for (size_t m = 0; m < kNumLoraModules; ++m) add_stack(layer, static_cast<LoraModule>(m));
+    for (size_t m = 0; m < kNumLoraModules; ++m)
+      if (stage_.holds_layer(layer)) add_stack(layer, static_cast<LoraModule>(m));
 }
 
 void LoraSet::add_stack(int64_t layer, LoraModule module) {
@@ -139,7 +144,9 @@ void LoraSet::load(int32_t slot, const LoraAdapter& adapter) {
          adapter.rank, r_max_, adapter.rank);
   for (const auto& [key, m] : adapter.targets) {
     const int64_t in = parts_[static_cast<size_t>(key.second)].in, out = parts_[static_cast<size_t>(key.second)].out;
-    if (key.first >= num_layers_ || m.a.dim(1) != in || m.b.dim(0) != out || !stacks_.contains(key))
+    // Another stage's layers are checked there; this stage holds no stack for them.
+    const bool missing_stack = stage_.holds_layer(key.first) && !stacks_.contains(key);
+    if (key.first >= num_layers_ || m.a.dim(1) != in || m.b.dim(0) != out || missing_stack)
       fail("LoRA adapter '{}': layer {} projection {} has A {} and B {}; the model has {} layers and this "
            "projection maps {} to {}", adapter.name, key.first, static_cast<int>(key.second), m.a.shape().str(),
            m.b.shape().str(), num_layers_, in, out);

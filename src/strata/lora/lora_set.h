@@ -5,7 +5,8 @@
 // (load) while no request uses that slot, and captured graphs stay valid. Under tensor
 // parallelism a rank holds its part as vLLM splits LoRA: B's rows of its output columns for
 // column-parallel projections (q, k, v, gate, up), A's columns of its input for row-parallel
-// ones (o, down), whose delta joins the partial sum before the all-reduce.
+// ones (o, down), whose delta joins the partial sum before the all-reduce. Under pipeline
+// parallelism a stage holds the stacks of its own layers only.
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 #include "strata/lora/lora_adapter.h"
 #include "strata/model/forward_context.h"
 #include "strata/model/model_weights.h"
+#include "strata/model/pipeline_stage.h"
 
 namespace strata {
 
@@ -29,15 +31,22 @@ struct LoraCapacity {
   int64_t max_lora_rank = 16;
 };
 
+// This process's part of the model: its tensor-parallel shard and its pipeline stage's layers.
+struct LoraPlacement {
+  TensorShard shard;
+  PipelineStage stage;
+};
+
 class LoraSet {
  public:
   // A server's fixed adapters: slot i is adapters[i]; only the projections they target get stacks.
   // Throws strata::Error when an adapter does not fit the model (architecture, layer, shape).
-  // `shard`: this rank's part of a model built for tensor parallelism.
+  // `placement`: this rank's part of a model built for tensor or pipeline parallelism.
   LoraSet(const std::vector<LoraAdapter>& adapters, const ModelConfig& config, Backend& backend,
-          const TensorShard& shard = {});
-  // Empty slots with stacks for every projection, filled by load().
-  LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend, const TensorShard& shard = {});
+          const LoraPlacement& placement = {});
+  // Empty slots with stacks for every projection of the placement's layers, filled by load().
+  LoraSet(const LoraCapacity& capacity, const ModelConfig& config, Backend& backend,
+          const LoraPlacement& placement = {});
 
   int32_t num_slots() const { return static_cast<int32_t>(names_.size()); }
   // The slot of the adapter named `name`, or -1.
@@ -65,13 +74,15 @@ class LoraSet {
     int64_t local_in() const { return splits_inputs ? end - begin : in; }
     int64_t local_out() const { return splits_inputs ? out : end - begin; }
   };
-  LoraSet(const ModelConfig& config, Backend& backend, const TensorShard& shard, int64_t num_slots, int64_t r_max);
+  LoraSet(const ModelConfig& config, Backend& backend, const LoraPlacement& placement, int64_t num_slots,
+          int64_t r_max);
   void add_stack(int64_t layer, LoraModule module);
   // The adapter's A [r, in] and B [out, r] of this rank's part, in the stacks' [r_max, in] and [out, r_max].
   std::pair<Tensor, Tensor> rank_part(const Part& part, const LoraMatrices* m, int64_t rank) const;
 
   Backend& backend_;
   int64_t num_layers_ = 0;
+  PipelineStage stage_;  // stacks exist for its layers only
   std::array<Part, kNumLoraModules> parts_;  // per LoraModule
   int64_t r_max_ = 0;
   std::map<std::pair<int64_t, LoraModule>, Stack> stacks_;
