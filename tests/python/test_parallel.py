@@ -108,7 +108,8 @@ def test_a_dead_rank_raises_and_close_does_not_hang():
     (rank,) = child_ranks()
     os.kill(rank, signal.SIGKILL)
     time.sleep(0.2)
-    with pytest.raises(strata.StrataError, match="tensor-parallel group is lost"):
+    lost = r"tensor-parallel group is lost; restart the server \(in Python: make a new LLM\)"
+    with pytest.raises(strata.StrataError, match=lost):
         split.generate(PROMPTS[:2], GREEDY)
     start = time.time()
     split.close()

@@ -70,7 +70,8 @@ void bind_options(py::module_& m) {
                     [](cli::ModelFlags& f, int v) { f.tensor_parallel.size = v; })
       .def_property("pipeline_parallel_size", [](const cli::ModelFlags& f) { return f.pipeline_parallel.size; },
                     [](cli::ModelFlags& f, int v) { f.pipeline_parallel.size = v; })
-      .def_property("enable_expert_parallel", [](const cli::ModelFlags& f) { return f.tensor_parallel.expert_parallel; },
+      .def_property("enable_expert_parallel",
+                    [](const cli::ModelFlags& f) { return f.tensor_parallel.expert_parallel; },
                     [](cli::ModelFlags& f, bool v) { f.tensor_parallel.expert_parallel = v; });
   py::class_<EngineOptions>(m, "EngineOptions")
       .def(py::init<>())
