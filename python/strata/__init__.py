@@ -10,6 +10,9 @@ LLM(reranker).score("query", ["doc 1", "doc 2"]).
 
 LoRA adapters: LLM(model, enable_lora=True).generate(prompts, lora_request=LoRARequest(name, 1, path)).
 
+Several ranks: LLM(model, tensor_parallel_size=2, pipeline_parallel_size=1) runs the other ranks as
+`strata rank` child processes until llm.close() (or garbage collection, or interpreter exit).
+
 Engine errors are raised as StrataError (a ValueError) with the engine's message.
 """
 from strata._engine import StrataError

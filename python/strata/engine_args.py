@@ -1,14 +1,14 @@
 """LLM(model, **engine_args): vLLM's engine argument names where the meaning matches, a few
-of Strata's own (threads, num_kv_blocks, ssm_*), and a clear error for anything else."""
+of Strata's own (threads, num_kv_blocks, ssm_*), and a clear error for anything else. A model
+split over ranks (tensor_parallel_size, pipeline_parallel_size) runs them with the strata command."""
 import json
 
 from strata import _engine
+from strata.rank_program import strata_command
 
 # vLLM arguments Strata has no use for, with the only value it takes for each.
 _DEFAULT_ONLY = {
     "dtype": "auto",
-    "tensor_parallel_size": 1,
-    "pipeline_parallel_size": 1,
     "data_parallel_size": 1,  # replicas behind one server: `strata serve --data-parallel-size`
     "enforce_eager": False,
     "tokenizer_mode": "auto",
@@ -81,6 +81,9 @@ _SETTERS = {
     "max_lora_rank": _set_later,
     "allowed_local_media_path": _media_path,
     "limit_mm_per_prompt": _limit_mm,
+    "tensor_parallel_size": _model_field("tensor_parallel_size"),
+    "pipeline_parallel_size": _model_field("pipeline_parallel_size"),
+    "enable_expert_parallel": _model_field("enable_expert_parallel"),
     # Strata's own
     "threads": _model_field("threads"),
     "num_kv_blocks": _kv_blocks,
@@ -112,6 +115,8 @@ _RANGES = {
     "ssm_host_cache_gb": (0, 1 << 20),
     "max_loras": (1, None),
     "max_lora_rank": (1, None),
+    "tensor_parallel_size": (1, 64),
+    "pipeline_parallel_size": (1, 64),
 }
 
 ENGINE_ARGS = sorted([*_SETTERS, "seed", *_DEFAULT_ONLY])
@@ -147,4 +152,6 @@ def engine_options(kwargs) -> "_engine.OfflineEngineOptions":
     if kwargs.get("enable_lora"):
         # vLLM's defaults: one adapter at a time, ranks up to 16.
         options.enable_lora(kwargs.get("max_loras") or 1, kwargs.get("max_lora_rank") or 16)
+    if options.model.tensor_parallel_size * options.model.pipeline_parallel_size > 1:
+        options.rank_program = strata_command() or ""  # none: the engine says how to get one
     return options

@@ -2,10 +2,13 @@
 chat() hand the whole batch to the continuous-batching engine at once (with the GIL
 released) and return one RequestOutput per prompt, in the order given, each prompt on its
 LoRA adapter if it names one; a pooling model's embed(), classify() and score() do the same
-with prefill-only requests."""
+with prefill-only requests. A model split over ranks (tensor_parallel_size, pipeline_parallel_size)
+runs them as child processes until close(), garbage collection or interpreter exit."""
+import atexit
 import itertools
 import json
 import random
+import weakref
 from typing import List, Optional, Sequence, Union
 
 from strata import _engine
@@ -29,6 +32,23 @@ class LLM:
         self._seeds = random.Random(seed) if seed is not None else None
         self._engine = _engine.OfflineEngine(options)
         self._request_counter = itertools.count()
+        _open_llms.add(self)
+
+    def close(self) -> None:
+        """Stops the engine and any other ranks (waiting for them to exit) and frees the model;
+        generate() and chat() raise afterwards. Repeats are no-ops."""
+        engine = getattr(self, "_engine", None)  # None when __init__ failed
+        if engine is not None:
+            engine.close()
+
+    def __enter__(self) -> "LLM":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __del__(self):
+        self.close()
 
     @property
     def max_model_len(self) -> int:
@@ -182,6 +202,16 @@ class LLM:
                     cache[token_id] = None
             return cache[token_id]
         return decode
+
+
+# Closed at interpreter exit, before modules are torn down, so the other ranks stop cleanly.
+_open_llms: "weakref.WeakSet[LLM]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_llms():
+    for llm in list(_open_llms):
+        llm.close()
 
 
 class Tokenizer:

@@ -33,8 +33,8 @@ def test_missing_model_names_the_path():
 def test_engine_arguments_are_checked_by_name():
     with pytest.raises(TypeError, match="unexpected keyword argument.*max_num_seq\\b"):
         strata.LLM(str(TINY), max_num_seq=4)
-    with pytest.raises(ValueError, match="tensor_parallel_size=2"):
-        strata.LLM(str(TINY), tensor_parallel_size=2)
+    with pytest.raises(ValueError, match="tensor_parallel_size=0"):
+        strata.LLM(str(TINY), tensor_parallel_size=0)
     with pytest.raises(ValueError, match="data_parallel_size=2.*leave it at 1"):
         strata.LLM(str(TINY), data_parallel_size=2)
     with pytest.raises(ValueError, match="device='tpu'"):

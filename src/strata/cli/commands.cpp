@@ -10,6 +10,7 @@ void add_chat_command(CLI::App& app);
 void add_render_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_rank_command(CLI::App& app);
 
 void add_commands(CLI::App& app) {
   add_info_command(app);
@@ -20,6 +21,7 @@ void add_commands(CLI::App& app) {
   add_render_command(app);
   add_serve_command(app);
   add_bench_command(app);
+  add_rank_command(app);
 }
 
 }  // namespace strata::cli

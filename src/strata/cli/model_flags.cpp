@@ -150,7 +150,8 @@ void check_split(const ModelFlags& flags) {
 // With --tensor-parallel-size or --pipeline-parallel-size > 1: this process joins its group (rank 0
 // starts the others) and the runner gets the group's channels.
 void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& speculative, OpenModel& open) {
-  const ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel};
+  const ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel,
+                              .rank_command = flags.rank_command};
   if (!layout.splits()) return;
   // A draft model or an EAGLE-3 head runs whole on rank 0 (they are small); the MTP layers
   // would split with the target's weights.

@@ -31,6 +31,8 @@ struct ModelFlags {
   bool load_progress = false;  // weight loading progress on stderr (off where stdout is data)
   TensorParallelOptions tensor_parallel;  // --tensor-parallel-size, and a started rank's hidden flags
   PipelineParallelOptions pipeline_parallel;  // --pipeline-parallel-size, and a started stage's hidden flags
+  // What rank 0 runs as its other ranks; empty: its own strata command line (rank_command.h builds one).
+  RankCommand rank_command;
   // The GPU a CUDA backend opens (data-parallel replica i and parallel rank i open GPU i).
   int32_t cuda_device = 0;
 };

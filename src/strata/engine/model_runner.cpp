@@ -161,7 +161,8 @@ const char* ModelRunner::group_kind() const {
 // treats it as a lost device (every request fails, /health says so) so the server can restart.
 void ModelRunner::lose_group(const std::exception& error) {
   group_lost_ = true;
-  throw DeviceError(fmt::format("the {} group is lost; restart the server: {}", group_kind(), error.what()),
+  throw DeviceError(fmt::format("the {} group is lost; restart the server (in Python: make a new LLM): {}",
+                                group_kind(), error.what()),
                     /*sticky=*/true);
 }
 
@@ -221,7 +222,9 @@ Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
 Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
   if (!splits_over_ranks()) return run_step(step, pending_ids);
-  if (group_lost_) throw DeviceError(fmt::format("the {} group is lost; restart the server", group_kind()), /*sticky=*/true);
+  if (group_lost_)
+    throw DeviceError(fmt::format("the {} group is lost; restart the server (in Python: make a new LLM)", group_kind()),
+                      /*sticky=*/true);
   send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
                        .min_blocks_per_row = step.max_blocks_per_row()});
   try {

@@ -28,6 +28,9 @@ struct CommunicatorOptions {
   // Shared memory only: the bytes a rank posts per step (every rank passes the same);
   // larger collectives go in chunks of this size. A multiple of 64, at least 4096.
   int64_t slot_bytes = int64_t{1} << 20;
+  // Shared memory, rank 0 only: the pids of ranks 1.. when it started them, so that one that
+  // exits before joining fails the rendezvous at once rather than at the timeout.
+  std::vector<int32_t> rank_pids;
 };
 
 class Communicator {

@@ -21,7 +21,8 @@ RankGroupOptions rank_group_options(const ParallelLayout& layout) {
             if (tp > 1) flags.insert(flags.end(), {"--tensor-parallel-rank", std::to_string(rank % tp)});
             if (stages) flags.insert(flags.end(), {"--pipeline-parallel-rank", std::to_string(rank / tp)});
             return flags;
-          }};
+          },
+          .command = layout.rank_command};
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ using PipelineParallelOptions = RankGroupMembership;  // rank: the stage
 struct ParallelLayout {
   TensorParallelOptions tensor_parallel;
   PipelineParallelOptions pipeline_parallel;
+  RankCommand rank_command;  // how rank 0 starts the others (rank_processes.h)
 
   int world_size() const { return tensor_parallel.size * pipeline_parallel.size; }
   int rank() const { return pipeline_parallel.rank * tensor_parallel.size + tensor_parallel.rank; }
@@ -44,8 +45,8 @@ OpenLinks open_pipeline_links(const CommunicatorOptions& group,
 class ParallelGroup {
  public:
   // Rank 0 starts the other ranks with `--tensor-parallel-rank` and/or `--pipeline-parallel-rank`
-  // and the group's name appended to its own command line. Communicators are NCCL's on a GPU
-  // backend, shared memory on the CPU.
+  // and the group's name appended to layout.rank_command (by default its own command line).
+  // Communicators are NCCL's on a GPU backend, shared memory on the CPU.
   ParallelGroup(const ParallelLayout& layout, Backend& backend);
   // Rank 0: tells the other ranks to stop, then waits for them.
   ~ParallelGroup() { ranks_.stop_ranks(); }

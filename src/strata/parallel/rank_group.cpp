@@ -48,11 +48,12 @@ RankGroup::RankGroup(const RankGroupOptions& options) : options_(options) {
       flags.insert(flags.end(), {fmt::format("--{}-group", options_.kind), options_.membership.group_name});
       extra.push_back(std::move(flags));
     }
-    processes_ = std::make_unique<RankProcesses>(extra);
+    processes_ = std::make_unique<RankProcesses>(options_.command, extra);
   }
   if (options_.membership.rank > 0) end_with_first_rank(options_);
   CommunicatorOptions control = communicator_options("control");
   if (options_.membership.rank > 0) control.timeout = kIdleWait;
+  if (processes_) control.rank_pids.assign(processes_->pids().begin(), processes_->pids().end());
   control_ = make_shared_memory_communicator(control);
 }
 

@@ -1,7 +1,8 @@
 // The processes of one tensor- or pipeline-parallel group and rank 0's message channel to them.
-// Rank 0 is the process the user started; it starts ranks 1..size-1 as copies of itself
-// (rank_processes.h) with their place (rank_flags) and `--<kind>-group NAME` appended, which load their part
-// of the model and then run what rank 0 sends (engine/rank_worker.h) until it says stop.
+// Rank 0 is the process the user started; it starts ranks 1..size-1 (rank_processes.h: copies of
+// itself, or the program `command` names) with their place (rank_flags) and `--<kind>-group NAME`
+// appended, which load their part of the model and then run what rank 0 sends
+// (engine/rank_worker.h) until it says stop.
 #pragma once
 
 #include <functional>
@@ -27,6 +28,7 @@ struct RankGroupOptions {
   RankGroupMembership membership;  // size: every rank of the group; rank: this process's
   // The hidden flags that place rank r (r > 0) in the group, given after its own command line.
   std::function<std::vector<std::string>(int rank)> rank_flags;
+  RankCommand command;  // what rank 0 runs before those flags; empty: its own command line
 };
 
 class RankGroup {

@@ -126,6 +126,7 @@ SharedMemoryGroup::SharedMemoryGroup(const CommunicatorOptions& options)
       world_size_(options.world_size),
       slot_bytes_(options.slot_bytes),
       timeout_(options.timeout),
+      rank_pids_(options.rank_pids),
       posts_offset_(posts_offset(options.world_size)) {
   const auto deadline = Clock::now() + timeout_;
   if (rank_ == 0) {
@@ -186,6 +187,8 @@ void SharedMemoryGroup::create_segment() {
   c->slot_bytes = slot_bytes_;
   for (int r = 0; r < world_size_; ++r) new (&record(base_, r)) RankRecord();
   record(base_, 0).pid.store(getpid());
+  // A started rank finds its own pid here when it joins (join() accepts that).
+  for (int r = 1; r < world_size_ && r <= std::ssize(rank_pids_); ++r) record(base_, r).pid.store(rank_pids_[r - 1]);
   c->magic.store(kMagic, std::memory_order_release);
 }
 

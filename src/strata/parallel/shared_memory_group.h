@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "strata/parallel/communicator.h"
 
@@ -78,6 +79,7 @@ class SharedMemoryGroup {
   int world_size_;
   int64_t slot_bytes_;
   std::chrono::milliseconds timeout_;
+  std::vector<int32_t> rank_pids_;  // rank 0: the processes it started as ranks 1..
   uint8_t* base_ = nullptr;  // the mapping: control block, rank records, posts
   int64_t posts_offset_ = 0;
   int64_t mapped_bytes_ = 0;

@@ -1,5 +1,5 @@
 // OfflineEngine for Python: its options field for field (the package's LLM maps vLLM's engine
-// arguments onto them), and generate() with the GIL released while the engine works. Ctrl-C
+// arguments onto them), and generate() and close() with the GIL released while the engine works. Ctrl-C
 // reaches the waiting thread through PyErr_CheckSignals, which cancels the batch.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -65,7 +65,14 @@ void bind_options(py::module_& m) {
       .def_property("task", [](const cli::ModelFlags& f) { return f.pooling.task; },
                     [](cli::ModelFlags& f, const std::string& v) { f.pooling.task = v; })
       .def_property("pooler_config", [](const cli::ModelFlags& f) { return f.pooling.pooler_config; },
-                    [](cli::ModelFlags& f, const std::string& v) { f.pooling.pooler_config = v; });
+                    [](cli::ModelFlags& f, const std::string& v) { f.pooling.pooler_config = v; })
+      .def_property("tensor_parallel_size", [](const cli::ModelFlags& f) { return f.tensor_parallel.size; },
+                    [](cli::ModelFlags& f, int v) { f.tensor_parallel.size = v; })
+      .def_property("pipeline_parallel_size", [](const cli::ModelFlags& f) { return f.pipeline_parallel.size; },
+                    [](cli::ModelFlags& f, int v) { f.pipeline_parallel.size = v; })
+      .def_property("enable_expert_parallel",
+                    [](const cli::ModelFlags& f) { return f.tensor_parallel.expert_parallel; },
+                    [](cli::ModelFlags& f, bool v) { f.tensor_parallel.expert_parallel = v; });
   py::class_<EngineOptions>(m, "EngineOptions")
       .def(py::init<>())
       .def_readwrite("max_num_batched_tokens", &EngineOptions::max_num_batched_tokens)
@@ -86,6 +93,7 @@ void bind_options(py::module_& m) {
       .def_readwrite("engine", &OfflineEngineOptions::engine)
       .def_readwrite("tokenizer", &OfflineEngineOptions::tokenizer)
       .def_readwrite("skip_tokenizer_init", &OfflineEngineOptions::skip_tokenizer_init)
+      .def_readwrite("rank_program", &OfflineEngineOptions::rank_program)
       .def("enable_lora", [](OfflineEngineOptions& o, int32_t max_loras, int64_t max_lora_rank) {
         o.lora = LoraCapacity{.max_loras = max_loras, .max_lora_rank = max_lora_rank};
       })
@@ -103,6 +111,8 @@ void bind_engine(py::module_& m) {
   py::class_<OfflineEngine>(m, "OfflineEngine")
       .def(py::init<OfflineEngineOptions>(), py::call_guard<py::gil_scoped_release>())
       .def("generate", &generate, "run every request to its end; outputs in the order given")
+      .def("close", &OfflineEngine::close, "stop the engine and the other ranks; free the model",
+           py::call_guard<py::gil_scoped_release>())
       .def("encode", &OfflineEngine::encode, py::arg("text"), py::arg("add_special_tokens") = true,
            py::arg("max_tokens") = 0)
       .def("encode_pair_types", &OfflineEngine::encode_pair_types, py::arg("a"), py::arg("b"),

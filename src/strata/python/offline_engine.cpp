@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "strata/cli/default_model.h"
+#include "strata/cli/rank_command.h"
 #include "strata/core/error.h"
 #include "strata/engine/prompt_truncation.h"
 #include "strata/server/api_error.h"
@@ -10,6 +11,25 @@
 #include "strata/text/id_tokenizer.h"
 
 namespace strata::python {
+namespace {
+
+// A model split over ranks: the others run as `strata rank` with this model's flags.
+void prepare_ranks(OfflineEngineOptions& options) {
+  cli::ModelFlags& model = options.model;
+  if (model.tensor_parallel.size * model.pipeline_parallel.size == 1) return;
+  // The other ranks load their part of an adapter only with the model (strata serve --lora-modules).
+  if (options.lora)
+    fail("enable_lora does not combine with tensor_parallel_size or pipeline_parallel_size above 1 yet (adapters load "
+         "on first use, which the other ranks cannot follow); serve them with strata serve --tensor-parallel-size N "
+         "--lora-modules name=path, or leave both sizes at 1");
+  if (options.rank_program.empty())
+    fail("tensor_parallel_size {} and pipeline_parallel_size {} need the strata command to run the other ranks, and "
+         "none was found; install the package with pip install . (it installs strata), or build the strata target",
+         model.tensor_parallel.size, model.pipeline_parallel.size);
+  model.rank_command = cli::rank_command(options.rank_program, model);
+}
+
+}  // namespace
 
 OfflineEngine::OfflineEngine(OfflineEngineOptions options) : options_(std::move(options)) {
   validate_engine_options(options_.engine);
@@ -19,7 +39,9 @@ OfflineEngine::OfflineEngine(OfflineEngineOptions options) : options_(std::move(
   // As strata serve sizes them: live sequences, n > 1 forks and the prefix cache's snapshots.
   model.num_ssm_slots = 2 * options_.engine.max_num_seqs + options_.engine.ssm_cache_slots;
   options_.engine.num_kv_blocks = model.num_kv_blocks;
+  prepare_ranks(options_);
   open_ = cli::open_model(model, options_.engine.speculative);
+  config_ = open_.loaded.config;
   if (options_.skip_tokenizer_init) {
     tokenizer_.tokenizer = text::make_id_tokenizer(static_cast<int32_t>(vocab_size()));
     tokenizer_.eos_token_ids.assign(open_.loaded.config.eos_token_ids.begin(), open_.loaded.config.eos_token_ids.end());
@@ -36,16 +58,30 @@ OfflineEngine::OfflineEngine(OfflineEngineOptions options) : options_(std::move(
   if (!open_.backend->device().is_cpu()) open_.runner->capture_decode_graphs(options_.engine.max_num_seqs);
   engine_ = std::make_unique<Engine>(*open_.runner, *tokenizer_.tokenizer, tokenizer_.eos_token_ids, options_.engine,
                                      open_.draft_runner.get());
+  max_model_len_ = engine_->max_model_len();
 }
 
-OfflineEngine::~OfflineEngine() {
-  if (engine_) engine_->shutdown(std::chrono::milliseconds(0));
+void OfflineEngine::close() {
+  const std::lock_guard lock(generate_mutex_);
+  if (!engine_) return;
+  engine_->shutdown(std::chrono::milliseconds(0));
+  engine_.reset();
+  vision_.reset();
+  lora_slots_.reset();
+  lora_set_.reset();
+  // Destroyed in OpenModel's member order: the runners, then the group (which stops the ranks).
+  const cli::OpenModel closing = std::move(open_);
+}
+
+void OfflineEngine::require_open() const {
+  if (!engine_) fail("this LLM was closed; make a new LLM to run {}", model_path());
 }
 
 std::vector<RequestOutput> OfflineEngine::generate(std::vector<GenerationRequest> requests,
                                                    const std::vector<std::optional<LoraRequest>>& loras,
                                                    const BatchGenerateOptions& options) {
   const std::lock_guard lock(generate_mutex_);
+  require_open();
   if (!loras.empty()) {
     STRATA_CHECK(loras.size() == requests.size());
     const bool any = std::ranges::any_of(loras, [](const auto& lora) { return lora.has_value(); });
@@ -95,6 +131,7 @@ ChatPrompt OfflineEngine::encode_chat(const nlohmann::ordered_json& body, const 
     std::vector<std::string> image_urls;
     const ChatRenderRequest request = server::read_conversation(body, &image_urls);
     if (image_urls.empty()) return {.ids = text::encode_conversation(text_tokenizer(), request, options)};
+    require_open();  // the vision tower went with the model
     if (!vision_)
       fail("{} takes text only (it has no vision tower: the checkpoint has no model.visual.*); send the messages "
            "without images", model_path());

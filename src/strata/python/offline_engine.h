@@ -27,6 +27,9 @@ struct OfflineEngineOptions {
   EngineOptions engine;
   std::optional<LoraCapacity> lora;  // enable_lora: adapters loaded by path on first use
   server::ImageInputOptions images;  // what a chat's image_url parts may be (a model with a vision tower)
+  // The strata command that runs the other ranks when model splits over several (`strata rank`):
+  // this process is Python, so it cannot start copies of itself as the command does.
+  std::string rank_program;
 };
 
 // One chat prompt as the engine takes it: token ids and, for image parts, the encoded images.
@@ -39,7 +42,11 @@ class OfflineEngine {
  public:
   // Throws strata::Error for bad options or a model that does not load.
   explicit OfflineEngine(OfflineEngineOptions options);
-  ~OfflineEngine();
+  ~OfflineEngine() { close(); }
+
+  // Stops the engine, frees the model and stops the other ranks (waiting for them to exit);
+  // generate() and encode_chat() then refuse. The tokenizer stays. Repeats are no-ops.
+  void close();
 
   // Blocks until every request finished; see generate_batch for errors. loras: empty, or one
   // entry per request (nullopt: the base model); adapters load before anything runs.
@@ -63,16 +70,19 @@ class OfflineEngine {
   ChatPrompt encode_chat(const nlohmann::ordered_json& body, const text::ChatPromptOptions& options) const;
 
   const std::string& model_path() const { return options_.model.model; }
-  int32_t max_model_len() const { return engine_->max_model_len(); }
-  int64_t vocab_size() const { return open_.loaded.config.vocab_size; }
-  std::string task() const { return model_task_name(open_.loaded.config); }  // generate, embed, classify
-  int64_t num_labels() const { return open_.loaded.config.pooler ? open_.loaded.config.pooler->num_labels : 0; }
+  int32_t max_model_len() const { return max_model_len_; }
+  int64_t vocab_size() const { return config_.vocab_size; }
+  std::string task() const { return model_task_name(config_); }  // generate, embed, classify
+  int64_t num_labels() const { return config_.pooler ? config_.pooler->num_labels : 0; }
   const std::vector<int32_t>& eos_token_ids() const { return tokenizer_.eos_token_ids; }
 
  private:
   const text::Tokenizer& text_tokenizer() const;
+  void require_open() const;
 
   OfflineEngineOptions options_;
+  ModelConfig config_;         // the model's, kept past close()
+  int32_t max_model_len_ = 0;  // the engine's, kept past close()
   cli::OpenModel open_;
   cli::ModelTokenizer tokenizer_;
   std::unique_ptr<LoraSet> lora_set_;           // enable_lora: max_loras slots

@@ -1,0 +1,162 @@
+"""LLM(tensor_parallel_size=N, pipeline_parallel_size=M): the other ranks run as `strata rank`
+child processes of this one. Greedy token ids of a batch equal one process's on a dense and a
+hybrid fixture; close(), del and interpreter exit leave no rank behind; a dead rank raises
+instead of hanging; what cannot split raises the engine's message before any rank starts
+(Ctrl-C: test_interrupt.py)."""
+import gc
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BUILD, FIXTURES, strata
+
+QWEN3 = FIXTURES / "hf" / "qwen3"
+QWEN3_NEXT = FIXTURES / "hf" / "qwen3_next"
+# Twelve prompts of 5 to 60 tokens: prefill chunks and decode rows of different lengths share steps.
+PROMPTS = [[(i * 13 + j * 7 + 3) % 200 for i in range(5 + 5 * j)] for j in range(12)]
+GREEDY = strata.SamplingParams(temperature=0, max_tokens=10, ignore_eos=True) if strata else None
+
+
+def fixture(path):
+    if not path.exists():
+        pytest.skip(f"fixture {path} is missing")
+    return str(path)
+
+
+def llm(model, **kw):
+    return strata.LLM(model, threads=1, max_num_seqs=8, max_num_batched_tokens=64, load_progress=False, **kw)
+
+
+def child_ranks(parent=None):
+    """pid -> command line of the live children of `parent` (this process)."""
+    parent = parent or os.getpid()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == parent:
+            found[int(entry)] = cmdline
+    return found
+
+
+def token_ids(outputs):
+    return [out.outputs[0].token_ids for out in outputs]
+
+
+_whole = {}
+
+
+def whole_tokens(model):
+    """One process's greedy tokens for PROMPTS, computed once per model."""
+    if model not in _whole:
+        with llm(model) as one:
+            _whole[model] = token_ids(one.generate(PROMPTS, GREEDY))
+    return _whole[model]
+
+
+@pytest.mark.parametrize("path,layout", [(QWEN3, (2, 1)), (QWEN3, (1, 2)), (QWEN3, (2, 2)), (QWEN3_NEXT, (2, 1)),
+                                         (QWEN3_NEXT, (1, 2))],
+                         ids=["qwen3-tp2", "qwen3-pp2", "qwen3-tp2-pp2", "qwen3_next-tp2", "qwen3_next-pp2"])
+def test_split_ranks_give_the_tokens_of_one_process(path, layout):
+    model = fixture(path)
+    expected = whole_tokens(model)
+    tp, pp = layout
+    split = llm(model, tensor_parallel_size=tp, pipeline_parallel_size=pp)
+    try:
+        ranks = child_ranks()
+        assert len(ranks) == tp * pp - 1, ranks
+        assert all(" rank --model " in cmd for cmd in ranks.values()), ranks
+        assert token_ids(split.generate(PROMPTS, GREEDY)) == expected
+        assert token_ids(split.generate(PROMPTS[:3], GREEDY)) == expected[:3]  # the ranks keep serving
+    finally:
+        split.close()
+    assert child_ranks() == {}
+    with pytest.raises(strata.StrataError, match="this LLM was closed"):
+        split.generate(PROMPTS[:1], GREEDY)
+
+
+def test_expert_parallel_is_taken():
+    model = fixture(FIXTURES / "hf" / "qwen3_moe")
+    expected = whole_tokens(model)
+    with llm(model, tensor_parallel_size=2, enable_expert_parallel=True) as split:
+        assert " --enable-expert-parallel" in next(iter(child_ranks().values()))
+        assert token_ids(split.generate(PROMPTS, GREEDY)) == expected
+    assert child_ranks() == {}
+
+
+def test_del_stops_the_ranks():
+    split = llm(fixture(QWEN3), tensor_parallel_size=2)
+    assert len(child_ranks()) == 1
+    del split
+    gc.collect()
+    assert child_ranks() == {}
+
+
+def test_a_dead_rank_raises_and_close_does_not_hang():
+    split = llm(fixture(QWEN3), tensor_parallel_size=2)
+    (rank,) = child_ranks()
+    os.kill(rank, signal.SIGKILL)
+    time.sleep(0.2)
+    lost = r"tensor-parallel group is lost; restart the server \(in Python: make a new LLM\)"
+    with pytest.raises(strata.StrataError, match=lost):
+        split.generate(PROMPTS[:2], GREEDY)
+    start = time.time()
+    split.close()
+    assert time.time() - start < 5
+    assert child_ranks() == {}
+
+
+@pytest.mark.parametrize("path,kw,message", [
+    (QWEN3, {"pipeline_parallel_size": 4}, "--pipeline-parallel-size 4 exceeds the model's 3 layers"),
+    (QWEN3_NEXT, {"tensor_parallel_size": 4}, r"--tensor-parallel-size 4 does not divide linear_num_key_heads \(2\)"),
+    (QWEN3, {"tensor_parallel_size": 2, "enable_lora": True}, "enable_lora does not combine with tensor_parallel_size"),
+    (QWEN3, {"pipeline_parallel_size": 2, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}},
+     "method 'mtp' does not combine with --tensor-parallel-size or --pipeline-parallel-size"),
+])
+def test_what_cannot_split_raises_the_engine_message(path, kw, message):
+    with pytest.raises(strata.StrataError, match=message):
+        llm(fixture(path), **kw)
+    gc.collect()
+    assert child_ranks() == {}
+
+
+def test_sizes_out_of_range_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"tensor_parallel_size=0.*\[1, 64\]"):
+        strata.LLM(str(QWEN3), tensor_parallel_size=0)
+    with pytest.raises(ValueError, match=r"pipeline_parallel_size=65"):
+        strata.LLM(str(QWEN3), pipeline_parallel_size=65)
+
+
+EXIT_SCRIPT = f"""
+import sys
+sys.path.insert(0, {str(BUILD / 'python')!r})
+import strata
+llm = strata.LLM({str(QWEN3)!r}, threads=1, tensor_parallel_size=2, load_progress=False)
+print(llm.generate([[5, 6, 7]], strata.SamplingParams(temperature=0, max_tokens=3))[0].outputs[0].token_ids, flush=True)
+sys.stdin.readline()  # exits without close(): atexit (or else the kernel) ends the rank
+"""
+
+
+def test_interpreter_exit_stops_the_ranks():
+    fixture(QWEN3)
+    proc = subprocess.Popen([sys.executable, "-c", EXIT_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert len(proc.stdout.readline().split(",")) == 3
+    ranks = child_ranks(proc.pid)
+    assert len(ranks) == 1, ranks
+    out, err = proc.communicate("\n", timeout=60)
+    assert proc.returncode == 0, err
+    assert "did not take the stop message" not in err, err  # atexit stopped it in order
+    for pid in ranks:
+        assert not os.path.exists(f"/proc/{pid}"), f"rank {pid} outlived the interpreter"
