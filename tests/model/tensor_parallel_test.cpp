@@ -4,7 +4,8 @@
 // divide); MoE fixtures split every expert's intermediate columns (the default) and, with
 // expert_parallel, their experts by range; hybrid
 // fixtures split Gated DeltaNet's key and value heads and Mamba-2's heads and groups, each rank's
-// SSM state holding its heads; DeepSeek-V3's latent attention splits its heads. What cannot split
+// SSM state holding its heads; DeepSeek-V3's latent attention splits its heads; Qwen4-Exp keeps its
+// streams whole and splits its QSA attention's heads. What cannot split
 // (DeepSeek-V4's compressed attention here) is refused when the model is built.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -58,9 +59,9 @@ Tensor run_split(const LoadOptions& model, int world, const SplitRun& run, bool 
 }
 
 // Rank counts that divide every split dimension of the fixture: Gated DeltaNet's 2 key heads
-// (qwen3_next, qwen3_5_moe_text) stop at 2.
+// (qwen3_next, qwen3_5_moe_text, qwen4_exp) stop at 2.
 std::vector<int> split_sizes(const std::string& fixture) {
-  if (fixture == "qwen3_next" || fixture == "qwen3_5_moe_text") return {2};
+  if (fixture == "qwen3_next" || fixture == "qwen3_5_moe_text" || fixture == "qwen4_exp") return {2};
   return {2, 4};
 }
 
@@ -130,6 +131,9 @@ INSTANTIATE_TEST_SUITE_P(MoeFixtures, TensorParallelFixture,
 INSTANTIATE_TEST_SUITE_P(HybridFixtures, TensorParallelFixture,
                          ::testing::Values("qwen3_next", "qwen3_5_moe_text", "mamba2", "nemotron_h", "nemotron_h_moe",
                                            "nemotron_h_latent_moe"));
+// Qwen4-Exp: hyper-connection streams, PLE carries and the QSA indexer whole on every rank (each
+// selects the same blocks); QSA's query and key/value heads, DeltaNet heads and MoE columns split.
+INSTANTIATE_TEST_SUITE_P(StreamFixtures, TensorParallelFixture, ::testing::Values("qwen4_exp"));
 
 // Mamba-2 groups that split with their heads (Nemotron-H's norm per group stays on each rank), and
 // 2 groups over 4 ranks, each kept by the 2 ranks whose heads read it; in_proj's bias splits with

@@ -47,7 +47,7 @@ void Model::set_tensor_parallel_size(int64_t size) {
     if (!caps_[l].tensor_parallel)
       fail("layer {} ({}) does not split over tensor-parallel ranks yet: {}", l, descriptions_[l], what);
   // A vision tower is rank 0's alone (whole, not split): the ranks get its embeddings with each step.
-  if (parts_.residual_streams > 1 || parts_.mtp_input.defined() || parts_.eagle3.defined() ||
+  if (parts_.mtp_input.defined() || parts_.eagle3.defined() ||
       parts_.encoder_embeddings.defined() || config_.head() != ModelHead::kLanguageModel)
     fail("this model's input or output stage does not split over tensor-parallel ranks yet: {}", what);
   tensor_parallel_size_ = size;

@@ -10,6 +10,7 @@
 #include "strata/model/arch/builders.h"
 #include "strata/model/arch/qwen3_next.h"
 #include "strata/model/arch/qwen4_exp_config.h"
+#include "strata/model/layers/attention.h"
 #include "strata/model/layers/gated_residual_block.h"
 #include "strata/model/layers/qsa_attention.h"
 
@@ -67,7 +68,8 @@ std::unique_ptr<Model> build_qwen4_exp(const ModelConfig& config, const ModelWei
   parts.residual_streams = q4.hc_count;
   parts.hyper_head = std::make_shared<GatedResidual>(hc, WeightScope(weights, prefix + ".hyper_connection_mixer"),
                                                      /*inject=*/false);
-  parts.kv_cache_heads = config.num_key_value_heads + 1;  // the last head holds the QSA index rows
+  const auto [kv_begin, kv_end] = kv_head_range(weights.shard(), config.num_key_value_heads);
+  parts.kv_cache_heads = kv_end - kv_begin + 1;  // this rank's heads; the last holds the QSA index rows
   parts.kv_cache_rows_f32 = true;
   auto model = std::make_unique<Model>(config, std::move(parts));
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {

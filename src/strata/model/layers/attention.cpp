@@ -75,9 +75,6 @@ std::pair<int64_t, int64_t> kv_head_range(const TensorShard& shard, int64_t num_
   return {head, head + 1};
 }
 
-namespace {
-
-// This rank's heads: the options with num_heads and num_kv_heads split over the shard's ranks.
 AttentionOptions local_heads(const AttentionOptions& options, const TensorShard& shard) {
   AttentionOptions local = options;
   if (shard.size == 1) return local;
@@ -87,8 +84,6 @@ AttentionOptions local_heads(const AttentionOptions& options, const TensorShard&
   local.num_kv_heads = kv_end - kv_begin;
   return local;
 }
-
-}  // namespace
 
 Attention::Attention(const AttentionOptions& options, const WeightScope& w)
     : options_(local_heads(options, w.shard())) {

@@ -40,6 +40,8 @@ struct AttentionOptions {
 // This rank's key/value heads [begin, end): its share, or with more ranks than heads (a multiple
 // of them) the one head its query heads read, each rank keeping a copy (as vLLM replicates).
 std::pair<int64_t, int64_t> kv_head_range(const TensorShard& shard, int64_t num_kv_heads);
+// This rank's heads: the options with num_heads and num_kv_heads split over the shard's ranks.
+AttentionOptions local_heads(const AttentionOptions& options, const TensorShard& shard);
 
 // Options every Llama-style architecture shares, from config.json.
 AttentionOptions attention_options(const ModelConfig& config);

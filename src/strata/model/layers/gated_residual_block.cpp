@@ -8,6 +8,8 @@ LayerCaps GatedResidualBlock::caps() const {
   LayerCaps caps = parts_.mixer->caps();
   caps.graph_safe = false;
   if (parts_.ple) caps.carry = parts_.ple->carry();
+  // The streams' mixers and the PLE carry are whole on every rank; the mixer and ffn split.
+  caps.tensor_parallel = caps.tensor_parallel && parts_.ffn->tensor_parallel();
   return caps;
 }
 

@@ -5,6 +5,7 @@
 
 #include "strata/model/layers/closing_windows.h"
 #include "strata/model/layers/normed_input.h"
+#include "strata/model/layers/row_parallel.h"
 #include "strata/ops/block_sparse_attention.h"
 #include "strata/ops/compressed_attention.h"
 #include "strata/ops/compressed_kv.h"
@@ -23,14 +24,15 @@ Tensor as_rows(const Tensor& cache) {
 }  // namespace
 
 QsaAttention::QsaAttention(const AttentionOptions& attention, const QsaOptions& qsa, const WeightScope& w)
-    : options_(attention), qsa_(qsa) {
+    : options_(local_heads(attention, w.shard())), qsa_(qsa) {
   ops::check_block_sparse_attention_supported(w.device(), qsa.budget, qsa.compress_ratio, w.prefix());
   const int64_t hidden = attention.hidden_size, hd = attention.head_dim, heads = attention.num_heads;
   const int64_t kv_out = attention.num_kv_heads * hd;
-  q_proj_ = w.get("q_proj.weight", {2 * heads * hd, hidden});
-  k_proj_ = w.get("k_proj.weight", {kv_out, hidden});
-  v_proj_ = w.get("v_proj.weight", {kv_out, hidden});
-  o_proj_ = w.get("o_proj.weight", {hidden, heads * hd});
+  const auto [kv_begin, kv_end] = kv_head_range(w.shard(), attention.num_kv_heads);
+  q_proj_ = w.row_shard("q_proj.weight", {2 * heads * hd, hidden}, "num_attention_heads");  // whole heads' q | gate
+  k_proj_ = w.row_range("k_proj.weight", {kv_out, hidden}, kv_begin * hd, kv_end * hd);
+  v_proj_ = w.row_range("v_proj.weight", {kv_out, hidden}, kv_begin * hd, kv_end * hd);
+  o_proj_ = w.column_shard("o_proj.weight", {hidden, heads * hd}, "num_attention_heads * head_dim");
   const ops::RmsNormParams norm{.eps = attention.rms_norm_eps, .unit_offset = true};
   q_norm_ = {w.get("q_norm.weight", {hd}), norm};
   k_norm_ = {w.get("k_norm.weight", {hd}), norm};
@@ -105,7 +107,14 @@ void QsaAttention::forward(const StepBatch& step, NormedInput& in, const Tensor&
                                .selected = selected},
                               attn);
   ops::sigmoid_gate(attn, gate);
-  ops::linear(ctx.as_activations(attn.reshape({t, heads * hd})), o_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
+  const Tensor attn_rows = ctx.as_activations(attn.reshape({t, heads * hd}));
+  if (ctx.tensor_parallel != nullptr) {  // this rank's heads' share of o_proj, summed over ranks
+    Tensor partial = ctx.temp({t, options_.hidden_size});
+    ops::linear(attn_rows, o_proj_, Tensor(), partial);
+    finish_row_parallel(partial, out, write, ctx);
+    return;
+  }
+  ops::linear(attn_rows, o_proj_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
 }
 
 }  // namespace strata

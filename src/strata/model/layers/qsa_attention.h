@@ -3,7 +3,9 @@
 // a block's key the mean of its tokens' index keys, normed and rotated at its first position, plus
 // the tokens after the last complete block. State in cache rows (decision 0020): K [k heads | index
 // key], V [v heads | block key, in the block's last token]. The cache rows and the layer's own
-// math are f32 on every backend; its input and output rows take the activation dtype.
+// math are f32 on every backend; its input and output rows take the activation dtype. Under
+// tensor parallelism a rank holds its query and key/value heads (o_proj a row-parallel sum) and
+// the whole indexer, so every rank selects the same blocks; its cache rows end with the index head.
 #pragma once
 
 #include "strata/model/layer.h"
@@ -24,7 +26,7 @@ class QsaAttention final : public Mixer {
  public:
   // attention: gated, q/k-normed (unit offset), rotary; w: the layer's self_attn scope.
   QsaAttention(const AttentionOptions& attention, const QsaOptions& qsa, const WeightScope& w);
-  LayerCaps caps() const override { return {.uses_kv_cache = true, .graph_safe = false}; }
+  LayerCaps caps() const override { return {.uses_kv_cache = true, .graph_safe = false, .tensor_parallel = true}; }
   void forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,
                SublayerWrite write) const override;
 
@@ -35,8 +37,8 @@ class QsaAttention final : public Mixer {
   void rotate(const Tensor& x, const Tensor& positions, ForwardContext& ctx) const;
   int64_t index_column() const { return options_.num_kv_heads * options_.head_dim; }
 
-  AttentionOptions options_;
   QsaOptions qsa_;
+  AttentionOptions options_;  // this rank's heads
   Tensor q_proj_;                             // [2 heads hd, hidden]: query | gate per head
   Tensor k_proj_, v_proj_, o_proj_;           // [kv hd, hidden], [kv hd, hidden], [hidden, heads hd]
   RmsNorm q_norm_, k_norm_;                   // [head_dim]
