@@ -77,5 +77,27 @@ TEST(StartupSummary, AnEagle3HeadNamesItsLayersAndDraftVocabulary) {
                               " in memory, reading target layers 0, 1, 2, 256 draft tokens; its KV cache 16 blocks");
 }
 
+// Shared with an unsplit target, the module's weights are the target's; a split target's rank 0
+// holds the module whole, and the line counts what that costs.
+TEST(StartupSummary, AnMtpModuleSaysWhenRankZeroHoldsItWhole) {
+  auto backend = make_cpu_backend(2);
+  const LoadedModel target = load_model({.model_path = fixture_path("hf/qwen3_next_mtp")}, *backend);
+  const LoadedModel shared = load_mtp_module(target);
+  ModelRunner runner(*target.model, *backend, {.num_kv_blocks = 16});
+  ModelRunner module_runner(*shared.model, *backend, {.num_kv_blocks = 16});
+  const StartupFacts facts{.weights = target.weights.get(), .runner = &runner, .draft_runner = &module_runner};
+  EXPECT_EQ(shared.weights, nullptr);
+  EXPECT_EQ(startup_summary(facts).back(), "MTP module: 1 layers; its KV cache 16 blocks");
+  const LoadedModel split = load_model({.model_path = fixture_path("hf/qwen3_next_mtp"), .shard = {.rank = 0, .size = 2}},
+                                       *backend);
+  const LoadedModel whole = load_mtp_module(split);
+  StartupFacts split_facts = facts;
+  split_facts.draft_weights = whole.weights.get();
+  EXPECT_EQ(startup_summary(split_facts).back(),
+            "MTP module: 1 layers, whole on rank 0 (" + std::to_string(whole.weights->num_parameters()) +
+                " parameters, " + format_bytes(whole.weights->num_bytes()) + " in memory); its KV cache 16 blocks");
+  EXPECT_GT(whole.weights->num_parameters(), 2 * 512 * 64) << "the embedding and LM head, whole";
+}
+
 }  // namespace
 }  // namespace strata

@@ -136,7 +136,7 @@ def test_a_dead_stage_fails_requests_and_health_but_not_the_server():
 @pytest.mark.parametrize("flags,message", [
     (["--pp", "4"], "--pipeline-parallel-size 4 exceeds the model's 3 layers"),
     (["--pp", "2", "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}'],
-     "does not combine with --tensor-parallel-size or --pipeline-parallel-size yet"),
+     "with method 'mtp' does not combine with --pipeline-parallel-size yet"),
 ])
 def test_what_does_not_fit_is_an_error(tmp_path, flags, message):
     result = subprocess.run([str(BINARY), "generate", "--model", str(FIXTURES / "hf" / "llama"), "--device", "cpu",

@@ -1,7 +1,9 @@
 """Speculative decoding with a draft model under `--tensor-parallel-size 2`: the draft (the llama
 fixture, same vocabulary) runs whole on rank 0, the target (qwen3) verifies its guesses over both
 ranks, and greedy answers equal the plain server's token for token, drafts kept and rejected
-alike; an EAGLE-3 head likewise, reading the split target's whole embedding. MTP stays refused with a message naming what combines."""
+alike; an EAGLE-3 head likewise, reading the split target's whole embedding, and the checkpoint's MTP
+module, which rank 0 loads whole (layers, embedding and LM head). MTP over pipeline stages stays
+refused with a message naming what combines."""
 import json
 import subprocess
 
@@ -13,26 +15,26 @@ from test_speculative import generate, repetitive_prompt
 from test_tiny_model import complete
 
 
+def served_greedy_tokens(args, prompts, name):
+    """Serves with `args`: each prompt's 30 greedy tokens, the metrics and the server's log."""
+    server = Server(["--max-model-len", "256", *args], name)
+    try:
+        tokens = [complete(server.client(), server.model, p, max_tokens=30).choices[0].model_extra["token_ids"]
+                  for p in prompts]
+        return tokens, server.metrics(), server.log
+    finally:
+        server.stop()
+
+
 def test_a_draft_model_over_two_ranks_keeps_the_greedy_tokens():
     model, draft = FIXTURES / "hf" / "qwen3", FIXTURES / "hf" / "llama"
     if not draft.exists():
         pytest.skip(f"fixture model {draft} is missing")
     prompts = [repetitive_prompt(seed) for seed in range(3)]
-    plain = Server(["--model", str(model), "--max-model-len", "256"], "spec_tp_plain")
-    try:
-        want = [complete(plain.client(), plain.model, p, max_tokens=30).choices[0].model_extra["token_ids"]
-                for p in prompts]
-    finally:
-        plain.stop()
+    want, _, _ = served_greedy_tokens(["--model", str(model)], prompts, "spec_tp_plain")
     speculative = json.dumps({"model": str(draft), "num_speculative_tokens": 3})
-    server = Server(["--model", str(model), "--max-model-len", "256", "--tensor-parallel-size", "2",
-                     "--speculative-config", speculative], "spec_tp_draft")
-    try:
-        got = [complete(server.client(), server.model, p, max_tokens=30).choices[0].model_extra["token_ids"]
-               for p in prompts]
-        m = server.metrics()
-    finally:
-        server.stop()
+    got, m, _ = served_greedy_tokens(["--model", str(model), "--tensor-parallel-size", "2",
+                                      "--speculative-config", speculative], prompts, "spec_tp_draft")
     assert got == want
     assert m["strata:spec_decode_num_draft_tokens_total"] > 0
     assert m["strata:spec_decode_num_accepted_tokens_total"] < m["strata:spec_decode_num_draft_tokens_total"]
@@ -46,10 +48,32 @@ def test_an_eagle3_head_over_a_split_vocabulary_keeps_the_greedy_tokens():
     assert generate(model, "--speculative-config", eagle3, "--tensor-parallel-size", "2") == generate(model)
 
 
-def test_mtp_over_ranks_is_refused_with_what_combines():
+MTP = json.dumps({"method": "mtp", "num_speculative_tokens": 2})
+
+
+@pytest.mark.parametrize("fixture", ["qwen3_next_mtp", "qwen3_5_mtp"])
+def test_mtp_over_two_ranks_generates_the_greedy_tokens(fixture):
+    model = LOCAL_FIXTURES / "hf" / fixture
+    assert generate(model, "--speculative-config", MTP, "--tensor-parallel-size", "2") == generate(model)
+
+
+def test_mtp_over_two_ranks_serves_the_greedy_tokens_drafts_kept_and_rejected():
+    """qwen3_5_mtp's target keeps some of its module's drafts after the last prompt (the engine tests'
+    engine_prompt(7, 7)); qwen3_next_mtp's module, a random model's layer, gets none kept."""
+    model = LOCAL_FIXTURES / "hf" / "qwen3_5_mtp"
+    prompts = [repetitive_prompt(seed) for seed in range(2)] + [[(7 * 131 + i * 17) % 500 + 3 for i in range(7)]]
+    want, _, _ = served_greedy_tokens(["--model", str(model)], prompts, "spec_tp_mtp_plain")
+    got, m, log = served_greedy_tokens(["--model", str(model), "--tensor-parallel-size", "2",
+                                        "--speculative-config", MTP], prompts, "spec_tp_mtp")
+    assert got == want
+    assert 0 < m["strata:spec_decode_num_accepted_tokens_total"] < m["strata:spec_decode_num_draft_tokens_total"]
+    assert any("MTP module: 1 layers, whole on rank 0" in line for line in log)
+
+
+def test_mtp_over_pipeline_stages_is_refused_with_what_combines():
     r = subprocess.run([str(BINARY), "generate", "--model", str(LOCAL_FIXTURES / "hf" / "qwen3_next_mtp"),
-                        "--prompt-ids", "5,9,14", "--max-tokens", "4", "--tensor-parallel-size", "2",
-                        "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}'],
-                       capture_output=True, text=True, timeout=120)
+                        "--prompt-ids", "5,9,14", "--max-tokens", "4", "--pipeline-parallel-size", "2",
+                        "--speculative-config", MTP], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
-    assert "method 'mtp' does not combine with --tensor-parallel-size" in r.stderr
+    assert ("method 'mtp' does not combine with --pipeline-parallel-size yet; use n-gram speculation over stages, "
+            "or method 'mtp' with --tensor-parallel-size alone") in r.stderr

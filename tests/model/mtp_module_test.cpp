@@ -1,7 +1,8 @@
 // The multi-token-prediction module of Qwen3-Next (MoE) and Qwen3.5 (dense) checkpoints against
 // scripts/fixtures/make_mtp_fixture.py's torch reference, on the target's hidden states as the
-// target runner keeps them (f32 CPU, within 2e-3); fed in two chunks it gives the same logits; a
-// checkpoint without mtp.* weights or an architecture without MTP layers is refused.
+// target runner keeps them (f32 CPU, within 2e-3); fed in two chunks it gives the same logits; rank
+// 0 of a split target builds it whole; a checkpoint without mtp.* weights or an architecture
+// without MTP layers is refused.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -53,13 +54,14 @@ class MtpModule : public ::testing::TestWithParam<std::string> {
     return hidden;
   }
 
-  // The module's logits over `tokens` [1, T) on `hidden` rows [0, T - 1), fed in chunks at `cuts`.
-  Tensor mtp_logits(const std::vector<int32_t>& tokens, const Tensor& hidden, std::vector<int32_t> cuts) {
-    ModelRunner runner(*mtp_, *backend_, {.num_kv_blocks = 16, .keep_hidden_states = true});
+  // `module`'s logits over `tokens` [1, T) on `hidden` rows [0, T - 1), fed in chunks at `cuts`.
+  Tensor mtp_logits(const Model& module, const std::vector<int32_t>& tokens, const Tensor& hidden,
+                    std::vector<int32_t> cuts) {
+    ModelRunner runner(module, *backend_, {.num_kv_blocks = 16, .keep_hidden_states = true});
     const int32_t n = static_cast<int32_t>(tokens.size()) - 1;
     std::vector<int32_t> blocks;
     EXPECT_TRUE(runner.memory().reserve(blocks, n));
-    Tensor out = Tensor::host(DType::kF32, {n, mtp_->config().vocab_size});
+    Tensor out = Tensor::host(DType::kF32, {n, module.config().vocab_size});
     cuts.push_back(n);
     int32_t first = 0;
     for (int32_t end : cuts) {
@@ -88,11 +90,31 @@ TEST_P(MtpModule, LogitsMatchTheTorchReference) {
     const MtpReference ref = read_reference(file, i);
     const Tensor hidden = target_hidden(ref.tokens);
     const int32_t n = static_cast<int32_t>(ref.tokens.size()) - 1;
-    const Tensor whole = mtp_logits(ref.tokens, hidden.slice_rows(0, n), {});
+    const Tensor whole = mtp_logits(*mtp_, ref.tokens, hidden.slice_rows(0, n), {});
     EXPECT_LT(test::max_abs_diff(whole, ref.logits), 2e-3f) << GetParam() << " prompt " << i;
-    const Tensor chunked = mtp_logits(ref.tokens, hidden.slice_rows(0, n), {n / 3, n / 2});
+    const Tensor chunked = mtp_logits(*mtp_, ref.tokens, hidden.slice_rows(0, n), {n / 3, n / 2});
     EXPECT_LT(test::max_abs_diff(chunked, whole), 1e-5f) << GetParam() << " prompt " << i << " chunked";
   }
+}
+
+// Rank 0 of a target split over 2 ranks builds the module whole: its layers, embedding and LM head
+// (tied in qwen3_5_mtp) read unsplit, its logits those of the unsplit target's module, no
+// communicator needed. A module read from rank 0's shard would hold half the heads and vocabulary.
+TEST_P(MtpModule, ASplitTargetsModuleIsWholeOnRankZero) {
+  const LoadedModel split = load_model({.model_path = dir_, .shard = {.rank = 0, .size = 2}}, *backend_);
+  ASSERT_TRUE(split.model->parts().vocab.split());
+  const LoadedModel module = load_mtp_module(split);
+  ASSERT_NE(module.weights, nullptr);
+  EXPECT_EQ(module.weights->shard().size, 1);
+  ASSERT_FALSE(module.model->parts().vocab.split());
+  EXPECT_EQ(module.model->parts().lm_head.dim(0), split.config.vocab_size);
+  EXPECT_EQ(module.model->kv_cache_heads(), split.config.num_key_value_heads);
+  const SafetensorsFile file(dir_ + "/reference.safetensors");
+  const MtpReference ref = read_reference(file, 0);
+  const int32_t n = static_cast<int32_t>(ref.tokens.size()) - 1;
+  const Tensor hidden = target_hidden(ref.tokens).slice_rows(0, n);
+  const Tensor whole = mtp_logits(*mtp_, ref.tokens, hidden, {});
+  EXPECT_LT(test::max_abs_diff(mtp_logits(*module.model, ref.tokens, hidden, {}), whole), 1e-6f) << GetParam();
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, MtpModule, ::testing::Values("qwen3_next_mtp", "qwen3_5_mtp"));

@@ -7,7 +7,6 @@
 #include "strata/core/logging.h"
 #include "strata/engine/rank_worker.h"
 #include "strata/hub/resolve_model.h"
-#include "strata/model/registry.h"
 #include "strata/text/chat_prompt.h"
 #include "strata/text/id_tokenizer.h"
 #include "strata/text/load_tokenizer.h"
@@ -153,16 +152,13 @@ void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& spec
   const ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel,
                               .rank_command = flags.rank_command};
   if (!layout.splits()) return;
-  // A draft model or an EAGLE-3 head runs whole on rank 0 (they are small); the MTP layers
-  // would split with the target's weights.
-  if (speculative.uses_mtp())
-    fail("--speculative-config with method 'mtp' does not combine with --tensor-parallel-size or "
-         "--pipeline-parallel-size yet; use {}n-gram speculation",
-         layout.pipeline_parallel.size == 1 ? "a draft model, EAGLE-3 or " : "");
-  // EAGLE-3 reads hidden states of layers on other stages.
-  if (layout.pipeline_parallel.size > 1 && speculative.uses_draft_runner())
-    fail("--speculative-config with a draft model or EAGLE-3 does not combine with --pipeline-parallel-size yet; use "
-         "n-gram speculation");
+  // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0, which holds the target's
+  // hidden states whole under tensor parallelism; over stages the last stage holds them.
+  if (layout.pipeline_parallel.size > 1 && speculative.uses_draft_runner()) {
+    const char* what = speculative.uses_mtp() ? "method 'mtp'" : speculative.uses_eagle3() ? "EAGLE-3" : "a draft model";
+    fail("--speculative-config with {} does not combine with --pipeline-parallel-size yet; use n-gram speculation "
+         "over stages, or {} with --tensor-parallel-size alone", what, what);
+  }
   open.parallel = std::make_unique<ParallelGroup>(layout, *open.backend);
 }
 
@@ -209,7 +205,7 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   join_parallel_group(flags, speculative, open);
   const TensorShard shard = open.parallel ? open.parallel->shard() : TensorShard{};
   open.loaded = load_with_flags(flags, flags.model, *open.backend, shard, flags.pipeline_parallel);
-  if (speculative.uses_mtp()) open.draft_loaded.model = build_mtp_module(*open.loaded.model, *open.loaded.weights);
+  if (speculative.uses_mtp()) open.draft_loaded = load_mtp_module(open.loaded);
   if (speculative.uses_draft_model()) open_draft(flags, speculative, open);
   if (speculative.uses_eagle3())
     open.draft_loaded = load_eagle3_head(speculative.draft_model, *open.loaded.model, *open.backend,

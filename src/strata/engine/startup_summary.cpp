@@ -76,8 +76,12 @@ std::vector<std::string> startup_summary(const StartupFacts& facts) {
   if (const SnapshotHostTier* host = cache != nullptr ? cache->host_tier() : nullptr)
     lines.push_back(fmt::format("SSM snapshot host tier: {} snapshots in {} of host memory", host->capacity(),
                                 format_bytes(host->capacity() * runner.ssm_pool()->slot_bytes())));
-  if (facts.draft_runner != nullptr && facts.draft_weights == nullptr) {
-    lines.push_back(fmt::format("MTP module: {} layers; its KV cache {} blocks", facts.draft_runner->model().num_layers(),
+  if (facts.draft_runner != nullptr && facts.draft_runner->model().parts().mtp_input.defined()) {
+    const ModelWeights* whole = facts.draft_weights;  // its own only when the target is split
+    lines.push_back(fmt::format("MTP module: {} layers{}; its KV cache {} blocks", facts.draft_runner->model().num_layers(),
+                                whole ? fmt::format(", whole on rank 0 ({} parameters, {} in memory)",
+                                                    whole->num_parameters(), format_bytes(whole->num_bytes()))
+                                      : "",
                                 facts.draft_runner->block_pool().num_blocks()));
   } else if (facts.draft_runner != nullptr && facts.draft_runner->model().parts().eagle3.defined()) {
     const Model& head = facts.draft_runner->model();

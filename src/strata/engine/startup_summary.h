@@ -17,7 +17,8 @@ struct StartupFacts {
   ModelRunner* runner = nullptr;
   int64_t model_context_tokens = 0;  // config.json's max_position_embeddings
   int64_t max_model_len = 0;         // the engine's (equal to the above unless capped)
-  const ModelWeights* draft_weights = nullptr;  // a draft model or an EAGLE-3 head (null: MTP)
+  // A draft model's, an EAGLE-3 head's, or a split target's MTP module's (else null: MTP shares the target's).
+  const ModelWeights* draft_weights = nullptr;
   ModelRunner* draft_runner = nullptr;
 };
 

@@ -23,6 +23,13 @@ ModelWeights::ModelWeights(const WeightSource* source, Backend& backend, const M
       progress_(options.progress), shard_(options.shard), pipeline_(options.pipeline),
       tie_word_embeddings_(options.tie_word_embeddings) {}
 
+std::unique_ptr<ModelWeights> ModelWeights::unsplit() const {
+  return std::make_unique<ModelWeights>(source_, backend_,
+                                        ModelWeightsOptions{.dummy_dtype = dummy_dtype_, .seed = seed_,
+                                                            .shapes_only = shapes_only_, .quantization = quantization_,
+                                                            .tie_word_embeddings = tie_word_embeddings_});
+}
+
 bool ModelWeights::skips(const std::string& name) const {
   if (shapes_only_) return true;
   return pipeline_.count > 1 && !stage_holds_tensor(pipeline_, name, tie_word_embeddings_);

@@ -95,6 +95,9 @@ class ModelWeights {
   Tensor padded_rows(const std::string& name, const Shape& shape, int64_t begin, int64_t end, bool widened) const;
   const TensorShard& shard() const { return shard_; }
   const PipelineStage& pipeline() const { return pipeline_; }
+  // The same source and options read whole: no tensor-parallel shard, no pipeline stage, no
+  // progress. For what one rank runs alone (a split target's MTP module); must not outlive this.
+  std::unique_ptr<ModelWeights> unsplit() const;
   // The tensor widened to f32 on the model's device (small parameters the recurrent kernels
   // read in f32: A_log, D, dt_bias, conv weights, gated-norm weights).
   Tensor get_f32(const std::string& name, const Shape& shape) const;

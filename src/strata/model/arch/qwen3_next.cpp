@@ -119,13 +119,17 @@ std::unique_ptr<Model> build_qwen3_next_mtp_stack(const Model& target, const Mod
   if (num_layers < 1)
     fail("config.json: the MTP module has {} layers (num_nextn_predict_layers / mtp_num_hidden_layers); it needs at "
          "least one for method mtp", num_layers);
+  STRATA_CHECK(weights.shard().size == 1);  // the module runs whole on one rank
   const int64_t hidden = config.hidden_size;
   const WeightScope mtp(weights, "mtp");
-  Model::Parts parts{.embed_tokens = target.parts().embed_tokens,
+  // A split target holds its rows of the vocabulary only; the module reads every row.
+  const DecoderPartsOptions tables{.embed_tokens = stack.prefix + ".embed_tokens.weight", .final_norm = ""};
+  const Model::Parts vocab = target.parts().vocab.split() ? decoder_parts(config, weights, tables) : target.parts();
+  Model::Parts parts{.embed_tokens = vocab.embed_tokens,
                      .embed_scale = target.parts().embed_scale,
                      .final_norm = rms_norm_weight(mtp, "norm.weight", config, true),
-                     .lm_head = target.parts().lm_head,
-                     .vocab = target.parts().vocab,
+                     .lm_head = vocab.lm_head,
+                     .vocab = vocab.vocab,
                      .mtp_input = {.embedding_norm = rms_norm_weight(mtp, "pre_fc_norm_embedding.weight", config, true),
                                    .hidden_norm = rms_norm_weight(mtp, "pre_fc_norm_hidden.weight", config, true),
                                    .fc = mtp.get("fc.weight", {hidden, 2 * hidden})}};

@@ -43,8 +43,9 @@ std::unique_ptr<Model> build_qwen3_next_stack(const ModelConfig& config, const M
 
 // The checkpoint's multi-token-prediction module (mtp.*) as a model of its own: MtpInput, then
 // num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers) gated-attention layers with the
-// stack's FFN, mtp.norm, and the target's embedding and lm_head (shared, not copied).
-// Throws an Error when the checkpoint has no mtp.* weights.
+// stack's FFN, mtp.norm, and the target's embedding and lm_head (shared, not copied; read whole from
+// the unsplit `weights` when the target's vocabulary is split). Throws an Error when the checkpoint
+// has no mtp.* weights.
 std::unique_ptr<Model> build_qwen3_next_mtp_stack(const Model& target, const ModelWeights& weights,
                                                   const Qwen3NextStack& stack);
 
