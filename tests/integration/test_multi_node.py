@@ -177,3 +177,12 @@ def test_node_flags_that_do_not_fit_are_refused(extra, message):
     result = subprocess.run([str(BINARY), *generate_args("llama", extra)], capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "generate", "chat", "logits"])
+def test_help_lists_the_node_flags_under_parallel(command):
+    out = subprocess.run([str(BINARY), command, "--help"], capture_output=True, text=True, check=True).stdout
+    parallel = out.split("\nParallel:\n")[1].split("\n\n")[0]
+    for flag in ("--tensor-parallel-size", "--pipeline-parallel-size", "--nnodes", "--node-rank", "--master-addr",
+                 "--master-port", "--dist-timeout"):
+        assert flag in parallel, (command, flag)
