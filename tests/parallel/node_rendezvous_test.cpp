@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -79,6 +80,37 @@ TEST(NodeRendezvous, ANodeThatNeverArrivesFailsEveryRankWithinTheTimeoutNamingIt
     EXPECT_EQ(codes[r], 1) << "rank " << r;
     EXPECT_TRUE(contains_text(outputs.error(r), want)) << "rank " << r;
   }
+}
+
+TEST(NodeRendezvous, MissingRanksAreNamedByNode) {
+  constexpr int kWorld = 4;  // rank 1 of node 0 and rank 3 of node 1 never come
+  TcpListener listener("127.0.0.1", 0);
+  RankOutputs outputs(kWorld, 0);
+  const auto codes = run_ranks(kWorld, outputs, [&](int rank) {
+    if (rank % 2 == 0) meet(listener, loopback_rendezvous(rank, kWorld, 2, listener.port(), milliseconds(500)));
+  });
+  for (const int r : {0, 2}) {
+    EXPECT_EQ(codes[r], 1) << "rank " << r;
+    EXPECT_TRUE(contains_text(outputs.error(r), "rank 1 of node 0 and rank 3 of node 1 did not arrive")) << r;
+  }
+}
+
+TEST(NodeRendezvous, AStrangerOnThePortIsIgnored) {
+  TcpListener listener("127.0.0.1", 0);
+  RankOutputs outputs(3, kNameBytes);
+  const auto codes = run_ranks(3, outputs, [&](int rank) {
+    if (rank == 2) {  // an HTTP client that knocks first
+      TcpConnection stranger = connect_with_retries("127.0.0.1", listener.port(), TcpDeadline::max(), "");
+      const std::string request = "GET / HTTP/1.1\r\n\r\n";
+      stranger.send_all(request.data(), request.size(), TcpDeadline::max());
+      return;
+    }
+    if (rank == 1) std::this_thread::sleep_for(milliseconds(200));
+    const RendezvousLinks links = meet(listener, loopback_rendezvous(rank, 2, 2, listener.port(), seconds(20)));
+    std::strncpy(reinterpret_cast<char*>(outputs.data(rank)), links.group_name.c_str(), kNameBytes - 1);
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r << ": " << outputs.error(r);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(reinterpret_cast<const char*>(outputs.data(r)), per_test_name("group"));
 }
 
 TEST(NodeRendezvous, ARankThatCannotReachRankZeroGivesUpAtTheDeadlineNamingTheAddress) {

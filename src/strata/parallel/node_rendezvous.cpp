@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/core/error.h"
+#include "strata/core/logging.h"
 
 namespace strata {
 namespace {
@@ -69,14 +70,35 @@ std::string flag_difference(const NodeOptions& mine, const std::map<std::string,
   return "";
 }
 
+// A rank's hello: who it is, where it runs, with which flags.
+struct Hello {
+  int rank = -1, node = -1;
+  std::string host;
+  std::map<std::string, std::string> flags;
+};
+
+std::optional<Hello> parse_hello(const std::optional<json>& message) {
+  if (!message || message->value("strata", "") != kHelloTag) return std::nullopt;
+  try {
+    Hello hello{.rank = message->at("rank").get<int>(), .node = message->at("node_rank").get<int>(),
+                .host = message->at("host").get<std::string>()};
+    for (const json& pair : message->at("flags")) hello.flags[pair.at(0).get<std::string>()] = pair.at(1).get<std::string>();
+    return hello;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
 class Host {
  public:
   Host(TcpListener& listener, const RendezvousOptions& options);
   RendezvousLinks run();
 
  private:
-  // Takes one connection's hello; returns the reason to refuse them all, or empty.
-  std::string admit(TcpConnection link);
+  // Takes one connection's hello: true for a rank of the group, false for a stranger (ignored);
+  // refuses them all when the rank does not fit the group.
+  bool admit(TcpConnection link);
+  std::string refusal(const Hello& hello, const TcpConnection& link) const;
   [[noreturn]] void refuse_all(const std::string& why);
   std::string missing_ranks() const;
 
@@ -105,8 +127,7 @@ RendezvousLinks Host::run() {
                              "--master-addr and --master-port and its own --node-rank, and check that it can "
                              "reach this address",
                              missing_ranks(), out_.master, seconds_text(options_.nodes.timeout)));
-    if (const std::string why = admit(std::move(*link)); !why.empty()) refuse_all(why);
-    ++num_arrived;
+    if (admit(std::move(*link))) ++num_arrived;
   }
   const json answer = {{"ok", true}, {"group_name", out_.group_name}};
   for (int r = 1; r < out_.world_size; ++r)
@@ -116,29 +137,24 @@ RendezvousLinks Host::run() {
   return std::move(out_);
 }
 
-// A rank's hello: who it is, where it runs, with which flags.
-struct Hello {
-  int rank = -1, node = -1;
-  std::string host;
-  std::map<std::string, std::string> flags;
-};
-
-std::optional<Hello> parse_hello(const std::optional<json>& message) {
-  if (!message || message->value("strata", "") != kHelloTag) return std::nullopt;
-  try {
-    Hello hello{.rank = message->at("rank").get<int>(), .node = message->at("node_rank").get<int>(),
-                .host = message->at("host").get<std::string>()};
-    for (const json& pair : message->at("flags")) hello.flags[pair.at(0).get<std::string>()] = pair.at(1).get<std::string>();
-    return hello;
-  } catch (const json::exception&) {
-    return std::nullopt;
+bool Host::admit(TcpConnection link) {
+  // A stranger that connects and says nothing holds the others up for a few seconds at most.
+  const std::optional<Hello> hello =
+      parse_hello(receive_json(link, std::min(deadline_, Clock::now() + std::chrono::seconds(10))));
+  if (!hello) {
+    spdlog::warn("multi-node start: {} connected to {} but is not a strata rank of this version; ignored", link.peer(),
+                 out_.master);
+    return false;
   }
+  const std::string why = refusal(*hello, link);
+  const bool in_group = hello->rank > 0 && hello->rank < out_.world_size;
+  if (in_group && !out_.links[hello->rank].is_open()) out_.links[hello->rank] = std::move(link);  // hears a refusal too
+  if (!why.empty()) refuse_all(why);
+  return true;
 }
 
-std::string Host::admit(TcpConnection link) {
-  const std::optional<Hello> hello = parse_hello(receive_json(link, deadline_));
-  if (!hello) return fmt::format("{} connected to {} but is not a strata rank of this version", link.peer(), out_.master);
-  const int rank = hello->rank, node = hello->node;
+std::string Host::refusal(const Hello& hello, const TcpConnection& link) const {
+  const int rank = hello.rank, node = hello.node;
   if (node < 0 || node >= options_.nodes.num_nodes || rank <= 0 || rank >= out_.world_size)
     return fmt::format("{} says it is rank {} of node {}, outside {} nodes of {} ranks: start every node with the "
                        "same --nnodes and parallel sizes", link.peer(), rank, node, options_.nodes.num_nodes,
@@ -146,13 +162,11 @@ std::string Host::admit(TcpConnection link) {
   if (out_.links[rank].is_open())
     return fmt::format("two processes (from {} and {}) say they are rank {}: two nodes were started with "
                        "--node-rank {}", out_.links[rank].peer(), link.peer(), rank, node);
-  out_.links[rank] = std::move(link);
-  if (std::string why = flag_difference(options_.nodes, hello->flags, node); !why.empty()) return why;
-  const std::string& host = hello->host;
-  if (options_.one_host && host != host_)
+  if (std::string why = flag_difference(options_.nodes, hello.flags, node); !why.empty()) return why;
+  if (options_.one_host && hello.host != host_)
     return fmt::format("node {} runs on {}, node 0 on {}: on the CPU the ranks' collectives go through shared "
                        "memory, which only one machine holds; start every node on one machine, or run on GPUs "
-                       "(NCCL crosses machines)", node, host, host_);
+                       "(NCCL crosses machines)", node, hello.host, host_);
   return "";
 }
 
@@ -167,7 +181,7 @@ std::string Host::missing_ranks() const {
     if (std::ssize(missing) == per_node) {
       parts.push_back(fmt::format("node {} ({})", node, ranks_text(node * per_node, (node + 1) * per_node - 1)));
     } else {
-      parts.push_back(fmt::format("{} of node {}", fmt::join(missing, ", "), node));
+      parts.push_back(fmt::format("rank{} {} of node {}", missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), node));
     }
   }
   return fmt::format("{}", fmt::join(parts, " and "));
