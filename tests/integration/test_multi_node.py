@@ -2,7 +2,8 @@
 started by hand, each starting only its own ranks; the ranks meet rank 0 over TCP. `strata
 logits`, `strata generate` and `strata serve` over two nodes give one process's logits and greedy
 tokens (--tp 2, and --tp 2 --pp 2); a node that never comes, a rank 0 nobody can reach, flags that
-differ and an uneven split are clear errors in bounded time; a node that loses rank 0 exits saying so."""
+differ and an uneven split are clear errors in bounded time; a node that loses rank 0 exits saying so,
+and a dead node 1 fails requests and /health on node 0, naming its rank."""
 import socket
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pytest_paths import BINARY, FIXTURES  # noqa: E402
-from strata_server import Server  # noqa: E402
+from strata_server import Server, get, request  # noqa: E402
 from test_tensor_parallel import PROMPTS, TOKENS, completions, one_process_answers, read_logits  # noqa: E402
 
 LAYOUTS = {"tp2": ["--tp", "2"], "tp2-pp2": ["--tp", "2", "--pp", "2"]}
@@ -124,6 +125,30 @@ def test_a_node_that_loses_rank_0_exits_saying_so():
         node1.wait()
     assert node1.returncode != 0
     assert f"rank 1: rank 0 (at 127.0.0.1:{port}) is gone during broadcast_bytes" in err
+
+
+def test_a_dead_node_1_fails_requests_and_health_naming_its_rank():
+    model_path("qwen3")
+    port = free_port()
+    args = ["--model", str(FIXTURES / "hf" / "qwen3"), "--max-model-len", "256", "--tp", "2"]
+    node1 = subprocess.Popen([str(BINARY), "serve", "--port", "0", "--threads", "1", *args, *node_flags(1, port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        node0 = Server([*args, *node_flags(0, port)], "node 0")
+        try:
+            node1.kill()
+            node1.wait()
+            status, body = request(node0.url + "/v1/completions",
+                                   {"model": node0.model, "prompt": [1, 2, 3], "max_tokens": 4})
+            assert status >= 500
+            assert "the tensor-parallel group is lost" in body
+            assert "rank 1 (node 1, 127.0.0.1:" in body
+            assert get(node0.url + "/health")[0] == 503
+        finally:
+            node0.stop()
+    finally:
+        node1.kill()
+        node1.wait()
 
 
 def test_a_node_that_never_comes_is_a_clear_error_in_bounded_time():
