@@ -97,6 +97,21 @@ TEST_P(TcpControlCommunicator, ARankThatExitsMakesRankZeroFailAtOnceNamingIt) {
   for (int r = 1; r < gone; ++r) EXPECT_TRUE(contains_text(outputs.error(r), "rank 0 (at 127.0.0.1:")) << r;
 }
 
+// A send to a closed socket would succeed once; rank 0 must see the close before it sends.
+TEST_P(TcpControlCommunicator, RankZeroNamesARankThatExitedBeforeItsNextMessage) {
+  const int gone = world_size() - 1;
+  RankOutputs outputs(world_size(), 0);
+  const auto codes = run_group(outputs, seconds(10), [&](Communicator& comm, int rank) {
+    if (rank == gone) _exit(0);
+    if (rank == 0) std::this_thread::sleep_for(milliseconds(200));
+    std::vector<uint8_t> step(rank == 0 ? 100 : 0, 7);
+    comm.broadcast_bytes(step, 0);  // the others get it: rank 0 sends to the gone rank last
+  });
+  EXPECT_EQ(codes[0], 1);
+  EXPECT_TRUE(contains_text(outputs.error(0), fmt::format("rank {} (node {}, 127.0.0.1:", gone, num_nodes() - 1)));
+  EXPECT_TRUE(contains_text(outputs.error(0), "is gone during broadcast_bytes (the connection was closed)"));
+}
+
 TEST_P(TcpControlCommunicator, AStuckRankMakesRankZeroTimeOutNamingIt) {
   const int stuck = world_size() - 1;
   RankOutputs outputs(world_size(), 0);

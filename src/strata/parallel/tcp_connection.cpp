@@ -136,6 +136,12 @@ bool TcpConnection::wait_ready(short events, TcpDeadline deadline) {
 }
 
 TcpStatus TcpConnection::send_all(const void* data, size_t num_bytes, TcpDeadline deadline) {
+  // A peer that exited has closed its end: say so now, before the bytes vanish into its socket.
+  pollfd hangup{.fd = fd_, .events = POLLRDHUP, .revents = 0};
+  if (fd_ >= 0 && poll(&hangup, 1, 0) > 0 && (hangup.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+    closed_reason_ = "the connection was closed";
+    return TcpStatus::kClosed;
+  }
   const auto* at = static_cast<const uint8_t*>(data);
   while (num_bytes > 0) {
     if (fd_ < 0) return TcpStatus::kClosed;
