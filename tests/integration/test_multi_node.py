@@ -151,26 +151,27 @@ def test_a_dead_node_1_fails_requests_and_health_naming_its_rank():
         node1.wait()
 
 
-def test_a_node_that_never_comes_is_a_clear_error_in_bounded_time():
+def alone(node_rank: int) -> tuple[str, int]:
+    """One node started without the other (a 2 s timeout): its stderr and the port; it must fail in bounded time."""
     port = free_port()
     start = time.monotonic()
-    node0 = subprocess.run([str(BINARY), *generate_args("llama", ["--tp", "2"]), *node_flags(0, port, timeout=2)],
-                           capture_output=True, text=True, timeout=60)
+    result = subprocess.run([str(BINARY), *generate_args("llama", ["--tp", "2"]), *node_flags(node_rank, port, 2)],
+                            capture_output=True, text=True, timeout=60)
     assert time.monotonic() - start < 20
-    assert node0.returncode != 0
+    assert result.returncode != 0
+    return result.stderr, port
+
+
+def test_a_node_that_never_comes_is_a_clear_error_in_bounded_time():
+    err, port = alone(0)
     assert (f"multi-node start: node 1 (rank 1) did not arrive at 127.0.0.1:{port} within 2 s: start every node with "
-            "the same --nnodes, --master-addr and --master-port and its own --node-rank") in node0.stderr
+            "the same --nnodes, --master-addr and --master-port and its own --node-rank") in err
 
 
 def test_a_node_that_cannot_reach_rank_0_is_a_clear_error_in_bounded_time():
-    port = free_port()
-    start = time.monotonic()
-    node1 = subprocess.run([str(BINARY), *generate_args("llama", ["--tp", "2"]), *node_flags(1, port, timeout=2)],
-                           capture_output=True, text=True, timeout=60)
-    assert time.monotonic() - start < 20
-    assert node1.returncode != 0
-    assert f"could not reach 127.0.0.1:{port} within" in node1.stderr
-    assert f"start node 0 with --master-addr 127.0.0.1 --master-port {port}" in node1.stderr
+    err, port = alone(1)
+    assert f"could not reach 127.0.0.1:{port} within" in err
+    assert f"start node 0 with --master-addr 127.0.0.1 --master-port {port}" in err
 
 
 def test_nodes_started_with_different_flags_are_refused_naming_the_flag():
