@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "parallel/collective_checks_support.h"
 #include "parallel/rank_outputs_support.h"
 #include "strata/core/error.h"
 #include "test_support.h"
@@ -74,13 +75,6 @@ Tensor rank_order_sum(const DataCase& c, size_t case_index, int world_size) {
       out.data_as<uint16_t>()[i] = f32_to_bf16(acc[i]);
     }
   }
-  return out;
-}
-
-std::vector<uint8_t> random_bytes(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> out(n);
-  for (uint8_t& b : out) b = static_cast<uint8_t>(rng());
   return out;
 }
 
@@ -199,46 +193,20 @@ TEST_P(SharedMemoryCommunicator, AllToAllRowsSendsEachRankItsBlock) {
 
 TEST_P(SharedMemoryCommunicator, BroadcastBytesOfAnySizeReachesEveryRank) {
   const std::vector<int64_t> sizes = {0, 1, 1000, kSlotBytes, 3 * kSlotBytes + 12345};
-  int64_t per_rank = 0;
-  for (int64_t n : sizes) per_rank += 8 + n;
-  RankOutputs outputs(world_size(), per_rank);
+  RankOutputs outputs(world_size(), broadcast_output_bytes(sizes));
   const CommunicatorOptions options = group_options(world_size(), kSlotBytes, seconds(30));
   const auto codes = run_group(outputs, options, [&](Communicator& comm, int rank) {
-    uint8_t* out = outputs.data(rank);
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      const int root = static_cast<int>(i) % world_size();
-      std::vector<uint8_t> bytes = rank == root ? random_bytes(sizes[i], i) : std::vector<uint8_t>(17, 0xab);
-      comm.broadcast_bytes(bytes, root);
-      const auto n = static_cast<int64_t>(bytes.size());
-      std::memcpy(out, &n, 8);
-      if (n > 0) std::memcpy(out + 8, bytes.data(), n);
-      out += 8 + n;
-    }
+    broadcast_each_size(comm, rank, sizes, outputs);
   });
   expect_success(codes, outputs, options);
-  for (int r = 0; r < world_size(); ++r) {
-    const uint8_t* got = outputs.data(r);
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      int64_t n = 0;
-      std::memcpy(&n, got, 8);
-      ASSERT_EQ(n, sizes[i]) << "rank " << r;
-      EXPECT_TRUE(n == 0 || std::memcmp(got + 8, random_bytes(n, i).data(), n) == 0) << n << " bytes on rank " << r;
-      got += 8 + n;
-    }
-  }
+  expect_every_broadcast_arrived(outputs, world_size(), sizes);
 }
 
 TEST_P(SharedMemoryCommunicator, BarrierReturnsOnlyOnceEveryRankHasReachedIt) {
   RankOutputs outputs(world_size(), 0);
   const CommunicatorOptions options = group_options(world_size(), kSlotBytes, seconds(30));
   const auto codes = run_group(outputs, options, [&](Communicator& comm, int rank) {
-    for (int k = 1; k <= 5; ++k) {
-      std::this_thread::sleep_for(milliseconds(3 * ((rank + k) % world_size())));
-      outputs.counter().fetch_add(1);
-      comm.barrier();
-      const int seen = outputs.counter().load();
-      if (seen < k * world_size()) fail("after barrier {} rank {} saw {} arrivals", k, rank, seen);
-    }
+    staggered_barriers(comm, rank, outputs);
   });
   expect_success(codes, outputs, options);
 }

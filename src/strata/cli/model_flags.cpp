@@ -57,9 +57,36 @@ namespace {
 // --<kind>-size,--<alias>, and the hidden --<kind>-rank and --<kind>-group that rank 0 gives the ranks it starts.
 void add_group_flags(CLI::App& command, const std::string& kind, const std::string& alias,
                      RankGroupMembership& membership, const std::string& help) {
-  command.add_option(fmt::format("--{}-size,--{}", kind, alias), membership.size, help)->check(CLI::Range(1, 64));
+  command.add_option(fmt::format("--{}-size,--{}", kind, alias), membership.size, help)
+      ->check(CLI::Range(1, 64))
+      ->group("Parallel");
   command.add_option(fmt::format("--{}-rank", kind), membership.rank)->group("");
   command.add_option(fmt::format("--{}-group", kind), membership.group_name)->group("");
+}
+
+// SGLang's names for a static start over several machines (docs/parallelism.md, "Several machines").
+void add_node_flags(CLI::App& command, NodeOptions& nodes) {
+  command.add_option("--nnodes", nodes.num_nodes,
+                     "machines to spread the tensor- and pipeline-parallel ranks over, evenly; start each by hand with "
+                     "the same flags and its own --node-rank")
+      ->check(CLI::Range(1, 64))
+      ->group("Parallel");
+  command.add_option("--node-rank", nodes.node_rank,
+                     "this machine's place, 0 to --nnodes - 1; node 0 holds rank 0 (the scheduler, the HTTP server)")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Parallel");
+  command.add_option("--master-addr", nodes.master_addr, "address of node 0, where the nodes meet (default 127.0.0.1)")
+      ->group("Parallel");
+  command.add_option("--master-port", nodes.master_port, "port node 0 listens on for the other ranks (default 29500)")
+      ->check(CLI::Range(1, 65535))
+      ->group("Parallel");
+  command.add_option_function<double>(
+             "--dist-timeout",
+             [&nodes](double seconds) { nodes.timeout = std::chrono::milliseconds(std::llround(seconds * 1000)); },
+             "seconds the ranks wait for each other at the start, and rank 0 for a rank's answer after it "
+             "(default 120)")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->group("Parallel");
 }
 
 }  // namespace
@@ -70,10 +97,30 @@ void add_parallel_flags(CLI::App& command, ModelFlags& flags) {
                   "(docs/parallelism.md says which models split)");
   command.add_flag("--enable-expert-parallel", flags.tensor_parallel.expert_parallel,
                    "MoE layers: each rank holds whole experts (a range of them) instead of every expert's "
-                   "share of the intermediate columns");
+                   "share of the intermediate columns")
+      ->group("Parallel");
   add_group_flags(command, "pipeline-parallel", "pp", flags.pipeline_parallel,
                   "pipeline stages to split the model's layers over, one process each (on GPUs rank i runs on GPU "
                   "i); stage 0 embeds the tokens, the last holds the head");
+  add_node_flags(command, flags.nodes);
+}
+
+void place_on_node(ModelFlags& flags) {
+  const NodeOptions& nodes = flags.nodes;
+  if (nodes.num_nodes == 1) {
+    if (nodes.node_rank != 0) fail("--node-rank {} needs --nnodes, the number of machines", nodes.node_rank);
+    return;
+  }
+  const int tp = flags.tensor_parallel.size, world = tp * flags.pipeline_parallel.size;
+  if (world == 1)
+    fail("--nnodes {} spreads tensor- and pipeline-parallel ranks over machines; give --tensor-parallel-size or "
+         "--pipeline-parallel-size too", nodes.num_nodes);
+  const int per_node = ranks_per_node(nodes, world);
+  // A rank that its node's first process started knows its place from its hidden flags.
+  if (!flags.tensor_parallel.group_name.empty() || !flags.pipeline_parallel.group_name.empty()) return;
+  const int rank = nodes.node_rank * per_node;
+  flags.tensor_parallel.rank = rank % tp;
+  flags.pipeline_parallel.rank = rank / tp;
 }
 
 void resolve_model_name(ModelFlags& flags) {
@@ -146,11 +193,31 @@ void check_split(const ModelFlags& flags) {
              *cpu);
 }
 
+// What every node must be started with: the model by its folder or file name (each machine may
+// keep it elsewhere), the backend it found, and the flags that shape every rank's part.
+std::vector<std::pair<std::string, std::string>> flags_every_node_shares(const ModelFlags& flags,
+                                                                           const Backend& backend) {
+  std::string model = flags.model;
+  while (model.size() > 1 && model.back() == '/') model.pop_back();
+  return {{"--model", std::filesystem::path(model).filename().string()},
+          {"--device", backend.device().is_cpu() ? "cpu" : "cuda"},
+          {"--tensor-parallel-size", std::to_string(flags.tensor_parallel.size)},
+          {"--pipeline-parallel-size", std::to_string(flags.pipeline_parallel.size)},
+          {"--enable-expert-parallel", flags.tensor_parallel.expert_parallel ? "on" : "off"},
+          {"--nnodes", std::to_string(flags.nodes.num_nodes)},
+          {"--load-format", flags.load_format},
+          {"--quantization", flags.quantization},
+          {"--kv-cache-dtype", flags.kv_cache_dtype},
+          {"--ssm-state-dtype", flags.ssm_state_dtype},
+          {"--runner", flags.pooling.runner},
+          {"--task", flags.pooling.task}};
+}
+
 // With --tensor-parallel-size or --pipeline-parallel-size > 1: this process joins its group (rank 0
 // starts the others) and the runner gets the group's channels.
 void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& speculative, OpenModel& open) {
-  const ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel,
-                              .rank_command = flags.rank_command};
+  ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel,
+                        .rank_command = flags.rank_command, .nodes = flags.nodes};
   if (!layout.splits()) return;
   // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0, which holds the target's
   // hidden states whole under tensor parallelism; over stages the last stage holds them.
@@ -159,6 +226,7 @@ void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& spec
     fail("--speculative-config with {} does not combine with --pipeline-parallel-size yet; use n-gram speculation "
          "over stages, or {} with --tensor-parallel-size alone", what, what);
   }
+  layout.nodes.shared_flags = flags_every_node_shares(flags, *open.backend);
   open.parallel = std::make_unique<ParallelGroup>(layout, *open.backend);
 }
 
@@ -200,7 +268,7 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   // Before the backend: the check's own CPU backend sets the thread count the real one then sets again.
   const ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel};
   if (layout.splits() && layout.rank() == 0) check_split(flags);
-  if (layout.splits()) flags.cuda_device = layout.rank();  // one GPU per rank
+  if (layout.splits()) flags.cuda_device = layout.rank() % ranks_per_node(flags.nodes, layout.world_size());  // one GPU per local rank
   open.backend = open_backend(flags);
   join_parallel_group(flags, speculative, open);
   const TensorShard shard = open.parallel ? open.parallel->shard() : TensorShard{};
@@ -231,7 +299,9 @@ ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& fla
   return replica;
 }
 
-bool serve_as_other_rank(const ModelFlags& flags) {
+bool serve_as_other_rank(const ModelFlags& given) {
+  ModelFlags flags = given;
+  place_on_node(flags);
   if (flags.tensor_parallel.rank == 0 && flags.pipeline_parallel.rank == 0) return false;
   OpenModel open = open_model(flags);
   serve_first_rank(*open.runner, open.parallel->control());

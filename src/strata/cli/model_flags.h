@@ -33,6 +33,7 @@ struct ModelFlags {
   PipelineParallelOptions pipeline_parallel;  // --pipeline-parallel-size, and a started stage's hidden flags
   // What rank 0 runs as its other ranks; empty: its own strata command line (rank_command.h builds one).
   RankCommand rank_command;
+  NodeOptions nodes;  // --nnodes, --node-rank, --master-addr, --master-port, --dist-timeout
   // The GPU a CUDA backend opens (data-parallel replica i and parallel rank i open GPU i).
   int32_t cuda_device = 0;
 };
@@ -75,9 +76,14 @@ struct ReplicaRunners {
 ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& flags,
                                     const SpeculativeOptions& speculative = {});
 
-// On a rank that rank 0 started (--tensor-parallel-rank or --pipeline-parallel-rank > 0): opens
-// this rank's part of the model and runs what rank 0 sends until it stops, then returns true.
-// false on rank 0.
+// With --nnodes > 1, the process the user started on node R holds global rank R * L (L ranks a
+// node): sets its tensor- and pipeline-parallel ranks from that. Throws an Error for node flags
+// that do not fit the parallel sizes.
+void place_on_node(ModelFlags& flags);
+
+// On a rank other than 0 (one that a node's first process started, or node R > 0's first
+// process): opens this rank's part of the model and runs what rank 0 sends until it stops, then
+// returns true. false on rank 0.
 bool serve_as_other_rank(const ModelFlags& flags);
 
 struct ModelTokenizer {

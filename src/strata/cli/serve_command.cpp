@@ -89,7 +89,7 @@ LoraPlacement placement_of(const OpenModel& open) {
   return {.shard = open.parallel ? open.parallel->shard() : TensorShard{}, .stage = open.loaded.model->pipeline_stage()};
 }
 
-// A rank that rank 0 started (--tensor-parallel-size, --pipeline-parallel-size): its part of the model and of the
+// A rank other than 0 (--tensor-parallel-size, --pipeline-parallel-size, --nnodes): its part of the model and of the
 // adapters (every rank has the same --lora-modules, so the same slots), then what rank 0 sends.
 void serve_as_rank(const ServeFlags& flags) {
   OpenModel open = open_model(flags.model);
@@ -209,7 +209,8 @@ void group_serve_flags(CLI::App& cmd) {
       {"--load-format", "Load"},
       {"--device", "Device"}, {"--threads", "Device"}, {"--tensor-parallel-size", "Parallel"},
       {"--pipeline-parallel-size", "Parallel"}, {"--data-parallel-size", "Parallel"},
-      {"--enable-expert-parallel", "Parallel"},
+      {"--enable-expert-parallel", "Parallel"}, {"--nnodes", "Parallel"}, {"--node-rank", "Parallel"},
+      {"--master-addr", "Parallel"}, {"--master-port", "Parallel"}, {"--dist-timeout", "Parallel"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
       {"--kv-cache-dtype", "Cache"}, {"--kv-events-config", "Cache"},
       {"--enable-prefix-caching", "Cache"}, {"--ssm-cache-slots", "Cache"}, {"--swap-space", "Cache"}, {"--ssm-host-cache-gb", "Cache"}, {"--ssm-snapshot-interval", "Cache"},
@@ -361,6 +362,7 @@ void run_serve(ServeFlags flags) {
   const std::optional<hub::ModelReference> ref = hub::parse_model_reference(flags.model.model);
   const std::string name = ref ? flags.model.model : std::filesystem::path(flags.model.model).filename().string();
   resolve_model_name(flags.model);
+  place_on_node(flags.model);
   if (flags.model.tensor_parallel.rank > 0 || flags.model.pipeline_parallel.rank > 0) return serve_as_rank(flags);
   const std::string& path = flags.model.model;
   const std::string served = flags.served_model_name.empty() ? name : flags.served_model_name;

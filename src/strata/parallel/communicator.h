@@ -25,6 +25,9 @@ struct CommunicatorOptions {
   // Letters, digits, '.', '_' and '-'.
   std::string group_name;
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
+  // NCCL only: the group's unique id when rank 0 handed it out over TCP (several nodes); empty:
+  // rank 0 makes one and publishes it through shared memory named after the group.
+  std::vector<uint8_t> nccl_unique_id;
   // Shared memory only: the bytes a rank posts per step (every rank passes the same);
   // larger collectives go in chunks of this size. A multiple of 64, at least 4096.
   int64_t slot_bytes = int64_t{1} << 20;
@@ -62,9 +65,12 @@ class Communicator {
 // Rank 0 creates the segment, the others wait for it; the segment's name is removed once every
 // rank has joined (or when the last rank leaves a group that never completed).
 std::unique_ptr<Communicator> make_shared_memory_communicator(const CommunicatorOptions& options);
-// The NCCL communicator of one rank per GPU, on `backend`'s device and stream; rank 0 publishes
-// the group's id through shared memory named by group_name (one machine; multi-node start passes
-// it over TCP). Throws an Error on a build without CUDA or NCCL.
+// The NCCL communicator of one rank per GPU, on `backend`'s device and stream; the group's id is
+// options.nccl_unique_id, else rank 0 publishes one through shared memory named by group_name
+// (one machine). Throws an Error on a build without CUDA or NCCL.
 std::unique_ptr<Communicator> make_nccl_communicator(const CommunicatorOptions& options, Backend& backend);
+// A new NCCL unique id (ncclGetUniqueId) as bytes, for a multi-node start to hand out; throws an
+// Error on a build without NCCL.
+std::vector<uint8_t> make_nccl_unique_id();
 
 }  // namespace strata

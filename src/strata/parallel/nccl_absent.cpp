@@ -17,4 +17,9 @@ std::unique_ptr<Communicator> make_nccl_communicator(const CommunicatorOptions& 
 #endif
 }
 
+std::vector<uint8_t> make_nccl_unique_id() {
+  fail("a multi-node start on GPUs needs NCCL, which this build lacks: configure with -DSTRATA_CUDA=ON on a machine "
+       "with the CUDA toolkit and NCCL");
+}
+
 }  // namespace strata

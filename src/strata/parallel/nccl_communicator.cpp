@@ -1,5 +1,6 @@
 // The NCCL communicator: one rank per GPU, collectives queued on the backend's stream. Rank 0's
-// unique id reaches the others through a shared-memory group named after this one. NCCL runs
+// unique id reaches the others through a shared-memory group named after this one, or comes in
+// the options (a multi-node start hands it out over TCP). NCCL runs
 // non-blocking, so that a missing rank ends in ncclCommAbort and an Error at the deadline, never
 // a hang: its start and every host wait (barrier, broadcast_bytes) poll against the timeout.
 #include <cuda_runtime.h>
@@ -40,6 +41,16 @@ ncclUniqueId shared_unique_id(const CommunicatorOptions& options) {
   group->broadcast_bytes(bytes, 0);
   STRATA_CHECK(bytes.size() == sizeof(id));
   std::memcpy(&id, bytes.data(), sizeof(id));
+  return id;
+}
+
+ncclUniqueId unique_id(const CommunicatorOptions& options) {
+  if (options.nccl_unique_id.empty()) return shared_unique_id(options);
+  ncclUniqueId id{};
+  if (options.nccl_unique_id.size() != sizeof(id))
+    fail("NCCL group '{}': the unique id rank 0 sent has {} bytes, this NCCL's has {}: build every node with the "
+         "same NCCL", options.group_name, options.nccl_unique_id.size(), sizeof(id));
+  std::memcpy(&id, options.nccl_unique_id.data(), sizeof(id));
   return id;
 }
 
@@ -94,7 +105,7 @@ NcclCommunicator::NcclCommunicator(const CommunicatorOptions& options, Backend& 
          options.group_name, backend.name());
   backend.make_current();
   stream_ = cuda::current_stream();
-  const ncclUniqueId id = shared_unique_id(options);
+  const ncclUniqueId id = unique_id(options);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   const ncclResult_t started = ncclCommInitRankConfig(&comm_, options.world_size, id, options.rank, &config);
@@ -251,6 +262,14 @@ uint8_t* NcclCommunicator::staging(Tensor& buffer, int64_t n, bool pinned) {
 
 std::unique_ptr<Communicator> make_nccl_communicator(const CommunicatorOptions& options, Backend& backend) {
   return std::make_unique<NcclCommunicator>(options, backend);
+}
+
+std::vector<uint8_t> make_nccl_unique_id() {
+  ncclUniqueId id{};
+  const ncclResult_t result = ncclGetUniqueId(&id);
+  if (result != ncclSuccess)
+    fail("ncclGetUniqueId failed: {} ({})", ncclGetErrorString(result), ncclGetLastError(nullptr));
+  return {reinterpret_cast<const uint8_t*>(&id), reinterpret_cast<const uint8_t*>(&id) + sizeof(id)};
 }
 
 }  // namespace strata

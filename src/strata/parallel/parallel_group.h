@@ -24,6 +24,7 @@ struct ParallelLayout {
   TensorParallelOptions tensor_parallel;
   PipelineParallelOptions pipeline_parallel;
   RankCommand rank_command;  // how rank 0 starts the others (rank_processes.h)
+  NodeOptions nodes;  // the machines the ranks are spread over (--nnodes)
 
   int world_size() const { return tensor_parallel.size * pipeline_parallel.size; }
   int rank() const { return pipeline_parallel.rank * tensor_parallel.size + tensor_parallel.rank; }
@@ -39,14 +40,18 @@ struct OpenLinks {
 // `<group_name>.link-s`, joins stage s (its rank 0) and stage s + 1 (the last link: stage 0).
 // `open` makes one communicator. Each join waits for both ends, so the links open in an order
 // that goes round the ring.
+// Link `link`'s name in the ring named `ring`.
+std::string pipeline_link_name(const std::string& ring, int link);
 OpenLinks open_pipeline_links(const CommunicatorOptions& group,
                               const std::function<std::unique_ptr<Communicator>(const CommunicatorOptions&)>& open);
 
 class ParallelGroup {
  public:
-  // Rank 0 starts the other ranks with `--tensor-parallel-rank` and/or `--pipeline-parallel-rank`
-  // and the group's name appended to layout.rank_command (by default its own command line).
-  // Communicators are NCCL's on a GPU backend, shared memory on the CPU.
+  // Each node's first rank starts the node's other ranks with `--tensor-parallel-rank` and/or
+  // `--pipeline-parallel-rank` and a group name appended to layout.rank_command (by default its
+  // own command line). Communicators are NCCL's on a GPU backend (on several nodes rank 0 hands
+  // out their ids over the control channel), shared memory on the CPU (so several nodes must
+  // share one machine there).
   ParallelGroup(const ParallelLayout& layout, Backend& backend);
   // Rank 0: tells the other ranks to stop, then waits for them.
   ~ParallelGroup() { ranks_.stop_ranks(); }

@@ -77,6 +77,10 @@ RankProcesses::RankProcesses(const RankCommand& command, const std::vector<std::
   }
 }
 
+void RankProcesses::kill_all() {
+  for (pid_t pid : pids_) kill(pid, SIGKILL);
+}
+
 RankProcesses::~RankProcesses() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (pid_t pid : pids_) {

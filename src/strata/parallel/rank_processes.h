@@ -27,6 +27,8 @@ class RankProcesses {
   RankProcesses& operator=(const RankProcesses&) = delete;
   // Waits a few seconds for each rank to exit, then kills it.
   ~RankProcesses();
+  // Kills the ranks now (the group could not start: they would wait for it in vain).
+  void kill_all();
 
   // The started processes, in the order of extra_args.
   const std::vector<pid_t>& pids() const { return pids_; }
