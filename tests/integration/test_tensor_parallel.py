@@ -34,9 +34,15 @@ def read_logits(path: Path) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.float32).reshape(entry["shape"])
 
 
+def fixture_dir(model: str) -> Path:
+    """The shared fixture, or the one written for this repository."""
+    path = FIXTURES / "hf" / model
+    return path if path.exists() else LOCAL_FIXTURES / "hf" / model
+
+
 def logits(tmp_path: Path, model: str, size: int, extra=(), model_dir: Path | None = None) -> np.ndarray:
     out = tmp_path / f"{model}-tp{size}{''.join(extra)}.safetensors"
-    result = subprocess.run([str(BINARY), "logits", "--model", str(model_dir or FIXTURES / "hf" / model), "--device",
+    result = subprocess.run([str(BINARY), "logits", "--model", str(model_dir or fixture_dir(model)), "--device",
                              "cpu", "--threads", "1", "--tokens", TOKENS, "--prefill", "30", "--chunk", "8",
                              "--out", str(out), "--tensor-parallel-size", str(size), *extra],
                             capture_output=True, text=True, timeout=120)
@@ -44,37 +50,44 @@ def logits(tmp_path: Path, model: str, size: int, extra=(), model_dir: Path | No
     return read_logits(out)
 
 
-MOE = ["qwen3_moe", "mixtral", "gpt_oss", "qwen3_next", "deepseek_v3"]
+MOE = ["qwen3_moe", "mixtral", "gpt_oss", "qwen3_next", "deepseek_v3", "deepseek_v4"]
 
 
-# MoE models split every expert's intermediate columns (64, 256, 256, 64, 64 here), or with
-# --enable-expert-parallel their experts by range (8, 4, 4, 8, 8); DeepSeek-V3 its latent
-# attention's heads too. Hybrid models split their recurrent heads too; Qwen3-Next's 2 Gated
-# DeltaNet key heads stop at 2 ranks.
+# MoE models split every expert's intermediate columns (64, 256, 256, 64, 64, 32 here), or with
+# --enable-expert-parallel their experts by range (8, 4, 4, 8, 8, 8); DeepSeek-V3 its latent
+# attention's heads too, DeepSeek-V4 its query heads by output group (40 tokens close 10 CSA
+# windows, more than index_topk 3). Hybrid models split their recurrent heads too; Qwen3-Next's
+# 2 Gated DeltaNet key heads and DeepSeek-V4's 2 o_groups stop at 2 ranks.
 @pytest.mark.parametrize("model", ["llama", "qwen3", *MOE, "mamba2", "nemotron_h"])
 def test_split_ranks_give_the_logits_of_one(tmp_path, model):
-    if not (FIXTURES / "hf" / model).exists():
+    if not fixture_dir(model).exists():
         pytest.skip(f"fixture {model} is missing")
     whole = logits(tmp_path, model, 1)
     for extra in ([], ["--enable-expert-parallel"]) if model in MOE else ([],):
-        for size in (2,) if model == "qwen3_next" else (2, 4):
+        for size in (2,) if model in ("qwen3_next", "deepseek_v4") else (2, 4):
             split = logits(tmp_path, model, size, extra)
             assert split.shape == whole.shape
             assert np.max(np.abs(split - whole)) < 1e-5, (size, extra)
             assert np.array_equal(np.argmax(split, axis=1), np.argmax(whole, axis=1))
 
 
+def refused_logits(tmp_path: Path, model_dir: Path, size: int) -> str:
+    """`strata logits` over `size` ranks, which must fail without writing its output: its stderr."""
+    out = tmp_path / "x.safetensors"
+    result = subprocess.run([str(BINARY), "logits", "--model", str(model_dir), "--device", "cpu", "--tokens", "1,2,3",
+                             "--out", str(out), "--tensor-parallel-size", str(size)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert not out.exists()
+    return result.stderr
+
+
 def test_experts_that_do_not_split_by_columns_suggest_expert_parallelism(tmp_path):
     """FP8 experts of 128 columns: two ranks would cut down_proj's 128-value blocks (and this
     fixture's o_proj too, so it does not split at all)."""
-    model = LOCAL_FIXTURES / "hf" / "qwen3_moe_fp8"
-    args = [str(BINARY), "logits", "--model", str(model), "--device", "cpu", "--tokens", "1,2,3",
-            "--out", str(tmp_path / "x.safetensors"), "--tensor-parallel-size", "2"]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
-    assert result.returncode != 0
+    stderr = refused_logits(tmp_path, LOCAL_FIXTURES / "hf" / "qwen3_moe_fp8", 2)
     assert ("which --tensor-parallel-size 2 cuts into 64 columns a rank; choose a size that keeps blocks whole (1), "
-            "or add --enable-expert-parallel to give each rank 4 of the 8 experts whole") in result.stderr
-    assert not (tmp_path / "x.safetensors").exists()
+            "or add --enable-expert-parallel to give each rank 4 of the 8 experts whole") in stderr
 
 
 def test_a_padded_vocabulary_splits_too(tmp_path):
@@ -95,23 +108,20 @@ def test_a_padded_vocabulary_splits_too(tmp_path):
 
 
 def test_a_size_that_does_not_divide_the_heads_is_an_error(tmp_path):
-    result = subprocess.run([str(BINARY), "logits", "--model", str(FIXTURES / "hf" / "llama"), "--device", "cpu",
-                             "--tokens", "1,2,3", "--out", str(tmp_path / "x.safetensors"),
-                             "--tensor-parallel-size", "3"],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode != 0
-    assert "--tensor-parallel-size 3 does not divide num_attention_heads (4)" in result.stderr
-    assert not (tmp_path / "x.safetensors").exists()
+    stderr = refused_logits(tmp_path, FIXTURES / "hf" / "llama", 3)
+    assert "--tensor-parallel-size 3 does not divide num_attention_heads (4)" in stderr
 
 
 def test_a_model_whose_layers_do_not_split_is_an_error(tmp_path):
-    """DeepSeek-V4's compressed attention does not split (its MoE layers would)."""
-    result = subprocess.run([str(BINARY), "logits", "--model", str(LOCAL_FIXTURES / "hf" / "deepseek_v4"), "--device", "cpu",
-                             "--tokens", "1,2,3", "--out", str(tmp_path / "x.safetensors"),
-                             "--tensor-parallel-size", "2"],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode != 0
-    assert "does not split over tensor-parallel ranks yet" in result.stderr
+    """ModernBERT's fused Wqkv and Wi do not split yet."""
+    stderr = refused_logits(tmp_path, fixture_dir("modernbert_embedding"), 2)
+    assert "does not split over tensor-parallel ranks yet" in stderr
+
+
+def test_a_size_that_does_not_divide_the_output_groups_is_an_error(tmp_path):
+    """DeepSeek-V4's ranks take whole groups of its output projection: 4 do not divide its 2."""
+    stderr = refused_logits(tmp_path, fixture_dir("deepseek_v4"), 4)
+    assert "--tensor-parallel-size 4 does not divide o_groups (2)" in stderr
 
 
 def generate(model: str, size: int) -> str:
@@ -156,9 +166,7 @@ def completions(server: Server, prompts) -> list[str]:
 
 def one_process_answers(model, prompts, extra) -> tuple[list[str], list[str]]:
     """The serve flags of a 24-block pool that preempts and swaps, and one process's answers with them."""
-    path = FIXTURES / "hf" / model
-    if not path.exists():  # the fixtures written for this repository
-        path = LOCAL_FIXTURES / "hf" / model
+    path = fixture_dir(model)
     if not path.exists():
         pytest.skip(f"fixture {model} is missing")
     args = ["--model", str(path), "--max-model-len", "256", "--num-kv-blocks", "24", "--max-num-seqs", "12",
@@ -183,11 +191,13 @@ SERVED = [
     ("mamba2", SHARED, []),
     ("mamba2", SHARED, ["--speculative-config", NGRAM]),
     ("qwen4_exp", SHARED, []),  # hyper-connection streams, PLE carries and QSA over 2 ranks
+    ("deepseek_v4", SHARED, []),  # mHC streams, CSA / HCA with the indexer whole, heads by output group
 ]
 
 
 @pytest.mark.parametrize("model,prompts,extra", SERVED,
-                         ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_next", "mamba2", "mamba2-ngram", "qwen4_exp"])
+                         ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_next", "mamba2", "mamba2-ngram", "qwen4_exp",
+                              "deepseek_v4"])
 def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped(model, prompts, extra):
     args, expected = one_process_answers(model, prompts, extra)
     split = Server([*args, "--tensor-parallel-size", "2"], "tp2")

@@ -5,8 +5,9 @@
 // expert_parallel, their experts by range; hybrid
 // fixtures split Gated DeltaNet's key and value heads and Mamba-2's heads and groups, each rank's
 // SSM state holding its heads; DeepSeek-V3's latent attention splits its heads; Qwen4-Exp keeps its
-// streams whole and splits its QSA attention's heads. What cannot split
-// (DeepSeek-V4's compressed attention here) is refused when the model is built.
+// streams whole and splits its QSA attention's heads; DeepSeek-V4 splits its query heads by whole
+// output groups. What cannot split (ModernBERT's fused projections, a rank count that does not
+// divide DeepSeek-V4's o_groups) is refused when the model is built.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -59,9 +60,10 @@ Tensor run_split(const LoadOptions& model, int world, const SplitRun& run, bool 
 }
 
 // Rank counts that divide every split dimension of the fixture: Gated DeltaNet's 2 key heads
-// (qwen3_next, qwen3_5_moe_text, qwen4_exp) stop at 2.
+// (qwen3_next, qwen3_5_moe_text, qwen4_exp) and DeepSeek-V4's 2 o_groups stop at 2.
 std::vector<int> split_sizes(const std::string& fixture) {
-  if (fixture == "qwen3_next" || fixture == "qwen3_5_moe_text" || fixture == "qwen4_exp") return {2};
+  if (fixture == "qwen3_next" || fixture == "qwen3_5_moe_text" || fixture == "qwen4_exp" || fixture == "deepseek_v4")
+    return {2};
   return {2, 4};
 }
 
@@ -133,7 +135,18 @@ INSTANTIATE_TEST_SUITE_P(HybridFixtures, TensorParallelFixture,
                                            "nemotron_h_latent_moe"));
 // Qwen4-Exp: hyper-connection streams, PLE carries and the QSA indexer whole on every rank (each
 // selects the same blocks); QSA's query and key/value heads, DeltaNet heads and MoE columns split.
-INSTANTIATE_TEST_SUITE_P(StreamFixtures, TensorParallelFixture, ::testing::Values("qwen4_exp"));
+// DeepSeek-V4: mHC streams, routing (tid2eid too), the K = V head, compressors and indexer whole on
+// every rank; query heads split with their output group (wo_a rows, wo_b columns), experts and
+// shared expert split. Its first sequence (56 tokens) closes 14 CSA windows, more than index_topk 3.
+INSTANTIATE_TEST_SUITE_P(StreamFixtures, TensorParallelFixture, ::testing::Values("qwen4_exp", "deepseek_v4"));
+
+// DeepSeek-V4 with 8 heads in 4 output groups, dummy weights: one group and its 2 heads a rank over
+// 4 ranks, two over 2 (28 tokens close 7 CSA windows, more than index_topk 3).
+TEST(TensorParallel, DeepseekV4OutputGroupsSplitWithTheirHeads) {
+  const LoadOptions model =
+      changed_fixture("deepseek_v4", "deepseek_v4_4_groups", {{"num_attention_heads", 8}, {"o_groups", 4}});
+  expect_split_equals_one(model, dummy_run(), {2, 4});
+}
 
 // Mamba-2 groups that split with their heads (Nemotron-H's norm per group stays on each rank), and
 // 2 groups over 4 ranks, each kept by the 2 ranks whose heads read it; in_proj's bias splits with
@@ -274,15 +287,17 @@ TEST(TensorParallel, RefusesSizesThatDoNotDivideTheRecurrentHeads) {
   }
 }
 
+// ModernBERT's attention reads its fused Wqkv and its MLP its fused Wi: neither splits yet.
 TEST(TensorParallel, RefusesLayersThatDoNotSplit) {
-  std::unique_ptr<Backend> backend = make_cpu_backend(1);
-  try {
-    load_model({.model_path = fixture_path("hf/deepseek_v4"), .shard = {.rank = 0, .size = 2}}, *backend);
-    FAIL() << "expected an Error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("does not split over tensor-parallel ranks yet"), std::string::npos)
-        << e.what();
-  }
+  const std::string error = load_error({.model_path = fixture_path("hf/modernbert_embedding")}, {.rank = 0, .size = 2});
+  EXPECT_NE(error.find("does not split over tensor-parallel ranks yet"), std::string::npos) << error;
+}
+
+// A rank takes whole output groups of DeepSeek-V4's attention: 4 ranks do not divide the fixture's 2.
+TEST(TensorParallel, RefusesASizeThatDoesNotDivideTheOutputGroups) {
+  EXPECT_EQ(load_error({.model_path = fixture_path("hf/deepseek_v4")}, {.rank = 0, .size = 4}),
+            "model.layers.0.attn: --tensor-parallel-size 4 does not divide o_groups (2): each rank takes whole groups "
+            "of the grouped output projection (wo_a) with their heads; choose a size that divides o_groups");
 }
 
 TEST(RankMessage, StepRowsSurviveTheBytes) {

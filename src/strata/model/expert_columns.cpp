@@ -77,11 +77,14 @@ Tensor ModelWeights::expert_columns(const std::string& name, const Shape& stored
   return result;
 }
 
-Tensor ModelWeights::columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const {
+Tensor ModelWeights::columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns,
+                                std::optional<std::pair<int64_t, int64_t>> row_range) const {
   STRATA_CHECK(shape.rank == 1 || shape.rank == 2);
   const int64_t rows = shape.rank == 2 ? shape[0] : 1, cols = shape[shape.rank - 1];
-  const int64_t n = static_cast<int64_t>(columns.size());
-  const Shape out_shape = shape.rank == 2 ? Shape{rows, n} : Shape{n};
+  const auto [first_row, end_row] = row_range.value_or(std::pair<int64_t, int64_t>{0, rows});
+  STRATA_CHECK(0 <= first_row && first_row < end_row && end_row <= rows && (shape.rank == 2 || !row_range));
+  const int64_t n = static_cast<int64_t>(columns.size()), out_rows = end_row - first_row;
+  const Shape out_shape = shape.rank == 2 ? Shape{out_rows, n} : Shape{n};
   if (skips(name)) {
     if (source_ != nullptr) checked_info(name, shape);
     return load({.name = name, .dtype = DType::kF32, .shape = out_shape});
@@ -89,13 +92,13 @@ Tensor ModelWeights::columns_f32(const std::string& name, const Shape& shape, co
   const Tensor src = host_tensor(name, shape);
   Tensor host = Tensor::host(DType::kF32, out_shape);
   const int64_t elem = dtype_bytes(src.dtype(), 1);
-  for (int64_t r = 0; r < rows; ++r)
+  for (int64_t r = 0; r < out_rows; ++r)
     for (int64_t j = 0; j < n; ++j) {
       STRATA_CHECK(columns[j] >= 0 && columns[j] < cols);
-      cpu::widen_to_f32(static_cast<const char*>(src.data()) + (r * cols + columns[j]) * elem, src.dtype(), 1,
-                        host.data_as<float>() + r * n + j);
+      cpu::widen_to_f32(static_cast<const char*>(src.data()) + ((first_row + r) * cols + columns[j]) * elem,
+                        src.dtype(), 1, host.data_as<float>() + r * n + j);
     }
-  count_loaded(shape.numel(), src.dtype());
+  count_loaded(out_rows * cols, src.dtype());
   return backend_.device().is_cpu() ? host : backend_.from_host(host);
 }
 

@@ -112,8 +112,10 @@ class ModelWeights {
   Tensor expert_columns(const std::string& name, const Shape& stored, const std::vector<int64_t>& columns,
                         std::pair<int64_t, int64_t> experts, std::pair<int64_t, int64_t> inputs) const;
   // Columns `columns` of tensor `name` [rows, cols] (or entries of a [cols] vector), widened to
-  // f32: [rows, |columns|] (or [|columns|]).
-  Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns) const;
+  // f32: [rows, |columns|] (or [|columns|]); with `row_range` [begin, end) only those rows are read
+  // (a tensor-parallel rank's part of a large weight), [end - begin, |columns|].
+  Tensor columns_f32(const std::string& name, const Shape& shape, const std::vector<int64_t>& columns,
+                     std::optional<std::pair<int64_t, int64_t>> row_range = std::nullopt) const;
 
   bool is_dummy() const { return source_ == nullptr; }
   // Later loads advance no progress reporter (the one given may be gone).

@@ -4,7 +4,8 @@
 // by tid2eid (hash_moe) or by sqrt-softplus scores with a correction bias (moe), a shared expert,
 // swiglu_limit. Checkpoint names as released: attn.*, ffn.*, hc_attn_* / hc_ffn_*, head.weight.
 // Runs on both backends (f32 cache rows; no CUDA graphs: the compressors plan on the host). MTP
-// layers are not read.
+// layers are not read. Tensor parallelism splits query heads by output group, experts and the
+// vocabulary; streams, routing, the K = V head, compressors and indexer are whole on every rank.
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
@@ -14,6 +15,7 @@
 #include "strata/model/layers/deepseek_v4_attention.h"
 #include "strata/model/layers/hyper_connection_block.h"
 #include "strata/model/layers/moe.h"
+#include "strata/model/layers/vocab_parallel.h"
 
 namespace strata {
 namespace {
@@ -56,9 +58,13 @@ Model::Parts v4_parts(const ModelConfig& config, const ModelWeights& weights, co
   if (config.head() != ModelHead::kLanguageModel) fail("DeepSeek-V4 is served as a language model only");
   const WeightScope root(weights, "");
   Model::Parts parts;
-  parts.embed_tokens = weights.get_widened("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
+  // Under tensor parallelism each rank holds its rows of the vocabulary (layers/vocab_parallel.h).
+  parts.vocab = vocab_shard(config.vocab_size, weights.shard());
+  const std::string embed = "model.embed_tokens.weight";
+  parts.embed_tokens = vocab_rows(weights, embed, config.hidden_size, parts.vocab, /*widened=*/true);
+  parts.whole_embed_tokens = whole_table_loader(weights, embed, config.hidden_size, parts.vocab);
   parts.final_norm = rms_norm_weight(root, "model.norm.weight", config);
-  parts.lm_head = weights.get("head.weight", {config.vocab_size, config.hidden_size});
+  parts.lm_head = vocab_rows(weights, "head.weight", config.hidden_size, parts.vocab, /*widened=*/false);
   parts.residual_streams = v4.hc_mult;
   parts.hyper_head = std::make_shared<HyperHead>(hc, root.scope("model.hc_head"));
   parts.kv_cache_heads = 1;

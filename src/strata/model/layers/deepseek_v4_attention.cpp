@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
+#include "strata/core/error.h"
 #include "strata/model/layers/closing_windows.h"
 #include "strata/model/layers/normed_input.h"
+#include "strata/model/layers/row_parallel.h"
+#include "strata/model/layers/shard_rows.h"
 #include "strata/ops/compressed_kv.h"
 #include "strata/ops/elementwise.h"
 #include "strata/ops/hyper_connection.h"
@@ -58,29 +62,39 @@ DeepseekV4Attention::Compressor DeepseekV4Attention::load_compressor(const Weigh
           .dim = dim};
 }
 
+// Under tensor parallelism a rank takes whole groups of the output projection and their heads.
+DeepseekV4Attention::LocalHeads DeepseekV4Attention::local_heads(const DeepseekV4Config& config, int64_t num_heads,
+                                                                 const WeightScope& w) {
+  const TensorShard& shard = w.shard();
+  if (config.o_groups % shard.size != 0)
+    fail("{}: --tensor-parallel-size {} does not divide o_groups ({}): each rank takes whole groups of the grouped "
+         "output projection (wo_a) with their heads; choose a size that divides o_groups",
+         w.prefix(), shard.size, config.o_groups);
+  const int64_t groups = config.o_groups / shard.size, heads = num_heads / shard.size;
+  return {.first_group = shard.rank * groups, .num_groups = groups, .first_head = shard.rank * heads,
+          .num_heads = heads};
+}
+
 DeepseekV4Attention::DeepseekV4Attention(const DeepseekV4Config& config, const DeepseekV4AttentionOptions& options,
                                          const WeightScope& w)
-    : config_(config), options_(options), row_(config.row_layout(options.layer)) {
+    : config_(config), options_(options), local_(local_heads(config, options.num_heads, w)),
+      row_(config.row_layout(options.layer)) {
   const int64_t hidden = options.hidden_size, heads = options.num_heads, d = config.head_dim;
-  const int64_t q_lora = config.q_lora_rank, r = config.rope_dim, groups = config.o_groups;
+  const int64_t q_lora = config.q_lora_rank, r = config.rope_dim;
   const ModelWeights& weights = w.weights();
+  options_.num_heads = local_.num_heads;
   wq_a_ = w.get("wq_a.weight", {q_lora, hidden});
   q_norm_ = RmsNorm{w.get("q_norm.weight", {q_lora}), {.eps = options.rms_norm_eps}};
-  wq_b_ = weights.gathered_rows(w.name("wq_b.weight"), {heads * d, q_lora}, head_order(d, r, heads));
+  const std::vector<int64_t> q_rows = head_order(d, r, heads);  // this rank's heads: a contiguous part
+  wq_b_ = weights.gathered_rows(w.name("wq_b.weight"), {heads * d, q_lora},
+                                {q_rows.begin() + local_.first_head * d,
+                                 q_rows.begin() + (local_.first_head + local_.num_heads) * d});
   wkv_ = weights.gathered_rows(w.name("wkv.weight"), {d, hidden}, head_order(d, r, 1));
   kv_norm_ = permuted_f32(w.scope("norm"), "weight", head_order(d, r, 1));
   ones_ = device_f32(std::vector<float>(d, 1.0f), weights.backend());
-  sinks_ = w.get_f32("attn_sink", {heads});
-  const int64_t group_in = heads * d / groups;
-  wo_a_ = weights.columns_f32(w.name("wo_a.weight"), {groups * config.o_lora_rank, group_in},
-                              head_order(d, r, group_in / d))
-              .reshape({groups, config.o_lora_rank, group_in});
-  if (!wo_a_.device().is_cpu() && wo_a_.data() != nullptr) {  // the GPU's grouped linear reads bf16
-    Tensor bf16 = weights.backend().empty(DType::kBF16, wo_a_.shape());
-    ops::convert(wo_a_, bf16);
-    wo_a_ = bf16;
-  }
-  wo_b_ = w.get("wo_b.weight", {hidden, groups * config.o_lora_rank});
+  sinks_ = weights.columns_f32(w.name("attn_sink"), {heads},
+                               index_range(local_.first_head, local_.first_head + local_.num_heads));
+  load_output(w, heads);
   const bool sliding = options.layer.attention == DeepseekV4AttentionKind::kSliding;
   const ops::RopeTable& table = sliding ? config.main_rope : config.compress_rope;
   inv_freq_ = device_f32(table.inv_freq, weights.backend());
@@ -94,6 +108,23 @@ DeepseekV4Attention::DeepseekV4Attention(const DeepseekV4Config& config, const D
   indexer_wq_b_ = weights.gathered_rows(idx.name("wq_b.weight"), {config.index_n_heads * config.index_head_dim, q_lora},
                                         head_order(config.index_head_dim, r, config.index_n_heads));
   indexer_weights_ = idx.get("weights_proj.weight", {config.index_n_heads, hidden});
+}
+
+// wo_a's rows of this rank's groups only (large in real checkpoints) and wo_b's columns of them.
+void DeepseekV4Attention::load_output(const WeightScope& w, int64_t num_heads) {
+  const int64_t d = config_.head_dim, groups = config_.o_groups, rank = config_.o_lora_rank;
+  const int64_t group_in = num_heads * d / groups;
+  const ModelWeights& weights = w.weights();
+  const std::pair<int64_t, int64_t> rows{local_.first_group * rank, (local_.first_group + local_.num_groups) * rank};
+  wo_a_ = weights.columns_f32(w.name("wo_a.weight"), {groups * rank, group_in},
+                              head_order(d, config_.rope_dim, group_in / d), rows)
+              .reshape({local_.num_groups, rank, group_in});
+  if (!wo_a_.device().is_cpu() && wo_a_.data() != nullptr) {  // the GPU's grouped linear reads bf16
+    Tensor bf16 = weights.backend().empty(DType::kBF16, wo_a_.shape());
+    ops::convert(wo_a_, bf16);
+    wo_a_ = bf16;
+  }
+  wo_b_ = w.column_shard("wo_b.weight", {options_.hidden_size, groups * rank}, "o_groups * o_lora_rank");
 }
 
 // Pools the windows that close in this step into entries, rotates each at its window's position
@@ -146,10 +177,11 @@ Tensor DeepseekV4Attention::select_entries(const StepBatch& step, const Tensor& 
   return selected;
 }
 
-// out (+)= wo_b(wo_a per group(o)). o: [T, H, d]; the groups run as experts of ops::grouped_linear.
+// out (+)= wo_b(wo_a per group(o)). o: [T, H, d] (this rank's heads); the groups run as experts of
+// ops::grouped_linear. Under tensor parallelism each rank's groups give a partial sum over ranks.
 void DeepseekV4Attention::project_out(const Tensor& o, const Tensor& out, ForwardContext& ctx,
                                       SublayerWrite write) const {
-  const int64_t t = o.dim(0), groups = config_.o_groups, group_in = wo_a_.dim(2), rank = config_.o_lora_rank;
+  const int64_t t = o.dim(0), groups = local_.num_groups, group_in = wo_a_.dim(2), rank = config_.o_lora_rank;
   std::vector<int32_t> by_group(t * groups), by_token(t * groups), offsets(groups + 1);
   for (int64_t g = 0; g < groups; ++g) {
     offsets[g + 1] = static_cast<int32_t>((g + 1) * t);
@@ -165,7 +197,14 @@ void DeepseekV4Attention::project_out(const Tensor& o, const Tensor& out, Forwar
   ops::grouped_linear(grouped, wo_a_, step_i32(offsets, {groups + 1}, ctx), low);
   Tensor mixed = ctx.temp({t * groups, rank});
   ops::gather_rows(low, step_i32(by_token, {t * groups}, ctx), mixed);
-  ops::linear(mixed.reshape({t, groups * rank}), wo_b_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
+  const Tensor low_rows = mixed.reshape({t, groups * rank});
+  if (ctx.tensor_parallel != nullptr) {
+    Tensor partial = ctx.temp({t, options_.hidden_size});
+    ops::linear(low_rows, wo_b_, Tensor(), partial);
+    finish_row_parallel(partial, out, write, ctx);
+    return;
+  }
+  ops::linear(low_rows, wo_b_, Tensor(), out, {.accumulate = write == SublayerWrite::kAdd});
 }
 
 void DeepseekV4Attention::forward(const StepBatch& step, NormedInput& in, const Tensor& out, ForwardContext& ctx,

@@ -4,6 +4,12 @@
 
 namespace strata {
 
+LayerCaps HyperConnectionBlock::caps() const {
+  LayerCaps caps = parts_.mixer->caps();
+  caps.tensor_parallel = caps.tensor_parallel && parts_.ffn->tensor_parallel();
+  return caps;
+}
+
 void HyperConnectionBlock::forward(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
   const int64_t t = x.dim(0), hidden = parts_.hidden_size;
   Tensor collapsed = ctx.temp({t, hidden}), h = ctx.temp({t, hidden}), out = ctx.temp({t, hidden});

@@ -1,6 +1,7 @@
 // A decoder block over hyper-connection streams (DeepSeek-V4): x is [T, n * hidden]; each
 // sublayer reads the streams collapsed by its HyperConnection, normed, and its output expands
-// back into the mixed streams. No residual add of its own: the expansion carries it.
+// back into the mixed streams. No residual add of its own: the expansion carries it. The streams
+// and their HyperConnections are whole on every rank; the block splits when its mixer and ffn do.
 #pragma once
 
 #include <memory>
@@ -23,7 +24,7 @@ class HyperConnectionBlock final : public Layer {
     std::unique_ptr<Ffn> ffn;
   };
   explicit HyperConnectionBlock(Parts parts) : parts_(std::move(parts)) {}
-  LayerCaps caps() const override { return parts_.mixer->caps(); }
+  LayerCaps caps() const override;
   void forward(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const override;
 
  private:
