@@ -1,5 +1,6 @@
 // The command line that starts `strata rank` reads back, through the strata command's own flag
-// parser, into the model flags it was made from: a rank opens the same model, split the same way.
+// parser, into the model flags it was made from: a rank opens the same model, split the same way,
+// with the same LoRA slots.
 #include <gtest/gtest.h>
 
 #include "strata/cli/rank_command.h"
@@ -77,6 +78,27 @@ TEST(RankCommand, RunsTheRankSubcommandOfTheGivenProgram) {
   EXPECT_EQ(command.args[0], "/opt/bin/strata");
   EXPECT_EQ(command.args[1], "rank");
   EXPECT_EQ(command.args[2], "--model");
+}
+
+TEST(RankCommand, LoraSlotsReadBackAsTheyWere) {
+  auto read = [](const std::optional<LoraCapacity>& lora) {
+    const RankCommand command = rank_command("strata", unusual_flags(), lora);
+    ModelFlags model;
+    RankLoraFlags flags;
+    CLI::App app;
+    add_model_flags(app, model);
+    add_parallel_flags(app, model);
+    add_rank_lora_flags(app, flags);
+    std::vector<const char*> argv{"strata"};
+    for (size_t i = 2; i < command.args.size(); ++i) argv.push_back(command.args[i].c_str());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+    return flags.capacity();
+  };
+  const std::optional<LoraCapacity> slots = read(LoraCapacity{.max_loras = 3, .max_lora_rank = 32});
+  ASSERT_TRUE(slots.has_value());
+  EXPECT_EQ(slots->max_loras, 3);
+  EXPECT_EQ(slots->max_lora_rank, 32);
+  EXPECT_FALSE(read(std::nullopt).has_value());
 }
 
 }  // namespace

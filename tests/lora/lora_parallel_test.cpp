@@ -3,7 +3,8 @@
 // mixing the base model and both adapters gives one rank's logits: within 1e-5 at 2 and 4
 // tensor-parallel ranks (the o and down deltas join the partial sums before the all-reduce), bit
 // for bit over 2 and 3 pipeline stages (each stage holds its own layers' stacks), on the llama
-// and qwen3 fixtures.
+// and qwen3 fixtures; the same when rank 0 loads them by path after the start (LLM(enable_lora))
+// and the other ranks follow its messages, and a rank that cannot follow fails the group.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,7 +18,9 @@
 #include "parallel/rank_threads_support.h"
 #include "strata/engine/direct_session.h"
 #include "strata/engine/rank_worker.h"
+#include "strata/backend/device_error.h"
 #include "strata/lora/lora_set.h"
+#include "strata/lora/lora_slot_cache.h"
 #include "strata/parallel/communicator.h"
 #include "strata/parallel/parallel_group.h"
 #include "strata/parallel/step_message.h"
@@ -64,7 +67,31 @@ Tensor mixed_steps(ModelRunner& runner) {
   return out;
 }
 
-Tensor run_split(const std::string& base, int world) {
+// Both adapters in every rank's part from the start (strata serve --lora-modules), or empty
+// slots that rank 0 fills by path afterwards (LLM(enable_lora=True)) and the others follow.
+enum class Loading { kAtStart, kByPath };
+
+std::unique_ptr<LoraSet> rank_adapters(Loading loading, const std::string& base, const ModelConfig& config,
+                                       Backend& backend, const LoraPlacement& placement) {
+  if (loading == Loading::kAtStart) return std::make_unique<LoraSet>(adapters_of(base), config, backend, placement);
+  return std::make_unique<LoraSet>(LoraCapacity{.max_loras = 2, .max_lora_rank = 8}, config, backend, placement);
+}
+
+// Rank 0 of kByPath: four loads that reuse both slots, ending with the slots of adapters_of.
+void fill_slots_by_path(LoraSet& set, ModelRunner& runner, const std::string& base) {
+  LoraSlotCache cache(set, [&runner](int32_t slot, const LoraRequest& lora) {
+    runner.repeat_lora_load(slot, lora.name, lora.path);
+  });
+  auto request = [&base](const std::string& name, int64_t id) {
+    return std::optional<LoraRequest>({.name = name, .id = id, .path = fixture_path("lora/" + base + "/adapter_" + name)});
+  };
+  EXPECT_EQ(cache.slots_for({request("attn_r4", 2)}), std::vector<int32_t>{0});
+  EXPECT_EQ(cache.slots_for({request("all_r8", 1)}), std::vector<int32_t>{1});
+  EXPECT_EQ(cache.slots_for({request("all_r8", 3)}), std::vector<int32_t>{0});
+  EXPECT_EQ(cache.slots_for({request("all_r8", 3), request("attn_r4", 4)}), (std::vector<int32_t>{0, 1}));
+}
+
+Tensor run_split(const std::string& base, int world, Loading loading = Loading::kAtStart) {
   Tensor logits;
   const std::string group = fmt::format("strata-test-lora-tp-{}-{}", getpid(), per_test_name(std::to_string(world)));
   run_rank_threads(world, [&](int rank) {
@@ -73,10 +100,11 @@ Tensor run_split(const std::string& base, int world) {
     std::unique_ptr<Backend> backend = make_cpu_backend(1);
     const TensorShard shard{.rank = rank, .size = world};
     LoadedModel loaded = load_model({.model_path = f32_config_copy(base), .shard = shard}, *backend);
-    const LoraSet lora(adapters_of(base), loaded.config, *backend, {.shard = shard});
+    const std::unique_ptr<LoraSet> lora = rank_adapters(loading, base, loaded.config, *backend, {.shard = shard});
     ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
-    runner.set_lora(&lora);
-    if (rank > 0) return serve_first_rank(runner, *comm);
+    runner.set_lora(lora.get());
+    if (rank > 0) return serve_first_rank(runner, *comm, lora.get());
+    if (loading == Loading::kByPath) fill_slots_by_path(*lora, runner, base);
     logits = mixed_steps(runner);
     send_to_ranks(*comm, {.kind = RankMessage::Kind::kStop});
   });
@@ -84,7 +112,7 @@ Tensor run_split(const std::string& base, int world) {
 }
 
 // The model over `stages` pipeline stages (threads), each with the adapters' stacks of its layers.
-Tensor run_stages(const std::string& base, int stages) {
+Tensor run_stages(const std::string& base, int stages, Loading loading = Loading::kAtStart) {
   Tensor logits;
   const std::string group = fmt::format("strata-test-lora-pp-{}-{}", getpid(), per_test_name(std::to_string(stages)));
   const std::chrono::milliseconds timeout = std::chrono::seconds(60);
@@ -97,10 +125,12 @@ Tensor run_stages(const std::string& base, int stages) {
     std::unique_ptr<Backend> backend = make_cpu_backend(1);
     LoadedModel loaded = load_model(
         {.model_path = f32_config_copy(base), .pipeline_stage = stage, .pipeline_parallel_size = stages}, *backend);
-    const LoraSet lora(adapters_of(base), loaded.config, *backend, {.stage = loaded.model->pipeline_stage()});
+    const std::unique_ptr<LoraSet> lora =
+        rank_adapters(loading, base, loaded.config, *backend, {.stage = loaded.model->pipeline_stage()});
     ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .rank_control = control.get(), .pipeline = &links});
-    runner.set_lora(&lora);
-    if (stage > 0) return serve_first_rank(runner, *control);
+    runner.set_lora(lora.get());
+    if (stage > 0) return serve_first_rank(runner, *control, lora.get());
+    if (loading == Loading::kByPath) fill_slots_by_path(*lora, runner, base);
     logits = mixed_steps(runner);
     send_to_ranks(*control, {.kind = RankMessage::Kind::kStop});
   });
@@ -149,6 +179,44 @@ TEST_P(LoraPipelineParallel, StagesGiveTheLogitsOfOneProcessBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bases, LoraPipelineParallel, ::testing::Values("llama", "qwen3"));
+
+// Skipping kLoadLora on the other ranks leaves their slots empty and fails both by far more.
+TEST(LoraLoadedByPath, OtherRanksFollowRankZerosLoads) {
+  const Tensor whole = one_process("qwen3");
+  const Tensor split = run_split("qwen3", 2, Loading::kByPath);
+  ASSERT_TRUE(split.defined());
+  EXPECT_LT(max_abs_diff_rows(whole, split, 0, 9), 1e-4f);
+  const Tensor stages = run_stages("qwen3", 2, Loading::kByPath);
+  ASSERT_TRUE(stages.defined());
+  EXPECT_EQ(max_abs_diff_rows(whole, stages, 0, 9), 0.0f);
+}
+
+// A rank without slots (or one whose load fails) stops with its error, and rank 0's next step
+// throws it as a lost group rather than running on different weights.
+TEST(LoraLoadedByPath, ARankThatCannotLoadFailsTheGroup) {
+  const std::string group = fmt::format("strata-test-lora-fail-{}", getpid());
+  const std::string expected = "rank 1 could not load LoRA adapter 'attn_r4'";
+  run_rank_threads(2, [&](int rank) {
+    std::unique_ptr<Communicator> comm = make_shared_memory_communicator(
+        {.rank = rank, .world_size = 2, .group_name = group, .timeout = std::chrono::seconds(60)});
+    std::unique_ptr<Backend> backend = make_cpu_backend(1);
+    const TensorShard shard{.rank = rank, .size = 2};
+    LoadedModel loaded = load_model({.model_path = f32_config_copy("qwen3"), .shard = shard}, *backend);
+    const std::unique_ptr<LoraSet> lora = rank_adapters(Loading::kByPath, "qwen3", loaded.config, *backend, {.shard = shard});
+    ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
+    runner.set_lora(lora.get());
+    try {
+      if (rank > 0) return serve_first_rank(runner, *comm, /*lora=*/nullptr);
+      fill_slots_by_path(*lora, runner, "qwen3");
+      mixed_steps(runner);
+      ADD_FAILURE() << "rank " << rank << " ran on";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("started without LoRA slots"), std::string::npos) << e.what();
+      if (rank == 0) EXPECT_NE(dynamic_cast<const DeviceError*>(&e), nullptr) << "not a lost group: " << e.what();
+    }
+  });
+}
 
 }  // namespace
 }  // namespace strata::test

@@ -1,4 +1,4 @@
-// The memory operations rank 0 repeats on the other tensor-parallel ranks survive their bytes.
+// The memory operations and adapter loads rank 0 repeats on the other ranks survive their bytes.
 #include <gtest/gtest.h>
 
 #include "strata/model/multimodal_prompt.h"
@@ -53,6 +53,20 @@ TEST(RankMessage, SnapshotTierMessagesKeepTheirRowsAndSlots) {
     EXPECT_EQ(back.device_slot, 5);
     EXPECT_EQ(back.host_slot, 12);
   }
+}
+
+TEST(RankMessage, LoraLoadsCarryTheSlotNameAndFolder) {
+  const RankMessage back = decode_rank_message(encode_rank_message(
+      {.kind = RankMessage::Kind::kLoadLora, .lora_slot = 3, .lora_name = "sql-lora", .lora_path = "/models/äd apter"}));
+  EXPECT_EQ(back.kind, RankMessage::Kind::kLoadLora);
+  EXPECT_EQ(back.lora_slot, 3);
+  EXPECT_EQ(back.lora_name, "sql-lora");
+  EXPECT_EQ(back.lora_path, "/models/äd apter");
+  const RankMessage empty =
+      decode_rank_message(encode_rank_message({.kind = RankMessage::Kind::kLoadLora, .lora_slot = 0}));
+  EXPECT_EQ(empty.lora_slot, 0);
+  EXPECT_EQ(empty.lora_name, "");
+  EXPECT_EQ(empty.lora_path, "");
 }
 
 // An image prompt's row: every image's grid travels, and the embeddings of the images this step's

@@ -1,8 +1,8 @@
 """LLM(tensor_parallel_size=N, pipeline_parallel_size=M): the other ranks run as `strata rank`
 child processes of this one. Greedy token ids of a batch equal one process's on a dense and a
-hybrid fixture; close(), del and interpreter exit leave no rank behind; a dead rank raises
-instead of hanging; what cannot split raises the engine's message before any rank starts
-(Ctrl-C: test_interrupt.py)."""
+hybrid fixture, and with LoRA adapters loaded on first use (the ranks load their part of each);
+close(), del and interpreter exit leave no rank behind; a dead rank raises instead of hanging;
+what cannot split raises the engine's message before any rank starts (Ctrl-C: test_interrupt.py)."""
 import gc
 import os
 import signal
@@ -95,6 +95,49 @@ def test_expert_parallel_is_taken():
     assert child_ranks() == {}
 
 
+LORA = FIXTURES / "lora" / "qwen3"
+# Batches over time on two slots: base and both adapters mixed, then adapters under new ids that
+# take the slots over, then the first ones again (loaded a second time).
+LORA_BATCHES = [[None, ("all_r8", 1), ("attn_r4", 2), None, ("all_r8", 1), ("attn_r4", 2)],
+                [("attn_r4", 3), ("all_r8", 4), None],
+                [("all_r8", 1), ("all_r8", 1), ("attn_r4", 2)]]
+LORA_GREEDY = strata.SamplingParams(temperature=0, max_tokens=8, ignore_eos=True, logprobs=0) if strata else None
+
+
+def run_lora_batches(split):
+    """Each batch's (token ids, their logprobs) per prompt."""
+    runs = []
+    for batch in LORA_BATCHES:
+        loras = [c and strata.LoRARequest(c[0], c[1], str(LORA / f"adapter_{c[0]}")) for c in batch]
+        outputs = split.generate(PROMPTS[:len(batch)], LORA_GREEDY, lora_request=loras)
+        runs.append([(o.outputs[0].token_ids, [p[t].logprob for t, p in zip(o.outputs[0].token_ids,
+                                                                             o.outputs[0].logprobs)])
+                     for o in outputs])
+    return runs
+
+
+@pytest.mark.parametrize("layout", [(2, 1), (1, 2)], ids=["tp2", "pp2"])
+def test_lora_adapters_give_the_tokens_of_one_process(layout):
+    """Skipping the ranks' adapter loads changes these tokens (their slots stay empty)."""
+    model = fixture(QWEN3)
+    if not LORA.exists():
+        pytest.skip(f"LoRA fixtures {LORA} are missing")
+    kw = dict(enable_lora=True, max_loras=2, max_lora_rank=8)
+    with llm(model, **kw) as one:
+        expected = run_lora_batches(one)
+    base = [tokens for tokens, _ in expected[0]]
+    assert base[1] != base[0] and base[2] != base[0] and base[1] != base[2], "the adapters changed nothing"
+    tp, pp = layout
+    with llm(model, tensor_parallel_size=tp, pipeline_parallel_size=pp, **kw) as split:
+        assert " --max-loras 2 --max-lora-rank 8" in next(iter(child_ranks().values()))
+        got = run_lora_batches(split)
+    assert [[tokens for tokens, _ in batch] for batch in got] == [[tokens for tokens, _ in batch] for batch in expected]
+    for mine, theirs in zip(got, expected):
+        for (_, a), (_, b) in zip(mine, theirs):
+            assert a == pytest.approx(b, abs=1e-4)
+    assert child_ranks() == {}
+
+
 def test_del_stops_the_ranks():
     split = llm(fixture(QWEN3), tensor_parallel_size=2)
     assert len(child_ranks()) == 1
@@ -120,7 +163,6 @@ def test_a_dead_rank_raises_and_close_does_not_hang():
 @pytest.mark.parametrize("path,kw,message", [
     (QWEN3, {"pipeline_parallel_size": 4}, "--pipeline-parallel-size 4 exceeds the model's 3 layers"),
     (QWEN3_NEXT, {"tensor_parallel_size": 4}, r"--tensor-parallel-size 4 does not divide linear_num_key_heads \(2\)"),
-    (QWEN3, {"tensor_parallel_size": 2, "enable_lora": True}, "enable_lora does not combine with tensor_parallel_size"),
     (QWEN3, {"pipeline_parallel_size": 2, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}},
      "method 'mtp' does not combine with --pipeline-parallel-size yet"),
 ])

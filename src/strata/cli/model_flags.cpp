@@ -299,12 +299,21 @@ ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& fla
   return replica;
 }
 
-bool serve_as_other_rank(const ModelFlags& given) {
+LoraPlacement lora_placement(const OpenModel& open) {
+  return {.shard = open.parallel ? open.parallel->shard() : TensorShard{}, .stage = open.loaded.model->pipeline_stage()};
+}
+
+bool serve_as_other_rank(const ModelFlags& given, const std::optional<LoraCapacity>& lora) {
   ModelFlags flags = given;
   place_on_node(flags);
   if (flags.tensor_parallel.rank == 0 && flags.pipeline_parallel.rank == 0) return false;
   OpenModel open = open_model(flags);
-  serve_first_rank(*open.runner, open.parallel->control());
+  std::unique_ptr<LoraSet> lora_set;
+  if (lora) {
+    lora_set = std::make_unique<LoraSet>(*lora, open.loaded.config, *open.backend, lora_placement(open));
+    open.runner->set_lora(lora_set.get());
+  }
+  serve_first_rank(*open.runner, open.parallel->control(), lora_set.get());
   return true;
 }
 

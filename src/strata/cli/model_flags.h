@@ -5,10 +5,12 @@
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "strata/engine/model_runner.h"
 #include "strata/engine/speculative_config.h"
+#include "strata/lora/lora_set.h"
 #include "strata/model/model_loader.h"
 #include "strata/parallel/parallel_group.h"
 #include "strata/text/tokenizer.h"
@@ -81,10 +83,14 @@ ReplicaRunners open_replica_runners(const OpenModel& open, const ModelFlags& fla
 // that do not fit the parallel sizes.
 void place_on_node(ModelFlags& flags);
 
+// This process's part of LoRA adapters on `open`: its tensor-parallel shard and pipeline stage.
+LoraPlacement lora_placement(const OpenModel& open);
+
 // On a rank other than 0 (one that a node's first process started, or node R > 0's first
 // process): opens this rank's part of the model and runs what rank 0 sends until it stops, then
-// returns true. false on rank 0.
-bool serve_as_other_rank(const ModelFlags& flags);
+// returns true. false on rank 0. lora: slots of rank 0's capacity that rank 0's messages load
+// adapters into (the Python module's enable_lora).
+bool serve_as_other_rank(const ModelFlags& flags, const std::optional<LoraCapacity>& lora = std::nullopt);
 
 struct ModelTokenizer {
   std::unique_ptr<text::Tokenizer> tokenizer;

@@ -85,15 +85,11 @@ LoraModules load_lora_modules(const std::vector<std::string>& specs, const Model
   return modules;
 }
 
-LoraPlacement placement_of(const OpenModel& open) {
-  return {.shard = open.parallel ? open.parallel->shard() : TensorShard{}, .stage = open.loaded.model->pipeline_stage()};
-}
-
 // A rank other than 0 (--tensor-parallel-size, --pipeline-parallel-size, --nnodes): its part of the model and of the
 // adapters (every rank has the same --lora-modules, so the same slots), then what rank 0 sends.
 void serve_as_rank(const ServeFlags& flags) {
   OpenModel open = open_model(flags.model);
-  const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend, placement_of(open));
+  const LoraModules lora = load_lora_modules(flags.lora_modules, open.loaded.config, *open.backend, lora_placement(open));
   open.runner->set_lora(lora.set.get());
   serve_first_rank(*open.runner, open.parallel->control());
 }
@@ -325,7 +321,7 @@ std::string pooling_summary(const ModelConfig& config, bool causal) {
 std::vector<LoraModules> attach_lora(const std::vector<std::string>& specs, ServeReplicas& replicas) {
   std::vector<LoraModules> modules;
   for (OpenModel& open : replicas.models)
-    modules.push_back(load_lora_modules(specs, open.loaded.config, *open.backend, placement_of(open)));
+    modules.push_back(load_lora_modules(specs, open.loaded.config, *open.backend, lora_placement(open)));
   for (int32_t r = 0; r < replicas.size(); ++r)
     replicas.runners[r]->set_lora(modules[replicas.models.size() == 1 ? 0 : r].set.get());
   return modules;

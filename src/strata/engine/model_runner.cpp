@@ -99,6 +99,31 @@ void ModelRunner::set_lora(const LoraSet* lora) {
   graphs_.clear();
 }
 
+void ModelRunner::repeat_lora_load(int32_t slot, const std::string& name, const std::string& path) {
+  if (control() == nullptr || control()->rank() != 0) return;
+  const std::lock_guard lock(lora_loads_mutex_);
+  lora_loads_.push_back({.slot = slot, .name = name, .path = path});
+}
+
+void ModelRunner::send_lora_loads() {
+  std::vector<LoraLoad> loads;
+  {
+    const std::lock_guard lock(lora_loads_mutex_);
+    loads.swap(lora_loads_);
+  }
+  for (const LoraLoad& load : loads) {
+    send_to_other_ranks({.kind = RankMessage::Kind::kLoadLora, .lora_slot = load.slot, .lora_name = load.name,
+                         .lora_path = load.path});
+    std::string error;
+    try {
+      error = first_error_over_ranks(*control(), "");
+    } catch (const std::exception& e) {
+      lose_group(e);
+    }
+    if (!error.empty()) lose_group(Error(error));
+  }
+}
+
 // A laptop-friendly default; --num-kv-blocks sets any size.
 constexpr int64_t kCpuKvBudgetBytes = int64_t{1} << 30;
 
@@ -225,6 +250,7 @@ Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids
   if (group_lost_)
     throw DeviceError(fmt::format("the {} group is lost; restart the server (in Python: make a new LLM)", group_kind()),
                       /*sticky=*/true);
+  send_lora_loads();
   send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
                        .min_blocks_per_row = step.max_blocks_per_row()});
   try {

@@ -7,6 +7,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "strata/cache/kv_cache.h"
 #include "strata/cache/sequence_memory.h"
@@ -112,10 +114,14 @@ class ModelRunner {
   int64_t num_captured_graphs() const { return static_cast<int64_t>(graphs_.size()); }
   std::vector<int64_t> captured_batch_sizes() const;  // ascending; empty where steps run eagerly
   // LoRA adapters rows may name by StepRow::lora_slot (kept alive by the caller); set before
-  // graphs are captured, since captured steps read them.
-  // Throws an Error under tensor or pipeline parallelism (adapters do not split over ranks yet).
+  // graphs are captured, since captured steps read them. Under tensor or pipeline parallelism
+  // each rank sets its part (LoraPlacement).
   void set_lora(const LoraSet* lora);
   const LoraSet* lora() const { return lora_; }
+  // Rank 0 of a parallel group, after loading an adapter into `slot` of its LoraSet: the other
+  // ranks load their part of the same folder into the same slot before the next step, and a rank
+  // that cannot fails the group (that step throws). A no-op elsewhere. Callable from any thread.
+  void repeat_lora_load(int32_t slot, const std::string& name, const std::string& path);
 
  private:
   struct DecodeGraph {
@@ -140,6 +146,8 @@ class ModelRunner {
   MemoryListener memory_listener();
   // Rank 0 of a parallel group: repeats SSM slot allocation, freeing and copies.
   void repeat_slots_on_other_ranks();
+  // Rank 0 of a parallel group: the repeat_lora_load calls since the last step, in order.
+  void send_lora_loads();
   // Copies one KV block's contents (every attention layer) into another block.
   Tensor forward(const StepBatch& step);
   // The captured batch size for a decode-only step, 0 when it runs eagerly.
@@ -163,6 +171,12 @@ class ModelRunner {
   int32_t padding_ssm_slot_ = -1;  // scratch SSM slot of graph padding rows (hybrid models)
   std::map<int64_t, DecodeGraph> graphs_;
   const LoraSet* lora_ = nullptr;
+  struct LoraLoad {
+    int32_t slot = -1;
+    std::string name, path;
+  };
+  std::mutex lora_loads_mutex_;  // the caller loads between batches; the engine's thread sends
+  std::vector<LoraLoad> lora_loads_;
   bool group_lost_ = false;  // a rank is gone or out of step: nothing more is sent
   Tensor last_hidden_states_;
   Tensor last_aux_hidden_states_;

@@ -1,6 +1,9 @@
 #include "strata/engine/rank_worker.h"
 
+#include <fmt/format.h>
+
 #include "strata/core/error.h"
+#include "strata/lora/lora_set.h"
 #include "strata/parallel/step_message.h"
 
 namespace strata {
@@ -26,9 +29,28 @@ void repeat_slot_change(ModelRunner& runner, const RankMessage& message) {
   }
 }
 
+// Every rank says whether it loaded the adapter, so rank 0 fails the group instead of running
+// steps on different weights; a rank that could not load it then stops with its error.
+void repeat_lora_load(LoraSet* lora, const RankMessage& message, Communicator& control) {
+  std::string error;
+  try {
+    if (lora == nullptr)
+      fail("this rank was started without LoRA slots; start it with the capacity of rank 0 (--max-loras, "
+           "--max-lora-rank)");
+    if (message.lora_slot < 0 || message.lora_slot >= lora->num_slots())
+      fail("this rank has {} LoRA slots; start it with rank 0's max_loras (--max-loras)", lora->num_slots());
+    lora->load(message.lora_slot, load_lora_adapter(message.lora_name, message.lora_path));
+  } catch (const Error& e) {
+    error = fmt::format("rank {} could not load LoRA adapter '{}' from {} into slot {}: {}", control.rank(),
+                        message.lora_name, message.lora_path, message.lora_slot, e.what());
+  }
+  first_error_over_ranks(control, error);
+  if (!error.empty()) fail("{}", error);
+}
+
 }  // namespace
 
-void serve_first_rank(ModelRunner& runner, Communicator& control) {
+void serve_first_rank(ModelRunner& runner, Communicator& control, LoraSet* lora) {
   for (;;) {
     RankMessage message = receive_from_first_rank(control);
     switch (message.kind) {
@@ -52,6 +74,7 @@ void serve_first_rank(ModelRunner& runner, Communicator& control) {
       case RankMessage::Kind::kSnapshotRows:
       case RankMessage::Kind::kSnapshotOut:
       case RankMessage::Kind::kSnapshotIn: repeat_slot_change(runner, message); break;
+      case RankMessage::Kind::kLoadLora: repeat_lora_load(lora, message, control); break;
       case RankMessage::Kind::kStep: {
         StepBatch step(std::move(message.rows), message.block_size, message.min_blocks_per_row);
         runner.execute_on_device(step);  // its logits are rank 0's to read

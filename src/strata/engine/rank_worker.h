@@ -8,8 +8,12 @@
 
 namespace strata {
 
+class LoraSet;
+
 // control: the group's message channel (ParallelGroup::control()). Returns when rank 0
-// sends stop; throws an Error when rank 0 is gone.
-void serve_first_rank(ModelRunner& runner, Communicator& control);
+// sends stop; throws an Error when rank 0 is gone. lora: the runner's adapters, when rank 0
+// loads adapters into slots by path (each rank then loads its part of the same folder into the
+// same slot); null: a rank that cannot load one fails the group when rank 0 asks it to.
+void serve_first_rank(ModelRunner& runner, Communicator& control, LoraSet* lora = nullptr);
 
 }  // namespace strata

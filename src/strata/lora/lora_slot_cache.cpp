@@ -1,13 +1,14 @@
 #include "strata/lora/lora_slot_cache.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "strata/core/error.h"
 
 namespace strata {
 
-LoraSlotCache::LoraSlotCache(LoraSet& set)
-    : set_(set), ids_(static_cast<size_t>(set.num_slots()), 0), last_use_(ids_.size(), 0) {}
+LoraSlotCache::LoraSlotCache(LoraSet& set, Loaded loaded)
+    : set_(set), loaded_(std::move(loaded)), ids_(static_cast<size_t>(set.num_slots()), 0), last_use_(ids_.size(), 0) {}
 
 // An empty slot, else the least recently used one holding no adapter of `wanted`.
 int32_t LoraSlotCache::free_slot(const std::vector<int64_t>& wanted) const {
@@ -43,6 +44,7 @@ std::vector<int32_t> LoraSlotCache::slots_for(const std::vector<std::optional<Lo
       const int32_t slot = free_slot(wanted);
       set_.load(slot, load_lora_adapter(lora->name, lora->path));
       ids_[slot] = lora->id;
+      if (loaded_) loaded_(slot, *lora);
       held = ids_.begin() + slot;
     }
     const auto slot = static_cast<int32_t>(held - ids_.begin());

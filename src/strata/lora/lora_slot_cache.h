@@ -3,6 +3,7 @@
 // every slot is taken, the least recently used one that the batch does not need is replaced.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +20,11 @@ struct LoraRequest {
 
 class LoraSlotCache {
  public:
+  // Called after an adapter was loaded into a slot (the other ranks of a parallel group follow).
+  using Loaded = std::function<void(int32_t slot, const LoraRequest& lora)>;
+
   // `set` (made with a LoraCapacity) must outlive the cache.
-  explicit LoraSlotCache(LoraSet& set);
+  explicit LoraSlotCache(LoraSet& set, Loaded loaded = {});
 
   // The slot of each entry (-1 for none), loading the adapters not yet held. Only while no request
   // runs. Throws strata::Error for more distinct adapters than slots, a bad id, or an adapter that
@@ -31,6 +35,7 @@ class LoraSlotCache {
   int32_t free_slot(const std::vector<int64_t>& wanted) const;
 
   LoraSet& set_;
+  Loaded loaded_;
   std::vector<int64_t> ids_;        // per slot; 0: empty
   std::vector<uint64_t> last_use_;  // per slot
   uint64_t clock_ = 0;

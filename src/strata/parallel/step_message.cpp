@@ -24,6 +24,10 @@ class Writer {
     put<uint32_t>(static_cast<uint32_t>(values.size()));
     for (const T& v : values) put(v);
   }
+  void put_string(const std::string& text) {
+    put<uint32_t>(static_cast<uint32_t>(text.size()));
+    put_bytes(text.data(), text.size());
+  }
   void put_bytes(const void* data, size_t n) {
     const size_t at = bytes.size();
     bytes.resize(at + n);
@@ -48,6 +52,11 @@ class Reader {
     std::vector<T> values(get<uint32_t>());
     for (T& v : values) v = get<T>();
     return values;
+  }
+  std::string get_string() {
+    std::string text(get<uint32_t>(), '\0');
+    get_bytes(text.data(), text.size());
+    return text;
   }
   void get_bytes(void* data, size_t n) {
     STRATA_CHECK_MSG(at_ + n <= bytes_.size(), "a rank message ends early ({} bytes)", bytes_.size());
@@ -183,6 +192,11 @@ std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
       w.put(message.device_slot);
       w.put(message.host_slot);
       break;
+    case RankMessage::Kind::kLoadLora:
+      w.put(message.lora_slot);
+      w.put_string(message.lora_name);
+      w.put_string(message.lora_path);
+      break;
     case RankMessage::Kind::kStop: break;
   }
   return std::move(w.bytes);
@@ -233,6 +247,11 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
       message.device_slot = r.get<int32_t>();
       message.host_slot = r.get<int32_t>();
       break;
+    case RankMessage::Kind::kLoadLora:
+      message.lora_slot = r.get<int32_t>();
+      message.lora_name = r.get_string();
+      message.lora_path = r.get_string();
+      break;
     case RankMessage::Kind::kStop: break;
     default: STRATA_CHECK_MSG(false, "unknown rank message kind {}", static_cast<int>(message.kind));
   }
@@ -272,5 +291,15 @@ int64_t min_over_ranks(Communicator& group, int64_t value) {
 }
 
 int64_t first_rank_value(Communicator& group, int64_t value) { return value_of_rank(group, value, 0); }
+
+std::string first_error_over_ranks(Communicator& group, const std::string& error) {
+  std::string first;
+  for (int root = 0; root < group.world_size(); ++root) {
+    std::vector<uint8_t> bytes(error.begin(), error.end());
+    group.broadcast_bytes(bytes, root);
+    if (first.empty()) first.assign(bytes.begin(), bytes.end());
+  }
+  return first;
+}
 
 }  // namespace strata

@@ -1,10 +1,11 @@
 // What rank 0 of a tensor-parallel group sends the other ranks before each step: the step's
 // rows (their tokens, block tables and SSM slots, decided by rank 0's scheduler), or a copy of
-// a KV block, or the end of the run. Every rank then does the same on its own part of the model
+// a KV block, or a LoRA adapter to load into a slot, or the end of the run. Every rank then does the same on its own part of the model
 // and its own part of the cache.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "strata/model/step_batch.h"
@@ -16,7 +17,7 @@ struct RankMessage {
   enum class Kind : uint8_t {
     kStep = 1, kCopyKvBlock = 2, kStop = 3, kSwapSpace = 4, kSwapOut = 5, kSwapIn = 6,
     kTakeSsmSlot = 7, kFreeSsmSlot = 8, kCopySsmSlot = 9, kRollBackSsmSlot = 10,
-    kSnapshotRows = 11, kSnapshotOut = 12, kSnapshotIn = 13,
+    kSnapshotRows = 11, kSnapshotOut = 12, kSnapshotIn = 13, kLoadLora = 14,
   };
   Kind kind = Kind::kStop;
   std::vector<StepRow> rows;        // kStep
@@ -31,6 +32,8 @@ struct RankMessage {
   int32_t snapshot_rows = 0;                         // kSnapshotRows: the SSM host tier's rows
   int32_t ssm_slot = -1, ssm_src_slot = -1;  // kTakeSsmSlot, kFreeSsmSlot: ssm_slot; kCopySsmSlot: src to slot
   int32_t num_verified = 0, num_accepted = 0;  // kRollBackSsmSlot (of ssm_slot)
+  int32_t lora_slot = -1;                 // kLoadLora: the LoraSet slot rank 0 loaded it into
+  std::string lora_name, lora_path;       // kLoadLora: the adapter and its PEFT folder
 };
 
 // Throws an Error for rows a rank cannot rebuild from bytes (token types, pending samples). A row's
@@ -46,6 +49,9 @@ RankMessage receive_from_first_rank(Communicator& group);
 
 // Every rank: the smallest of the ranks' values (each rank's broadcast in turn).
 int64_t min_over_ranks(Communicator& group, int64_t value);
+// Every rank: the first non-empty error of the ranks' (each rank's broadcast in turn); "" when
+// every rank passed "". How ranks agree that a change they each made (a LoRA load) took.
+std::string first_error_over_ranks(Communicator& group, const std::string& error);
 // Every rank: rank 0's value.
 int64_t first_rank_value(Communicator& group, int64_t value);
 

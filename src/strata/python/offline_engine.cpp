@@ -1,6 +1,7 @@
 #include "strata/python/offline_engine.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "strata/cli/default_model.h"
 #include "strata/cli/rank_command.h"
@@ -17,16 +18,11 @@ namespace {
 void prepare_ranks(OfflineEngineOptions& options) {
   cli::ModelFlags& model = options.model;
   if (model.tensor_parallel.size * model.pipeline_parallel.size == 1) return;
-  // The other ranks load their part of an adapter only with the model (strata serve --lora-modules).
-  if (options.lora)
-    fail("enable_lora does not combine with tensor_parallel_size or pipeline_parallel_size above 1 yet (adapters load "
-         "on first use, which the other ranks cannot follow); serve them with strata serve --tensor-parallel-size N "
-         "--lora-modules name=path, or leave both sizes at 1");
   if (options.rank_program.empty())
     fail("tensor_parallel_size {} and pipeline_parallel_size {} need the strata command to run the other ranks, and "
          "none was found; install the package with pip install . (it installs strata), or build the strata target",
          model.tensor_parallel.size, model.pipeline_parallel.size);
-  model.rank_command = cli::rank_command(options.rank_program, model);
+  model.rank_command = cli::rank_command(options.rank_program, model, options.lora);
 }
 
 }  // namespace
@@ -50,8 +46,12 @@ OfflineEngine::OfflineEngine(OfflineEngineOptions options) : options_(std::move(
     tokenizer_ = cli::open_model_tokenizer(path, open_.loaded.config);
   }
   if (options_.lora) {
-    lora_set_ = std::make_unique<LoraSet>(*options_.lora, open_.loaded.config, *open_.backend);
-    lora_slots_ = std::make_unique<LoraSlotCache>(*lora_set_);
+    lora_set_ = std::make_unique<LoraSet>(*options_.lora, open_.loaded.config, *open_.backend, cli::lora_placement(open_));
+    // The other ranks load the same folder into the same slot before the next step.
+    lora_slots_ = std::make_unique<LoraSlotCache>(*lora_set_, [runner = open_.runner.get()](int32_t slot,
+                                                                                            const LoraRequest& lora) {
+      runner->repeat_lora_load(slot, lora.name, std::filesystem::absolute(lora.path).string());
+    });
     open_.runner->set_lora(lora_set_.get());
   }
   vision_ = server::vision_input(open_.loaded, model.model, options_.images);
