@@ -219,12 +219,14 @@ void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& spec
   ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel,
                         .rank_command = flags.rank_command, .nodes = flags.nodes};
   if (!layout.splits()) return;
-  // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0, which holds the target's
-  // hidden states whole under tensor parallelism; over stages the last stage holds them.
-  if (layout.pipeline_parallel.size > 1 && speculative.uses_draft_runner()) {
-    const char* what = speculative.uses_mtp() ? "method 'mtp'" : speculative.uses_eagle3() ? "EAGLE-3" : "a draft model";
-    fail("--speculative-config with {} does not combine with --pipeline-parallel-size yet; use n-gram speculation "
-         "over stages, or {} with --tensor-parallel-size alone", what, what);
+  // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0. A draft model reads only
+  // tokens, so its verify steps are ordinary steps over the stages; the other two read the target's
+  // hidden states, which over stages the last stage (and EAGLE-3's layers' stages) hold.
+  if (layout.pipeline_parallel.size > 1 && speculative.uses_hidden_state_proposer()) {
+    const char* what = speculative.uses_mtp() ? "method 'mtp'" : "EAGLE-3";
+    fail("--speculative-config with {} does not combine with --pipeline-parallel-size yet (it reads the target's "
+         "hidden states, which later stages hold); use a draft model or n-gram speculation over stages, or {} with "
+         "--tensor-parallel-size alone", what, what);
   }
   layout.nodes.shared_flags = flags_every_node_shares(flags, *open.backend);
   open.parallel = std::make_unique<ParallelGroup>(layout, *open.backend);
