@@ -2,8 +2,8 @@
 layers, hidden states go forward and the logits come back to stage 0. `strata logits` equals one
 process's logits bit for bit (and within 1e-5 with `--tp 2` inside each stage); `strata generate`
 and `strata serve` give one process's greedy tokens, with preemption, prefix hits, forks and n-gram
-speculation too (draft-model speculation: test_tensor_parallel_speculative.py); sizes that do not fit
-and MTP or EAGLE-3 over stages are clear errors; no stage outlives the server, and a killed stage
+speculation too (draft-model and MTP speculation: test_tensor_parallel_speculative.py); sizes that do
+not fit and EAGLE-3 over stages are clear errors; no stage outlives the server, and a killed stage
 fails requests and /health, not the server."""
 import subprocess
 import sys
@@ -136,8 +136,6 @@ def test_a_dead_stage_fails_requests_and_health_but_not_the_server():
 
 @pytest.mark.parametrize("flags,message", [
     (["--pp", "4"], "--pipeline-parallel-size 4 exceeds the model's 3 layers"),
-    (["--pp", "2", "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}'],
-     "with method 'mtp' does not combine with --pipeline-parallel-size yet"),
     (["--pp", "2", "--tp", "2", "--speculative-config",
       f'{{"method": "eagle3", "model": "{LOCAL_FIXTURES / "hf" / "llama_eagle3_echo"}", "num_speculative_tokens": 1}}'],
      "with EAGLE-3 does not combine with --pipeline-parallel-size yet"),
