@@ -219,13 +219,13 @@ void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& spec
   ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel,
                         .rank_command = flags.rank_command, .nodes = flags.nodes};
   if (!layout.splits()) return;
-  // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0, which holds the target's
-  // hidden states whole under tensor parallelism; over stages the last stage holds them.
-  if (layout.pipeline_parallel.size > 1 && speculative.uses_draft_runner()) {
-    const char* what = speculative.uses_mtp() ? "method 'mtp'" : speculative.uses_eagle3() ? "EAGLE-3" : "a draft model";
-    fail("--speculative-config with {} does not combine with --pipeline-parallel-size yet; use n-gram speculation "
-         "over stages, or {} with --tensor-parallel-size alone", what, what);
-  }
+  // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0. Over stages the last stage
+  // sends the MTP module the final-normed hidden states with the logits; an EAGLE-3 head would need
+  // the aux hidden states of layers that any stage may hold.
+  if (layout.pipeline_parallel.size > 1 && speculative.uses_eagle3())
+    fail("--speculative-config with EAGLE-3 does not combine with --pipeline-parallel-size yet (the head reads "
+         "hidden states of target layers that later stages hold); use a draft model, method 'mtp' or n-gram "
+         "speculation over stages, or EAGLE-3 with --tensor-parallel-size alone");
   layout.nodes.shared_flags = flags_every_node_shares(flags, *open.backend);
   open.parallel = std::make_unique<ParallelGroup>(layout, *open.backend);
 }

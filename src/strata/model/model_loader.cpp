@@ -117,11 +117,11 @@ LoadedModel load_eagle3_head(const std::string& path, const Model& target, Backe
 }
 
 LoadedModel load_mtp_module(const LoadedModel& target) {
-  STRATA_CHECK(target.weights->pipeline().count == 1);  // open_model refuses mtp over stages
   LoadedModel mtp;
   mtp.config = target.config;
-  // Unsplit, the module shares the target's weights; split, it reads its own whole copy.
-  if (target.weights->shard().size > 1) mtp.weights = target.weights->unsplit();
+  // Unsplit, the module shares the target's weights; split (over ranks or stages), it reads its own
+  // whole copy.
+  if (target.weights->shard().size > 1 || target.weights->pipeline().count > 1) mtp.weights = target.weights->unsplit();
   mtp.model = build_mtp_module(*target.model, mtp.weights ? *mtp.weights : *target.weights);
   return mtp;
 }

@@ -47,8 +47,9 @@ LoadedModel load_model(const LoadOptions& options, Backend& backend);
 LoadedModel load_eagle3_head(const std::string& path, const Model& target, Backend& backend,
                              LoadFormat format = LoadFormat::kAuto);
 // The multi-token-prediction module of `target`'s checkpoint (speculative method mtp), whole on
-// this process: a target split over tensor-parallel ranks gets its module's layers, embedding and
-// LM head read unsplit from the same files (rank 0 runs the module alone). `target` must outlive it.
+// this process: a target split over tensor-parallel ranks or pipeline stages gets its module's
+// layers, embedding and LM head read unsplit from the same files (rank 0 runs the module alone).
+// `target` must outlive it.
 LoadedModel load_mtp_module(const LoadedModel& target);
 LoadFormat parse_load_format(const std::string& name);  // "auto", "dummy"
 

@@ -52,17 +52,26 @@ Tensor Model::stage_input(const StepBatch& step, ForwardContext& ctx) const {
                       ctx.step_workspace);
 }
 
+// The last stage sends the logits back to stage 0, and with keep_hidden_states (an MTP module on
+// stage 0 reads them) the final-normed hidden states [T, hidden] after them.
 Tensor Model::stage_output(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
-  const int64_t num_logits = step.num_logits();
+  const int64_t num_logits = step.num_logits(), num_tokens = step.num_tokens();
+  const bool hidden_back = ctx.keep_hidden_states && pipeline_stage_.count > 1 && num_tokens > 0;
   if (pipeline_stage_.is_last()) {
     Tensor out = head_output(step, x, ctx);
     if (pipeline_stage_.count > 1 && num_logits > 0) send_rows(*ctx.pipeline->to_next, out, ctx.step_workspace);
+    if (hidden_back) send_rows(*ctx.pipeline->to_next, ctx.hidden_states, ctx.step_workspace);
     return out;
   }
   send_rows(*ctx.pipeline->to_next, x, ctx.step_workspace);
   if (!pipeline_stage_.is_first()) return Tensor();
-  if (num_logits == 0) return ctx.step_workspace.alloc(DType::kF32, {0, output_width()});
-  return receive_rows(*ctx.pipeline->from_previous, DType::kF32, {num_logits, output_width()}, ctx.step_workspace);
+  Tensor logits = num_logits == 0 ? ctx.step_workspace.alloc(DType::kF32, {0, output_width()})
+                                  : receive_rows(*ctx.pipeline->from_previous, DType::kF32,
+                                                 {num_logits, output_width()}, ctx.step_workspace);
+  if (hidden_back)
+    ctx.hidden_states = receive_rows(*ctx.pipeline->from_previous, ctx.activation_dtype,
+                                     {num_tokens, config_.hidden_size}, ctx.step_workspace);
+  return logits;
 }
 
 }  // namespace strata

@@ -15,7 +15,8 @@ using ModelBuilder = std::unique_ptr<Model> (*)(const ModelConfig&, const ModelW
 std::unique_ptr<Model> build_model(const ModelConfig& config, const ModelWeights& weights);
 // The multi-token-prediction module of `target`'s checkpoint (speculative method mtp), built whole
 // from `weights` (unsplit: ModelWeights::shard().size 1; load_mtp_module gives them). It shares the
-// target's embedding and lm_head, or reads them whole when the target's vocabulary is split. Throws
+// target's embedding and lm_head, or reads them whole when the target's vocabulary is split or the
+// target is a pipeline stage (stage 0 holds no LM head). Throws
 // an Error for model types without one and for checkpoints that lack its weights.
 std::unique_ptr<Model> build_mtp_module(const Model& target, const ModelWeights& weights);
 std::vector<std::string> supported_model_types();

@@ -122,9 +122,11 @@ std::unique_ptr<Model> build_qwen3_next_mtp_stack(const Model& target, const Mod
   STRATA_CHECK(weights.shard().size == 1);  // the module runs whole on one rank
   const int64_t hidden = config.hidden_size;
   const WeightScope mtp(weights, "mtp");
-  // A split target holds its rows of the vocabulary only; the module reads every row.
+  // A split target holds its rows of the vocabulary only, and stage 0 of a pipeline no LM head; the
+  // module reads every row of both.
   const DecoderPartsOptions tables{.embed_tokens = stack.prefix + ".embed_tokens.weight", .final_norm = ""};
-  const Model::Parts vocab = target.parts().vocab.split() ? decoder_parts(config, weights, tables) : target.parts();
+  const bool whole_tables = target.parts().vocab.split() || target.pipeline_stage().count > 1;
+  const Model::Parts vocab = whole_tables ? decoder_parts(config, weights, tables) : target.parts();
   Model::Parts parts{.embed_tokens = vocab.embed_tokens,
                      .embed_scale = target.parts().embed_scale,
                      .final_norm = rms_norm_weight(mtp, "norm.weight", config, true),
