@@ -4,8 +4,8 @@
 // kernel only, L2 flushed before each call by reading 256 MB (clean lines, as in a decode step).
 // Prints JSON lines with TB/s of weight traffic (decode) and TFLOP/s (prefill).
 //   gpu_moe_bench [--tokens 1,8,64,512,4096] [--dense-rows 1,2,4,8] [--iters 20] [--k-quant]
-// Dense rows past 32 (--k-quant --dense-rows 64,128,256,512,1024) time the quantized GEMM against
-// widening + cuBLASLt.
+// Dense rows past 8 (--k-quant --dense-rows 16,32,64,128,256) time the quantized GEMM against
+// the GEMVs and widening + cuBLASLt.
 #include <cstring>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -175,15 +175,15 @@ void bench_shape(Backend& gpu, const Timer& timer, const MoeShape& s, const std:
   }
 }
 
-// Past the GEMVs' rows: the quantized GEMM (its own pick; 64- and 128-row blocks, K splits by
-// shape or one) against what it replaced, the weight widened to bf16 for cuBLASLt (where they
-// cross sets kQuantMmaGemmMaxRows).
+// Past the GEMVs' rows: the quantized GEMM (its own pick; 32- and 64-row blocks, K splits by
+// shape or one) against the GEMVs (to 32 rows, reported by the caller) and the weight widened to
+// bf16 for cuBLASLt (where they cross set kQuantGemvMaxRows and kQuantMmaGemmMaxRows).
 template <typename Report>
 void bench_quant_gemm(Backend& gpu, const Timer& timer, DType dtype, const cuda::QuantGemvArgs& args, Report report) {
-  if (args.m <= cuda::kNibbleQuantMmaGemvMaxRows) return;
+  if (args.m <= cuda::kQuantGemvMaxRows) return;
   if (cuda::quant_mma_gemm_supported(dtype, args)) {
     report("gemm", time_ms(timer, [&] { cuda::quant_mma_gemm(dtype, args, cuda::current_stream()); }));
-    for (const int tile_rows : {64, 128})
+    for (const int tile_rows : {32, 64})
       for (const int splits : {0, 1})
         report(fmt::format("gemm-t{}{}", tile_rows, splits == 1 ? "-s1" : ""), time_ms(timer, [&] {
                  cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = splits, .tile_rows = tile_rows});

@@ -1,4 +1,4 @@
-// The quantized GEMM past the GEMVs' 32 rows (batched decode) against the CPU linear on the same
+// The quantized GEMM past the GEMVs' 8 rows (batched decode) against the CPU linear on the same
 // random blocks, dequantised: every format it reads, N past a 128-row block, bias, accumulation,
 // gated input, every K split, bf16 and f32 out, called directly and through ops::linear (which
 // widens to bf16 past kQuantMmaGemmMaxRows); outputs (and the splits' partials) poisoned first.
@@ -52,11 +52,11 @@ class CudaQuantGemm : public CudaOpTest {
   }
 
   // The GEMM called directly and ops::linear (the GEMM up to kQuantMmaGemmMaxRows rows, the
-  // widening past it) at 33-513 rows, with and without bias, bf16 and f32 out.
+  // widening past it) at 9-513 rows, with and without bias, bf16 and f32 out.
   void expect_linear_matches(const GemmShape& s) {
     const Tensor q = random_blocks(s.dtype, {s.n, s.k}, 1000 + s.n + s.k), w = dequantised(q), gq = gpu_copy(q);
     const Tensor b = random_rounded({s.n}, 1001), gb = gpu_bf16(b);
-    for (const int64_t m : {33, 64, 100, 256, 512, 513}) {
+    for (const int64_t m : {9, 20, 33, 64, 100, 128, 256, 513}) {
       const Tensor x = random_rounded({m, s.k}, 1002 + m, -2.f, 2.f), gx = gpu_bf16(x);
       Tensor ref = Tensor::host(DType::kF32, {m, s.n});
       ops::linear(x, w, Tensor(), ref);
@@ -68,7 +68,7 @@ class CudaQuantGemm : public CudaOpTest {
           cuda::QuantGemvArgs args = args_for(gx, gq, out);
           args.bias = bias ? gb.data() : nullptr;
           ASSERT_TRUE(cuda::quant_mma_gemm_supported(s.dtype, args)) << what;
-          for (const int tile_rows : {64, 128}) {
+          for (const int tile_rows : {32, 64}) {
             gpu_->fill_bytes(out, 0xFF);
             cuda::quant_mma_gemm(s.dtype, args, cuda::current_stream(), {.tile_rows = tile_rows});
             expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance,
@@ -82,24 +82,24 @@ class CudaQuantGemm : public CudaOpTest {
   }
 };
 
-TEST_F(CudaQuantGemm, Q4_KMatchesCpuFrom33To512Rows) {
+TEST_F(CudaQuantGemm, Q4_KMatchesCpuFrom9To513Rows) {
   for (const GemmShape& s : std::vector<GemmShape>{{DType::kQ4_K, 300, 1024}, {DType::kQ4_K, 128, 256}})
     expect_linear_matches(s);
 }
 
-TEST_F(CudaQuantGemm, Q8_0MatchesCpuFrom33To512Rows) {
+TEST_F(CudaQuantGemm, Q8_0MatchesCpuFrom9To513Rows) {
   for (const GemmShape& s : std::vector<GemmShape>{{DType::kQ8_0, 300, 1024}, {DType::kQ8_0, 130, 512}})
     expect_linear_matches(s);
 }
 
 // K 1024 keeps FP8 rows (33 K / 32 bytes) 16-byte aligned, K 768 only 8-byte aligned.
-TEST_F(CudaQuantGemm, Fp8MatchesCpuFrom33To512Rows) {
+TEST_F(CudaQuantGemm, Fp8MatchesCpuFrom9To513Rows) {
   for (const GemmShape& s :
        std::vector<GemmShape>{{DType::kF8_E4M3_B128, 300, 1024}, {DType::kF8_E4M3_B128, 200, 768}})
     expect_linear_matches(s);
 }
 
-TEST_F(CudaQuantGemm, OtherNibbleTypesMatchCpuFrom33To512Rows) {
+TEST_F(CudaQuantGemm, OtherNibbleTypesMatchCpuFrom9To513Rows) {
   for (const GemmShape& s : std::vector<GemmShape>{{DType::kQ5_K, 300, 512}, {DType::kQ6_K, 200, 2048},
                                                    {DType::kQ4_0, 300, 512}, {DType::kQ4_1, 300, 512},
                                                    {DType::kQ5_0, 300, 512}, {DType::kQ5_1, 300, 512}})
@@ -107,20 +107,20 @@ TEST_F(CudaQuantGemm, OtherNibbleTypesMatchCpuFrom33To512Rows) {
 }
 
 // Called directly: K of 16 tiles in 1 (one block a column), 3 (6 + 6 + 4 tiles), 16 splits and
-// the shape's own choice, blocks of 64 and 128 rows, adding bias and the product into a residual.
+// the shape's own choice, blocks of 32 and 64 rows, adding bias and the product into a residual.
 TEST_F(CudaQuantGemm, KSplitsBiasAndAccumulateMatchCpu) {
   const int64_t n = 777, k = 4096, max_rows = 256, max_splits = 16;
   poison_partials(max_splits * max_rows * n * static_cast<int64_t>(sizeof(float)));  // its largest request
   for (const DType dtype : {DType::kQ4_K, DType::kQ8_0, DType::kF8_E4M3_B128, DType::kQ6_K}) {
     const Tensor q = random_blocks(dtype, {n, k}, 1100), w = dequantised(q), gq = gpu_copy(q);
     const Tensor b = random_rounded({n}, 1101), gb = gpu_bf16(b), b_bf16 = to_bf16_host(b);
-    for (const int64_t m : {int64_t{33}, int64_t{100}, max_rows}) {
+    for (const int64_t m : {int64_t{9}, int64_t{33}, int64_t{100}, max_rows}) {
       const Tensor x = random_rounded({m, k}, 1102 + m, -2.f, 2.f), gx = gpu_bf16(x);
       const Tensor residual = random_rounded({m, n}, 1103 + m, -4.f, 4.f);
       Tensor ref = host_copy(residual);
       ops::linear(x, w, b_bf16, ref, {.accumulate = true});
       for (const int splits : {0, 1, 3, static_cast<int>(max_splits)})
-        for (const int tile_rows : {64, 128})
+        for (const int tile_rows : {32, 64})
           for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
             Tensor out = out_dtype == DType::kF32 ? gpu_copy(residual) : gpu_bf16(residual);
             cuda::QuantGemvArgs args = args_for(gx, gq, out);
@@ -141,7 +141,7 @@ TEST_F(CudaQuantGemm, KSplitsBiasAndAccumulateMatchCpu) {
 TEST_F(CudaQuantGemm, GatedInputAndAccumulateMatchCpu) {
   for (const DType dtype : {DType::kQ4_K, DType::kQ8_0, DType::kF8_E4M3_B128}) {
     const Tensor q = random_blocks(dtype, {384, 1536}, 1200), w = dequantised(q), gq = gpu_copy(q);
-    for (const int64_t m : {40, 64, 200}) expect_gated_accumulate_matches(w, gq, m, 1201 + m);
+    for (const int64_t m : {12, 40, 64, 200}) expect_gated_accumulate_matches(w, gq, m, 1201 + m);
   }
 }
 #endif

@@ -45,28 +45,9 @@ struct Fp8Format {
     l.scale_hi = hi_valid ? scale(row + 8) : 0.f;
   }
 
-  // f(column of the block, v) for lane t's values of row g (r 0) or g + 8 (r 1): codes
-  // 16t..16t+15 of each half times the row's scale, each product rounded once (the codes' 2^-112
-  // against the load's 2^112; one conversion a pair of codes).
-  template <typename F>
-  __device__ static void visit(const Load& l, int r, int t, F&& f) {
-    const uint4* codes = r == 0 ? l.lo : l.hi;
-    const float s = r == 0 ? l.scale_lo : l.scale_hi;
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        const uint32_t four = mma_gemv::word(codes[h], w);
-        const uint32_t lo = fp8x2_to_bf16x2_scaled(four), hi = fp8x2_to_bf16x2_scaled(four >> 16);
-        const float v[4] = {__uint_as_float(lo << 16) * s, __uint_as_float(lo & 0xffff0000u) * s,
-                            __uint_as_float(hi << 16) * s, __uint_as_float(hi & 0xffff0000u) * s};
-        f(64 * h + 16 * t + 4 * w, v);
-      }
-  }
-
   // acc += block b's product, summed apart in f32 and scaled per weight row.
-  template <int NT>
-  __device__ static void product(const Params& p, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
+  template <int NT, typename X>
+  __device__ static void product(const X& x, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
     float part[NT][4] = {};
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -74,8 +55,8 @@ struct Fp8Format {
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int64_t col = b * kFp8Block + 64 * h + 16 * t;
-        xv[nt][0] = mma_gemv::load_x(p, nt * 8 + g, col);
-        xv[nt][1] = mma_gemv::load_x(p, nt * 8 + g, col + 8);
+        xv[nt][0] = x.load8(nt * 8 + g, col);
+        xv[nt][1] = x.load8(nt * 8 + g, col + 8);
       }
 #pragma unroll
       for (int s = 0; s < 4; ++s) {

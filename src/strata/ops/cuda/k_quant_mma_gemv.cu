@@ -65,8 +65,8 @@ struct Q4kFormat {
     }
   }
 
-  template <int NT>
-  __device__ static void product(const Params& p, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
+  template <int NT, typename X>
+  __device__ static void product(const X& x, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       float scale[2][4], bias[2][4];
@@ -75,7 +75,7 @@ struct Q4kFormat {
 #pragma unroll
       for (int s = 0; s < 4; ++s) {  // sub-block s of the half: steps 2s and 2s + 1
         float part[NT][4] = {}, sum[NT][4] = {};
-        block_products<Q4kFormat, NT>(p, l, b, half, s, g, t, part, sum);
+        block_products<Q4kFormat, NT>(x, l, b, half, s, g, t, part, sum);
         scale_into<NT>(part, sum, {scale[0][s], scale[1][s]}, {bias[0][s], bias[1][s]}, acc);
       }
     }
@@ -83,11 +83,6 @@ struct Q4kFormat {
 
   __device__ static void widen(const Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
     widen_super_block<Q4kFormat>(l, r, b, t, row);
-  }
-
-  template <typename F>
-  __device__ static void visit(const Load& l, int r, int t, F&& f) {
-    visit_super_block<Q4kFormat>(l, r, t, f);
   }
 
   // Lane t's four values of a step of row g (r 0) or g + 8 (r 1), as ggml computes them.
@@ -145,8 +140,8 @@ struct Q6kFormat {
     return __half2float(*reinterpret_cast<const __half*>(&d)) * (byte_plus_2p23(word, j % 4) - (k2p23 + 128.f));
   }
 
-  template <int NT>
-  __device__ static void product(const Params& p, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
+  template <int NT, typename X>
+  __device__ static void product(const X& x, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
 #pragma unroll
@@ -154,7 +149,7 @@ struct Q6kFormat {
         uint32_t a[4];
         step_fragment(codes(l, 0, half, step), codes(l, 1, half, step), a);
         float part[NT][4] = {}, sum[NT][4] = {};
-        step_products<NT>(p, a, b * kSuperCols + 128 * half + 16 * step + 4 * t, g, part, sum);
+        step_products<NT>(x, a, b * kSuperCols + 128 * half + 16 * step + 4 * t, g, part, sum);
         const float s_lo = scale(l, 0, 8 * half + step), s_hi = scale(l, 1, 8 * half + step);
         scale_into<NT>(part, sum, {s_lo, s_hi}, {160.f * s_lo, 160.f * s_hi}, acc);
       }
@@ -163,11 +158,6 @@ struct Q6kFormat {
 
   __device__ static void widen(const Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
     widen_super_block<Q6kFormat>(l, r, b, t, row);
-  }
-
-  template <typename F>
-  __device__ static void visit(const Load& l, int r, int t, F&& f) {
-    visit_super_block<Q6kFormat>(l, r, t, f);
   }
 
   __device__ static void values(const Load& l, int r, int half, int step, float (&v)[4]) {

@@ -56,14 +56,14 @@ struct LegacyFormat {
     }
   }
 
-  template <int NT>
-  __device__ static void product(const Params& p, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
+  template <int NT, typename X>
+  __device__ static void product(const X& x, const Load& l, int64_t b, int g, int t, float (&acc)[NT][4]) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
 #pragma unroll
       for (int s = 0; s < 4; ++s) {  // block 4 half + s: steps 2s and 2s + 1 of the half
         float part[NT][4] = {}, sum[NT][4] = {};
-        block_products<LegacyFormat, NT>(p, l, b, half, s, g, t, part, sum);
+        block_products<LegacyFormat, NT>(x, l, b, half, s, g, t, part, sum);
         float d[2], o[2];
         block_scale(l, 0, 4 * half + s, d[0], o[0]);
         block_scale(l, 1, 4 * half + s, d[1], o[1]);
@@ -75,11 +75,6 @@ struct LegacyFormat {
 
   __device__ static void widen(const Load& l, int r, int64_t b, int t, mma_gemv::bf16* row) {
     widen_super_block<LegacyFormat>(l, r, b, t, row);
-  }
-
-  template <typename F>
-  __device__ static void visit(const Load& l, int r, int t, F&& f) {
-    visit_super_block<LegacyFormat>(l, r, t, f);
   }
 
   // Lane t's four values of a step of row g (r 0) or g + 8 (r 1), as ggml computes them.

@@ -1,9 +1,10 @@
 // CUDA linear layer: bf16 x and weight, f32 accumulation, bf16 or f32 out. Up to 2 rows the
 // register-streaming GEMV (warp_gemv.h) reads the weights; else cuBLASLt. The choice is
-// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 and GGUF block weights: 1-32 rows
-// on the tensor-core GEMVs (fp8_mma_gemv.h, q8_0_mma_gemv.h, nibble_quant_mma_gemv.h; FP8 with K
-// not a multiple of 256: up to 8 rows on the CUDA cores, fp8_gemv.h), up to kQuantMmaGemmMaxRows
-// the quantized GEMM (quant_mma_gemm.h), more (or shapes those refuse) through a bf16 widening.
+// dense_linear_kernel, a fixed rule (dense_linear.h). FP8 and GGUF block weights: up to
+// kQuantGemvMaxRows on the tensor-core GEMVs (fp8_mma_gemv.h, q8_0_mma_gemv.h,
+// nibble_quant_mma_gemv.h; FP8 with K not a multiple of 256: up to 8 rows on the CUDA cores,
+// fp8_gemv.h), up to kQuantMmaGemmMaxRows the quantized GEMM (quant_mma_gemm.h), more (or
+// shapes those refuse) through a bf16 widening.
 // f32 x with f32 weights: linear_f32.h.
 #include "strata/backend/cuda/scratch_pool.h"
 #include "strata/ops/cuda/common.cuh"
@@ -61,10 +62,10 @@ bool quantized_gemv(DType dtype, const QuantGemvArgs& args) {
   return false;
 }
 
-// Block-quantized weight [N, K] (FP8, GGUF types): up to 32 rows stream it, up to
-// kQuantMmaGemmMaxRows the GEMM widens its tiles in shared memory; more rows multiply its bf16
-// widening, made in scratch that only grows (captured graphs keep its pointer; the runner warms
-// shapes first).
+// Block-quantized weight [N, K] (FP8, GGUF types): up to kQuantGemvMaxRows the GEMVs stream it,
+// up to kQuantMmaGemmMaxRows the GEMM (or the GEMVs, to 32 rows, where it refuses the shape);
+// more rows read its bf16 widening, made in scratch that only grows (captured graphs keep its
+// pointer; the runner warms shapes first).
 void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                        const ops::LinearOptions& options) {
   const bool fp8 = weight.dtype() == DType::kF8_E4M3_B128;
@@ -79,9 +80,10 @@ void quantized_product(const Tensor& x, const Tensor& weight, const Tensor& bias
     args.x = product_x.data();
     args.gated_input.reset();
   }
+  const bool gemm = args.m <= kQuantMmaGemmMaxRows && quant_mma_gemm_supported(weight.dtype(), args);
+  if (gemm && args.m > kQuantGemvMaxRows) return quant_mma_gemm(weight.dtype(), args, current_stream());
   if (quantized_gemv(weight.dtype(), args)) return;
-  if (args.m <= kQuantMmaGemmMaxRows && quant_mma_gemm_supported(weight.dtype(), args))
-    return quant_mma_gemm(weight.dtype(), args, current_stream());
+  if (gemm) return quant_mma_gemm(weight.dtype(), args, current_stream());
   void* widened = scratch(ScratchUse::kWidenedWeight, weight.numel() * 2);
   widen_to_bf16(weight.dtype(), weight.data(), weight.dim(0), weight.dim(1), widened);
   const Tensor bf16_weight = Tensor::view(widened, DType::kBF16, weight.shape(), weight.device());

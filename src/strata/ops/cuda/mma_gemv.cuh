@@ -95,6 +95,20 @@ __device__ __forceinline__ uint2 load_x4(const Params& p, int token, int64_t col
   return token < p.rows ? __ldg(reinterpret_cast<const uint2*>(p.x + token * p.k + col)) : uint2{};
 }
 
+// x as the GEMVs read it, rows where they lie (L1 keeps them while the weights stream past):
+// load4 / load8 give 4 / 8 bf16 of row `token` from column `col` (zeros past M); step_sum adds
+// the step's x sums to sum (an mma against ones, the same in every weight row of the fragment).
+struct GlobalX {
+  const Params& p;
+  __device__ __forceinline__ uint2 load4(int token, int64_t col) const { return load_x4(p, token, col); }
+  __device__ __forceinline__ uint4 load8(int token, int64_t col) const { return load_x(p, token, col); }
+  __device__ __forceinline__ void step_sum(float (&sum)[4], uint2 x, int /*token0*/, int64_t /*col*/) const {
+    constexpr uint32_t kOnes = 0x3f803f80u;  // bf16x2 {1, 1}
+    const uint32_t ones[4] = {kOnes, kOnes, kOnes, kOnes};
+    mma_bf16(sum, ones, x);
+  }
+};
+
 // The warps' sums [W][16][8 * NT] into out rows < M.
 template <int NT, int W, typename Tout>
 __device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT][4], int64_t tile, int warp, int g,
@@ -137,7 +151,8 @@ __device__ __forceinline__ Params tile_params(const Params& base, int64_t f, int
 }
 
 // Format: Load (a unit of rows g and g + 8 as lane t holds it), load<kWide>(p, row, unit, t,
-// Load&), product<NT>(p, Load, unit, g, t, acc) and row_bytes(k). Blocks take tiles blockIdx.x,
+// Load&), product<NT>(x, Load, unit, g, t, acc) over an x source (GlobalX here; the GEMM's
+// shared tile, quant_mma_gemm.cuh) and row_bytes(k). Blocks take tiles blockIdx.x,
 // + gridDim.x, ...: with fewer blocks than tiles (a persistent grid) each warp loads its first
 // unit of the next tile before the block meets to sum this one, so HBM stays busy.
 template <typename Format, int NT, int W, bool kWide, typename Tout>
@@ -166,10 +181,10 @@ __device__ __forceinline__ void kernel_body(Params base) {
     for (int64_t u = warp; u < p.units; u += 2 * W) {
       const bool two = u + W < p.units;
       if (two) Format::template load<kWide>(p, row, u + W, t, second);
-      Format::template product<NT>(p, first, u, g, t, acc);
+      Format::template product<NT>(GlobalX{p}, first, u, g, t, acc);
       if (u + 2 * W < p.units) Format::template load<kWide>(p, row, u + 2 * W, t, first);
       else if (has_next && warp < p.units) Format::template load<kWide>(next, next_row, warp, t, first);
-      if (two) Format::template product<NT>(p, second, u + W, g, t, acc);
+      if (two) Format::template product<NT>(GlobalX{p}, second, u + W, g, t, acc);
     }
     if (!has_next) allow_next_kernel();
     write_out<NT, W, Tout>(p, acc, tile, warp, g, t, sums);

@@ -11,8 +11,6 @@
 
 namespace strata::cuda::nibble_mma {
 
-constexpr uint32_t kOnes = 0x3f803f80u;  // bf16x2 {1, 1}
-
 // Codes 0-1 (kPair 0) or 2-3 of four byte codes below 128 as bf16x2 of 128 + code: 0x43XX.
 template <int kPair>
 __device__ __forceinline__ uint32_t codes_plus_128(uint32_t codes) {
@@ -53,16 +51,15 @@ __device__ __forceinline__ void step_fragment(uint32_t lo, uint32_t hi, uint32_t
   a[2] = codes_plus_128<1>(lo), a[3] = codes_plus_128<1>(hi);
 }
 
-// part += A x, sum += ones x for the step at column `col` of the unit, every x tile.
-template <int NT>
-__device__ __forceinline__ void step_products(const mma_gemv::Params& p, const uint32_t (&a)[4], int64_t col, int g,
+// part += A x, sum += the x sums for the step at column `col` of the unit, every x tile.
+template <int NT, typename X>
+__device__ __forceinline__ void step_products(const X& x, const uint32_t (&a)[4], int64_t col, int g,
                                               float (&part)[NT][4], float (&sum)[NT][4]) {
-  const uint32_t ones[4] = {kOnes, kOnes, kOnes, kOnes};
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
-    const uint2 x = mma_gemv::load_x4(p, nt * 8 + g, col);
-    mma_gemv::mma_bf16(part[nt], a, x);
-    mma_gemv::mma_bf16(sum[nt], ones, x);
+    const uint2 xv = x.load4(nt * 8 + g, col);
+    mma_gemv::mma_bf16(part[nt], a, xv);
+    x.step_sum(sum[nt], xv, nt * 8, col);
   }
 }
 
@@ -87,15 +84,15 @@ constexpr int64_t kSuperCols = 2 * mma_gemv::kUnitCols;
 
 // part and sum over the 32 values of half `half`'s block s of unit b (steps 2s, 2s + 1), rows g
 // and g + 8; Format::codes(load, r, half, step) gives a step's four codes.
-template <typename Format, int NT>
-__device__ __forceinline__ void block_products(const mma_gemv::Params& p, const typename Format::Load& l, int64_t b,
+template <typename Format, int NT, typename X>
+__device__ __forceinline__ void block_products(const X& x, const typename Format::Load& l, int64_t b,
                                                int half, int s, int g, int t, float (&part)[NT][4],
                                                float (&sum)[NT][4]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     uint32_t a[4];
     step_fragment(Format::codes(l, 0, half, 2 * s + h), Format::codes(l, 1, half, 2 * s + h), a);
-    step_products<NT>(p, a, b * kSuperCols + 128 * half + 16 * (2 * s + h) + 4 * t, g, part, sum);
+    step_products<NT>(x, a, b * kSuperCols + 128 * half + 16 * (2 * s + h) + 4 * t, g, part, sum);
   }
 }
 

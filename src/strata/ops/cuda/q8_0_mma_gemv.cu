@@ -86,16 +86,16 @@ struct Q8Format {
     visit(l, r, t, [&](int col, const float (&v)[4]) { mma_gemv::store_bf16x4(out + col, v); });
   }
 
-  template <int NT>
-  __device__ static void product(const Params& p, const Load& l, int64_t u, int g, int t, float (&acc)[NT][4]) {
+  template <int NT, typename X>
+  __device__ static void product(const X& x, const Load& l, int64_t u, int g, int t, float (&acc)[NT][4]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       uint4 xv[NT][2];  // x row nt * 8 + g: columns 8t..8t+7 of the half's first block, then of its second
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int64_t col = u * mma_gemv::kUnitCols + 64 * h + 8 * t;
-        xv[nt][0] = mma_gemv::load_x(p, nt * 8 + g, col);
-        xv[nt][1] = mma_gemv::load_x(p, nt * 8 + g, col + 32);
+        xv[nt][0] = x.load8(nt * 8 + g, col);
+        xv[nt][1] = x.load8(nt * 8 + g, col + 32);
       }
 #pragma unroll
       for (int c = 0; c < 2; ++c) {

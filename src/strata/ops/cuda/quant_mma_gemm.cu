@@ -24,14 +24,14 @@ bool weight_aligned(DType dtype, const void* weight, int64_t k) {
   return mma_gemv::aligned(weight, 16);
 }
 
-// Past 64 rows a block takes 128: each weight tile is widened once for twice the rows.
-int auto_tile_rows(const QuantGemvArgs& args) { return args.m <= 64 ? 64 : 128; }
+// Past 32 rows a block takes 64: each weight unit is loaded and widened once for twice the rows.
+int auto_tile_rows(const QuantGemvArgs& args) { return args.m <= 32 ? 32 : 64; }
 
-// A grid short of the blocks that fit at once (o_proj's 32 blocks at 64 rows) splits K: at most
+// A grid short of the blocks that fit at once (o_proj's 32 blocks at 32 rows) splits K: at most
 // kMaxSplits (the partials cost M N 4 bytes each), at least two K tiles a split.
 int64_t auto_splits(const QuantGemvArgs& args, int tile_rows, int64_t tiles) {
   const int64_t blocks = ceil_div(args.m, tile_rows) * ceil_div(args.n, quant_gemm::kBlockN);
-  const int64_t resident = (tile_rows == 64 ? 2 : 1) * num_sms();
+  const int64_t resident = (tile_rows == 32 ? 2 : 1) * num_sms();
   if (2 * blocks > resident) return 1;
   return std::clamp<int64_t>(std::min(ceil_div(resident, blocks), tiles / 2), 1, kMaxSplits);
 }
@@ -101,7 +101,7 @@ bool quant_mma_gemm_supported(DType dtype, const QuantGemvArgs& args) {
 void quant_mma_gemm(DType dtype, const QuantGemvArgs& args, cudaStream_t stream, QuantGemmOptions options) {
   if (args.n == 0) return;
   STRATA_CHECK(quant_mma_gemm_supported(dtype, args));
-  STRATA_CHECK(options.tile_rows == 0 || options.tile_rows == 64 || options.tile_rows == 128);
+  STRATA_CHECK(options.tile_rows == 0 || options.tile_rows == 32 || options.tile_rows == 64);
   const int64_t tiles = args.k / quant_gemm::kTileK;
   const int tile_rows = options.tile_rows > 0 ? options.tile_rows : auto_tile_rows(args);
   const int64_t wanted = options.k_splits > 0 ? options.k_splits : auto_splits(args, tile_rows, tiles);

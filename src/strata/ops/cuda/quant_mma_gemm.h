@@ -1,7 +1,7 @@
 // Block-quantized weights (FP8, Q8_0, the GGUF k-quants and 32-value types, in their device
 // layouts) against more rows than the GEMVs take, on the tensor cores: out[M, N] = x[M, K] @ W^T
-// with each weight tile widened to bf16 in shared memory (quant_mma_gemm.cuh), so a batched
-// decode step reads the quantized bytes instead of a bf16 copy of the whole weight.
+// with the GEMVs' register widening and x tiles shared by 128 weight rows in shared memory
+// (quant_mma_gemm.cuh), so a batched decode step reads the quantized bytes once a row block.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,15 +11,16 @@
 
 namespace strata::cuda {
 
-// Past this many rows the linear widens the weight to bf16 once for cuBLASLt instead. H200,
-// gpu_moe_bench --k-quant (Q4_K, us, GEMM / widening + cuBLASLt): Llama-3.1-8B gate_up at 64 rows
-// 103 / 179, at 128 195 / 168; down 60 / 110, 94 / 94; lm_head 376 / 779, 733 / 708. Past 64 rows
-// every 64-row block widens its weight tiles again, and the widening's conversions bound the GEMM.
-constexpr int64_t kQuantMmaGemmMaxRows = 64;
+// Up to this many rows the GEMVs read x where it lies (each 16 weight rows read all of it);
+// past it the GEMM shares each x tile among 128 weight rows.
+constexpr int64_t kQuantGemvMaxRows = 8;
+// Past this many rows the linear widens the weight to bf16 once for cuBLASLt instead: every 64
+// x rows read the weight again (from L2) and widen its codes in registers again.
+constexpr int64_t kQuantMmaGemmMaxRows = 128;
 
 struct QuantGemmOptions {
   int k_splits = 0;   // blocks that split K (f32 partial sums in scratch, summed after); 0: by shape
-  int tile_rows = 0;  // x rows a block: 64 (8 warps, two blocks a SM) or 128 (16 warps); 0: by M
+  int tile_rows = 0;  // x rows a block: 32 (two blocks a SM) or 64 (one); 0: by M
 };
 
 // dtype FP8 (kF8_E4M3_B128), Q8_0 or a nibble type (nibble_quant_mma_gemv.h) in a layout the GPU
