@@ -27,7 +27,7 @@ KvCacheShape kv_cache_shape(const Model& model, const Backend& backend, int64_t 
 
 ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptions& options)
     : model_(model), backend_(backend), options_(options), layer_workspace_(backend),
-      step_workspace_(backend), step_buffers_(backend) {
+      step_workspace_(backend), step_buffers_(backend), held_workspace_(backend) {
   const ModelConfig& config = model.config();
   if (model.parts().kv_cache_rows_f32 && options_.kv_cache_dtype == KvCacheDType::kFp8)
     fail("{} keeps per-token layer state in f32 KV-cache rows, which an fp8 cache cannot hold; drop "

@@ -210,6 +210,7 @@ class ModelRunner {
   bool stages_busy_ = false;  // the later stages run a step: the control channel waits
   // Sends that wait for the later stages, in order; nullopt: held_rows_ to the next stage.
   std::deque<std::optional<RankMessage>> deferred_;
+  Workspace held_workspace_;  // reused: on a GPU no allocation a step
   Tensor held_rows_;  // [T, hidden] stage 0's output of the step after the one the stages run
 };
 

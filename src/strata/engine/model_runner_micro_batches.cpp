@@ -28,7 +28,8 @@ void ModelRunner::start_micro_batch(StepBatch& step) {
   try {
     const Tensor out = run_eagerly(step, Tensor(), /*hold_stage_output=*/true);
     if (stages_busy_) {
-      held_rows_ = backend_.empty(out.dtype(), out.shape());
+      held_workspace_.reset();
+      held_rows_ = held_workspace_.alloc(out.dtype(), out.shape());
       backend_.copy(held_rows_, out);
       deferred_.push_back(std::nullopt);
     } else {
