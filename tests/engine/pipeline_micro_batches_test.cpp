@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "engine/speculation_test_support.h"
 #include "parallel/rank_threads_support.h"
 #include "strata/engine/rank_worker.h"
@@ -44,9 +46,9 @@ EngineRun run_engine(ModelRunner& runner, const std::vector<std::vector<Generati
   return out;
 }
 
-// Each stage (a thread) loads its layers of `fixture`; stage 0 runs the engine.
-EngineRun run_stages(const std::string& fixture, const std::vector<std::vector<GenerationRequest>>& waves,
-                     const RunSpec& spec) {
+// Each stage (a thread) loads its layers of `fixture`; stage 0 runs `on_stage0`.
+EngineRun run_stages(const std::string& fixture, const RunSpec& spec,
+                     const std::function<EngineRun(ModelRunner&)>& on_stage0) {
   EngineRun out;
   const std::string group =
       fmt::format("strata-test-ppmb-{}-{}", getpid(), per_test_name(fmt::format("{}-{}", fixture, spec.stages)));
@@ -70,10 +72,15 @@ EngineRun run_stages(const std::string& fixture, const std::vector<std::vector<G
                        {.num_kv_blocks = spec.num_kv_blocks, .num_ssm_slots = 96, .rank_control = control.get(),
                         .pipeline = spec.stages > 1 ? &links : nullptr});
     if (stage > 0) return serve_first_rank(runner, *control);
-    out = run_engine(runner, waves, spec.options);
+    out = on_stage0(runner);
     if (control) send_to_ranks(*control, {.kind = RankMessage::Kind::kStop});
   });
   return out;
+}
+
+EngineRun run_stages(const std::string& fixture, const std::vector<std::vector<GenerationRequest>>& waves,
+                     const RunSpec& spec) {
+  return run_stages(fixture, spec, [&](ModelRunner& runner) { return run_engine(runner, waves, spec.options); });
 }
 
 // The speculation tests' mix (a 100-token prompt chunked at 64, n = 2, logprobs, a penalty) and
@@ -124,6 +131,34 @@ TEST_P(PipelineMicroBatches, PreemptionUnderATinyKvPoolKeepsTokensExact) {
     EXPECT_GT(split.stats.preemptions_total, 0u) << what;
     EXPECT_EQ(split.stats.max_micro_batches_in_flight, 2) << what;
   }
+}
+
+// Requests cancelled while their steps are in flight free their blocks and slots at once (the
+// stages still run those steps, in order); the requests after them answer as one process's.
+TEST_P(PipelineMicroBatches, CancelledWhileInFlightLeavesTheStagesExact) {
+  const std::vector<std::vector<GenerationRequest>> waves = {concurrent_requests()};
+  const RunSpec one{.options = {.max_num_batched_tokens = 64}};
+  RunSpec two = one;
+  two.stages = 2;
+  const EngineRun whole = run_stages(GetParam(), waves, one);
+  const EngineRun split = run_stages(GetParam(), two, [&](ModelRunner& runner) {
+    const std::unique_ptr<text::Tokenizer> tokenizer =
+        text::make_id_tokenizer(static_cast<int32_t>(runner.model().config().vocab_size));
+    CheckedEngine engine(runner, *tokenizer, {}, two.options);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (int32_t i = 0; i < 8; ++i)
+      streams.push_back(engine.submit({.prompt_ids = engine_prompt(60 + i, 9 + i), .max_tokens = 100,
+                                       .ignore_eos = true}));
+    for (const auto& stream : streams) EXPECT_TRUE(stream->pop(std::chrono::seconds(30)).has_value());
+    for (const auto& stream : streams) engine.cancel(stream->request_id());
+    for (const auto& stream : streams) EXPECT_EQ(collect_choices(*stream, 1)[0].finish, FinishReason::kCancelled);
+    EngineRun out{.waves = run_waves(engine, waves)};
+    out.stats = engine.stats();
+    return out;
+  });
+  expect_same_results(split.waves[0], whole.waves[0], "after cancels", kLogprobTolerance);
+  EXPECT_EQ(split.stats.requests_cancelled_total, 8u);
+  EXPECT_EQ(split.stats.max_micro_batches_in_flight, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PipelineMicroBatches, ::testing::Values("llama", "qwen3_moe", "qwen3_next"));
