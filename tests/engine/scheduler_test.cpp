@@ -125,6 +125,44 @@ TEST(Scheduler, ASequenceAloneShortOfBlocksIsHandedBackNotPreempted) {
   EXPECT_EQ(a.num_computed_tokens, 32);
 }
 
+// Pipeline micro-batches: with 2 to fill, a step takes half of the sequences it may run, the next
+// step the rest; sequences in a micro-batch in flight are neither scheduled nor preempted.
+TEST(Scheduler, MicroBatchesTakeTheirShareAndLeaveThoseInFlightAlone) {
+  Harness h(64, {.max_num_batched_tokens = 64, .max_num_seqs = 8, .block_size = 16});
+  for (int i = 0; i < 5; ++i) h.add(4);
+  const StepPlan first = h.scheduler.schedule(/*num_micro_batches_left=*/2);
+  ASSERT_EQ(first.rows.size(), 3u);  // ceil(5 / 2)
+  for (const ScheduledRow& row : first.rows) row.seq->in_micro_batch = true;
+  const StepPlan second = h.scheduler.schedule(1);
+  ASSERT_EQ(second.rows.size(), 2u);
+  EXPECT_EQ(second.rows[0].seq, h.seqs[3].get());
+  EXPECT_EQ(second.rows[1].seq, h.seqs[4].get());
+}
+
+// Blocks run out while the oldest is in flight: the newest not in flight is preempted; with only
+// sequences in flight left to take from, the one short waits instead of being handed back.
+TEST(Scheduler, PreemptionSparesSequencesInFlight) {
+  Harness h(4, {.max_num_batched_tokens = 64, .max_num_seqs = 4, .block_size = 16});
+  Sequence& a = h.add(32);
+  Sequence& b = h.add(16);
+  Sequence& c = h.add(16);
+  h.run(h.scheduler.schedule());
+  EXPECT_EQ(h.memory.blocks().num_free(), 0);
+  c.in_micro_batch = true;  // the newest: b goes instead
+  StepPlan plan = h.scheduler.schedule(1);
+  EXPECT_EQ(plan.num_preempted, 1);
+  EXPECT_EQ(b.status, SequenceStatus::kWaiting);
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_EQ(plan.rows[0].seq, &a);
+  h.run(plan);
+  a.in_micro_batch = true;
+  c.in_micro_batch = false;  // needs a third block, and only a (in flight) holds any
+  plan = h.scheduler.schedule(1);
+  EXPECT_TRUE(plan.rows.empty());
+  EXPECT_EQ(plan.num_preempted, 0);
+  EXPECT_TRUE(plan.out_of_blocks.empty());
+}
+
 // Its prompt fit one step; prompt and output (45 tokens) do not fit the 40-token budget.
 TEST(Scheduler, WithoutChunkedPrefillAPreemptedSequenceRecomputesInChunks) {
   Harness h(64, {.max_num_batched_tokens = 40, .enable_chunked_prefill = false, .block_size = 16});

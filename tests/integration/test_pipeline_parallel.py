@@ -1,8 +1,8 @@
 """`--pipeline-parallel-size N`: rank 0 starts N - 1 copies of itself, stage s loads and runs its
 layers, hidden states go forward and the logits come back to stage 0. `strata logits` equals one
 process's logits bit for bit (and within 1e-5 with `--tp 2` inside each stage); `strata generate`
-and `strata serve` give one process's greedy tokens, with preemption, prefix hits, forks and n-gram
-speculation too (draft-model and MTP speculation: test_tensor_parallel_speculative.py); sizes that do
+and `strata serve` give one process's greedy tokens, with 2 micro-batches in flight (one rank per
+stage), with preemption, prefix hits, forks and n-gram speculation too (draft-model and MTP speculation: test_tensor_parallel_speculative.py); sizes that do
 not fit and EAGLE-3 over stages are clear errors; no stage outlives the server, and a killed stage
 fails requests and /health, not the server."""
 import subprocess
@@ -102,10 +102,13 @@ def test_serve_over_stages_answers_as_one_process_even_when_preempted(model, pro
         num_ranks = int(sizes["--pp"]) * int(sizes.get("--tp", 1))
         assert len(rank_processes(split.proc.pid, "pipeline-parallel")) == num_ranks - 1
         assert [texts[0] for texts in completions(split, prompts)] == expected  # n = 1: one text each
+        metrics = split.metrics()
         if "--speculative-config" not in extra:  # its point is the roll backs; whether it preempts depends on timing
-            metrics = split.metrics()
             assert metrics["strata:num_preemptions_total"] > 0
             assert metrics["strata:swap_out_bytes_total"] > 0
+        # One rank per stage, no speculation: stage 0 runs a micro-batch while the later stages run another.
+        micro_batches = "--tp" not in sizes and "--speculative-config" not in extra
+        assert metrics["strata:pipeline_max_micro_batches_in_flight"] == (2 if micro_batches else 0)
     finally:
         assert split.stop() == 0
     time.sleep(0.5)

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <deque>
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "model/fixture_support.h"
@@ -23,7 +27,7 @@ namespace {
 // The ranks of tp x pp as threads, placed as ParallelGroup places processes (rank = stage * tp +
 // tensor-parallel rank), each loading its heads of its stage's layers; rank 0 runs `run` and keeps
 // its logits.
-Tensor run_layout(const LoadOptions& model, int tp, int pp, const SplitRun& run) {
+Tensor run_layout(const LoadOptions& model, int tp, int pp, const std::function<Tensor(ModelRunner&)>& on_rank0) {
   Tensor logits;
   const std::string group = fmt::format("strata-test-pp-{}-{}", getpid(), per_test_name(fmt::format("{}x{}", tp, pp)));
   const std::chrono::milliseconds timeout = std::chrono::seconds(60);
@@ -48,24 +52,28 @@ Tensor run_layout(const LoadOptions& model, int tp, int pp, const SplitRun& run)
     ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = tensor_parallel.get(),
                                                  .rank_control = control.get(), .pipeline = &links});
     if (rank > 0) return serve_first_rank(runner, *control);
-    logits = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+    logits = on_rank0(runner);
     send_to_ranks(*control, {.kind = RankMessage::Kind::kStop});
   });
   return logits;
 }
 
-Tensor run_whole(const LoadOptions& model, const SplitRun& run) {
+Tensor run_whole(const LoadOptions& model, const std::function<Tensor(ModelRunner&)>& run) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
   const LoadedModel loaded = load_model(model, *backend);
   ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64});
-  return run_sequence(runner, run.tokens, run.prefill, run.chunk);
+  return run(runner);
+}
+
+std::function<Tensor(ModelRunner&)> sequence_run(const SplitRun& run) {
+  return [run](ModelRunner& runner) { return run_sequence(runner, run.tokens, run.prefill, run.chunk); };
 }
 
 void expect_stages_equal_one(const LoadOptions& model, const SplitRun& run, const std::vector<int>& stage_counts) {
-  const Tensor whole = run_whole(model, run);
+  const Tensor whole = run_whole(model, sequence_run(run));
   const int64_t n = static_cast<int64_t>(run.tokens.size());
   for (int stages : stage_counts) {
-    const Tensor split = run_layout(model, 1, stages, run);
+    const Tensor split = run_layout(model, 1, stages, sequence_run(run));
     ASSERT_TRUE(split.defined()) << stages << " stages";
     ASSERT_EQ(split.dim(0), n);
     EXPECT_EQ(max_abs_diff_rows(whole, split, 0, n), 0.0f) << model.model_path << ": " << stages << " stages";
@@ -195,8 +203,8 @@ TEST_P(TensorTimesPipelineFixture, FourRanksGiveTheLogitsOfOne) {
   const FixtureSequence& seq = f.sequences.at(0);
   const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
   const LoadOptions model{.model_path = fixture_path("hf/" + GetParam())};
-  const Tensor whole = run_whole(model, run);
-  const Tensor split = run_layout(model, 2, 2, run);
+  const Tensor whole = run_whole(model, sequence_run(run));
+  const Tensor split = run_layout(model, 2, 2, sequence_run(run));
   ASSERT_TRUE(split.defined());
   const int64_t n = static_cast<int64_t>(run.tokens.size());
   EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f);
@@ -205,6 +213,91 @@ TEST_P(TensorTimesPipelineFixture, FourRanksGiveTheLogitsOfOne) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TensorTimesPipelineFixture,
                          ::testing::Values("llama", "qwen3", "qwen3_moe", "qwen3_next", "mamba2", "nemotron_h"));
+
+// Two sequences' steps in turn (A0, B0, A1, B1, ...): prefill chunks of 5, then one token a
+// step; B reads A's tokens in reverse. Their blocks and SSM slots come from the runner's memory.
+class AlternatingSteps {
+ public:
+  AlternatingSteps(ModelRunner& runner, const SplitRun& run) : runner_(runner), run_(run) {
+    tokens_[0] = run.tokens;
+    tokens_[1] = {run.tokens.rbegin(), run.tokens.rend()};
+  }
+  int64_t num_steps() const {
+    const auto chunks = (run_.prefill + run_.chunk - 1) / run_.chunk;
+    return 2 * (chunks + static_cast<int64_t>(run_.tokens.size()) - run_.prefill);
+  }
+  StepBatch next() {
+    const int s = turn_++ % 2;
+    const int32_t n = done_[s] < run_.prefill ? std::min(run_.chunk, run_.prefill - done_[s]) : 1;
+    if (runner_.ssm_pool() != nullptr && slot_[s] < 0) slot_[s] = *runner_.memory().acquire_slot();
+    STRATA_CHECK(runner_.memory().reserve(blocks_[s], done_[s] + n));
+    StepRow row{.seq_id = s, .token_ids = {tokens_[s].begin() + done_[s], tokens_[s].begin() + done_[s] + n},
+                .num_computed_tokens = done_[s], .block_table = blocks_[s], .ssm_slot = slot_[s],
+                .logits = LogitsMode::kAll};
+    done_[s] += n;
+    return StepBatch({std::move(row)}, runner_.block_size());
+  }
+
+ private:
+  ModelRunner& runner_;
+  SplitRun run_;
+  std::vector<int32_t> tokens_[2], blocks_[2];
+  int32_t done_[2] = {0, 0}, slot_[2] = {-1, -1};
+  int turn_ = 0;
+};
+
+Tensor concat_rows(const std::vector<Tensor>& parts) {
+  int64_t rows = 0;
+  for (const Tensor& t : parts) rows += t.dim(0);
+  Tensor out = Tensor::host(DType::kF32, {rows, parts.at(0).dim(1)});
+  auto* dst = static_cast<uint8_t*>(out.data());
+  for (const Tensor& t : parts) dst = static_cast<uint8_t*>(std::memcpy(dst, t.data(), t.nbytes())) + t.nbytes();
+  return out;
+}
+
+// One process: each step runs through. Stage 0 with micro-batches: a step starts before the one
+// before it is back, so stage 0 computes it while stage 1 computes the other.
+Tensor run_alternating(ModelRunner& runner, const SplitRun& run, bool micro_batches) {
+  AlternatingSteps steps(runner, run);
+  std::vector<Tensor> logits;
+  std::deque<StepBatch> started;  // keeps their rows alive
+  for (int64_t i = 0; i < steps.num_steps(); ++i) {
+    if (!micro_batches) {
+      StepBatch batch = steps.next();
+      logits.push_back(runner.execute(batch));
+      continue;
+    }
+    if (runner.num_micro_batches() == 2) {
+      logits.push_back(runner.finish_micro_batch());
+      started.pop_front();
+    }
+    started.push_back(steps.next());
+    runner.start_micro_batch(started.back());
+  }
+  while (runner.num_micro_batches() > 0) logits.push_back(runner.finish_micro_batch());
+  return concat_rows(logits);
+}
+
+// Micro-batches in flight (hybrid: B's SSM slot is taken while A's step is on stage 1, so the
+// message waits) give one process's logits of the same steps, bit for bit.
+class PipelineMicroBatchFixture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PipelineMicroBatchFixture, TwoStepsInFlightGiveTheLogitsOfOne) {
+  const FixtureSequence seq = load_fixture(GetParam()).sequences.at(0);
+  const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
+  const LoadOptions model{.model_path = fixture_path("hf/" + GetParam())};
+  const Tensor whole = run_whole(model, [&](ModelRunner& r) { return run_alternating(r, run, false); });
+  const Tensor split = run_layout(model, 1, 2, [&](ModelRunner& r) {
+    EXPECT_EQ(r.max_micro_batches(), 2);
+    return run_alternating(r, run, true);
+  });
+  ASSERT_TRUE(split.defined());
+  ASSERT_EQ(split.dim(0), whole.dim(0));
+  EXPECT_EQ(max_abs_diff_rows(whole, split, 0, whole.dim(0)), 0.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, PipelineMicroBatchFixture,
+                         ::testing::Values("llama", "qwen3_moe", "qwen3_next", "mamba2"));
 
 // Stage 0's runner hands out the SSM slots: a hybrid whose stage 0 holds only attention is refused,
 // while the same model over 2 stages (stage 0: attention and a Gated DeltaNet layer) runs.

@@ -145,6 +145,18 @@ TEST(MetricsText, SpeculativeDecodingCountersPerPosition) {
             std::string::npos);
 }
 
+// Steps in flight at once is a count per engine: replicas report the largest, not the sum.
+TEST(MetricsText, PipelineMicroBatchesInFlight) {
+  std::vector<EngineStatsSnapshot> replicas(2);
+  replicas[0].max_micro_batches_in_flight = 2;
+  replicas[1].max_micro_batches_in_flight = 2;
+  EXPECT_NE(render_metrics(replicas[0], "m").find("# TYPE strata:pipeline_max_micro_batches_in_flight gauge\n"
+                                                  "strata:pipeline_max_micro_batches_in_flight{model_name=\"m\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(render_metrics(replicas, "m").find("strata:pipeline_max_micro_batches_in_flight{model_name=\"m\"} 2\n"),
+            std::string::npos);
+}
+
 // Data-parallel replicas: strata: names sum them, each vllm: family lists one series per
 // replica under engine="i", as vLLM's data-parallel engines do.
 TEST(MetricsText, ReplicasSumUnderStrataNamesAndSplitByEngineUnderVllmNames) {

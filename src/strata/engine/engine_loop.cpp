@@ -52,9 +52,15 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
     mtp_ = std::make_unique<MtpProposer>(*parts_.draft_runner, parts_.runner, k);
   else if (parts_.draft_runner != nullptr)
     draft_ = std::make_unique<DraftModel>(*parts_.draft_runner, k, parts_.options.max_num_batched_tokens);
+  // Speculation's drafts need each step's tokens before the next: its steps stay one in flight.
+  if (parts_.options.pipeline_micro_batches && k == 0) max_micro_batches_ = parts_.runner.max_micro_batches();
 }
 
 EngineLoop::~EngineLoop() {
+  try {
+    parts_.runner.finish_micro_batches();  // the stages take no message before they are back
+  } catch (const std::exception&) {  // a lost group: the messages below go nowhere
+  }
   memory_.stop_prefix_cache();
   flush_kv_events();
   memory_.stop_swap_space();
@@ -106,7 +112,8 @@ void EngineLoop::take_inbox() {
   {
     std::unique_lock<std::mutex> lock(inbox_mutex_);
     // Nothing changes until the inbox does when nothing ran and nothing is in flight.
-    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && (sequences_.empty() || idle_) && !in_flight_)
+    if (inbox_.empty() && cancels_.empty() && !cancel_all_ && (sequences_.empty() || idle_) && !in_flight_ &&
+        micro_batches_.empty())
       wake_.wait_for(lock, std::chrono::milliseconds(50));
     incoming.swap(inbox_);
     cancels.swap(cancels_);
@@ -139,20 +146,18 @@ bool EngineLoop::iterate() {
   }
   publish();
   flush_kv_events();
-  if (!in_flight_) retired_.clear();
+  if (!in_flight_ && micro_batches_.empty()) retired_.clear();
   update_gauges();
-  return !sequences_.empty() || in_flight_.has_value();
+  return !sequences_.empty() || in_flight_.has_value() || !micro_batches_.empty();
 }
 
 void EngineLoop::run_step() {
+  if (max_micro_batches_ > 1) return run_micro_batches();
   step_requests_.clear();
   idle_ = false;
   propose_drafts();
   StepPlan plan = scheduler_.schedule();
-  for (Sequence* seq : plan.out_of_blocks) finish(*seq, FinishReason::kLength, std::nullopt);
-  if (plan.num_preempted > 0)
-    parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
-  for (const ScheduledRow& r : plan.rows) step_requests_.push_back(r.seq->request);
+  take_plan(plan);
   if (in_flight_ && needs_tokens_on_host(plan)) {
     finish_in_flight();
     std::erase_if(plan.rows, [](const ScheduledRow& r) { return r.seq->status == SequenceStatus::kFinished; });
@@ -163,6 +168,13 @@ void EngineLoop::run_step() {
   launched_.reset();
   if (!async_scheduling_) finish_in_flight();
   idle_ = plan.rows.empty() && plan.out_of_blocks.empty() && plan.num_preempted == 0 && !in_flight_;
+}
+
+void EngineLoop::take_plan(const StepPlan& plan) {
+  for (Sequence* seq : plan.out_of_blocks) finish(*seq, FinishReason::kLength, std::nullopt);
+  if (plan.num_preempted > 0)
+    parts_.stats.update([&](EngineStatsSnapshot& s) { s.preemptions_total += plan.num_preempted; });
+  for (const ScheduledRow& r : plan.rows) step_requests_.push_back(r.seq->request);
 }
 
 bool EngineLoop::needs_tokens_on_host(const StepPlan& plan) const {
@@ -196,11 +208,15 @@ StepRow EngineLoop::make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>
   return row;
 }
 
-EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
+StepBatch EngineLoop::make_batch(const StepPlan& plan, std::vector<PlannedSnapshot>& snapshots) {
   std::vector<StepRow> rows;
-  std::vector<PlannedSnapshot> snapshots;  // captured this step
   for (const ScheduledRow& r : plan.rows) rows.push_back(make_row(r, snapshots));
-  StepBatch batch(std::move(rows), parts_.runner.block_size());
+  return StepBatch(std::move(rows), parts_.runner.block_size());
+}
+
+EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
+  std::vector<PlannedSnapshot> snapshots;  // captured this step
+  StepBatch batch = make_batch(plan, snapshots);
   const Tensor pending_ids = in_flight_ ? in_flight_->ticket.sampled_ids : Tensor();
   Tensor logits;
   try {
@@ -211,15 +227,27 @@ EngineLoop::InFlightStep EngineLoop::launch_step(const StepPlan& plan) {
     cancel_snapshots(snapshots);
     throw;
   }
+  advance_rows(plan, batch, snapshots);
+  return sample_rows(plan, batch, logits);
+}
+
+void EngineLoop::advance_rows(const StepPlan& plan, const StepBatch& batch,
+                              const std::vector<PlannedSnapshot>& snapshots) {
   finish_snapshots(snapshots);
   if (mtp_) mtp_->record_target_step(batch, plan.rows);
+  for (const ScheduledRow& r : plan.rows) {
+    r.seq->num_computed_tokens += r.num_tokens - r.num_draft_tokens;  // finish_verify adds the accepted
+    register_blocks(*r.seq);
+  }
+}
+
+EngineLoop::InFlightStep EngineLoop::sample_rows(const StepPlan& plan, const StepBatch& batch, const Tensor& logits) {
   std::vector<SampleTask> tasks;
   std::vector<InFlightStep::Verify> verifies;
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     Sequence& seq = *plan.rows[i].seq;
     const int32_t drafts = plan.rows[i].num_draft_tokens;
-    seq.num_computed_tokens += plan.rows[i].num_tokens - drafts;  // finish_verify adds the accepted
-    register_blocks(seq);
+    if (seq.status == SequenceStatus::kFinished) continue;  // cancelled while its micro-batch ran
     if (batch.rows()[i].logits == LogitsMode::kNone) continue;
     int64_t logits_row = batch.logits_row_offsets()[i];
     if (seq.request->request.pooling) {

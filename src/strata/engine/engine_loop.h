@@ -4,6 +4,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,6 +88,12 @@ class EngineLoop {
     };
     std::vector<Verify> verifies;
   };
+  // Pipeline stages (engine_loop_micro_batches.cpp): a step started on stage 0 whose logits are
+  // not back yet; its sequences are in no other step until they are.
+  struct MicroBatch {
+    StepPlan plan;
+    StepBatch batch;
+  };
 
   void take_inbox();
   void start_request(const std::shared_ptr<RequestState>& request);
@@ -103,6 +110,20 @@ class EngineLoop {
   void inject_fault();
   // Queues the plan's forward and sampling; each sampled sequence gets a pending token.
   InFlightStep launch_step(const StepPlan& plan);
+  // The plan's rows as a step (snapshots planned into `snapshots`).
+  StepBatch make_batch(const StepPlan& plan, std::vector<PlannedSnapshot>& snapshots);
+  // After the forward ran: the snapshots it filled, and each row's tokens counted as computed.
+  void advance_rows(const StepPlan& plan, const StepBatch& batch, const std::vector<PlannedSnapshot>& snapshots);
+  // What the logits give each row (prompt logprobs, pooled rows, samples, verifies), launched.
+  InFlightStep sample_rows(const StepPlan& plan, const StepBatch& batch, const Tensor& logits);
+  // The scheduler's side effects of a plan: finishing those out of blocks, counting preemptions.
+  void take_plan(const StepPlan& plan);
+  // Pipeline stages with micro-batches in flight (engine_loop_micro_batches.cpp): starts the
+  // next micro-batch on stage 0, then reads back the oldest when the pipeline is full or
+  // nothing else could start.
+  void run_micro_batches();
+  void start_micro_batch(StepPlan plan);
+  void finish_micro_batch();
   StepRow make_row(const ScheduledRow& r, std::vector<PlannedSnapshot>& snapshots);
   bool wants_prompt_logprobs(const Sequence& seq) const;
   void add_prompt_logprobs(Sequence& seq, const StepRow& row, const Tensor& row_logits);
@@ -177,6 +198,8 @@ class EngineLoop {
   std::map<int64_t, std::vector<std::unique_ptr<Sequence>>> sequences_;  // by request id
   std::optional<InFlightStep> in_flight_;
   std::optional<InFlightStep> launched_;  // queued by this iteration, in flight from the next
+  int64_t max_micro_batches_ = 1;  // > 1: pipeline stages, micro-batches in flight
+  std::deque<MicroBatch> micro_batches_;  // started on stage 0, oldest first
   std::vector<std::shared_ptr<RequestState>> step_requests_;  // scheduled this iteration
   int64_t num_steps_launched_ = 0;
   bool idle_ = false;  // the last iteration ran nothing: wait for the inbox

@@ -46,6 +46,7 @@ void EngineLoop::fail_everything(const std::string& message) {
     if (*step) batch_sampler_.discard((*step)->ticket, /*wait_for_device=*/false);
     step->reset();
   }
+  micro_batches_.clear();  // the group is lost: no logits come back
   for (const auto& request : incoming) start_request(request);
   std::vector<std::shared_ptr<RequestState>> requests;
   for (const auto& [id, seqs] : sequences_) requests.push_back(seqs.front()->request);

@@ -44,6 +44,10 @@ struct EngineOptions {
   // Speculative decoding (n-gram drafts or a draft model; rejection sampling for sampled requests); drafts need
   // the newest token on the host, so it turns async scheduling off.
   SpeculativeOptions speculative;
+  // Under pipeline parallelism (one rank per stage, no speculation): stage 0 starts the next step,
+  // over other sequences, while the later stages run the one before, as vLLM always does. Off:
+  // one step in flight, each stage idle while the others compute.
+  bool pipeline_micro_batches = true;
   // --kv-events-config: publish the prefix cache's block events as vLLM does (ZeroMQ), for
   // routers that place requests by cached prefix.
   KvEventsConfig kv_events;

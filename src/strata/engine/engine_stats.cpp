@@ -1,5 +1,7 @@
 #include "strata/engine/engine_stats.h"
 
+#include <algorithm>
+
 namespace strata {
 
 Histogram::Histogram(std::vector<double> upper_bounds)
@@ -48,6 +50,7 @@ void add_counts(EngineStatsSnapshot& into, const EngineStatsSnapshot& s) {
   into.swap_out_bytes_total += s.swap_out_bytes_total;
   into.swap_in_bytes_total += s.swap_in_bytes_total;
   into.swap_space_used_bytes += s.swap_space_used_bytes;
+  into.max_micro_batches_in_flight = std::max(into.max_micro_batches_in_flight, s.max_micro_batches_in_flight);
   into.spec_num_drafts_total += s.spec_num_drafts_total;
   into.spec_draft_tokens_total += s.spec_draft_tokens_total;
   into.spec_accepted_tokens_total += s.spec_accepted_tokens_total;

@@ -54,6 +54,7 @@ struct EngineStatsSnapshot {
   uint64_t spec_draft_tokens_total = 0;     // speculative drafts verified
   uint64_t spec_accepted_tokens_total = 0;  // of them, the ones the model agreed with
   std::vector<uint64_t> spec_accepted_per_pos_total;  // [position in the run] drafts accepted there
+  int64_t max_micro_batches_in_flight = 0;  // pipeline stages: most steps in flight at once so far
   uint64_t kv_event_batches_dropped_total = 0;  // KV-cache event batches the publisher's full queue refused
   // Latencies in seconds, in vLLM's buckets (vllm/v1/metrics/loggers.py), so the vllm: names
   // /metrics also exports read the same histograms.

@@ -6,7 +6,6 @@
 #include "strata/core/error.h"
 #include "strata/model/forward_context.h"
 #include "strata/ops/pending_tokens.h"
-#include "strata/parallel/step_message.h"
 
 namespace strata {
 namespace {
@@ -28,7 +27,7 @@ KvCacheShape kv_cache_shape(const Model& model, const Backend& backend, int64_t 
 
 ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptions& options)
     : model_(model), backend_(backend), options_(options), layer_workspace_(backend),
-      step_workspace_(backend), step_buffers_(backend) {
+      step_workspace_(backend), step_buffers_(backend), held_workspace_(backend) {
   const ModelConfig& config = model.config();
   if (model.parts().kv_cache_rows_f32 && options_.kv_cache_dtype == KvCacheDType::kFp8)
     fail("{} keeps per-token layer state in f32 KV-cache rows, which an fp8 cache cannot hold; drop "
@@ -95,7 +94,12 @@ void ModelRunner::copy_kv_block(int32_t src, int32_t dst) {
   }
 }
 
-ModelRunner::~ModelRunner() = default;
+ModelRunner::~ModelRunner() {
+  try {
+    finish_micro_batches();  // leaves no stage waiting to hand its logits over
+  } catch (const std::exception&) {  // a lost group: nobody is waiting
+  }
+}
 
 void ModelRunner::set_lora(const LoraSet* lora) {
   lora_ = lora;
@@ -174,6 +178,11 @@ void ModelRunner::repeat_slots_on_other_ranks() {
 void ModelRunner::send_to_other_ranks(const RankMessage& message) {
   if (control() == nullptr || control()->rank() != 0) return;
   if (group_lost_) return;  // freeing what sequences held after the loss: nothing left to tell
+  if (stages_busy_) return deferred_.push_back(message);
+  send_now(message);
+}
+
+void ModelRunner::send_now(const RankMessage& message) {
   try {
     send_to_ranks(*control(), message);
   } catch (const std::exception& e) {
@@ -213,20 +222,25 @@ int64_t ModelRunner::auto_kv_blocks(const KvCacheShape& shape) const {
   return std::min(blocks, kMaxAutoBlocks);
 }
 
-Tensor ModelRunner::forward(const StepBatch& step) {
-  ForwardContext ctx{.backend = backend_,
-                     .workspace = layer_workspace_,
-                     .step_workspace = step_workspace_,
-                     .kv_cache = kv_cache_.get(),
-                     .ssm_pool = memory_->ssm(),
-                     .verify_states = memory_->verify(),
-                     .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
-                     .lora = lora_,
-                     .tensor_parallel = options_.tensor_parallel,
-                     .pipeline = options_.pipeline,
-                     .lora_slots = step.device().lora_slots,
-                     .keep_hidden_states = options_.keep_hidden_states,
-                     .aux_hidden_layers = options_.aux_hidden_layers};
+ForwardContext ModelRunner::forward_context(const Tensor& lora_slots) {
+  return {.backend = backend_,
+          .workspace = layer_workspace_,
+          .step_workspace = step_workspace_,
+          .kv_cache = kv_cache_.get(),
+          .ssm_pool = memory_->ssm(),
+          .verify_states = memory_->verify(),
+          .activation_dtype = backend_.device().is_cpu() ? DType::kF32 : DType::kBF16,
+          .lora = lora_,
+          .tensor_parallel = options_.tensor_parallel,
+          .pipeline = options_.pipeline,
+          .lora_slots = lora_slots,
+          .keep_hidden_states = options_.keep_hidden_states,
+          .aux_hidden_layers = options_.aux_hidden_layers};
+}
+
+Tensor ModelRunner::forward(const StepBatch& step, bool hold_stage_output) {
+  ForwardContext ctx = forward_context(step.device().lora_slots);
+  ctx.hold_stage_output = hold_stage_output;
   last_hidden_states_ = last_aux_hidden_states_ = Tensor();
   try {
     Tensor out = model_.forward(step, ctx);
@@ -250,9 +264,8 @@ Tensor ModelRunner::execute(StepBatch& step, const Tensor& pending_ids) {
 Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids) {
   backend_.make_current();  // the step may run on another thread than the one that made the backend
   if (!splits_over_ranks()) return run_step(step, pending_ids);
-  if (group_lost_)
-    throw DeviceError(fmt::format("the {} group is lost; restart the server (in Python: make a new LLM)", group_kind()),
-                      /*sticky=*/true);
+  check_group();
+  STRATA_CHECK_MSG(started_.empty(), "a step runs through while {} micro-batches are in flight", started_.size());
   send_lora_loads();
   send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
                        .min_blocks_per_row = step.max_blocks_per_row()});
@@ -263,8 +276,20 @@ Tensor ModelRunner::execute_on_device(StepBatch& step, const Tensor& pending_ids
   }
 }
 
+void ModelRunner::check_group() const {
+  if (group_lost_)
+    throw DeviceError(fmt::format("the {} group is lost; restart the server (in Python: make a new LLM)", group_kind()),
+                      /*sticky=*/true);
+}
+
 Tensor ModelRunner::run_step(StepBatch& step, const Tensor& pending_ids) {
   if (const int64_t bucket = graph_bucket(step); bucket > 0) return execute_graph(step, bucket, pending_ids);
+  const Tensor logits = run_eagerly(step, pending_ids, /*hold_stage_output=*/false);
+  step_workspace_.reset();
+  return logits;
+}
+
+Tensor ModelRunner::run_eagerly(StepBatch& step, const Tensor& pending_ids, bool hold_stage_output) {
   if (backend_.device().is_cpu()) {
     step.upload(backend_);
   } else {
@@ -272,9 +297,7 @@ Tensor ModelRunner::run_step(StepBatch& step, const Tensor& pending_ids) {
     if (step.has_image_tokens()) step.upload_images(backend_);
   }
   fill_pending(step, pending_ids);
-  const Tensor logits = forward(step);
-  step_workspace_.reset();
-  return logits;
+  return forward(step, hold_stage_output);
 }
 
 void ModelRunner::fill_pending(const StepBatch& step, const Tensor& pending_ids) {

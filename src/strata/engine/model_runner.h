@@ -5,9 +5,11 @@
 // (sessions, the scheduler) allocates through memory() and speaks in StepRows.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "strata/cache/kv_cache.h"
@@ -16,13 +18,13 @@
 #include "strata/model/step_batch.h"
 #include "strata/model/step_buffers.h"
 #include "strata/model/workspace.h"
+#include "strata/parallel/step_message.h"
 
 namespace strata {
 
 class Communicator;
 class LoraSet;
 struct PipelineLinks;
-struct RankMessage;
 
 struct RunnerOptions {
   int64_t num_kv_blocks = 0;  // 0: from gpu_memory_utilization (GPU), 8 max-length sequences (CPU)
@@ -70,6 +72,18 @@ class ModelRunner {
   // queues the work on a GPU. pending_ids: [S] i32 on the step's device, the previous
   // step's samples that rows with a pending_sample take as their last token.
   Tensor execute_on_device(StepBatch& step, const Tensor& pending_ids = Tensor());
+  // Rank 0 of a pipeline of one rank per stage: 2 steps may be in flight (stage 0 runs one while
+  // the later stages run the one before); else 1 (execute_on_device runs each step through).
+  int64_t max_micro_batches() const;
+  // Runs stage 0's layers of `step` and sends its output on, at once when the later stages are
+  // idle, else when the logits of the step they run are back (finish_micro_batch); meanwhile what
+  // this rank sends the others (memory changes, the step) waits, in order. At most 2 started.
+  void start_micro_batch(StepBatch& step);
+  // The logits [num_logits, vocab] f32 on the host of the oldest step started, waited for.
+  Tensor finish_micro_batch();
+  // Waits for every started step's logits and drops them (an engine that stops).
+  void finish_micro_batches();
+  int64_t num_micro_batches() const { return static_cast<int64_t>(started_.size()); }
   // Captures the decode graph of every batch-size bucket up to max_batch_size now, so the
   // first requests do not pay for it (a server calls this before it reports ready).
   // Returns the number of graphs held afterwards; 0 where steps run eagerly (CPU).
@@ -139,9 +153,17 @@ class ModelRunner {
   }
   // Rank 0 of a parallel group: sends `message` to the other ranks; a no-op elsewhere.
   void send_to_other_ranks(const RankMessage& message);
+  void send_now(const RankMessage& message);
+  // The later stages are idle again: the LoRA loads, then what waited for them, in order, up to
+  // and including the next step's stage-0 output.
+  void send_deferred();
+  void check_group() const;  // throws the sticky DeviceError of a lost group
   [[noreturn]] void lose_group(const std::exception& error);
   const char* group_kind() const;  // names the group in errors
   Tensor run_step(StepBatch& step, const Tensor& pending_ids);  // execute_on_device's work on this rank
+  // A step without a graph; hold_stage_output: stage 0 returns its layers' output unsent. The
+  // step workspace is not reset.
+  Tensor run_eagerly(StepBatch& step, const Tensor& pending_ids, bool hold_stage_output);
   // Rank 0 of a parallel group: repeats swaps on the other ranks; empty elsewhere.
   MemoryListener memory_listener();
   // Rank 0 of a parallel group: repeats SSM slot allocation, freeing and copies.
@@ -149,7 +171,8 @@ class ModelRunner {
   // Rank 0 of a parallel group: the repeat_lora_load calls since the last step, in order.
   void send_lora_loads();
   // Copies one KV block's contents (every attention layer) into another block.
-  Tensor forward(const StepBatch& step);
+  Tensor forward(const StepBatch& step, bool hold_stage_output = false);
+  ForwardContext forward_context(const Tensor& lora_slots);
   // The captured batch size for a decode-only step, 0 when it runs eagerly.
   int64_t graph_bucket(const StepBatch& step) const;
   Tensor execute_graph(const StepBatch& step, int64_t bucket, const Tensor& pending_ids);  // device logits
@@ -180,6 +203,15 @@ class ModelRunner {
   bool group_lost_ = false;  // a rank is gone or out of step: nothing more is sent
   Tensor last_hidden_states_;
   Tensor last_aux_hidden_states_;
+  struct StartedStep {
+    int64_t num_logits = 0, num_tokens = 0;
+  };
+  std::deque<StartedStep> started_;  // micro-batches whose logits are not back, oldest first
+  bool stages_busy_ = false;  // the later stages run a step: the control channel waits
+  // Sends that wait for the later stages, in order; nullopt: held_rows_ to the next stage.
+  std::deque<std::optional<RankMessage>> deferred_;
+  Workspace held_workspace_;  // reused: on a GPU no allocation a step
+  Tensor held_rows_;  // [T, hidden] stage 0's output of the step after the one the stages run
 };
 
 }  // namespace strata

@@ -54,7 +54,7 @@ void Scheduler::preempt(Sequence& seq) {
 bool Scheduler::preempt_newest(const Sequence* keep, StepPlan& plan, int32_t& budget) {
   Sequence* newest = nullptr;
   for (Sequence* seq : running_)
-    if (seq != keep && (newest == nullptr || seq->arrival_order > newest->arrival_order)) newest = seq;
+    if (seq != keep && !seq->in_micro_batch && (newest == nullptr || seq->arrival_order > newest->arrival_order)) newest = seq;
   if (newest == nullptr) return false;
   for (auto it = plan.rows.begin(); it != plan.rows.end(); ++it)
     if (it->seq == newest) {
@@ -119,12 +119,20 @@ void Scheduler::apply_prefix_match(Sequence& seq) {
   seq.branch_tokens = branches ? match.num_block_tokens : 0;
 }
 
-StepPlan Scheduler::schedule() {
-  StepPlan plan;
-  int32_t budget = options_.max_num_batched_tokens;
+bool Scheduler::any_in_micro_batch() const {
+  return std::any_of(running_.begin(), running_.end(), [](const Sequence* seq) { return seq->in_micro_batch; });
+}
+
+int32_t Scheduler::max_rows(int32_t num_micro_batches_left) const {
+  const auto free = std::count_if(running_.begin(), running_.end(), [](const Sequence* s) { return !s->in_micro_batch; });
+  const int32_t num_free = static_cast<int32_t>(free) + static_cast<int32_t>(waiting_.size());
+  return std::max(1, (num_free + num_micro_batches_left - 1) / std::max(1, num_micro_batches_left));
+}
+
+void Scheduler::schedule_running(StepPlan& plan, int32_t& budget, int32_t max_rows) {
   for (auto it = running_.begin(); it != running_.end() && budget > 0;) {
     Sequence& seq = **it;
-    const int32_t num_tokens = admit_tokens(seq, budget);
+    const int32_t num_tokens = seq.in_micro_batch || std::ssize(plan.rows) >= max_rows ? 0 : admit_tokens(seq, budget);
     if (num_tokens == 0) { ++it; continue; }
     // A decode row verifies its drafts too, as far as budget and free blocks allow.
     int32_t drafts = num_tokens == 1 && seq.num_tokens_behind() == 1
@@ -133,8 +141,9 @@ StepPlan Scheduler::schedule() {
     if (!reserve_blocks(seq, num_tokens)) {
       if (preempt_newest(&seq, plan, budget)) continue;  // retry this sequence with the freed blocks
       // Alone and still short: recomputing would meet the same wall (the Engine keeps
-      // max_model_len within the pool, so this is a safety net).
-      plan.out_of_blocks.push_back(&seq);
+      // max_model_len within the pool, so this is a safety net). Not alone while a
+      // micro-batch in flight holds blocks: it waits for them.
+      if (!any_in_micro_batch()) plan.out_of_blocks.push_back(&seq);
       ++it;
       continue;
     }
@@ -142,7 +151,14 @@ StepPlan Scheduler::schedule() {
     budget -= num_tokens + drafts;
     ++it;
   }
-  while (!waiting_.empty() && budget > 0 &&
+}
+
+StepPlan Scheduler::schedule(int32_t num_micro_batches_left) {
+  StepPlan plan;
+  int32_t budget = options_.max_num_batched_tokens;
+  const int32_t rows_cap = max_rows(num_micro_batches_left);
+  schedule_running(plan, budget, rows_cap);
+  while (!waiting_.empty() && budget > 0 && std::ssize(plan.rows) < rows_cap &&
          static_cast<int32_t>(running_.size()) < options_.max_num_seqs) {
     Sequence& seq = *waiting_.front();
     const int32_t num_tokens = admit(seq, budget);

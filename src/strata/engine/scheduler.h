@@ -38,7 +38,10 @@ class Scheduler {
   void add_running(Sequence* seq);
   // Finished or cancelled: frees its blocks and slot and forgets it.
   void remove(Sequence* seq);
-  StepPlan schedule();
+  // num_micro_batches_left > 1 (pipeline stages with micro-batches in flight): this step takes
+  // its share of the sequences it may run, 1 / num_micro_batches_left of them, so the next
+  // micro-batch has rows too. Sequences in a micro-batch in flight are left alone.
+  StepPlan schedule(int32_t num_micro_batches_left = 1);
 
   int64_t num_running() const { return static_cast<int64_t>(running_.size()); }
   int64_t num_waiting() const { return static_cast<int64_t>(waiting_.size()); }
@@ -52,6 +55,10 @@ class Scheduler {
   // Preempts the newest running sequence other than `keep` (returning its planned tokens
   // to the budget); false if there is none.
   bool preempt_newest(const Sequence* keep, StepPlan& plan, int32_t& budget);
+  bool any_in_micro_batch() const;
+  // The rows this step may take: every sequence it could run, or its micro-batch's share.
+  int32_t max_rows(int32_t num_micro_batches_left) const;
+  void schedule_running(StepPlan& plan, int32_t& budget, int32_t max_rows);
   int32_t admit_tokens(const Sequence& seq, int32_t budget) const;
   // Starts a fresh (or recomputing) sequence from the longest cached prefix.
   void apply_prefix_match(Sequence& seq);

@@ -74,6 +74,8 @@ struct Sequence {
   int32_t num_pending_tokens = 0;
   int32_t pending_sample = -1;       // the newest pending token's sample index in its step
   bool awaiting_last_token = false;  // the newest pending token ends it (max_tokens, context)
+  // A micro-batch in flight through pipeline stages holds it: not scheduled, not preempted.
+  bool in_micro_batch = false;
   std::vector<int32_t> draft_tokens;  // speculative guesses of the next tokens, this step only
   // [draft][vocab] the distribution a draft model drew each guess from (sampled requests);
   // empty: one-hot at each guess (n-gram drafts, greedy requests).

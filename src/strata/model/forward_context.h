@@ -34,6 +34,9 @@ struct ForwardContext {
   Communicator* tensor_parallel = nullptr;
   // The links to this pipeline stage's neighbours; null: one stage.
   const PipelineLinks* pipeline = nullptr;
+  // Stage 0 with micro-batches in flight: the forward returns the last layer's output [T, hidden]
+  // unsent, for the runner to send when the next stage is free (Model::receive_stage_output).
+  bool hold_stage_output = false;
   Tensor lora_slots;              // [T] i32: each token's adapter slot, -1 for none
   // MTP speculation reads the states the lm_head reads, of every token: the model keeps them
   // in the step workspace ([T, hidden] activation dtype, after the final norm).

@@ -115,6 +115,9 @@ class Model {
   // and hands its output on (ForwardContext::pipeline). Throws an Error for what does not split.
   void set_pipeline_stage(const PipelineStage& stage);
   const PipelineStage& pipeline_stage() const { return pipeline_stage_; }
+  // Stage 0 of several: what the last stage sends back for a step of num_tokens tokens, the
+  // logits [num_logits, output_width()] f32 (and with ctx.keep_hidden_states, ctx.hidden_states).
+  Tensor receive_stage_output(int64_t num_logits, int64_t num_tokens, ForwardContext& ctx) const;
   int64_t kv_cache_head_dim() const { return parts_.kv_cache_head_dim > 0 ? parts_.kv_cache_head_dim : config_.head_dim; }
   // Recurrent states in the SSM pool: mixers' states and layers' carries, in pool order.
   int64_t num_ssm_layers() const { return static_cast<int64_t>(ssm_shapes_.size()); }

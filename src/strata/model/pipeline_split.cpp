@@ -63,12 +63,21 @@ Tensor Model::stage_output(const StepBatch& step, const Tensor& x, ForwardContex
     if (hidden_back) send_rows(*ctx.pipeline->to_next, ctx.hidden_states, ctx.step_workspace);
     return out;
   }
+  if (ctx.hold_stage_output) {
+    STRATA_CHECK(pipeline_stage_.is_first());
+    return x;
+  }
   send_rows(*ctx.pipeline->to_next, x, ctx.step_workspace);
   if (!pipeline_stage_.is_first()) return Tensor();
+  return receive_stage_output(num_logits, num_tokens, ctx);
+}
+
+Tensor Model::receive_stage_output(int64_t num_logits, int64_t num_tokens, ForwardContext& ctx) const {
+  STRATA_CHECK(pipeline_stage_.is_first() && pipeline_stage_.count > 1);
   Tensor logits = num_logits == 0 ? ctx.step_workspace.alloc(DType::kF32, {0, output_width()})
                                   : receive_rows(*ctx.pipeline->from_previous, DType::kF32,
                                                  {num_logits, output_width()}, ctx.step_workspace);
-  if (hidden_back)
+  if (ctx.keep_hidden_states && num_tokens > 0)
     ctx.hidden_states = receive_rows(*ctx.pipeline->from_previous, ctx.activation_dtype,
                                      {num_tokens, config_.hidden_size}, ctx.step_workspace);
   return logits;

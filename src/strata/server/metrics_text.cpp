@@ -175,6 +175,9 @@ std::string render_metrics(std::span<const EngineStatsSnapshot> replicas, const 
            static_cast<double>(s.swap_in_bytes_total));
   w.scalar("swap_space_used_bytes", "gauge", "Host memory held by swapped-out sequences.",
            static_cast<double>(s.swap_space_used_bytes));
+  w.scalar("pipeline_max_micro_batches_in_flight", "gauge",
+           "Most steps in flight at once through the pipeline stages so far (--pipeline-parallel-size).",
+           static_cast<double>(s.max_micro_batches_in_flight));
   w.scalar("spec_decode_num_drafts_total", "counter", "Runs of speculative drafts verified (one a verify row).",
            static_cast<double>(s.spec_num_drafts_total));
   w.scalar("spec_decode_num_draft_tokens_total", "counter", "Speculative draft tokens verified.",

@@ -1,0 +1,178 @@
+// Micro-batches in flight over pipeline stages on the CPU: 2 stages (threads of this process with
+// the shared-memory control channel and links) run the engine's steps, stage 0 starting the next
+// micro-batch while stage 1 runs the one before. Greedy tokens and log-probabilities equal one
+// process's bit for bit, with chunked prefill, n > 1, preemption under a tiny KV pool (swapped and
+// recomputed) and prefix-cache hits, on dense, MoE and hybrid fixtures; two steps were in flight.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "engine/speculation_test_support.h"
+#include "parallel/rank_threads_support.h"
+#include "strata/engine/rank_worker.h"
+#include "strata/model/model_loader.h"
+#include "strata/parallel/parallel_group.h"
+#include "strata/parallel/step_message.h"
+#include "strata/text/id_tokenizer.h"
+#include "test_support.h"
+
+namespace strata::test {
+namespace {
+
+constexpr double kLogprobTolerance = 1e-5;
+
+struct EngineRun {
+  std::vector<SpeculationResults> waves;
+  EngineStatsSnapshot stats;
+};
+
+struct RunSpec {
+  int stages = 1;
+  int64_t num_kv_blocks = 256;
+  EngineOptions options;
+};
+
+EngineRun run_engine(ModelRunner& runner, const std::vector<std::vector<GenerationRequest>>& waves,
+                     const EngineOptions& options) {
+  const std::unique_ptr<text::Tokenizer> tokenizer =
+      text::make_id_tokenizer(static_cast<int32_t>(runner.model().config().vocab_size));
+  CheckedEngine engine(runner, *tokenizer, {}, options);
+  EngineRun out{.waves = run_waves(engine, waves)};
+  engine.shutdown(std::chrono::seconds(5));
+  out.stats = engine.stats();
+  return out;
+}
+
+// Each stage (a thread) loads its layers of `fixture`; stage 0 runs `on_stage0`.
+EngineRun run_stages(const std::string& fixture, const RunSpec& spec,
+                     const std::function<EngineRun(ModelRunner&)>& on_stage0) {
+  EngineRun out;
+  const std::string group =
+      fmt::format("strata-test-ppmb-{}-{}", getpid(), per_test_name(fmt::format("{}-{}", fixture, spec.stages)));
+  const std::chrono::milliseconds timeout = std::chrono::seconds(60);
+  run_rank_threads(spec.stages, [&](int stage) {
+    std::unique_ptr<Communicator> control;
+    OpenLinks open;
+    if (spec.stages > 1) {
+      control = make_shared_memory_communicator(
+          {.rank = stage, .world_size = spec.stages, .group_name = group + ".control", .timeout = timeout});
+      open = open_pipeline_links({.rank = stage, .world_size = spec.stages, .group_name = group + ".stages",
+                                  .timeout = timeout},
+                                 make_shared_memory_communicator);
+    }
+    const PipelineLinks links = open.links();
+    std::unique_ptr<Backend> backend = make_cpu_backend(1);
+    const LoadedModel loaded = load_model({.model_path = fixture_path("hf/" + fixture), .pipeline_stage = stage,
+                                           .pipeline_parallel_size = spec.stages},
+                                          *backend);
+    ModelRunner runner(*loaded.model, *backend,
+                       {.num_kv_blocks = spec.num_kv_blocks, .num_ssm_slots = 96, .rank_control = control.get(),
+                        .pipeline = spec.stages > 1 ? &links : nullptr});
+    if (stage > 0) return serve_first_rank(runner, *control);
+    out = on_stage0(runner);
+    if (control) send_to_ranks(*control, {.kind = RankMessage::Kind::kStop});
+  });
+  return out;
+}
+
+EngineRun run_stages(const std::string& fixture, const std::vector<std::vector<GenerationRequest>>& waves,
+                     const RunSpec& spec) {
+  return run_stages(fixture, spec, [&](ModelRunner& runner) { return run_engine(runner, waves, spec.options); });
+}
+
+// The speculation tests' mix (a 100-token prompt chunked at 64, n = 2, logprobs, a penalty) and
+// ten more greedy requests, so that each of two micro-batches holds several.
+std::vector<GenerationRequest> concurrent_requests() {
+  std::vector<GenerationRequest> requests = speculation_greedy_requests(1);
+  for (int32_t i = 0; i < 10; ++i)
+    requests.push_back({.prompt_ids = engine_prompt(40 + i, 7 + 3 * i), .sampling = {.temperature = 0},
+                        .max_tokens = 12 + i, .ignore_eos = true});
+  return requests;
+}
+
+class PipelineMicroBatches : public ::testing::TestWithParam<std::string> {};
+
+// The second wave repeats the first: its prompts hit the prefix cache (the hybrid's at its
+// snapshots every 16 tokens, 64 kept). A micro-batch holds fewer rows than one process's step, and the CPU
+// linear picks its kernel by row count: log-probabilities round apart (runner tests: same steps,
+// same bits).
+TEST_P(PipelineMicroBatches, TwoInFlightGiveTheTokensOfOneProcess) {
+  const std::vector<std::vector<GenerationRequest>> waves = {concurrent_requests(), concurrent_requests()};
+  const RunSpec one{.options = {.max_num_batched_tokens = 64, .ssm_cache_slots = 64, .ssm_snapshot_interval = 16}};
+  RunSpec two = one;
+  two.stages = 2;
+  const EngineRun whole = run_stages(GetParam(), waves, one);
+  const EngineRun split = run_stages(GetParam(), waves, two);
+  for (size_t w = 0; w < waves.size(); ++w)
+    expect_same_results(split.waves[w], whole.waves[w], fmt::format("wave {}", w), kLogprobTolerance);
+  EXPECT_EQ(split.stats.max_micro_batches_in_flight, 2);
+  EXPECT_EQ(whole.stats.max_micro_batches_in_flight, 0);
+  EXPECT_GT(split.stats.prefix_cache_hits_total, 0u);
+  EXPECT_EQ(split.stats.prefix_cache_hits_total, whole.stats.prefix_cache_hits_total);
+}
+
+// 8 blocks of 16 tokens for 8 sequences of 40: preempted ones move to host memory, or recompute.
+TEST_P(PipelineMicroBatches, PreemptionUnderATinyKvPoolKeepsTokensExact) {
+  std::vector<GenerationRequest> requests = preemption_requests();
+  for (int32_t i = 4; i < 8; ++i)
+    requests.push_back({.prompt_ids = engine_prompt(i, 20), .sampling = {.temperature = 0}, .max_tokens = 20,
+                        .ignore_eos = true});
+  for (double swap_gib : {4.0, 0.0}) {
+    const RunSpec one{.num_kv_blocks = 8, .options = {.max_num_batched_tokens = 64, .swap_space_gib = swap_gib}};
+    RunSpec two = one;
+    two.stages = 2;
+    const EngineRun whole = run_stages(GetParam(), {requests}, one);
+    const EngineRun split = run_stages(GetParam(), {requests}, two);
+    const std::string what = fmt::format("swap space {} GiB", swap_gib);
+    expect_same_results(split.waves[0], whole.waves[0], what, /*logprob_tolerance=*/0.0);
+    EXPECT_GT(split.stats.preemptions_total, 0u) << what;
+    EXPECT_EQ(split.stats.max_micro_batches_in_flight, 2) << what;
+  }
+}
+
+// Requests cancelled while their steps are in flight free their blocks and slots at once (the
+// stages still run those steps, in order); the requests after them answer as one process's.
+TEST_P(PipelineMicroBatches, CancelledWhileInFlightLeavesTheStagesExact) {
+  const std::vector<std::vector<GenerationRequest>> waves = {concurrent_requests()};
+  const RunSpec one{.options = {.max_num_batched_tokens = 64}};
+  RunSpec two = one;
+  two.stages = 2;
+  const EngineRun whole = run_stages(GetParam(), waves, one);
+  const EngineRun split = run_stages(GetParam(), two, [&](ModelRunner& runner) {
+    const std::unique_ptr<text::Tokenizer> tokenizer =
+        text::make_id_tokenizer(static_cast<int32_t>(runner.model().config().vocab_size));
+    CheckedEngine engine(runner, *tokenizer, {}, two.options);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (int32_t i = 0; i < 8; ++i)
+      streams.push_back(engine.submit({.prompt_ids = engine_prompt(60 + i, 9 + i), .max_tokens = 100,
+                                       .ignore_eos = true}));
+    for (const auto& stream : streams) EXPECT_TRUE(stream->pop(std::chrono::seconds(30)).has_value());
+    for (const auto& stream : streams) engine.cancel(stream->request_id());
+    for (const auto& stream : streams) EXPECT_EQ(collect_choices(*stream, 1)[0].finish, FinishReason::kCancelled);
+    EngineRun out{.waves = run_waves(engine, waves)};
+    out.stats = engine.stats();
+    return out;
+  });
+  expect_same_results(split.waves[0], whole.waves[0], "after cancels", kLogprobTolerance);
+  EXPECT_EQ(split.stats.requests_cancelled_total, 8u);
+  EXPECT_EQ(split.stats.max_micro_batches_in_flight, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, PipelineMicroBatches, ::testing::Values("llama", "qwen3_moe", "qwen3_next"));
+
+// The escape hatch: one step in flight, as before micro-batches, with the same tokens.
+TEST(PipelineMicroBatchesOff, OneStepInFlight) {
+  const std::vector<std::vector<GenerationRequest>> waves = {concurrent_requests()};
+  RunSpec spec{.stages = 2, .options = {.max_num_batched_tokens = 64}};
+  const EngineRun on = run_stages("llama", waves, spec);
+  spec.options.pipeline_micro_batches = false;
+  const EngineRun off = run_stages("llama", waves, spec);
+  expect_same_results(off.waves[0], on.waves[0], "micro-batches off", kLogprobTolerance);
+  EXPECT_EQ(off.stats.max_micro_batches_in_flight, 0);
+}
+
+}  // namespace
+}  // namespace strata::test
