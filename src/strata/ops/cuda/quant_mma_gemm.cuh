@@ -2,7 +2,7 @@
 // block takes BM (32 or 64) x rows by 128 weight rows: warp w owns weight rows 16w..16w + 15 and
 // runs the GEMVs' own product (Format::product: codes widened in registers, mma.sync, scales per
 // block in f32) over every x row of the block. Per 256-column K tile the x rows wait in shared
-// memory (cp.async, three stages) with their sums per 16 columns, shared by the eight warps, while
+// memory (cp.async, two stages) with their sums per 16 columns, shared by the eight warps, while
 // each warp's next weight units load into registers; no weight tile is widened in memory.
 #pragma once
 
@@ -19,15 +19,12 @@ constexpr int64_t kTileK = 256;          // a k-quant super-block, two 128-colum
 constexpr int kSteps = kTileK / 16;      // mma steps of 16 columns a tile
 
 // BM x rows a block: 32 (two blocks a SM) or 64 (one, each weight unit against twice the rows).
-// Three stages: tile i + 1's cp.asyncs fill the stage tile i - 2 read, which the syncs of tile
-// i - 1 already put behind every warp.
 template <int BM>
 struct Tiling {
   static constexpr int kMinBlocks = BM == 32 ? 2 : 1;
-  static constexpr int kStages = 3;
   static constexpr int kXElems = BM * kTileK;                          // a stage's x tile, bf16
   static constexpr int kStageBytes = kXElems * 2 + kSteps * BM * 4;    // then its sums, f32
-  static constexpr int kSmemBytes = kStages * kStageBytes;
+  static constexpr int kSmemBytes = 2 * kStageBytes;
 };
 
 struct Launch {
@@ -122,20 +119,18 @@ __device__ __forceinline__ void store_out(const Launch& launch, int64_t m0, int6
     }
 }
 
-// Grid (M / BM, N / 128, splits). Per K tile: the next tile's x cp.asyncs and weight loads go
-// out (a second set of registers: loads issued after the products left each warp waiting on HBM
-// every tile, 82 us for the 8B's gate_up at 9-32 rows on an H100), then this tile's sums and
-// products.
+// Grid (M / BM, N / 128, splits). Per K tile: the next tile's x cp.asyncs go out, then this
+// tile's sums and products, each weight unit's registers refilled with the next tile's unit as
+// soon as its product is done (a second set would spill; the SM's other warps cover the loads);
+// the syncs keep a stage's reuse behind every warp's reads of it.
 template <typename Format, int kUnits, bool kWide, typename Tout, int BM>
 __global__ void __launch_bounds__(kThreads, Tiling<BM>::kMinBlocks) gemm_kernel(Launch launch) {
   using T = Tiling<BM>;
   constexpr int NT = BM / 8;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const auto stage_x = [&](int64_t i) {
-    return reinterpret_cast<bf16*>(smem_raw + i % T::kStages * T::kStageBytes);
-  };
+  const auto stage_x = [&](int64_t i) { return reinterpret_cast<bf16*>(smem_raw + i % 2 * T::kStageBytes); };
   const auto stage_sums = [&](int64_t i) {
-    return reinterpret_cast<float*>(smem_raw + i % T::kStages * T::kStageBytes + T::kXElems * 2);
+    return reinterpret_cast<float*>(smem_raw + i % 2 * T::kStageBytes + T::kXElems * 2);
   };
   const mma_gemv::Params& p = launch.p;
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
@@ -143,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, Tiling<BM>::kMinBlocks) gemm_kernel(
   const int64_t row = static_cast<int64_t>(blockIdx.y) * kBlockN + 16 * warp + g;
   const int64_t first = blockIdx.z * launch.tiles_per_split, tiles = p.k / kTileK;
   const int64_t last = first + launch.tiles_per_split < tiles ? first + launch.tiles_per_split : tiles;
-  typename Format::Load l[kUnits], next[kUnits];
+  typename Format::Load l[kUnits];
   float acc[NT][4] = {};
   if (first < last) {
     load_x<BM>(p, m0, first, stage_x(0));
@@ -153,11 +148,7 @@ __global__ void __launch_bounds__(kThreads, Tiling<BM>::kMinBlocks) gemm_kernel(
   }
   for (int64_t tile = first; tile < last; ++tile) {
     const int64_t i = tile - first;
-    if (tile + 1 < last) {
-      load_x<BM>(p, m0, tile + 1, stage_x(i + 1));
-#pragma unroll
-      for (int u = 0; u < kUnits; ++u) Format::template load<kWide>(p, row, (tile + 1) * kUnits + u, t, next[u]);
-    }
+    if (tile + 1 < last) load_x<BM>(p, m0, tile + 1, stage_x(i + 1));
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();  // the tile's x is in
@@ -167,8 +158,9 @@ __global__ void __launch_bounds__(kThreads, Tiling<BM>::kMinBlocks) gemm_kernel(
 #pragma unroll
     for (int u = 0; u < kUnits; ++u) {
       Format::template product<NT>(x, l[u], u, g, t, acc);
-      l[u] = next[u];
+      if (tile + 1 < last) Format::template load<kWide>(p, row, (tile + 1) * kUnits + u, t, l[u]);
     }
+    __syncthreads();  // every warp is done with the stage before the next tile's cp.asyncs refill it
   }
   store_out<Tout, NT>(launch, m0, row, acc);
 }

@@ -16,8 +16,8 @@ namespace strata::cuda {
 constexpr int64_t kQuantGemvMaxRows = 8;
 // Past this many rows the linear widens the weight to bf16 once for cuBLASLt instead: every 64
 // x rows read the weight again (from L2) and widen its codes in registers again. H100, Q4_K, us,
-// GEMM / widening + cuBLASLt at 128 rows (before the weights' prefetch): 8B gate_up 254 / 215,
-// down 155 / 114, qkv 68 / 51; at 64 rows 133 / 212, 67 / 113, 46 / 47.
+// GEMM / widening + cuBLASLt at 128 rows: 8B gate_up 254 / 215, down 155 / 114, qkv 68 / 51; at
+// 64 rows 133 / 212, 67 / 113, 46 / 47.
 constexpr int64_t kQuantMmaGemmMaxRows = 64;
 
 struct QuantGemmOptions {
