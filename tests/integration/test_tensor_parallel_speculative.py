@@ -91,9 +91,10 @@ STAGES = pytest.mark.parametrize("split", [["--pipeline-parallel-size", "2"],
 def test_an_eagle3_head_over_pipeline_stages_serves_the_greedy_tokens_and_one_process_drafts(head, split):
     """llama's 3 layers over 2 stages: the head reads the inputs of layers 0 and 1 (stage 0's) and 2
     (stage 1's, sent back after the logits). Greedy tokens equal the plain server's, drafts and
-    acceptances one process's EAGLE-3 run's (the echo head's drafts are kept). Rows of the wrong layer
-    or slot coming back change the random heads' drafts and so the tokens' counts, or the echo
-    head's acceptances; tests/model/pipeline_parallel_test.cpp compares the rows themselves."""
+    acceptances one process's EAGLE-3 run's (the echo head's drafts are kept). These catch a lost or
+    misordered hand-off (the ranks would hang or fail); they do not catch layer 2's slot holding
+    stage 1's output instead of its input (the random heads' drafts are seldom kept, the echo head
+    reads layer 0): PipelineParallel.StageZeroGetsTheEagle3AuxLayersRowsOfOne compares the rows."""
     model = FIXTURES / "hf" / "llama"
     eagle3 = json.dumps({"method": "eagle3", "model": str(LOCAL_FIXTURES / "hf" / head), "num_speculative_tokens": 3})
     prompts = [repetitive_prompt(seed) for seed in range(3)]
