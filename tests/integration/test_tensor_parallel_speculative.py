@@ -7,10 +7,11 @@ sends them back with the logits): greedy tokens equal, drafts and acceptances eq
 An EAGLE-3 head reads the split target's whole embedding under tensor parallelism; over stages the
 chosen layers' input rows travel forward with the activations and come back after the logits."""
 import json
+import subprocess
 
 import pytest
 
-from conftest import FIXTURES, LOCAL_FIXTURES
+from conftest import BINARY, FIXTURES, LOCAL_FIXTURES
 from strata_server import Server
 from test_speculative import generate, repetitive_prompt
 from test_tiny_model import complete
@@ -94,7 +95,7 @@ def test_an_eagle3_head_over_pipeline_stages_serves_the_greedy_tokens_and_one_pr
     acceptances one process's EAGLE-3 run's (the echo head's drafts are kept). These catch a lost or
     misordered hand-off (the ranks would hang or fail); they do not catch layer 2's slot holding
     stage 1's output instead of its input (the random heads' drafts are seldom kept, the echo head
-    reads layer 0): PipelineParallel.StageZeroGetsTheEagle3AuxLayersRowsOfOne compares the rows."""
+    reads layer 0): the seeded test below and PipelineParallel.StageZeroGetsTheEagle3AuxLayersRowsOfOne do."""
     model = FIXTURES / "hf" / "llama"
     eagle3 = json.dumps({"method": "eagle3", "model": str(LOCAL_FIXTURES / "hf" / head), "num_speculative_tokens": 3})
     prompts = [repetitive_prompt(seed) for seed in range(3)]
@@ -109,3 +110,22 @@ def test_an_eagle3_head_over_pipeline_stages_serves_the_greedy_tokens_and_one_pr
     assert m["strata:spec_decode_num_draft_tokens_total"] > 0
     if head == "llama_eagle3_echo":
         assert m["strata:spec_decode_num_accepted_tokens_total"] > 0
+
+
+@STAGES
+@pytest.mark.parametrize("head", ["llama_eagle3", "llama_eagle3_2layer", "llama_eagle3_echo"])
+def test_an_eagle3_head_over_pipeline_stages_samples_one_process_tokens_under_a_seed(head, split):
+    """Rejection sampling draws on the head's probabilities, so seeded tokens equal one process's
+    EAGLE-3 run's only if stage 0 got the right rows: putting stage 1's output in layer 2's slot
+    (instead of its input) changes them for each head."""
+    model = FIXTURES / "hf" / "llama"
+    eagle3 = json.dumps({"method": "eagle3", "model": str(LOCAL_FIXTURES / "hf" / head), "num_speculative_tokens": 3})
+
+    def sampled(*extra):
+        r = subprocess.run([str(BINARY), "generate", "--model", str(model), "--prompt-ids", "5,9,14,3,77,5,9",
+                            "--max-tokens", "40", "--temperature", "1", "--seed", "7", "--ignore-eos",
+                            "--speculative-config", eagle3, *extra], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip().splitlines()[-1]
+
+    assert sampled(*split) == sampled()
