@@ -2,8 +2,8 @@
 layers, hidden states go forward and the logits come back to stage 0. `strata logits` equals one
 process's logits bit for bit (and within 1e-5 with `--tp 2` inside each stage); `strata generate`
 and `strata serve` give one process's greedy tokens, with 2 micro-batches in flight (one rank per
-stage), with preemption, prefix hits, forks and n-gram speculation too (draft-model and MTP speculation: test_tensor_parallel_speculative.py); sizes that do
-not fit and EAGLE-3 over stages are clear errors; no stage outlives the server, and a killed stage
+stage), with preemption, prefix hits, forks and n-gram speculation too (draft-model, MTP and EAGLE-3
+speculation: test_tensor_parallel_speculative.py); sizes that do not fit are clear errors; no stage outlives the server, and a killed stage
 fails requests and /health, not the server."""
 import subprocess
 import sys
@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pytest_paths import BINARY, FIXTURES, LOCAL_FIXTURES  # noqa: E402
+from pytest_paths import BINARY, FIXTURES  # noqa: E402
 from strata_server import Server  # noqa: E402
 from test_tensor_parallel import (NGRAM, PROMPTS, SHARED, TOKENS,  # noqa: E402
                                   expect_a_dead_rank_fails_requests_and_health, one_process_answers, rank_processes,
@@ -139,9 +139,6 @@ def test_a_dead_stage_fails_requests_and_health_but_not_the_server():
 
 @pytest.mark.parametrize("flags,message", [
     (["--pp", "4"], "--pipeline-parallel-size 4 exceeds the model's 3 layers"),
-    (["--pp", "2", "--tp", "2", "--speculative-config",
-      f'{{"method": "eagle3", "model": "{LOCAL_FIXTURES / "hf" / "llama_eagle3_echo"}", "num_speculative_tokens": 1}}'],
-     "with EAGLE-3 does not combine with --pipeline-parallel-size yet"),
 ])
 def test_what_does_not_fit_is_an_error(tmp_path, flags, message):
     result = subprocess.run([str(BINARY), "generate", "--model", str(FIXTURES / "hf" / "llama"), "--device", "cpu",

@@ -4,8 +4,8 @@ every rank (over the stages, as any step): greedy answers equal the plain server
 drafts kept and rejected alike. The checkpoint's MTP module, which rank 0 loads whole (layers,
 embedding and LM head), reads the target's final-normed hidden states (over stages the last stage
 sends them back with the logits): greedy tokens equal, drafts and acceptances equal one process's.
-An EAGLE-3 head runs under tensor parallelism only, reading the split target's whole embedding;
-over stages it is refused with a message naming what combines."""
+An EAGLE-3 head reads the split target's whole embedding under tensor parallelism; over stages the
+chosen layers' input rows travel forward with the activations and come back after the logits."""
 import json
 import subprocess
 
@@ -82,13 +82,50 @@ def test_mtp_over_split_ranks_serves_the_greedy_tokens_and_one_process_drafts(sp
     assert any("MTP module: 1 layers, whole on rank 0" in line for line in log)
 
 
-def test_eagle3_over_pipeline_stages_is_refused_with_what_combines():
-    head = LOCAL_FIXTURES / "hf" / "llama_eagle3_echo"
-    eagle3 = json.dumps({"method": "eagle3", "model": str(head), "num_speculative_tokens": 3})
-    r = subprocess.run([str(BINARY), "generate", "--model", str(FIXTURES / "hf" / "llama"), "--prompt-ids", "5,9,14",
-                        "--max-tokens", "4", "--pipeline-parallel-size", "2", "--speculative-config", eagle3],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode != 0
-    assert ("EAGLE-3 does not combine with --pipeline-parallel-size yet (the head reads hidden states of target layers "
-            "that later stages hold); use a draft model, method 'mtp' or n-gram speculation over stages, or EAGLE-3 "
-            "with --tensor-parallel-size alone") in r.stderr
+STAGES = pytest.mark.parametrize("split", [["--pipeline-parallel-size", "2"],
+                                           ["--tensor-parallel-size", "2", "--pipeline-parallel-size", "2"]],
+                                 ids=["pp2", "tp2-pp2"])
+
+
+@STAGES
+@pytest.mark.parametrize("head", ["llama_eagle3", "llama_eagle3_2layer", "llama_eagle3_echo"])
+def test_an_eagle3_head_over_pipeline_stages_serves_the_greedy_tokens_and_one_process_drafts(head, split):
+    """llama's 3 layers over 2 stages: the head reads the inputs of layers 0 and 1 (stage 0's) and 2
+    (stage 1's, sent back after the logits). Greedy tokens equal the plain server's, drafts and
+    acceptances one process's EAGLE-3 run's (the echo head's drafts are kept). These catch a lost or
+    misordered hand-off (the ranks would hang or fail); they do not catch layer 2's slot holding
+    stage 1's output instead of its input (the random heads' drafts are seldom kept, the echo head
+    reads layer 0): the seeded test below and PipelineParallel.StageZeroGetsTheEagle3AuxLayersRowsOfOne do."""
+    model = FIXTURES / "hf" / "llama"
+    eagle3 = json.dumps({"method": "eagle3", "model": str(LOCAL_FIXTURES / "hf" / head), "num_speculative_tokens": 3})
+    prompts = [repetitive_prompt(seed) for seed in range(3)]
+    want, _, _ = served_greedy_tokens(["--model", str(model)], prompts, "spec_stages_eagle3_plain")
+    _, one, _ = served_greedy_tokens(["--model", str(model), "--speculative-config", eagle3], prompts,
+                                     "spec_one_eagle3")
+    got, m, _ = served_greedy_tokens(["--model", str(model), *split, "--speculative-config", eagle3], prompts,
+                                     "spec_stages_eagle3")
+    assert got == want
+    for name in ("strata:spec_decode_num_draft_tokens_total", "strata:spec_decode_num_accepted_tokens_total"):
+        assert m[name] == one[name], name
+    assert m["strata:spec_decode_num_draft_tokens_total"] > 0
+    if head == "llama_eagle3_echo":
+        assert m["strata:spec_decode_num_accepted_tokens_total"] > 0
+
+
+@STAGES
+@pytest.mark.parametrize("head", ["llama_eagle3", "llama_eagle3_2layer", "llama_eagle3_echo"])
+def test_an_eagle3_head_over_pipeline_stages_samples_one_process_tokens_under_a_seed(head, split):
+    """Rejection sampling draws on the head's probabilities, so seeded tokens equal one process's
+    EAGLE-3 run's only if stage 0 got the right rows: putting stage 1's output in layer 2's slot
+    (instead of its input) changes them for each head."""
+    model = FIXTURES / "hf" / "llama"
+    eagle3 = json.dumps({"method": "eagle3", "model": str(LOCAL_FIXTURES / "hf" / head), "num_speculative_tokens": 3})
+
+    def sampled(*extra):
+        r = subprocess.run([str(BINARY), "generate", "--model", str(model), "--prompt-ids", "5,9,14,3,77,5,9",
+                            "--max-tokens", "40", "--temperature", "1", "--seed", "7", "--ignore-eos",
+                            "--speculative-config", eagle3, *extra], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip().splitlines()[-1]
+
+    assert sampled(*split) == sampled()

@@ -27,7 +27,9 @@ namespace {
 // The ranks of tp x pp as threads, placed as ParallelGroup places processes (rank = stage * tp +
 // tensor-parallel rank), each loading its heads of its stage's layers; rank 0 runs `run` and keeps
 // its logits.
-Tensor run_layout(const LoadOptions& model, int tp, int pp, const std::function<Tensor(ModelRunner&)>& on_rank0) {
+// aux_layers: rank 0's (an EAGLE-3 head's target layers); the other ranks take them from it.
+Tensor run_layout(const LoadOptions& model, int tp, int pp, const std::function<Tensor(ModelRunner&)>& on_rank0,
+                  const std::vector<int64_t>& aux_layers = {}) {
   Tensor logits;
   const std::string group = fmt::format("strata-test-pp-{}-{}", getpid(), per_test_name(fmt::format("{}x{}", tp, pp)));
   const std::chrono::milliseconds timeout = std::chrono::seconds(60);
@@ -49,8 +51,9 @@ Tensor run_layout(const LoadOptions& model, int tp, int pp, const std::function<
     options.pipeline_stage = stage;
     options.pipeline_parallel_size = pp;
     LoadedModel loaded = load_model(options, *backend);
-    ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = tensor_parallel.get(),
-                                                 .rank_control = control.get(), .pipeline = &links});
+    ModelRunner runner(*loaded.model, *backend,
+                       {.num_kv_blocks = 64, .aux_hidden_layers = rank == 0 ? aux_layers : std::vector<int64_t>{},
+                        .tensor_parallel = tensor_parallel.get(), .rank_control = control.get(), .pipeline = &links});
     if (rank > 0) return serve_first_rank(runner, *control);
     logits = on_rank0(runner);
     send_to_ranks(*control, {.kind = RankMessage::Kind::kStop});
@@ -58,10 +61,11 @@ Tensor run_layout(const LoadOptions& model, int tp, int pp, const std::function<
   return logits;
 }
 
-Tensor run_whole(const LoadOptions& model, const std::function<Tensor(ModelRunner&)>& run) {
+Tensor run_whole(const LoadOptions& model, const std::function<Tensor(ModelRunner&)>& run,
+                 const std::vector<int64_t>& aux_layers = {}) {
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
   const LoadedModel loaded = load_model(model, *backend);
-  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64});
+  ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .aux_hidden_layers = aux_layers});
   return run(runner);
 }
 
@@ -216,6 +220,46 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TensorTimesPipelineFixture,
 
 // Two sequences' steps in turn (A0, B0, A1, B1, ...): prefill chunks of 5, then one token a
 // step; B reads A's tokens in reverse. Their blocks and SSM slots come from the runner's memory.
+// Each step's aux rows [layers, T, hidden] (prefill in chunks, then decode), flattened in order: [1, N].
+std::function<Tensor(ModelRunner&)> aux_rows_run(const SplitRun& run) {
+  return [run](ModelRunner& runner) {
+    DirectSession session(runner);
+    const int64_t id = session.add_sequence();
+    std::vector<float> rows;
+    for (int32_t done = 0; done < static_cast<int32_t>(run.tokens.size());) {
+      const int32_t n = done < run.prefill ? std::min(run.prefill - done, run.chunk) : 1;
+      session.step({{.seq_id = id, .token_ids = {run.tokens.begin() + done, run.tokens.begin() + done + n},
+                     .logits = LogitsMode::kAll}});
+      const Tensor& aux = runner.last_aux_hidden_states();
+      EXPECT_EQ(aux.dim(1), n);
+      rows.insert(rows.end(), aux.data_as<float>(), aux.data_as<float>() + aux.numel());
+      done += n;
+    }
+    Tensor out = Tensor::host(DType::kF32, {1, static_cast<int64_t>(rows.size())});
+    std::memcpy(out.data(), rows.data(), out.nbytes());
+    return out;
+  };
+}
+
+// An EAGLE-3 head's aux layers 0, 1 and 2 of llama (stage 0 holds layers 0 and 1 at 2 stages, each
+// stage one at 3): stage 0 gets every layer's input rows, bit for bit one process's (within 1e-5
+// with --tp 2 inside), so rows of the wrong layer, slot or stage coming back fail here.
+TEST(PipelineParallel, StageZeroGetsTheEagle3AuxLayersRowsOfOne) {
+  const Fixture f = load_fixture("llama");
+  const FixtureSequence& seq = f.sequences.at(0);
+  const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
+  const LoadOptions model{.model_path = fixture_path("hf/llama")};
+  const std::vector<int64_t> layers{0, 1, 2};
+  const Tensor whole = run_whole(model, aux_rows_run(run), layers);
+  ASSERT_EQ(whole.dim(1), static_cast<int64_t>(layers.size()) * static_cast<int64_t>(run.tokens.size()) * 128);
+  for (const auto& [tp, pp] : {std::pair{1, 2}, std::pair{1, 3}, std::pair{2, 2}}) {
+    const Tensor split = run_layout(model, tp, pp, aux_rows_run(run), layers);
+    ASSERT_TRUE(split.defined());
+    ASSERT_EQ(split.dim(1), whole.dim(1));
+    EXPECT_LE(max_abs_diff_rows(whole, split, 0, 1), tp > 1 ? 1e-5f : 0.0f) << tp << " x " << pp;
+  }
+}
+
 class AlternatingSteps {
  public:
   AlternatingSteps(ModelRunner& runner, const SplitRun& run) : runner_(runner), run_(run) {

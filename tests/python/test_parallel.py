@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, FIXTURES, LOCAL_FIXTURES, strata
+from conftest import BUILD, FIXTURES, strata
 
 QWEN3 = FIXTURES / "hf" / "qwen3"
 QWEN3_NEXT = FIXTURES / "hf" / "qwen3_next"
@@ -163,10 +163,6 @@ def test_a_dead_rank_raises_and_close_does_not_hang():
 @pytest.mark.parametrize("path,kw,message", [
     (QWEN3, {"pipeline_parallel_size": 4}, "--pipeline-parallel-size 4 exceeds the model's 3 layers"),
     (QWEN3_NEXT, {"tensor_parallel_size": 4}, r"--tensor-parallel-size 4 does not divide linear_num_key_heads \(2\)"),
-    (FIXTURES / "hf" / "llama",
-     {"pipeline_parallel_size": 2, "speculative_config": {
-         "method": "eagle3", "model": str(LOCAL_FIXTURES / "hf" / "llama_eagle3_echo"), "num_speculative_tokens": 1}},
-     "EAGLE-3 does not combine with --pipeline-parallel-size yet"),
 ])
 def test_what_cannot_split_raises_the_engine_message(path, kw, message):
     with pytest.raises(strata.StrataError, match=message):

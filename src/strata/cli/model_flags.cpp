@@ -215,17 +215,12 @@ std::vector<std::pair<std::string, std::string>> flags_every_node_shares(const M
 
 // With --tensor-parallel-size or --pipeline-parallel-size > 1: this process joins its group (rank 0
 // starts the others) and the runner gets the group's channels.
-void join_parallel_group(const ModelFlags& flags, const SpeculativeOptions& speculative, OpenModel& open) {
+void join_parallel_group(const ModelFlags& flags, OpenModel& open) {
   ParallelLayout layout{.tensor_parallel = flags.tensor_parallel, .pipeline_parallel = flags.pipeline_parallel,
                         .rank_command = flags.rank_command, .nodes = flags.nodes};
   if (!layout.splits()) return;
-  // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0. Over stages the last stage
-  // sends the MTP module the final-normed hidden states with the logits; an EAGLE-3 head would need
-  // the aux hidden states of layers that any stage may hold.
-  if (layout.pipeline_parallel.size > 1 && speculative.uses_eagle3())
-    fail("--speculative-config with EAGLE-3 does not combine with --pipeline-parallel-size yet (the head reads "
-         "hidden states of target layers that later stages hold); use a draft model, method 'mtp' or n-gram "
-         "speculation over stages, or EAGLE-3 with --tensor-parallel-size alone");
+  // A draft model, an EAGLE-3 head or the MTP module runs whole on rank 0; over stages the last
+  // stage sends it what it reads from the target with the logits (Model::stage_output).
   layout.nodes.shared_flags = flags_every_node_shares(flags, *open.backend);
   open.parallel = std::make_unique<ParallelGroup>(layout, *open.backend);
 }
@@ -270,7 +265,7 @@ OpenModel open_model(const ModelFlags& given, const SpeculativeOptions& speculat
   if (layout.splits() && layout.rank() == 0) check_split(flags);
   if (layout.splits()) flags.cuda_device = layout.rank() % ranks_per_node(flags.nodes, layout.world_size());  // one GPU per local rank
   open.backend = open_backend(flags);
-  join_parallel_group(flags, speculative, open);
+  join_parallel_group(flags, open);
   const TensorShard shard = open.parallel ? open.parallel->shard() : TensorShard{};
   open.loaded = load_with_flags(flags, flags.model, *open.backend, shard, flags.pipeline_parallel);
   if (speculative.uses_mtp()) open.draft_loaded = load_mtp_module(open.loaded);

@@ -36,9 +36,14 @@ ModelRunner::ModelRunner(const Model& model, Backend& backend, const RunnerOptio
     // Rank 0's slot ids name slots everywhere; its commands size them from flags ranks skip.
     options_.num_ssm_slots = first_rank_value(*control(), options_.num_ssm_slots);
     options_.max_verify_tokens = first_rank_value(*control(), options_.max_verify_tokens);
-    // Over stages the last stage sends stage 0's MTP module the target's hidden states.
-    if (options_.pipeline != nullptr)
+    // Over stages the last stage sends stage 0's MTP module the target's hidden states, and every
+    // stage hands on the aux layers' rows that stage 0's EAGLE-3 head reads.
+    if (options_.pipeline != nullptr) {
       options_.keep_hidden_states = first_rank_value(*control(), options_.keep_hidden_states) != 0;
+      std::vector<int64_t>& aux = options_.aux_hidden_layers;
+      aux.resize(first_rank_value(*control(), static_cast<int64_t>(aux.size())));
+      for (int64_t& layer : aux) layer = first_rank_value(*control(), layer);
+    }
   }
   KvCacheShape shape = kv_cache_shape(model, backend, options_.block_size, options_.kv_cache_dtype);
   std::unique_ptr<SsmStatePool> ssm_pool;

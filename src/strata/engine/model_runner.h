@@ -14,6 +14,7 @@
 
 #include "strata/cache/kv_cache.h"
 #include "strata/cache/sequence_memory.h"
+#include "strata/core/error.h"
 #include "strata/model/model.h"
 #include "strata/model/step_batch.h"
 #include "strata/model/step_buffers.h"
@@ -122,6 +123,8 @@ class ModelRunner {
   // Sets aux_hidden_layers (an EAGLE-3 head's target); graphs are captured again.
   void start_keeping_aux_hidden_states(std::vector<int64_t> layers) {
     if (options_.aux_hidden_layers == layers) return;
+    // Over stages every rank took the layers from rank 0's options when its runner started.
+    STRATA_CHECK_MSG(options_.pipeline == nullptr, "aux layers must be in RunnerOptions under stages");
     options_.aux_hidden_layers = std::move(layers);
     graphs_.clear();
   }

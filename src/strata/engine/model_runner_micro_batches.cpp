@@ -54,6 +54,7 @@ Tensor ModelRunner::finish_micro_batch() {
     ForwardContext ctx = forward_context(Tensor());
     logits = model_.receive_stage_output(oldest.num_logits, oldest.num_tokens, ctx);
     last_hidden_states_ = ctx.hidden_states;
+    last_aux_hidden_states_ = ctx.aux_hidden_states;
   } catch (const std::exception& e) {
     lose_group(e);
   }

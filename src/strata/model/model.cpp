@@ -118,7 +118,6 @@ void Model::keep_aux_hidden_state(int64_t layer, const Tensor& x, ForwardContext
   const auto it = std::find(layers.begin(), layers.end(), layer);
   if (it == layers.end()) return;
   const int64_t t = x.dim(0), n = static_cast<int64_t>(layers.size());
-  if (it == layers.begin()) ctx.aux_hidden_states = ctx.step_workspace.alloc(ctx.activation_dtype, {n, t, x.dim(1)});
   const int64_t j = it - layers.begin();
   if (t > 0) ops::convert(x, ctx.aux_hidden_states.reshape({n * t, x.dim(1)}).slice_rows(j * t, (j + 1) * t));
 }

@@ -133,14 +133,19 @@ class Model {
  private:
   void place_image_embeds(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
   Tensor sequence_means(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
-  // Before layer i: x [T, hidden] into ctx.aux_hidden_states when i is one of ctx.aux_hidden_layers.
+  // Before layer i: x [T, hidden] into ctx.aux_hidden_states (made by stage_input) when i is one
+  // of ctx.aux_hidden_layers.
   void keep_aux_hidden_state(int64_t layer, const Tensor& x, ForwardContext& ctx) const;
+  // Under stages: the rows of the aux layers before `layer` [count * T, hidden] (to or from a link).
+  void send_aux_rows_before(int64_t layer, const StepBatch& step, ForwardContext& ctx) const;
+  void receive_aux_rows_before(int64_t layer, const StepBatch& step, ForwardContext& ctx) const;
   // The final-normed rows the head reads [num_logits, hidden] (and, when the context keeps
   // them, every token's in ctx.hidden_states).
   Tensor normed_output_rows(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const;
   // The embeddings of the step's tokens, repeated over the residual streams: [T, streams * hidden].
   Tensor embed(const StepBatch& step, ForwardContext& ctx) const;
-  // [T, hidden] the first layer's input: the embeddings, or what the previous pipeline stage sent.
+  // [T, hidden] the first layer's input: the embeddings, or what the previous pipeline stage sent
+  // (then also the aux layers' rows it filled; ctx.aux_hidden_states is made here).
   Tensor stage_input(const StepBatch& step, ForwardContext& ctx) const;
   // What forward returns: the head's outputs on the last stage (sent back to stage 0 too), the
   // last stage's outputs on stage 0, undefined on the stages between.

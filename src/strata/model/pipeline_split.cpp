@@ -1,8 +1,12 @@
 // Model's part under pipeline parallelism (declared in model.h): keeping one stage's layers, and
 // where a stage's forward takes its input from and hands its output to.
+#include <algorithm>
+#include <limits>
+
 #include "strata/core/error.h"
 #include "strata/model/model.h"
 #include "strata/model/pipeline_links.h"
+#include "strata/ops/elementwise.h"
 
 namespace strata {
 
@@ -46,14 +50,49 @@ void Model::set_pipeline_stage(const PipelineStage& stage) {
 }
 
 Tensor Model::stage_input(const StepBatch& step, ForwardContext& ctx) const {
+  const int64_t num_aux = static_cast<int64_t>(ctx.aux_hidden_layers.size());
+  if (num_aux > 0)
+    ctx.aux_hidden_states =
+        ctx.step_workspace.alloc(ctx.activation_dtype, {num_aux, step.num_tokens(), config_.hidden_size});
   if (pipeline_stage_.is_first()) return embed(step, ctx);
   STRATA_CHECK_MSG(ctx.pipeline != nullptr, "pipeline stage {} runs without its links", pipeline_stage_.index);
-  return receive_rows(*ctx.pipeline->from_previous, ctx.activation_dtype, {step.num_tokens(), config_.hidden_size},
-                      ctx.step_workspace);
+  Tensor x = receive_rows(*ctx.pipeline->from_previous, ctx.activation_dtype, {step.num_tokens(), config_.hidden_size},
+                          ctx.step_workspace);
+  receive_aux_rows_before(pipeline_stage_.first_layer, step, ctx);
+  return x;
 }
 
-// The last stage sends the logits back to stage 0, and with keep_hidden_states (an MTP module on
-// stage 0 reads them) the final-normed hidden states [T, hidden] after them.
+namespace {
+
+// Rows [count * T, hidden] of ctx.aux_hidden_states: those of the aux layers before `layer`
+// (undefined when none).
+Tensor aux_rows_before(int64_t layer, int64_t num_tokens, const ForwardContext& ctx) {
+  const auto& layers = ctx.aux_hidden_layers;
+  const int64_t count = std::lower_bound(layers.begin(), layers.end(), layer) - layers.begin();
+  if (count == 0 || num_tokens == 0) return Tensor();
+  const Tensor& all = ctx.aux_hidden_states;
+  return all.reshape({all.dim(0) * num_tokens, all.dim(2)}).slice_rows(0, count * num_tokens);
+}
+
+}  // namespace
+
+// An EAGLE-3 head's aux rows travel forward with the activations (each stage fills its layers'
+// slots) and come back whole after the logits: the ring links only neighbours, so rows of a middle
+// stage would pass through the later stages anyway.
+void Model::send_aux_rows_before(int64_t layer, const StepBatch& step, ForwardContext& ctx) const {
+  const Tensor rows = aux_rows_before(layer, step.num_tokens(), ctx);
+  if (rows.defined()) send_rows(*ctx.pipeline->to_next, rows, ctx.step_workspace);
+}
+
+void Model::receive_aux_rows_before(int64_t layer, const StepBatch& step, ForwardContext& ctx) const {
+  const Tensor rows = aux_rows_before(layer, step.num_tokens(), ctx);
+  if (!rows.defined()) return;
+  ops::convert(receive_rows(*ctx.pipeline->from_previous, ctx.activation_dtype, rows.shape(), ctx.step_workspace),
+               rows);
+}
+
+// The last stage sends the logits back to stage 0, then with keep_hidden_states (an MTP module on
+// stage 0 reads them) the final-normed hidden states [T, hidden], with aux layers their rows.
 Tensor Model::stage_output(const StepBatch& step, const Tensor& x, ForwardContext& ctx) const {
   const int64_t num_logits = step.num_logits(), num_tokens = step.num_tokens();
   const bool hidden_back = ctx.keep_hidden_states && pipeline_stage_.count > 1 && num_tokens > 0;
@@ -61,13 +100,16 @@ Tensor Model::stage_output(const StepBatch& step, const Tensor& x, ForwardContex
     Tensor out = head_output(step, x, ctx);
     if (pipeline_stage_.count > 1 && num_logits > 0) send_rows(*ctx.pipeline->to_next, out, ctx.step_workspace);
     if (hidden_back) send_rows(*ctx.pipeline->to_next, ctx.hidden_states, ctx.step_workspace);
+    if (pipeline_stage_.count > 1) send_aux_rows_before(std::numeric_limits<int64_t>::max(), step, ctx);
     return out;
   }
   if (ctx.hold_stage_output) {
-    STRATA_CHECK(pipeline_stage_.is_first());
+    // Speculation, the one reader of aux rows, keeps one step in flight: no held step carries them.
+    STRATA_CHECK(pipeline_stage_.is_first() && ctx.aux_hidden_layers.empty());
     return x;
   }
   send_rows(*ctx.pipeline->to_next, x, ctx.step_workspace);
+  send_aux_rows_before(pipeline_stage_.end_layer, step, ctx);
   if (!pipeline_stage_.is_first()) return Tensor();
   return receive_stage_output(num_logits, num_tokens, ctx);
 }
@@ -80,6 +122,11 @@ Tensor Model::receive_stage_output(int64_t num_logits, int64_t num_tokens, Forwa
   if (ctx.keep_hidden_states && num_tokens > 0)
     ctx.hidden_states = receive_rows(*ctx.pipeline->from_previous, ctx.activation_dtype,
                                      {num_tokens, config_.hidden_size}, ctx.step_workspace);
+  const int64_t num_aux = static_cast<int64_t>(ctx.aux_hidden_layers.size());
+  if (num_aux > 0 && num_tokens > 0)
+    ctx.aux_hidden_states = receive_rows(*ctx.pipeline->from_previous, ctx.activation_dtype,
+                                         {num_aux * num_tokens, config_.hidden_size}, ctx.step_workspace)
+                                .reshape({num_aux, num_tokens, config_.hidden_size});
   return logits;
 }
 

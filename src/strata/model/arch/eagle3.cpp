@@ -130,7 +130,10 @@ std::unique_ptr<Model> build_eagle3_head(const ModelConfig& head, const ModelWei
     fail("EAGLE-3 head: model_type '{}' keeps {} residual streams, not the one whose layer inputs an EAGLE-3 head "
          "reads; use method ngram or draft_model", target.config().model_type, target.parts().residual_streams);
   const int64_t hidden = head.hidden_size, draft_vocab = head.get_int("draft_vocab_size", head.vocab_size);
-  const std::vector<int64_t> layers = target_layers(head, target.num_layers());
+  // A pipeline stage's target holds some layers only; the head's ids name the whole model's.
+  const bool staged = target.pipeline_stage().count > 1;
+  const std::vector<int64_t> layers =
+      target_layers(head, staged ? target.config().num_hidden_layers : target.num_layers());
   const int64_t fc_in = static_cast<int64_t>(layers.size()) * target.config().hidden_size;
   if (fc_in == hidden)
     fail("EAGLE-3 head: fc's input width {} equals hidden_size; the head could not tell target states from its own",
