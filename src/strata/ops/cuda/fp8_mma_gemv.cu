@@ -21,6 +21,7 @@ __device__ __forceinline__ uint32_t fp8x2_to_bf16x2_scaled(uint32_t codes) {
 }
 
 struct Fp8Format {
+  static constexpr bool kXSums = false;
   // Codes 16t..16t+15 of each half of rows g and g + 8, and the rows' scales (times 2^112).
   struct Load {
     uint4 lo[2], hi[2];

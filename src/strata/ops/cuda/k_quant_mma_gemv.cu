@@ -22,6 +22,7 @@ __host__ __device__ int64_t q6k_row_bytes(int64_t k) { return k / kQkK * static_
 // five with Q5_K's fifth bits (lane t's 4 bytes a unit: bit 8 i + step for its value i).
 template <bool kFive>
 struct Q4kFormat {
+  static constexpr bool kXSums = true;  // codes widen as 128 + q: the x sums take the offset off
   struct Load {
     uint4 codes[2][2];     // [row g, g + 8][half]: word w = steps 2w (low nibbles) and 2w + 1 (high)
     uint32_t fifth[2][2];  // Q5_K's fifth bits, [row][half]
@@ -99,6 +100,7 @@ struct Q4kFormat {
 
 // Q6_K: value = d sc (q - 32) per 16-value sub-block, q six bits.
 struct Q6kFormat {
+  static constexpr bool kXSums = true;
   struct Load {
     uint4 low[2][2];   // [row g, g + 8][half]: low nibbles, word w = steps 2w and 2w + 1
     uint2 high[2][2];  // high two bits, word w = steps 4w..4w + 3

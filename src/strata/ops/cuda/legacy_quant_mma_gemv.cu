@@ -17,6 +17,7 @@ struct LegacyFormat {
   static constexpr int64_t kHeaderBytes = kMin ? 4 : 2;
   static constexpr int kHeaderLoads = kMin ? 2 : 1;  // 16 bytes each: a 256-value unit's 8 headers
 
+  static constexpr bool kXSums = true;
   struct Load {
     uint4 codes[2][2];     // [row g, g + 8][half]: word w = steps 2w (low nibbles) and 2w + 1 (high)
     uint32_t fifth[2][2];  // the Q5 types' fifth bits, [row][half]

@@ -26,6 +26,7 @@ __device__ __forceinline__ uint32_t s8x2_to_bf16x2_scaled(uint32_t word) {
 }
 
 struct Q8Format {
+  static constexpr bool kXSums = false;  // signed codes, no offset
   // Per half h: codes 8t..8t+7 of its first block (x, y) and of its second (z, w), rows g and
   // g + 8; the unit's four block scales of each row (times 2^112).
   struct Load {

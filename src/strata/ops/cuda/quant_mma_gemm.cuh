@@ -2,8 +2,9 @@
 // block takes BM (32 or 64) x rows by 128 weight rows: warp w owns weight rows 16w..16w + 15 and
 // runs the GEMVs' own product (Format::product: codes widened in registers, mma.sync, scales per
 // block in f32) over every x row of the block. Per 256-column K tile the x rows wait in shared
-// memory (cp.async, two stages) with their sums per 16 columns, shared by the eight warps, while
-// each warp's next weight units load into registers; no weight tile is widened in memory.
+// memory (cp.async, two stages) with their sums per 16 columns where the format needs them,
+// shared by the eight warps; each weight unit's registers refill with the next tile's unit once
+// its product is done. No weight tile is widened in memory.
 #pragma once
 
 #include "strata/ops/cuda/attention_tile.cuh"
@@ -152,8 +153,10 @@ __global__ void __launch_bounds__(kThreads, Tiling<BM>::kMinBlocks) gemm_kernel(
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();  // the tile's x is in
-    sum_x<BM>(stage_x(i), stage_sums(i));
-    __syncthreads();  // and its sums
+    if constexpr (Format::kXSums) {  // Q8_0 and FP8 codes are signed: no offset to take off
+      sum_x<BM>(stage_x(i), stage_sums(i));
+      __syncthreads();  // and its sums
+    }
     const TileX<BM> x{stage_x(i), stage_sums(i)};
 #pragma unroll
     for (int u = 0; u < kUnits; ++u) {
