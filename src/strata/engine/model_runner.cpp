@@ -183,11 +183,6 @@ void ModelRunner::repeat_slots_on_other_ranks() {
 void ModelRunner::send_to_other_ranks(const RankMessage& message) {
   if (control() == nullptr || control()->rank() != 0) return;
   if (group_lost_) return;  // freeing what sequences held after the loss: nothing left to tell
-  if (stages_busy_) return deferred_.push_back(message);
-  send_now(message);
-}
-
-void ModelRunner::send_now(const RankMessage& message) {
   try {
     send_to_ranks(*control(), message);
   } catch (const std::exception& e) {

@@ -73,12 +73,12 @@ class ModelRunner {
   // queues the work on a GPU. pending_ids: [S] i32 on the step's device, the previous
   // step's samples that rows with a pending_sample take as their last token.
   Tensor execute_on_device(StepBatch& step, const Tensor& pending_ids = Tensor());
-  // Rank 0 of a pipeline of one rank per stage: 2 steps may be in flight (stage 0 runs one while
-  // the later stages run the one before); else 1 (execute_on_device runs each step through).
+  // Rank 0 of a pipeline: one step per stage may be in flight (stage 0 runs one while each later
+  // stage runs one before it); else 1 (execute_on_device runs each step through).
   int64_t max_micro_batches() const;
-  // Runs stage 0's layers of `step` and sends its output on, at once when the later stages are
-  // idle, else when the logits of the step they run are back (finish_micro_batch); meanwhile what
-  // this rank sends the others (memory changes, the step) waits, in order. At most 2 started.
+  // Stage 0's ranks: runs stage 0's layers of `step` and hands its output on, at once while fewer
+  // steps than later stages are out, else when the oldest one's logits are back. Rank 0 sends the
+  // step to the other ranks first. At most max_micro_batches() started.
   void start_micro_batch(StepBatch& step);
   // The logits [num_logits, vocab] f32 on the host of the oldest step started, waited for.
   Tensor finish_micro_batch();
@@ -96,6 +96,8 @@ class ModelRunner {
   // Part of a tensor- or pipeline-parallel group (the engine then runs the synchronous loop).
   bool splits_over_ranks() const { return control() != nullptr; }
   bool splits_layers() const { return options_.pipeline != nullptr; }
+  // Stage 0 of two or more pipeline stages (any of its tensor-parallel ranks).
+  bool is_first_stage() const;
   Backend& backend() { return backend_; }
   // Where sequences' blocks and slots come from (and go back to).
   SequenceMemory& memory() { return *memory_; }
@@ -156,10 +158,14 @@ class ModelRunner {
   }
   // Rank 0 of a parallel group: sends `message` to the other ranks; a no-op elsewhere.
   void send_to_other_ranks(const RankMessage& message);
-  void send_now(const RankMessage& message);
-  // The later stages are idle again: the LoRA loads, then what waited for them, in order, up to
-  // and including the next step's stage-0 output.
-  void send_deferred();
+  // Stage 0: the logits of the oldest started step not yet back, onto the host, then the held
+  // output on to stage 1; receive_all: of every started step (before a LoRA load).
+  void receive_next();
+  void receive_all();
+  bool has_lora_loads() {
+    const std::lock_guard lock(lora_loads_mutex_);
+    return !lora_loads_.empty();
+  }
   void check_group() const;  // throws the sticky DeviceError of a lost group
   [[noreturn]] void lose_group(const std::exception& error);
   const char* group_kind() const;  // names the group in errors
@@ -208,13 +214,12 @@ class ModelRunner {
   Tensor last_aux_hidden_states_;
   struct StartedStep {
     int64_t num_logits = 0, num_tokens = 0;
+    Tensor logits;  // on the host once back
   };
-  std::deque<StartedStep> started_;  // micro-batches whose logits are not back, oldest first
-  bool stages_busy_ = false;  // the later stages run a step: the control channel waits
-  // Sends that wait for the later stages, in order; nullopt: held_rows_ to the next stage.
-  std::deque<std::optional<RankMessage>> deferred_;
+  std::deque<StartedStep> started_;  // micro-batches not finished yet, oldest first
+  int64_t num_handed_on_ = 0;  // started steps handed to stage 1 whose logits are not back
   Workspace held_workspace_;  // reused: on a GPU no allocation a step
-  Tensor held_rows_;  // [T, hidden] stage 0's output of the step after the one the stages run
+  Tensor held_rows_;  // [T, hidden] stage 0's output of the newest step, while every later stage holds one
 };
 
 }  // namespace strata

@@ -1,8 +1,10 @@
-// ModelRunner's micro-batches under pipeline parallelism (declared in model_runner.h). Every round
-// of the control channel reaches every rank, so while the later stages run a step they take no
-// message: what rank 0 sends them meanwhile (memory changes, the next step and its stage-0 output)
-// waits in deferred_, in rank 0's order, and goes out once that step's logits are back. Every
-// stage thus runs steps and memory changes in the order rank 0 made them.
+// ModelRunner's micro-batches under pipeline parallelism (declared in model_runner.h). The later
+// ranks take rank 0's messages as they come (ControlInbox), so rank 0 sends each step and memory
+// change at once and every stage runs them in rank 0's order. Stage 0 hands a step's output on
+// at once while fewer than one step per later stage is out; else it holds it until the oldest
+// step's logits are back: a stage that waits to hand on rows then never waits on stage 0 in turn.
+#include <algorithm>
+
 #include "strata/backend/device_error.h"
 #include "strata/core/error.h"
 #include "strata/engine/model_runner.h"
@@ -11,30 +13,33 @@
 
 namespace strata {
 
-// Under tensor parallelism a stage's other ranks run a step only once its message is through,
-// which waits for the later stages: stage 0 could not run ahead of them.
+bool ModelRunner::is_first_stage() const {
+  return options_.pipeline != nullptr && model_.pipeline_stage().is_first() && model_.pipeline_stage().count > 1;
+}
+
 int64_t ModelRunner::max_micro_batches() const {
-  const bool stage_zero = options_.pipeline != nullptr && control() != nullptr && control()->rank() == 0;
-  return stage_zero && options_.tensor_parallel == nullptr ? 2 : 1;
+  const bool rank_zero = is_first_stage() && control() != nullptr && control()->rank() == 0;
+  return rank_zero ? model_.pipeline_stage().count : 1;
 }
 
 void ModelRunner::start_micro_batch(StepBatch& step) {
-  STRATA_CHECK(max_micro_batches() > 1 && num_micro_batches() < max_micro_batches());
+  const int64_t num_stages = model_.pipeline_stage().count;
+  STRATA_CHECK(is_first_stage() && num_micro_batches() < num_stages && !held_rows_.defined());
   backend_.make_current();
   check_group();
-  if (!stages_busy_) send_lora_loads();
+  if (has_lora_loads() && !started_.empty()) receive_all();  // the ranks agree on a load between steps
+  send_lora_loads();
   send_to_other_ranks({.kind = RankMessage::Kind::kStep, .rows = step.rows(), .block_size = step.block_size(),
-                       .min_blocks_per_row = step.max_blocks_per_row()});
+                       .min_blocks_per_row = step.max_blocks_per_row(), .micro_batch = true});
   try {
     const Tensor out = run_eagerly(step, Tensor(), /*hold_stage_output=*/true);
-    if (stages_busy_) {
+    if (num_handed_on_ < num_stages - 1) {
+      send_rows(*options_.pipeline->to_next, out, step_workspace_);
+      ++num_handed_on_;
+    } else {
       held_workspace_.reset();
       held_rows_ = held_workspace_.alloc(out.dtype(), out.shape());
       backend_.copy(held_rows_, out);
-      deferred_.push_back(std::nullopt);
-    } else {
-      send_rows(*options_.pipeline->to_next, out, step_workspace_);
-      stages_busy_ = true;
     }
     step_workspace_.reset();
   } catch (const std::exception& e) {
@@ -44,48 +49,44 @@ void ModelRunner::start_micro_batch(StepBatch& step) {
 }
 
 Tensor ModelRunner::finish_micro_batch() {
-  STRATA_CHECK(!started_.empty() && stages_busy_);
-  backend_.make_current();
-  check_group();
-  const StartedStep oldest = started_.front();
+  STRATA_CHECK(!started_.empty());
+  if (!started_.front().logits.defined()) receive_next();
+  Tensor logits = std::move(started_.front().logits);
   started_.pop_front();
-  Tensor logits;
-  try {
-    ForwardContext ctx = forward_context(Tensor());
-    logits = model_.receive_stage_output(oldest.num_logits, oldest.num_tokens, ctx);
-    last_hidden_states_ = ctx.hidden_states;
-    last_aux_hidden_states_ = ctx.aux_hidden_states;
-  } catch (const std::exception& e) {
-    lose_group(e);
-  }
-  stages_busy_ = false;
-  send_deferred();  // the scratch of its hand-off comes after the logits in the step workspace
-  Tensor host = backend_.to_host(logits);
-  step_workspace_.reset();
-  return host;
+  return logits;
 }
 
 void ModelRunner::finish_micro_batches() {
   while (!started_.empty()) finish_micro_batch();
 }
 
-void ModelRunner::send_deferred() {
-  send_lora_loads();
-  while (!deferred_.empty() && !stages_busy_) {
-    const std::optional<RankMessage> next = std::move(deferred_.front());
-    deferred_.pop_front();
-    if (next) {
-      send_now(*next);
-      continue;
-    }
-    try {
+void ModelRunner::receive_all() {
+  while (!started_.back().logits.defined()) receive_next();
+}
+
+void ModelRunner::receive_next() {
+  backend_.make_current();
+  check_group();
+  // Stage 0's other tensor-parallel ranks take their logits from the last stage at this point too.
+  if (options_.tensor_parallel != nullptr) send_to_other_ranks({.kind = RankMessage::Kind::kFinishMicroBatch});
+  auto next = std::find_if(started_.begin(), started_.end(), [](const StartedStep& s) { return !s.logits.defined(); });
+  STRATA_CHECK(next != started_.end() && num_handed_on_ > 0);
+  try {
+    ForwardContext ctx = forward_context(Tensor());
+    const Tensor logits = model_.receive_stage_output(next->num_logits, next->num_tokens, ctx);
+    last_hidden_states_ = ctx.hidden_states;
+    last_aux_hidden_states_ = ctx.aux_hidden_states;
+    --num_handed_on_;
+    if (held_rows_.defined()) {  // its scratch comes after the logits in the step workspace
       send_rows(*options_.pipeline->to_next, held_rows_, step_workspace_);
-    } catch (const std::exception& e) {
-      lose_group(e);
+      held_rows_ = Tensor();
+      ++num_handed_on_;
     }
-    held_rows_ = Tensor();
-    stages_busy_ = true;
+    next->logits = backend_.to_host(logits);
+  } catch (const std::exception& e) {
+    lose_group(e);
   }
+  step_workspace_.reset();
 }
 
 }  // namespace strata

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "strata/core/error.h"
 #include "strata/lora/lora_set.h"
+#include "strata/parallel/control_inbox.h"
 #include "strata/parallel/step_message.h"
 
 namespace strata {
@@ -48,11 +51,22 @@ void repeat_lora_load(LoraSet* lora, const RankMessage& message, Communicator& c
   if (!error.empty()) fail("{}", error);
 }
 
+// Stage 0's other tensor-parallel ranks start and finish micro-batches as rank 0 does, so that
+// each hands its rows on and takes its logits back at the same points of rank 0's order.
+void repeat_step(ModelRunner& runner, RankMessage& message) {
+  StepBatch step(std::move(message.rows), message.block_size, message.min_blocks_per_row);
+  if (message.micro_batch && runner.is_first_stage()) return runner.start_micro_batch(step);
+  runner.execute_on_device(step);  // its logits are rank 0's to read
+}
+
 }  // namespace
 
 void serve_first_rank(ModelRunner& runner, Communicator& control, LoraSet* lora) {
+  // Over stages a rank takes rank 0's messages as they come, whatever step it runs meanwhile.
+  std::optional<ControlInbox> inbox;
+  if (runner.splits_layers()) inbox.emplace(control);
   for (;;) {
-    RankMessage message = receive_from_first_rank(control);
+    RankMessage message = inbox ? inbox->pop() : receive_from_first_rank(control);
     switch (message.kind) {
       case RankMessage::Kind::kStop: return;
       case RankMessage::Kind::kCopyKvBlock: runner.copy_kv_block(message.src_block, message.dst_block); break;
@@ -74,12 +88,14 @@ void serve_first_rank(ModelRunner& runner, Communicator& control, LoraSet* lora)
       case RankMessage::Kind::kSnapshotRows:
       case RankMessage::Kind::kSnapshotOut:
       case RankMessage::Kind::kSnapshotIn: repeat_slot_change(runner, message); break;
-      case RankMessage::Kind::kLoadLora: repeat_lora_load(lora, message, control); break;
-      case RankMessage::Kind::kStep: {
-        StepBatch step(std::move(message.rows), message.block_size, message.min_blocks_per_row);
-        runner.execute_on_device(step);  // its logits are rank 0's to read
+      case RankMessage::Kind::kLoadLora:
+        repeat_lora_load(lora, message, control);
+        if (inbox) inbox->resume();
         break;
-      }
+      case RankMessage::Kind::kStep: repeat_step(runner, message); break;
+      case RankMessage::Kind::kFinishMicroBatch:
+        if (runner.is_first_stage()) runner.finish_micro_batch();
+        break;
     }
   }
 }

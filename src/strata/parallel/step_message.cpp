@@ -156,6 +156,7 @@ std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
     case RankMessage::Kind::kStep:
       w.put(message.block_size);
       w.put(message.min_blocks_per_row);
+      w.put<uint8_t>(message.micro_batch);
       w.put<uint32_t>(static_cast<uint32_t>(message.rows.size()));
       for (const StepRow& row : message.rows) put_row(w, row);
       break;
@@ -197,7 +198,8 @@ std::vector<uint8_t> encode_rank_message(const RankMessage& message) {
       w.put_string(message.lora_name);
       w.put_string(message.lora_path);
       break;
-    case RankMessage::Kind::kStop: break;
+    case RankMessage::Kind::kStop:
+    case RankMessage::Kind::kFinishMicroBatch: break;
   }
   return std::move(w.bytes);
 }
@@ -210,6 +212,7 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
     case RankMessage::Kind::kStep: {
       message.block_size = r.get<int64_t>();
       message.min_blocks_per_row = r.get<int64_t>();
+      message.micro_batch = r.get<uint8_t>() != 0;
       message.rows.resize(r.get<uint32_t>());
       for (StepRow& row : message.rows) row = get_row(r);
       break;
@@ -252,7 +255,8 @@ RankMessage decode_rank_message(const std::vector<uint8_t>& bytes) {
       message.lora_name = r.get_string();
       message.lora_path = r.get_string();
       break;
-    case RankMessage::Kind::kStop: break;
+    case RankMessage::Kind::kStop:
+    case RankMessage::Kind::kFinishMicroBatch: break;
     default: STRATA_CHECK_MSG(false, "unknown rank message kind {}", static_cast<int>(message.kind));
   }
   STRATA_CHECK_MSG(r.done(), "a rank message has {} bytes past its end", bytes.size());

@@ -17,12 +17,15 @@ struct RankMessage {
   enum class Kind : uint8_t {
     kStep = 1, kCopyKvBlock = 2, kStop = 3, kSwapSpace = 4, kSwapOut = 5, kSwapIn = 6,
     kTakeSsmSlot = 7, kFreeSsmSlot = 8, kCopySsmSlot = 9, kRollBackSsmSlot = 10,
-    kSnapshotRows = 11, kSnapshotOut = 12, kSnapshotIn = 13, kLoadLora = 14,
+    kSnapshotRows = 11, kSnapshotOut = 12, kSnapshotIn = 13, kLoadLora = 14, kFinishMicroBatch = 15,
   };
   Kind kind = Kind::kStop;
   std::vector<StepRow> rows;        // kStep
   int64_t block_size = 0;           // kStep
   int64_t min_blocks_per_row = 1;   // kStep: the block-table stride rank 0 used
+  // kStep: a micro-batch that stage 0's ranks start (ModelRunner::start_micro_batch) rather than
+  // run through; kFinishMicroBatch: they take the oldest one's logits, as rank 0 does.
+  bool micro_batch = false;
   int32_t src_block = -1, dst_block = -1;  // kCopyKvBlock
   int64_t swap_space_bytes = 0;     // kSwapSpace: start with this many bytes; 0: stop
   int32_t num_host_blocks = 0, num_host_slots = 0;  // kSwapSpace: rank 0's host rows
