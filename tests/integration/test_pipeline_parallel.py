@@ -1,8 +1,8 @@
 """`--pipeline-parallel-size N`: rank 0 starts N - 1 copies of itself, stage s loads and runs its
 layers, hidden states go forward and the logits come back to stage 0. `strata logits` equals one
 process's logits bit for bit (and within 1e-5 with `--tp 2` inside each stage); `strata generate`
-and `strata serve` give one process's greedy tokens, with 2 micro-batches in flight (one rank per
-stage), with preemption, prefix hits, forks and n-gram speculation too (draft-model, MTP and EAGLE-3
+and `strata serve` give one process's greedy tokens, with one micro-batch in flight per stage (with
+or without `--tp` inside the stages), with preemption, prefix hits, forks and n-gram speculation too (draft-model, MTP and EAGLE-3
 speculation: test_tensor_parallel_speculative.py); sizes that do not fit are clear errors; no stage outlives the server, and a killed stage
 fails requests and /health, not the server."""
 import subprocess
@@ -106,9 +106,9 @@ def test_serve_over_stages_answers_as_one_process_even_when_preempted(model, pro
         if "--speculative-config" not in extra:  # its point is the roll backs; whether it preempts depends on timing
             assert metrics["strata:num_preemptions_total"] > 0
             assert metrics["strata:swap_out_bytes_total"] > 0
-        # One rank per stage, no speculation: stage 0 runs a micro-batch while the later stages run another.
-        micro_batches = "--tp" not in sizes and "--speculative-config" not in extra
-        assert metrics["strata:pipeline_max_micro_batches_in_flight"] == (2 if micro_batches else 0)
+        # Without speculation each stage runs a micro-batch of its own, with or without --tp inside.
+        micro_batches = int(sizes["--pp"]) if "--speculative-config" not in extra else 0
+        assert metrics["strata:pipeline_max_micro_batches_in_flight"] == micro_batches
     finally:
         assert split.stop() == 0
     time.sleep(0.5)

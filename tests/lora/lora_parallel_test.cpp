@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -111,8 +112,12 @@ Tensor run_split(const std::string& base, int world, Loading loading = Loading::
   return logits;
 }
 
+using RankZeroRun = std::function<Tensor(ModelRunner&, LoraSet&)>;
+
 // The model over `stages` pipeline stages (threads), each with the adapters' stacks of its layers.
-Tensor run_stages(const std::string& base, int stages, Loading loading = Loading::kAtStart) {
+// on_rank0: what rank 0 runs instead of mixed_steps (after no loads).
+Tensor run_stages(const std::string& base, int stages, Loading loading = Loading::kAtStart,
+                  const RankZeroRun& on_rank0 = {}) {
   Tensor logits;
   const std::string group = fmt::format("strata-test-lora-pp-{}-{}", getpid(), per_test_name(std::to_string(stages)));
   const std::chrono::milliseconds timeout = std::chrono::seconds(60);
@@ -130,8 +135,12 @@ Tensor run_stages(const std::string& base, int stages, Loading loading = Loading
     ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .rank_control = control.get(), .pipeline = &links});
     runner.set_lora(lora.get());
     if (stage > 0) return serve_first_rank(runner, *control, lora.get());
-    if (loading == Loading::kByPath) fill_slots_by_path(*lora, runner, base);
-    logits = mixed_steps(runner);
+    if (on_rank0) {
+      logits = on_rank0(runner, *lora);
+    } else {
+      if (loading == Loading::kByPath) fill_slots_by_path(*lora, runner, base);
+      logits = mixed_steps(runner);
+    }
     send_to_ranks(*control, {.kind = RankMessage::Kind::kStop});
   });
   return logits;
@@ -189,6 +198,57 @@ TEST(LoraLoadedByPath, OtherRanksFollowRankZerosLoads) {
   const Tensor stages = run_stages("qwen3", 2, Loading::kByPath);
   ASSERT_TRUE(stages.defined());
   EXPECT_EQ(max_abs_diff_rows(whole, stages, 0, 9), 0.0f);
+}
+
+// Three 12-token prompts, the third on LoRA slot 0; `load` runs before the third starts. Stage 0
+// of a pipeline starts the three as micro-batches (two in flight when `load` runs), one process
+// runs each through. Their last-token logits, [3, vocab].
+Tensor prompts_around_a_load(ModelRunner& runner, const std::function<void()>& load) {
+  std::vector<std::vector<int32_t>> blocks(3);
+  std::vector<StepBatch> steps;
+  for (int32_t i = 0; i < 3; ++i) {
+    std::vector<int32_t> prompt;
+    for (int32_t t = 0; t < 12; ++t) prompt.push_back((t * 31 + 7 * i + 5) % 200);
+    EXPECT_TRUE(runner.memory().reserve(blocks[i], 12));
+    steps.emplace_back(std::vector<StepRow>{{.seq_id = i, .token_ids = prompt, .block_table = blocks[i],
+                                             .lora_slot = i == 2 ? 0 : -1}},
+                       runner.block_size());
+  }
+  const bool micro_batches = runner.max_micro_batches() > 1;
+  std::vector<Tensor> logits;
+  for (int32_t i = 0; i < 3; ++i) {
+    if (i == 2) load();
+    if (micro_batches) runner.start_micro_batch(steps[i]);
+    else logits.push_back(runner.execute(steps[i]));
+  }
+  while (micro_batches && runner.num_micro_batches() > 0) logits.push_back(runner.finish_micro_batch());
+  const int64_t vocab = runner.model().config().vocab_size;
+  Tensor out = Tensor::host(DType::kF32, {3, vocab});
+  for (int64_t r = 0; r < 3; ++r) std::memcpy(out.data_as<float>() + r * vocab, logits[r].data(), logits[r].nbytes());
+  return out;
+}
+
+// A load by path while micro-batches are in flight: stage 0 first takes their logits (the ranks
+// agree on a load between steps); sending it at once leaves the later stages waiting on stage 0.
+TEST(LoraLoadedByPath, ALoadWhileMicroBatchesAreInFlightWaitsForThem) {
+  std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  const LoadedModel loaded = load_model({.model_path = f32_config_copy("qwen3")}, *backend);
+  const LoraSet adapters(adapters_of("qwen3"), loaded.config, *backend);  // slot 0: all_r8
+  ModelRunner one(*loaded.model, *backend, {.num_kv_blocks = 64});
+  one.set_lora(&adapters);
+  const Tensor whole = prompts_around_a_load(one, [] {});
+  const std::string path = fixture_path("lora/qwen3/adapter_all_r8");
+  const Tensor stages = run_stages("qwen3", 3, Loading::kByPath, [&](ModelRunner& runner, LoraSet& lora) {
+    EXPECT_EQ(runner.max_micro_batches(), 3);
+    return prompts_around_a_load(runner, [&] {
+      EXPECT_EQ(runner.num_micro_batches(), 2);
+      lora.load(0, load_lora_adapter("all_r8", path));
+      runner.repeat_lora_load(0, "all_r8", path);
+    });
+  });
+  ASSERT_TRUE(stages.defined());
+  EXPECT_EQ(max_abs_diff_rows(whole, stages, 0, 3), 0.0f);
+  EXPECT_GT(max_abs_diff_rows(whole.slice_rows(0, 1), whole.slice_rows(2, 3), 0, 1), 0.0f);
 }
 
 // A rank without slots (or one whose load fails) stops with its error, and rank 0's next step

@@ -58,7 +58,7 @@ EngineLoop::EngineLoop(EngineLoopParts parts)
 
 EngineLoop::~EngineLoop() {
   try {
-    parts_.runner.finish_micro_batches();  // the stages take no message before they are back
+    parts_.runner.finish_micro_batches();  // no stage left waiting on stage 0 (held rows, logits to hand back)
   } catch (const std::exception&) {  // a lost group: the messages below go nowhere
   }
   memory_.stop_prefix_cache();
