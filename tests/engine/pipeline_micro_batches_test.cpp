@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <ostream>
 
 #include <nlohmann/json.hpp>
 
@@ -128,6 +129,10 @@ struct Layout {
   int stages = 2, tp = 1;
 };
 
+void PrintTo(const Layout& layout, std::ostream* out) {
+  *out << fmt::format("{} over {} x {}", layout.fixture, layout.tp, layout.stages);
+}
+
 std::string layout_name(const ::testing::TestParamInfo<Layout>& info) {
   return fmt::format("{}_{}x{}", info.param.fixture, info.param.tp, info.param.stages);
 }
@@ -151,6 +156,7 @@ TEST_P(PipelineMicroBatches, OnePerStageInFlightGivesTheTokensOfOneProcess) {
   const RunSpec one{.options = {.max_num_batched_tokens = 64, .ssm_cache_slots = 64, .ssm_snapshot_interval = 16}};
   const EngineRun whole = run_stages(fixture(), waves, one);
   const EngineRun split = run_stages(fixture(), waves, this->split(one));
+  ASSERT_EQ(split.waves.size(), waves.size());  // empty when a rank failed
   for (size_t w = 0; w < waves.size(); ++w)
     expect_same_results(split.waves[w], whole.waves[w], fmt::format("wave {}", w), kLogprobTolerance);
   EXPECT_EQ(split.stats.max_micro_batches_in_flight, GetParam().stages);
@@ -172,6 +178,7 @@ TEST_P(PipelineMicroBatches, PreemptionUnderATinyKvPoolKeepsTokensExact) {
     const EngineRun whole = run_stages(fixture(), {requests}, one);
     const EngineRun split = run_stages(fixture(), {requests}, this->split(one));
     const std::string what = fmt::format("swap space {} GiB", swap_gib);
+    ASSERT_EQ(split.waves.size(), 1u) << what;
     expect_same_results(split.waves[0], whole.waves[0], what, tolerance);
     EXPECT_GT(split.stats.preemptions_total, 0u) << what;
     EXPECT_EQ(split.stats.max_micro_batches_in_flight, GetParam().stages) << what;
@@ -200,6 +207,7 @@ TEST_P(PipelineMicroBatches, CancelledWhileInFlightLeavesTheStagesExact) {
     out.stats = engine.stats();
     return out;
   });
+  ASSERT_EQ(split.waves.size(), 1u);
   expect_same_results(split.waves[0], whole.waves[0], "after cancels", kLogprobTolerance);
   EXPECT_EQ(split.stats.requests_cancelled_total, 8u);
   EXPECT_EQ(split.stats.max_micro_batches_in_flight, GetParam().stages);
@@ -226,6 +234,8 @@ TEST(PipelineMicroBatchesOff, OneStepInFlight) {
   const EngineRun on = run_stages("llama", waves, spec);
   spec.options.pipeline_micro_batches = false;
   const EngineRun off = run_stages("llama", waves, spec);
+  ASSERT_EQ(off.waves.size(), 1u);
+  ASSERT_EQ(on.waves.size(), 1u);
   expect_same_results(off.waves[0], on.waves[0], "micro-batches off", kLogprobTolerance);
   EXPECT_EQ(off.stats.max_micro_batches_in_flight, 0);
 }

@@ -140,6 +140,31 @@ TEST_P(TcpControlCommunicator, RanksThatLoseRankZeroStopWithAMessage) {
   }
 }
 
+// A pipeline rank that failed interrupts its inbox thread's wait for rank 0 (ControlInbox): the
+// wait fails at once while rank 0 lives on, silent.
+TEST_P(TcpControlCommunicator, InterruptEndsAnotherThreadsWaitForRankZero) {
+  RankOutputs outputs(world_size(), 0);
+  const auto codes = run_group(outputs, seconds(20), [&](Communicator& comm, int rank) {
+    if (rank == 0) return std::this_thread::sleep_for(seconds(3));
+    bool failed = false;
+    std::thread waiter([&] {
+      try {
+        std::vector<uint8_t> bytes;
+        comm.broadcast_bytes(bytes, 0);
+      } catch (const Error&) {
+        failed = true;
+      }
+    });
+    const auto start = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(milliseconds(50));
+    comm.interrupt();
+    waiter.join();
+    if (!failed || std::chrono::steady_clock::now() - start > seconds(2))
+      fail("rank {}: the wait did not end at the interrupt", rank);
+  });
+  expect_success(codes, outputs);
+}
+
 INSTANTIATE_TEST_SUITE_P(Nodes, TcpControlCommunicator,
                          testing::Values(std::pair{2, 2}, std::pair{4, 2}, std::pair{3, 3}),
                          [](const auto& info) { return fmt::format("{}ranks_{}nodes", info.param.first, info.param.second); });

@@ -59,6 +59,10 @@ class Communicator {
   virtual void broadcast_bytes(std::vector<uint8_t>& bytes, int root) = 0;
   // Returns when every rank has reached it (on NCCL, with the stream's earlier work done).
   virtual void barrier() = 0;
+  // Makes a wait of another thread of this rank on the host fail soon (a rank that failed while
+  // a thread still waits on rank 0); every call fails afterwards. Shared memory and TCP only:
+  // throws an Error elsewhere.
+  virtual void interrupt();
 };
 
 // The shared-memory communicator of the local processes rank 0..world_size-1 (CPU tensors).

@@ -21,15 +21,17 @@ struct ControlInbox::State {
   // Reads until kStop or an error; pauses after kLoadLora while the worker uses the channel.
   void relay() {
     for (;;) {
+      {
+        const std::lock_guard lock(mutex);
+        if (closing) return end();
+      }
       RankMessage message;
       try {
         message = receive_from_first_rank(control);
       } catch (...) {
         const std::lock_guard lock(mutex);
         error = std::current_exception();
-        finished = true;
-        changed.notify_all();
-        return;
+        return end();
       }
       std::unique_lock lock(mutex);
       const RankMessage::Kind kind = message.kind;
@@ -37,11 +39,12 @@ struct ControlInbox::State {
       paused = kind == RankMessage::Kind::kLoadLora;
       changed.notify_all();
       changed.wait(lock, [&] { return !paused || closing; });
-      if (kind == RankMessage::Kind::kStop || closing) {
-        finished = true;
-        return;
-      }
+      if (kind == RankMessage::Kind::kStop || closing) return end();
     }
+  }
+  void end() {  // with the mutex held
+    finished = true;
+    changed.notify_all();
   }
 };
 
@@ -50,18 +53,20 @@ ControlInbox::ControlInbox(Communicator& control) : state_(std::make_shared<Stat
 }
 
 ControlInbox::~ControlInbox() {
-  bool finished = false;
+  bool waiting_on_rank_zero = false;
   {
     const std::lock_guard lock(state_->mutex);
     state_->closing = true;
-    finished = state_->finished || state_->paused;
+    waiting_on_rank_zero = !state_->finished && !state_->paused;
     state_->changed.notify_all();
   }
-  if (finished) {
-    thread_.join();
-  } else {
-    thread_.detach();  // blocked on rank 0, which lives on after this rank failed
+  try {
+    if (waiting_on_rank_zero) state_->control.interrupt();  // this rank failed; rank 0 lives on
+  } catch (const std::exception&) {  // a channel that cannot be interrupted: the thread ends with the process
+    thread_.detach();
+    return;
   }
+  thread_.join();
 }
 
 RankMessage ControlInbox::pop() {

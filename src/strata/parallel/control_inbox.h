@@ -16,7 +16,7 @@ class ControlInbox {
   // control: the group's message channel; this rank reads nothing else from it meanwhile, except
   // after a kLoadLora message, until resume().
   explicit ControlInbox(Communicator& control);
-  // Joins the thread; one still waiting for rank 0 (this rank failed) is left to end with the process.
+  // Joins the thread, interrupting its wait for rank 0 when this rank failed (the channel then fails).
   ~ControlInbox();
   ControlInbox(const ControlInbox&) = delete;
   ControlInbox& operator=(const ControlInbox&) = delete;

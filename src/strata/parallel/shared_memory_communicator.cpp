@@ -77,6 +77,7 @@ class SharedMemoryCommunicator final : public Communicator {
   void barrier() override {
     guarded([&] { exchange({.collective = static_cast<int32_t>(Collective::kBarrier)}); });
   }
+  void interrupt() override { group_.interrupt(); }
 
  private:
   // A failed collective leaves the ranks out of step: later calls fail rather than mix rounds.

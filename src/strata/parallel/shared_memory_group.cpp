@@ -286,6 +286,9 @@ void SharedMemoryGroup::wait_for(const Missing& missing, std::string_view what, 
   for (int r = missing(); r >= 0; r = missing()) {
     const RankRecord& peer = record(base_, r);
     const int32_t pid = peer.pid.load();
+    if (interrupted_.load())
+      fail("shared-memory group '{}': rank {} stopped waiting for rank {} in {} (interrupted)", group_name_, rank_, r,
+           what);
     if (peer.status.load() == kLeft) fail_waiting(r, what, Absence::kLeft);
     if (pid != 0 && process_exited(pid)) fail_waiting(r, what, Absence::kExited);
     const auto now = Clock::now();

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -49,6 +50,8 @@ class SharedMemoryGroup {
   // Publishes the next round and waits until every rank has published it. Throws an Error
   // naming the first rank missing when it exited, left the group, or the timeout passed.
   void publish_and_wait(std::string_view collective);
+  // Makes this rank's wait (on any thread) fail within a sleep slice, and every later one.
+  void interrupt() { interrupted_.store(true); }
   // Rank r's post of the round just completed.
   const PostTag& tag(int r) const { return *post_tag(r, round_); }
   const uint8_t* payload(int r) const { return post_payload(r, round_); }
@@ -87,6 +90,7 @@ class SharedMemoryGroup {
   ino_t segment_ino_ = 0;
   bool attached_ = false;
   uint32_t round_ = 0;  // rounds this rank has completed
+  std::atomic<bool> interrupted_{false};
   std::chrono::nanoseconds spin_{50'000};  // how long the next wait spins before it sleeps
 };
 

@@ -159,6 +159,10 @@ TcpStatus TcpConnection::send_all(const void* data, size_t num_bytes, TcpDeadlin
   return TcpStatus::kDone;
 }
 
+void TcpConnection::shut_down() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
 TcpStatus TcpConnection::receive_all(void* data, size_t num_bytes, TcpDeadline deadline) {
   auto* at = static_cast<uint8_t*>(data);
   while (num_bytes > 0) {

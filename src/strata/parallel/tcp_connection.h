@@ -31,6 +31,9 @@ class TcpConnection {
   // Why the last read or write returned kClosed ("connection reset by peer", "closed").
   const std::string& closed_reason() const { return closed_reason_; }
   void close();
+  // Ends the connection both ways without closing the socket: a read or write of another thread
+  // returns kClosed.
+  void shut_down();
 
  private:
   // Waits until the socket is readable (or writable); false at the deadline.

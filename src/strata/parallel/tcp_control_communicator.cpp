@@ -43,6 +43,9 @@ class TcpControlCommunicator final : public Communicator {
   void all_to_all_rows(const Tensor&, const Tensor&) override { refuse_tensors("all_to_all_rows"); }
   void broadcast_bytes(std::vector<uint8_t>& bytes, int root) override;
   void barrier() override;
+  void interrupt() override {
+    for (TcpConnection& connection : links_.links) connection.shut_down();
+  }
 
  private:
   [[noreturn]] void refuse_tensors(std::string_view what) const {
