@@ -1,6 +1,8 @@
 // Ranks 1..n-1 of a tensor- or pipeline-parallel group: they hold no scheduler and no sequences;
 // they run what rank 0's runner sends them (steps, KV-block copies, swaps to host memory) on their
-// part of the model (their heads, or their stage's layers), until rank 0 says stop.
+// part of the model (their heads, or their stage's layers), until rank 0 says stop. Over pipeline
+// stages a thread reads rank 0's messages as they come (ControlInbox), and stage 0's other ranks
+// start and finish micro-batches as rank 0 does.
 #pragma once
 
 #include "strata/engine/model_runner.h"
