@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -280,8 +281,9 @@ Tensor random_k_quant(Backend& gpu, DType dtype, Shape shape, uint64_t seed) {
 
 // Dense decode linears on GGUF k-quant weights: the op's pick and the tensor-core GEMV at each
 // warp count (TB/s of the quantized bytes).
-void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts) {
-  for (const DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const std::vector<int64_t>& row_counts,
+                   const std::vector<DType>& dtypes) {
+  for (const DType dtype : dtypes) {
     const Tensor w = random_k_quant(gpu, dtype, {s.n, s.k}, 13);
     for (const int64_t m : row_counts) {
       const Tensor x = random_bf16(gpu, {m, s.k}, 12 + m), out = gpu.empty(s.out_dtype, {m, s.n});
@@ -298,7 +300,7 @@ void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const 
       const std::pair<const char*, cuda::NibbleMmaGemvVariant> variants[] = {
           {"w8", cuda::NibbleMmaGemvVariant::kWarps8}, {"w4", cuda::NibbleMmaGemvVariant::kWarps4},
           {"w2", cuda::NibbleMmaGemvVariant::kWarps2}, {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks},
-          {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}};
+          {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}, {"w8x2p-ones", cuda::NibbleMmaGemvVariant::kPersistentOnesMma}};
       if (cuda::nibble_quant_mma_gemv_supported(dtype, args))
         for (const auto& [name, variant] : variants)
           report(name, time_ms(timer, [&] { cuda::nibble_quant_mma_gemv(dtype, args, cuda::current_stream(), variant); }));
@@ -332,7 +334,8 @@ void bench_k_quant_experts(Backend& gpu, const Timer& timer, const std::vector<i
         const std::pair<const char*, cuda::NibbleMmaGemvVariant> variants[] = {
             {"op", cuda::NibbleMmaGemvVariant::kAuto},          {"w8", cuda::NibbleMmaGemvVariant::kWarps8},
             {"w4", cuda::NibbleMmaGemvVariant::kWarps4},        {"w2", cuda::NibbleMmaGemvVariant::kWarps2},
-            {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks}, {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}};
+            {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks}, {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent},
+            {"w8x2p-ones", cuda::NibbleMmaGemvVariant::kPersistentOnesMma}};
         for (const auto& [name, variant] : variants) {
           const double ms = time_ms(timer, [&] { cuda::nibble_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant); });
           std::printf("%s\n", fmt::format(R"({{"shape":"{} experts","tokens":{},"kernel":"{}-{}","us":{:.1f},"tb_s":{:.2f}}})",
@@ -391,11 +394,14 @@ int main(int argc, char** argv) {
   std::vector<int64_t> tokens{1, 8, 64, 512, 4096}, dense_rows{1, 2, 4, 8};
   int iters = 20;
   bool k_quant_only = false, bf16_experts_only = false;
+  std::string shapes, k_quant_types = "q4_k,q5_k,q6_k";
   app.add_option("--tokens", tokens, "token counts (pairs = tokens * top_k)")->delimiter(',');
   app.add_option("--dense-rows", dense_rows, "row counts of the dense linears")->delimiter(',');
   app.add_option("--iters", iters, "timed calls per case (median reported)");
   app.add_flag("--k-quant", k_quant_only, "only the dense linears on GGUF Q4_K / Q5_K / Q6_K weights");
   app.add_flag("--bf16-experts", bf16_experts_only, "only the warp GEMV's launch shapes: bf16 expert pairs (--dense-rows: tokens), the 30B's dense linears");
+  app.add_option("--shapes", shapes, "with --k-quant: only the dense shapes whose name holds this (no experts), for profiles");
+  app.add_option("--k-quant-types", k_quant_types, "with --k-quant: the GGUF types, comma-separated");
   CLI11_PARSE(app, argc, argv);
 #if defined(STRATA_WITH_CUDA)
   std::unique_ptr<strata::Backend> gpu = strata::make_cuda_backend(0);
@@ -417,8 +423,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (k_quant_only) {
-    strata::bench_k_quant_experts(*gpu, timer, dense_rows);
-    for (const strata::DenseShape& s : strata::kDenseShapes) strata::bench_k_quant(*gpu, timer, s, dense_rows);
+    std::vector<strata::DType> dtypes;
+    for (const strata::DType d : {strata::DType::kQ4_K, strata::DType::kQ5_K, strata::DType::kQ6_K}) {
+      std::string name(strata::dtype_name(d));
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (("," + k_quant_types + ",").find("," + name + ",") != std::string::npos) dtypes.push_back(d);
+    }
+    if (shapes.empty()) strata::bench_k_quant_experts(*gpu, timer, dense_rows);
+    for (const strata::DenseShape& s : strata::kDenseShapes)
+      if (std::string(s.name).find(shapes) != std::string::npos) strata::bench_k_quant(*gpu, timer, s, dense_rows, dtypes);
     return 0;
   }
   for (const strata::MoeShape& s : strata::kShapes) strata::bench_shape(*gpu, timer, s, tokens);

@@ -227,6 +227,32 @@ TEST_F(CudaMoe, GroupExactAndCombineOnLargeInputs) {
   }
 }
 
+// Experts by range (--enable-expert-parallel): a rank's local experts grouped, other ranks'
+// pairs after them in pair order, as the CPU places them; rank 0, a middle and the last rank.
+TEST_F(CudaMoe, GroupPlacesOtherRanksPairsLastAsCpu) {
+  const int64_t experts = 128, local = 32;
+  for (const auto& [tokens, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 8}, {7, 8}, {4096, 8}}) {
+    const int64_t pairs = tokens * k;
+    const Tensor ids = skewed_ids(tokens, k, experts, 560 + tokens), gids = gpu_copy(ids);
+    for (const int64_t first : {int64_t{0}, int64_t{32}, int64_t{96}}) {
+      const ops::MoeGroups groups{.sorted_pairs = Tensor::host(DType::kI32, {pairs}),
+                                  .token_rows = Tensor::host(DType::kI32, {pairs}),
+                                  .expert_offsets = Tensor::host(DType::kI32, {local + 1}),
+                                  .first_expert = first};
+      ops::moe_group(ids, groups);
+      const ops::MoeGroups ggroups{.sorted_pairs = poisoned(DType::kI32, {pairs}),
+                                   .token_rows = poisoned(DType::kI32, {pairs}),
+                                   .expert_offsets = poisoned(DType::kI32, {local + 1}),
+                                   .first_expert = first};
+      ops::moe_group(gids, ggroups);
+      const std::string what = " tokens=" + std::to_string(tokens) + " first_expert=" + std::to_string(first);
+      expect_exact_i32(*gpu_, ggroups.sorted_pairs, groups.sorted_pairs, "sorted_pairs" + what);
+      expect_exact_i32(*gpu_, ggroups.token_rows, groups.token_rows, "token_rows" + what);
+      expect_exact_i32(*gpu_, ggroups.expert_offsets, groups.expert_offsets, "expert_offsets" + what);
+    }
+  }
+}
+
 // The decode path at Qwen3-30B-A3B's expert shapes (16 of its 128 experts): gate | up per
 // token, down with the gated input per pair, then the combine adding into a residual.
 TEST_F(CudaMoe, PairOrderDecodePathMatchesCpu) {

@@ -48,7 +48,7 @@ struct MoeGroups {
   Tensor token_rows;      // [T * k] i32: the token t of each sorted pair
   Tensor expert_offsets;  // [E + 1] i32: expert e owns sorted rows [offsets[e], offsets[e + 1])
   // Expert parallelism: this rank's E experts are routing ids [first_expert, first_expert + E).
-  // Pairs of other ids follow theirs in pair order, rows [offsets[E], T * k) (CPU only).
+  // Pairs of other ids follow theirs in pair order, rows [offsets[E], T * k).
   int64_t first_expert = 0;
 };
 

@@ -2,6 +2,8 @@
 // the w-th contiguous chunk of pairs and counts it per expert in shared memory, the counts are
 // scanned into expert offsets and per-(warp, expert) bases, and each warp then places its chunk
 // in pair order (match_any ranks pairs of one expert within a round). O(pairs / 1024 + E).
+// Under expert parallelism the pairs of other ranks' experts form one more bucket, E, placed
+// last in pair order: offsets[E] is where they start, and nothing counts past them.
 #include <string>
 
 #include "strata/ops/cuda/common.cuh"
@@ -12,14 +14,23 @@ namespace {
 
 constexpr int kWarps = 32;
 constexpr int kThreads = kWarps * 32;
-constexpr int64_t kMaxSharedBytes = 200 * 1024;
+constexpr int64_t kMaxSharedBytes = 208 * 1024;
 
 struct GroupParams {
-  const int32_t* ids;  // [pairs] expert of each pair; ids outside [0, E) are left out
-  int32_t* sorted;     // [pairs]
+  const int32_t* ids;   // [pairs] expert of each pair (>= 0)
+  int32_t* sorted;      // [pairs]
   int32_t* token_rows;  // [pairs]
-  int32_t* offsets;     // [E + 1]
-  int64_t pairs, k, experts;
+  int32_t* offsets;     // [local experts + 1]
+  int64_t pairs, k;
+  int64_t experts;       // buckets: the local experts, then one for other ranks' pairs
+  int64_t local_experts;
+  int64_t first_expert;  // the routing id of local expert 0
+
+  // The bucket of routing id `id`: its local expert, or the last bucket for another rank's.
+  __device__ int32_t bucket(int32_t id) const {
+    const int64_t local = id - first_expert;
+    return local >= 0 && local < local_experts ? static_cast<int32_t>(local) : static_cast<int32_t>(local_experts);
+  }
 };
 
 // counts: [kWarps][E] per-warp counts; afterwards the first sorted slot of each (warp, expert).
@@ -48,7 +59,6 @@ __device__ void scan_counts(const GroupParams& p, int32_t* counts, int32_t* warp
       running += c;
     }
   }
-  if (tid == kThreads - 1) p.offsets[p.experts] = running;
   __syncthreads();
 }
 
@@ -62,15 +72,15 @@ __global__ void __launch_bounds__(kThreads) group_kernel(GroupParams p) {
   const int64_t begin = warp * chunk, end = begin + chunk < p.pairs ? begin + chunk : p.pairs;
   int32_t* mine = counts + warp * p.experts;
   for (int64_t i = begin + lane; i < end; i += 32) {
-    const int32_t e = p.ids[i];
-    if (e >= 0 && e < p.experts) atomicAdd(&mine[e], 1);
+    const int32_t e = p.bucket(p.ids[i]);
+    if (e < p.experts) atomicAdd(&mine[e], 1);
   }
   __syncthreads();
   scan_counts(p, counts, warp_sums);
   const unsigned below = (1u << lane) - 1;
   for (int64_t base = begin; base < end; base += 32) {
     const int64_t i = base + lane;
-    const int32_t e = i < end ? p.ids[i] : -1;
+    const int32_t e = i < end ? p.bucket(p.ids[i]) : -1;
     const bool valid = e >= 0 && e < p.experts;
     const unsigned same = __match_any_sync(0xffffffffu, e);
     const int32_t slot = valid ? mine[e] + __popc(same & below) : 0;
@@ -87,12 +97,13 @@ __global__ void __launch_bounds__(kThreads) group_kernel(GroupParams p) {
 }  // namespace
 
 void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups) {
-  const int64_t pairs = topk_ids.numel(), e = groups.expert_offsets.dim(0) - 1;
+  const int64_t pairs = topk_ids.numel(), local = groups.expert_offsets.dim(0) - 1;
+  const int64_t e = local + 1;  // the local experts, then other ranks' (none on a single rank)
   const int64_t smem = kWarps * e * static_cast<int64_t>(sizeof(int32_t));
-  static_assert(ops::kCudaMaxExperts * kWarps * 4 <= kMaxSharedBytes);
+  static_assert((ops::kCudaMaxExperts + 1) * kWarps * 4 <= kMaxSharedBytes);
   if (smem > kMaxSharedBytes)  // refused at model build (ops::check_experts_supported)
-    throw Error("moe_group: " + std::to_string(e) + " experts exceed the CUDA grouping kernel's limit of " +
-                std::to_string(kMaxSharedBytes / (kWarps * 4)));
+    throw Error("moe_group: " + std::to_string(local) + " experts exceed the CUDA grouping kernel's limit of " +
+                std::to_string(kMaxSharedBytes / (kWarps * 4) - 1));
   static const bool configured = [] {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(group_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(kMaxSharedBytes)));
@@ -102,7 +113,7 @@ void moe_group(const Tensor& topk_ids, const ops::MoeGroups& groups) {
   const GroupParams p{.ids = topk_ids.data_as<int32_t>(), .sorted = groups.sorted_pairs.data_as<int32_t>(),
                       .token_rows = groups.token_rows.data_as<int32_t>(),
                       .offsets = groups.expert_offsets.data_as<int32_t>(), .pairs = pairs, .k = topk_ids.dim(1),
-                      .experts = e};
+                      .experts = e, .local_experts = local, .first_expert = groups.first_expert};
   group_kernel<<<1, kThreads, static_cast<size_t>(smem), current_stream()>>>(p);
   STRATA_CUDA_CHECK_LAUNCH();
 }
