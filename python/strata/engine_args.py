@@ -92,6 +92,7 @@ _SETTERS = {
     "ssm_snapshot_interval": _engine_field("ssm_snapshot_interval"),
     "ssm_host_cache_gb": _engine_field("ssm_host_cache_gb"),
     "load_progress": _model_field("load_progress"),
+    "expert_dispatch": _model_field("expert_dispatch"),
 }
 
 _CHOICES = {
@@ -102,6 +103,7 @@ _CHOICES = {
     "kv_cache_dtype": ("auto", "fp8", "fp8_e4m3"),
     "runner": ("auto", "generate", "pooling"),
     "task": ("embed", "classify", "score", "generate"),
+    "expert_dispatch": ("all-reduce", "all-to-all"),
 }
 
 # Ranges the strata command's flags check (CLI11) before the engine sees the values.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/cli/rank_command.h"
+#include "strata/core/error.h"
 
 namespace strata::cli {
 namespace {
@@ -24,6 +25,7 @@ ModelFlags unusual_flags() {
   flags.pooling = {.runner = "pooling", .task = "embed", .pooler_config = R"({"pooling_type": "MEAN"})"};
   flags.tensor_parallel.size = 2;
   flags.tensor_parallel.expert_parallel = true;
+  flags.tensor_parallel.dispatch_tokens = true;
   flags.pipeline_parallel.size = 3;
   return flags;
 }
@@ -57,6 +59,7 @@ TEST(RankCommand, ModelFlagsReadBackAsTheyWere) {
   EXPECT_EQ(read.pooling.pooler_config, given.pooling.pooler_config);
   EXPECT_EQ(read.tensor_parallel.size, 2);
   EXPECT_TRUE(read.tensor_parallel.expert_parallel);
+  EXPECT_TRUE(read.tensor_parallel.dispatch_tokens);
   EXPECT_EQ(read.pipeline_parallel.size, 3);
   EXPECT_EQ(read.tensor_parallel.rank, 0);  // a rank's place is appended by rank 0
 }
@@ -68,7 +71,20 @@ TEST(RankCommand, DefaultsReadBackToDefaults) {
   EXPECT_EQ(read.pooling.task, "");
   EXPECT_EQ(read.pooling.pooler_config, "");
   EXPECT_FALSE(read.tensor_parallel.expert_parallel);
+  EXPECT_FALSE(read.tensor_parallel.dispatch_tokens);
   EXPECT_EQ(read.gpu_memory_utilization, given.gpu_memory_utilization);
+}
+
+// --expert-dispatch takes its two modes by name; anything else is an Error naming both.
+TEST(RankCommand, ExpertDispatchReadsItsModes) {
+  EXPECT_TRUE(parse({"--model", "m", "--expert-dispatch", "all-to-all"}).tensor_parallel.dispatch_tokens);
+  EXPECT_FALSE(parse({"--model", "m", "--expert-dispatch", "all-reduce"}).tensor_parallel.dispatch_tokens);
+  try {
+    parse({"--model", "m", "--expert-dispatch", "a2a"});
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--expert-dispatch a2a: expected all-reduce or all-to-all");
+  }
 }
 
 TEST(RankCommand, RunsTheRankSubcommandOfTheGivenProgram) {

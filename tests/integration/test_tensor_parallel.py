@@ -51,10 +51,13 @@ def logits(tmp_path: Path, model: str, size: int, extra=(), model_dir: Path | No
 
 
 MOE = ["qwen3_moe", "mixtral", "gpt_oss", "qwen3_next", "deepseek_v3", "deepseek_v4"]
+# Whole experts by range, each rank routing its slice of the tokens and sending them to their experts' ranks.
+DISPATCH = ["--enable-expert-parallel", "--expert-dispatch", "all-to-all"]
 
 
 # MoE models split every expert's intermediate columns (64, 256, 256, 64, 64, 32 here), or with
-# --enable-expert-parallel their experts by range (8, 4, 4, 8, 8, 8); DeepSeek-V3 its latent
+# --enable-expert-parallel their experts by range (8, 4, 4, 8, 8, 8), with or without the tokens
+# dispatched to their experts' ranks (--expert-dispatch all-to-all); DeepSeek-V3 its latent
 # attention's heads too, DeepSeek-V4 its query heads by output group (40 tokens close 10 CSA
 # windows, more than index_topk 3). Hybrid models split their recurrent heads too; Qwen3-Next's
 # 2 Gated DeltaNet key heads and DeepSeek-V4's 2 o_groups stop at 2 ranks.
@@ -63,7 +66,7 @@ def test_split_ranks_give_the_logits_of_one(tmp_path, model):
     if not fixture_dir(model).exists():
         pytest.skip(f"fixture {model} is missing")
     whole = logits(tmp_path, model, 1)
-    for extra in ([], ["--enable-expert-parallel"]) if model in MOE else ([],):
+    for extra in ([], ["--enable-expert-parallel"], DISPATCH) if model in MOE else ([],):
         for size in (2,) if model in ("qwen3_next", "deepseek_v4") else (2, 4):
             split = logits(tmp_path, model, size, extra)
             assert split.shape == whole.shape
@@ -187,6 +190,7 @@ SERVED = [
     ("qwen3", PROMPTS, ["--no-enable-prefix-caching"]),
     ("qwen3_moe", PROMPTS, []),
     ("qwen3_moe", PROMPTS, ["--enable-expert-parallel"]),
+    ("qwen3_moe", PROMPTS, DISPATCH),
     ("qwen3_next", SHARED, []),
     ("mamba2", SHARED, []),
     ("mamba2", SHARED, ["--speculative-config", NGRAM]),
@@ -196,8 +200,8 @@ SERVED = [
 
 
 @pytest.mark.parametrize("model,prompts,extra", SERVED,
-                         ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_next", "mamba2", "mamba2-ngram", "qwen4_exp",
-                              "deepseek_v4"])
+                         ids=["qwen3", "qwen3_moe", "qwen3_moe-ep", "qwen3_moe-a2a", "qwen3_next", "mamba2",
+                              "mamba2-ngram", "qwen4_exp", "deepseek_v4"])
 def test_serve_over_ranks_answers_as_one_rank_even_when_preempted_and_swapped(model, prompts, extra):
     args, expected = one_process_answers(model, prompts, extra)
     split = Server([*args, "--tensor-parallel-size", "2"], "tp2")

@@ -30,26 +30,32 @@
 namespace strata::test {
 namespace {
 
-// Both ways MoE layers split (models without experts ignore expert_parallel).
-constexpr bool kExpertSplits[] = {false, true};
+// How MoE layers split (models without experts ignore it): every expert's columns, whole experts
+// by range with every token on every rank, or by range with the tokens dispatched (all-to-all).
+struct ExpertMode {
+  bool expert_parallel = false;
+  bool dispatch = false;
+  std::string name() const { return expert_parallel ? (dispatch ? "-a2a" : "-ep") : ""; }
+};
+const ExpertMode kExpertModes[] = {{}, {.expert_parallel = true}, {.expert_parallel = true, .dispatch = true}};
 
-std::string group_name(int world, bool expert_parallel) {
-  return fmt::format("strata-test-tp-{}-{}", getpid(),
-                     per_test_name(fmt::format("{}{}", world, expert_parallel ? "-ep" : "")));
+std::string group_name(int world, const ExpertMode& mode) {
+  return fmt::format("strata-test-tp-{}-{}", getpid(), per_test_name(fmt::format("{}{}", world, mode.name())));
 }
 
 // Rank r of `world` loads its part of the model; rank 0 runs `run` and keeps its logits. One
 // sequence on fresh runners: the other ranks' SSM pools start zeroed, so the slot rank 0 hands out
 // holds zeros there too without any slot operation mirrored.
-Tensor run_split(const LoadOptions& model, int world, const SplitRun& run, bool expert_parallel = false) {
+Tensor run_split(const LoadOptions& model, int world, const SplitRun& run, const ExpertMode& mode = {}) {
   Tensor logits;
-  const std::string group = group_name(world, expert_parallel);
+  const std::string group = group_name(world, mode);
   run_rank_threads(world, [&](int rank) {
     std::unique_ptr<Communicator> comm = make_shared_memory_communicator(
         {.rank = rank, .world_size = world, .group_name = group, .timeout = std::chrono::seconds(60)});
     std::unique_ptr<Backend> backend = make_cpu_backend(1);
     LoadOptions options = model;
-    options.shard = {.rank = rank, .size = world, .expert_parallel = expert_parallel};
+    options.shard = {.rank = rank, .size = world, .expert_parallel = mode.expert_parallel,
+                     .dispatch_tokens = mode.dispatch};
     LoadedModel loaded = load_model(options, *backend);
     ModelRunner runner(*loaded.model, *backend, {.num_kv_blocks = 64, .tensor_parallel = comm.get()});
     if (rank > 0) return serve_first_rank(runner, *comm);
@@ -92,12 +98,12 @@ void expect_split_equals_one(const LoadOptions& model, const SplitRun& run, cons
   float largest = 1.0f;
   for (int64_t i = 0; i < whole.numel(); ++i) largest = std::max(largest, std::fabs(whole.data_as<float>()[i]));
   for (int world : worlds)
-    for (bool expert_parallel : kExpertSplits) {
-      if (expert_parallel && !moe) continue;
-      const Tensor split = run_split(model, world, run, expert_parallel);
+    for (const ExpertMode& mode : kExpertModes) {
+      if (mode.expert_parallel && !moe) continue;
+      const Tensor split = run_split(model, world, run, mode);
       ASSERT_TRUE(split.defined());
       EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f * largest)
-          << model.model_path << ": " << world << " ranks, expert_parallel " << expert_parallel;
+          << model.model_path << ": " << world << " ranks" << mode.name();
     }
 }
 
@@ -111,12 +117,31 @@ TEST_P(TensorParallelFixture, SplitRanksGiveTheLogitsOfOne) {
   const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = 5};
   const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
   for (int world : split_sizes(GetParam()))
-    for (bool expert_parallel : kExpertSplits) {
-      if (expert_parallel && !has_moe_layers(*f.loaded.model)) continue;
-      const Tensor split = run_split({.model_path = fixture_path("hf/" + GetParam())}, world, run, expert_parallel);
+    for (const ExpertMode& mode : kExpertModes) {
+      if (mode.expert_parallel && !has_moe_layers(*f.loaded.model)) continue;
+      const Tensor split = run_split({.model_path = fixture_path("hf/" + GetParam())}, world, run, mode);
       ASSERT_TRUE(split.defined());
-      EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks, expert_parallel " << expert_parallel;
+      EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks" << mode.name();
     }
+}
+
+// Dispatched tokens with steps that leave ranks without rows: prefill in steps of 1 and of 3
+// tokens (the last shorter), then decode (1), over 2 and 4 ranks; every other ExpertMode test
+// prefills in steps of 5.
+TEST(TensorParallel, DispatchedStepsOfAnyTokenCountGiveTheLogitsOfOne) {
+  Fixture f = load_fixture("qwen3_moe");
+  const FixtureSequence& seq = f.sequences.at(0);
+  const int64_t n = static_cast<int64_t>(seq.tokens.size());
+  for (int32_t chunk : {1, 3}) {
+    ModelRunner runner(*f.loaded.model, *f.backend, {.num_kv_blocks = 64});
+    const SplitRun run{.tokens = seq.tokens, .prefill = seq.prompt_len, .chunk = chunk};
+    const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
+    for (int world : {2, 4}) {
+      const Tensor split = run_split({.model_path = fixture_path("hf/qwen3_moe")}, world, run, kExpertModes[2]);
+      ASSERT_TRUE(split.defined());
+      EXPECT_LT(max_abs_diff_rows(whole, split, 0, n), 1e-5f) << world << " ranks, steps of " << chunk;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(DenseFixtures, TensorParallelFixture,
@@ -233,11 +258,12 @@ TEST(TensorParallel, Fp8ExpertsSplitWhereBlocksStayWhole) {
   const Tensor whole = run_sequence(runner, run.tokens, run.prefill, run.chunk);
   float largest = 1.0f;
   for (int64_t i = 0; i < whole.numel(); ++i) largest = std::max(largest, std::fabs(whole.data_as<float>()[i]));
-  for (const auto& [world, expert_parallel] : {std::pair{2, false}, std::pair{2, true}, std::pair{4, true}}) {
-    const Tensor split = run_split(model, world, run, expert_parallel);
+  for (const auto& [world, mode] : {std::pair{2, kExpertModes[0]}, std::pair{2, kExpertModes[1]},
+                                    std::pair{4, kExpertModes[1]}, std::pair{4, kExpertModes[2]}}) {
+    const Tensor split = run_split(model, world, run, mode);
     ASSERT_TRUE(split.defined());
     EXPECT_LT(max_abs_diff_rows(whole, split, 0, static_cast<int64_t>(run.tokens.size())), 1e-5f * largest)
-        << world << " ranks, expert_parallel " << expert_parallel;
+        << world << " ranks" << mode.name();
   }
 }
 

@@ -178,6 +178,44 @@ TEST(MoeOps, GroupPutsOtherRanksExpertsLast) {
             (std::vector<float>{12, 12, 103, 103, 103, -7}));
 }
 
+// Token dispatch over 2 ranks of 4 experts (rank 0: experts 0, 1; rank 1: 2, 3): exact pair
+// counts per destination, and the packed rows in pair order with padding (expert 4, zeros) after.
+TEST(MoeOps, DispatchCountsAndPacksPairsPerRank) {
+  const Tensor ids = i32({3, 0, 2, 3, 1, 2}, {3, 2});
+  Tensor counts = Tensor::host(DType::kI32, {2});
+  moe_count_by_rank(ids, 4, counts);
+  EXPECT_EQ(std::vector<int32_t>(counts.data_as<int32_t>(), counts.data_as<int32_t>() + 2),
+            (std::vector<int32_t>{2, 4}));
+  Tensor x = Tensor::host(DType::kF32, {3, 1});
+  for (int i = 0; i < 3; ++i) x.data_as<float>()[i] = 10.0f * (i + 1);
+  const MoeDispatchRows rows{.num_experts = 4, .send_x = Tensor::host(DType::kF32, {10, 1}),
+                             .send_ids = Tensor::host(DType::kI32, {10, 1}),
+                             .pair_rows = Tensor::host(DType::kI32, {6})};
+  moe_pack_by_rank(x, ids, 2, rows);  // capacity 5
+  auto vec = [](const Tensor& t) {
+    return std::vector<int32_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + t.numel());
+  };
+  EXPECT_EQ(vec(rows.send_ids), (std::vector<int32_t>{0, 1, 4, 4, 4, 3, 2, 3, 2, 4}));
+  EXPECT_EQ(vec(rows.pair_rows), (std::vector<int32_t>{5, 0, 6, 7, 1, 8}));
+  EXPECT_EQ(std::vector<float>(rows.send_x.data_as<float>(), rows.send_x.data_as<float>() + 10),
+            (std::vector<float>{10, 30, 0, 0, 0, 10, 20, 20, 30, 0}));
+}
+
+// Rows with no tokens (a rank whose slice of a short step is empty) count and pack nothing.
+TEST(MoeOps, DispatchOfNoTokensSendsPaddingOnly) {
+  const Tensor ids = Tensor::host(DType::kI32, {0, 2});
+  Tensor counts = Tensor::host(DType::kI32, {4});
+  moe_count_by_rank(ids, 8, counts);
+  EXPECT_EQ(std::vector<int32_t>(counts.data_as<int32_t>(), counts.data_as<int32_t>() + 4),
+            (std::vector<int32_t>{0, 0, 0, 0}));
+  const MoeDispatchRows rows{.num_experts = 8, .send_x = Tensor::host(DType::kF32, {4, 3}),
+                             .send_ids = Tensor::host(DType::kI32, {4, 1}),
+                             .pair_rows = Tensor::host(DType::kI32, {0})};
+  moe_pack_by_rank(Tensor::host(DType::kF32, {0, 3}), ids, 4, rows);
+  EXPECT_EQ(std::vector<int32_t>(rows.send_ids.data_as<int32_t>(), rows.send_ids.data_as<int32_t>() + 4),
+            (std::vector<int32_t>{8, 8, 8, 8}));
+}
+
 TEST(MoeOps, GroupedLinearAndCombineMatchPerTokenExperts) {
   const int64_t t = 5, k = 2, e = 3, hidden = 8, out_dim = 8;
   const Tensor x = test::random_f32({t, hidden}, 1);

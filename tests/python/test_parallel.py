@@ -95,6 +95,15 @@ def test_expert_parallel_is_taken():
     assert child_ranks() == {}
 
 
+def test_expert_dispatch_is_taken():
+    model = fixture(FIXTURES / "hf" / "qwen3_moe")
+    expected = whole_tokens(model)
+    with llm(model, tensor_parallel_size=2, enable_expert_parallel=True, expert_dispatch="all-to-all") as split:
+        assert " --expert-dispatch all-to-all" in next(iter(child_ranks().values()))
+        assert token_ids(split.generate(PROMPTS, GREEDY)) == expected
+    assert child_ranks() == {}
+
+
 LORA = FIXTURES / "lora" / "qwen3"
 # Batches over time on two slots: base and both adapters mixed, then adapters under new ids that
 # take the slots over, then the first ones again (loaded a second time).

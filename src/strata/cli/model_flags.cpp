@@ -91,6 +91,12 @@ void add_node_flags(CLI::App& command, NodeOptions& nodes) {
 
 }  // namespace
 
+bool parse_expert_dispatch(const std::string& mode) {
+  if (mode == "all-to-all") return true;
+  if (mode != "all-reduce") fail("--expert-dispatch {}: expected all-reduce or all-to-all", mode);
+  return false;
+}
+
 void add_parallel_flags(CLI::App& command, ModelFlags& flags) {
   add_group_flags(command, "tensor-parallel", "tp", flags.tensor_parallel,
                   "ranks to split the model over, one process each: attention heads, MLP columns and MoE experts "
@@ -98,6 +104,12 @@ void add_parallel_flags(CLI::App& command, ModelFlags& flags) {
   command.add_flag("--enable-expert-parallel", flags.tensor_parallel.expert_parallel,
                    "MoE layers: each rank holds whole experts (a range of them) instead of every expert's "
                    "share of the intermediate columns")
+      ->group("Parallel");
+  command.add_option_function<std::string>(
+             "--expert-dispatch",
+             [&flags](const std::string& mode) { flags.tensor_parallel.dispatch_tokens = parse_expert_dispatch(mode); },
+             "with --enable-expert-parallel: all-reduce (default; every rank sees every token) or all-to-all "
+             "(each rank routes its slice of the tokens and sends each to its experts' rank; the CPU only for now)")
       ->group("Parallel");
   add_group_flags(command, "pipeline-parallel", "pp", flags.pipeline_parallel,
                   "pipeline stages to split the model's layers over, one process each (on GPUs rank i runs on GPU "
@@ -188,7 +200,8 @@ void check_split(const ModelFlags& flags) {
   std::unique_ptr<Backend> cpu = make_cpu_backend(1);
   load_model({.model_path = flags.model, .load_format = parse_load_format(flags.load_format), .shapes_only = true,
               .pooling = flags.pooling,
-              .shard = {.rank = 0, .size = flags.tensor_parallel.size, .expert_parallel = flags.tensor_parallel.expert_parallel},
+              .shard = {.rank = 0, .size = flags.tensor_parallel.size, .expert_parallel = flags.tensor_parallel.expert_parallel,
+                         .dispatch_tokens = flags.tensor_parallel.dispatch_tokens},
               .pipeline_parallel_size = flags.pipeline_parallel.size},
              *cpu);
 }
@@ -204,6 +217,7 @@ std::vector<std::pair<std::string, std::string>> flags_every_node_shares(const M
           {"--tensor-parallel-size", std::to_string(flags.tensor_parallel.size)},
           {"--pipeline-parallel-size", std::to_string(flags.pipeline_parallel.size)},
           {"--enable-expert-parallel", flags.tensor_parallel.expert_parallel ? "on" : "off"},
+          {"--expert-dispatch", flags.tensor_parallel.dispatch_tokens ? "all-to-all" : "all-reduce"},
           {"--nnodes", std::to_string(flags.nodes.num_nodes)},
           {"--load-format", flags.load_format},
           {"--quantization", flags.quantization},

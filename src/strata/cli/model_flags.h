@@ -45,6 +45,8 @@ void add_model_flags(CLI::App& command, ModelFlags& flags, bool model_required =
 // --tensor-parallel-size and --pipeline-parallel-size, on the commands that run a model split over
 // ranks, and the hidden flags rank 0 gives the ranks it starts.
 void add_parallel_flags(CLI::App& command, ModelFlags& flags);
+// --expert-dispatch: true for all-to-all, false for all-reduce; an Error naming both otherwise.
+bool parse_expert_dispatch(const std::string& mode);
 
 struct OpenModel {
   std::unique_ptr<Backend> backend;

@@ -22,6 +22,7 @@ std::vector<std::string> model_flag_args(const ModelFlags& flags) {
   if (!flags.pooling.task.empty()) args.insert(args.end(), {"--task", flags.pooling.task});
   if (!flags.pooling.pooler_config.empty()) args.insert(args.end(), {"--pooler-config", flags.pooling.pooler_config});
   if (flags.tensor_parallel.expert_parallel) args.push_back("--enable-expert-parallel");
+  if (flags.tensor_parallel.dispatch_tokens) args.insert(args.end(), {"--expert-dispatch", "all-to-all"});
   return args;
 }
 

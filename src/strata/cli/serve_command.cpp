@@ -205,7 +205,7 @@ void group_serve_flags(CLI::App& cmd) {
       {"--load-format", "Load"},
       {"--device", "Device"}, {"--threads", "Device"}, {"--tensor-parallel-size", "Parallel"},
       {"--pipeline-parallel-size", "Parallel"}, {"--data-parallel-size", "Parallel"},
-      {"--enable-expert-parallel", "Parallel"}, {"--nnodes", "Parallel"}, {"--node-rank", "Parallel"},
+      {"--enable-expert-parallel", "Parallel"}, {"--expert-dispatch", "Parallel"}, {"--nnodes", "Parallel"}, {"--node-rank", "Parallel"},
       {"--master-addr", "Parallel"}, {"--master-port", "Parallel"}, {"--dist-timeout", "Parallel"},
       {"--num-kv-blocks", "Cache"}, {"--gpu-memory-utilization", "Cache"}, {"--ssm-state-dtype", "Cache"},
       {"--kv-cache-dtype", "Cache"}, {"--kv-events-config", "Cache"},

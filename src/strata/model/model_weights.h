@@ -29,6 +29,9 @@ struct TensorShard {
   // MoE layers split their experts by range (--enable-expert-parallel) instead of every expert's
   // intermediate columns (vLLM's default); layers without experts ignore it (layers/expert_split.h).
   bool expert_parallel = false;
+  // With expert_parallel: each rank routes its slice of the tokens and sends each pair to its
+  // expert's rank (--expert-dispatch all-to-all) instead of every rank seeing every token.
+  bool dispatch_tokens = false;
   // [begin, end) of n entries on this rank; throws an Error naming `what` unless size divides n.
   std::pair<int64_t, int64_t> range(int64_t n, const std::string& what) const;
 };

@@ -118,4 +118,23 @@ void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate) {
   STRATA_DISPATCH(x.device(), cpu::add_sigmoid_gated(x, y, gate), cuda::add_sigmoid_gated(x, y, gate));
 }
 
+// CPU only: the CUDA packing kernels are still to come (MoeFfn refuses dispatch on a GPU at build).
+void moe_count_by_rank(const Tensor& topk_ids, int64_t num_experts, const Tensor& counts) {
+  STRATA_CHECK(topk_ids.rank() == 2 && topk_ids.dtype() == DType::kI32 && counts.dtype() == DType::kI32);
+  STRATA_CHECK(counts.rank() == 1 && num_experts % counts.dim(0) == 0);
+  STRATA_CHECK_MSG(topk_ids.device().is_cpu(), "moe_count_by_rank runs on the CPU only");
+  cpu::moe_count_by_rank(topk_ids, num_experts, counts);
+}
+
+void moe_pack_by_rank(const Tensor& x, const Tensor& topk_ids, int64_t ranks, const MoeDispatchRows& rows) {
+  STRATA_CHECK(x.rank() == 2 && topk_ids.rank() == 2 && topk_ids.dim(0) == x.dim(0));
+  STRATA_CHECK(ranks > 0 && rows.num_experts % ranks == 0 && rows.send_x.dim(0) % ranks == 0);
+  expect_shape(rows.send_x, {rows.send_x.dim(0), x.dim(1)}, "moe_pack_by_rank send_x");
+  expect_shape(rows.send_ids, {rows.send_x.dim(0), 1}, "moe_pack_by_rank send_ids");
+  expect_shape(rows.pair_rows, {topk_ids.numel()}, "moe_pack_by_rank pair_rows");
+  STRATA_CHECK(x.dtype() == rows.send_x.dtype() && rows.send_ids.dtype() == DType::kI32);
+  STRATA_CHECK_MSG(x.device().is_cpu(), "moe_pack_by_rank runs on the CPU only");
+  cpu::moe_pack_by_rank(x, topk_ids, ranks, rows);
+}
+
 }  // namespace strata::ops

@@ -80,6 +80,22 @@ void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_
 // The sigmoid-gated shared expert of Qwen2-MoE / Qwen3-Next.
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
 
+// Expert parallelism's token dispatch (--expert-dispatch all-to-all), the CPU only for now: rank
+// q of N holds experts [q * E / N, (q + 1) * E / N). counts: [N] i32 out: this rank's pairs
+// (topk_ids [T, k] i32) for each rank's experts.
+void moe_count_by_rank(const Tensor& topk_ids, int64_t num_experts, const Tensor& counts);
+
+struct MoeDispatchRows {
+  int64_t num_experts = 0;  // all ranks'; also the expert id of padding rows (no rank holds it)
+  Tensor send_x;     // [N * n, dim] out: rank q's pairs' tokens at rows [q * n, q * n + counts[q]) in pair order, zeros after
+  Tensor send_ids;   // [N * n, 1] i32 out: each row's expert, num_experts on padding rows
+  Tensor pair_rows;  // [T * k] i32 out: each pair's row in send_x (and in the rows that come back)
+};
+
+// Packs the pairs of topk_ids ([T, k] i32) per destination rank of `ranks` (N); the capacity
+// n = send_x.dim(0) / N must hold every rank's count (moe_count_by_rank). x: [T, dim].
+void moe_pack_by_rank(const Tensor& x, const Tensor& topk_ids, int64_t ranks, const MoeDispatchRows& rows);
+
 // The CUDA grouping kernel's expert count (its shared-memory counters) and the multiple the
 // grouped expert GEMMs need their inner sizes in (16-byte bf16 rows).
 inline constexpr int64_t kCudaMaxExperts = 1600;
@@ -105,6 +121,8 @@ void moe_combine(const Tensor& y, const Tensor& sorted_pairs, const Tensor& topk
                  const Tensor& out, const ops::MoeCombineOptions& options);
 void add_sigmoid_gated(const Tensor& x, const Tensor& y, const Tensor& gate);
 void add_grouped_bias(const Tensor& y, const Tensor& bias, const Tensor& expert_offsets);
+void moe_count_by_rank(const Tensor& topk_ids, int64_t num_experts, const Tensor& counts);
+void moe_pack_by_rank(const Tensor& x, const Tensor& topk_ids, int64_t ranks, const ops::MoeDispatchRows& rows);
 }  // namespace strata::cpu
 namespace strata::cuda {
 void moe_route(const Tensor& router_logits, const Tensor& topk_ids, const Tensor& topk_weights,

@@ -17,6 +17,7 @@ class Backend;
 
 struct TensorParallelOptions : RankGroupMembership {
   bool expert_parallel = false;  // --enable-expert-parallel: MoE experts split by range
+  bool dispatch_tokens = false;  // --expert-dispatch all-to-all: tokens sent to their experts' ranks
 };
 using PipelineParallelOptions = RankGroupMembership;  // rank: the stage
 
@@ -63,7 +64,8 @@ class ParallelGroup {
   const PipelineLinks* pipeline() const { return layout_.pipeline_parallel.size > 1 ? &links_ : nullptr; }
   TensorShard shard() const {
     return {.rank = layout_.tensor_parallel.rank, .size = layout_.tensor_parallel.size,
-            .expert_parallel = layout_.tensor_parallel.expert_parallel};
+            .expert_parallel = layout_.tensor_parallel.expert_parallel,
+            .dispatch_tokens = layout_.tensor_parallel.dispatch_tokens};
   }
 
  private:

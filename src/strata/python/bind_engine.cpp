@@ -72,7 +72,14 @@ void bind_options(py::module_& m) {
                     [](cli::ModelFlags& f, int v) { f.pipeline_parallel.size = v; })
       .def_property("enable_expert_parallel",
                     [](const cli::ModelFlags& f) { return f.tensor_parallel.expert_parallel; },
-                    [](cli::ModelFlags& f, bool v) { f.tensor_parallel.expert_parallel = v; });
+                    [](cli::ModelFlags& f, bool v) { f.tensor_parallel.expert_parallel = v; })
+      .def_property("expert_dispatch",
+                    [](const cli::ModelFlags& f) {
+                      return f.tensor_parallel.dispatch_tokens ? "all-to-all" : "all-reduce";
+                    },
+                    [](cli::ModelFlags& f, const std::string& v) {
+                      f.tensor_parallel.dispatch_tokens = cli::parse_expert_dispatch(v);
+                    });
   py::class_<EngineOptions>(m, "EngineOptions")
       .def(py::init<>())
       .def_readwrite("max_num_batched_tokens", &EngineOptions::max_num_batched_tokens)

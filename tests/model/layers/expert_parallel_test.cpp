@@ -1,8 +1,9 @@
 // MoE blocks split over 2 and 4 ranks (threads with a shared-memory communicator), both ways
 // vLLM splits them: every expert's intermediate columns on each rank (the default), or a range of
-// whole experts (expert_parallel); the shared expert by columns. After the block's one all-reduce
-// every rank has the whole block's output. Also: GGUF-style Q8_0 experts, whose down_proj columns
-// split only at block boundaries. The fixtures' logits are in tests/model/tensor_parallel_test.cpp.
+// whole experts (expert_parallel), with or without the tokens dispatched to their experts' ranks
+// (7 tokens: 4 and 3 a rank over 2, 2, 2, 2 and 1 over 4); the shared expert by columns. After
+// the block's collectives every rank has the whole block's output. Also: GGUF-style Q8_0 experts,
+// whose down_proj columns split only at block boundaries. The fixtures' logits are in tests/model/tensor_parallel_test.cpp.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -86,16 +87,18 @@ void expect_split_equals_whole(const MoeBlock& block, const std::vector<int>& wo
   const Tensor x = random_f32({7, block.options.hidden_size}, 11);
   const Tensor whole = block_output(block, x, {}, "");
   for (int world : worlds)
-    for (bool expert_parallel : {false, true}) {
+    for (const auto& [expert_parallel, dispatch] : {std::pair{false, false}, std::pair{true, false},
+                                                   std::pair{true, true}}) {
       const std::string group = fmt::format("strata-test-ep-{}-{}", getpid(),
-                                            per_test_name(fmt::format("{}-{}", world, expert_parallel)));
+                                            per_test_name(fmt::format("{}-{}-{}", world, expert_parallel, dispatch)));
       std::vector<Tensor> outs(world);
       std::vector<std::string> errors(world);
       std::vector<std::thread> ranks;
       for (int r = 0; r < world; ++r)
         ranks.emplace_back([&, r] {
           try {
-            outs[r] = block_output(block, x, {.rank = r, .size = world, .expert_parallel = expert_parallel}, group);
+            outs[r] = block_output(block, x, {.rank = r, .size = world, .expert_parallel = expert_parallel,
+                                              .dispatch_tokens = dispatch}, group);
           } catch (const std::exception& e) {
             errors[r] = e.what();
           }
@@ -104,7 +107,8 @@ void expect_split_equals_whole(const MoeBlock& block, const std::vector<int>& wo
       for (int r = 0; r < world; ++r) {
         ASSERT_EQ(errors[r], "") << "rank " << r;
         EXPECT_LT(max_abs_diff(whole, outs[r]), 1e-5f)
-            << block.scope << ": rank " << r << " of " << world << ", expert_parallel " << expert_parallel;
+            << block.scope << ": rank " << r << " of " << world << ", expert_parallel " << expert_parallel
+            << ", dispatch " << dispatch;
       }
     }
 }
@@ -140,6 +144,14 @@ TEST(ExpertParallel, OnAGpuOnlyTheColumnSplitBuilds) {
               "leave out --enable-expert-parallel (each rank then holds every expert's share of the intermediate "
               "columns) or use --device cpu");
   }
+  try {
+    build({.rank = 1, .size = 2, .expert_parallel = true, .dispatch_tokens = true});
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "model.layers.0.mlp: --expert-dispatch all-to-all runs on the CPU only for now; use --expert-dispatch "
+              "all-reduce (the default) or --device cpu");
+  }
 }
 
 std::string error_of(const MoeBlock& block, const TensorShard& shard) {
@@ -149,6 +161,13 @@ std::string error_of(const MoeBlock& block, const TensorShard& shard) {
     return e.what();
   }
   return "no error";
+}
+
+// Dispatch sends tokens to the rank holding their expert: it needs experts split by range.
+TEST(ExpertParallel, DispatchNeedsExpertsByRange) {
+  EXPECT_EQ(error_of(qwen3_next_block(), {.rank = 0, .size = 2, .dispatch_tokens = true}),
+            "model.layers.0.mlp: --expert-dispatch all-to-all sends tokens to the ranks that hold their experts; "
+            "add --enable-expert-parallel");
 }
 
 TEST(ExpertParallel, RefusesSizesThatDoNotDivide) {

@@ -17,6 +17,14 @@ MoeWeightNames mixtral_moe_names() {
 
 void MoeFfn::take_split(const WeightScope& w) {
   split_ = expert_split(w.shard(), options_.num_experts, options_.intermediate_size);
+  dispatch_ = w.shard().dispatch_tokens && w.shard().size > 1;
+  if (dispatch_ && !split_.splits_experts())
+    fail("{}: --expert-dispatch all-to-all sends tokens to the ranks that hold their experts; add "
+         "--enable-expert-parallel", w.prefix());
+  // Packing pairs per destination rank has CPU loops only; the CUDA kernels are still to come.
+  if (dispatch_ && !w.device().is_cpu())
+    fail("{}: --expert-dispatch all-to-all runs on the CPU only for now; use --expert-dispatch all-reduce (the "
+         "default) or --device cpu", w.prefix());
   // The CUDA grouping kernel drops the pairs of other ranks' experts instead of placing them last.
   if (split_.splits_experts() && !w.device().is_cpu())
     fail("{}: experts split by range (--enable-expert-parallel) run on the CPU only for now; leave out "
@@ -104,7 +112,8 @@ void MoeFfn::load_shared_parts(const WeightScope& w, const MoeWeightNames& names
     if (o.latent_bias) {
       latent_in_bias_ = w.get(names.latent_in + ".bias", {o.latent_size});
       latent_out_bias_ = w.get(names.latent_out + ".bias", {o.hidden_size});
-      if (w.shard().rank > 0) latent_out_bias_ = Tensor();  // enters the sum over ranks once
+      // Enters the sum over ranks once; under dispatch each rank projects only its own tokens.
+      if (w.shard().rank > 0 && !dispatch_) latent_out_bias_ = Tensor();
     }
   }
   if (o.shared_intermediate_size > 0) {
@@ -183,6 +192,23 @@ void MoeFfn::run_experts(const Tensor& xs, const Tensor& expert_offsets, const T
   if (experts_.down_bias.defined()) ops::add_grouped_bias(ys, experts_.down_bias, expert_offsets);
 }
 
+// ys[i] = expert(x[token of sorted pair i]) for the pairs of topk_ids ([T, k] i32) grouped by this
+// rank's experts; returns sorted_pairs [T * k] i32. x: [T, dim]; ys: [T * k, dim].
+Tensor MoeFfn::run_grouped(const Tensor& x, const Tensor& topk_ids, const Tensor& ys, ForwardContext& ctx) const {
+  const int64_t pairs = topk_ids.numel();
+  const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
+                              .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
+                              .expert_offsets = ctx.workspace.alloc(DType::kI32, {split_.num_local_experts + 1}),
+                              .first_expert = split_.first_expert};
+  ops::moe_group(topk_ids, groups);
+  Tensor xs = ctx.temp({pairs, x.dim(1)});
+  ops::gather_rows(x, groups.token_rows, xs);
+  // Other ranks' experts' pairs come last and no grouped linear writes their rows: zeros add nothing.
+  if (split_.splits_experts()) ctx.backend.fill_bytes(ys, 0);
+  run_experts(xs, groups.expert_offsets, ys, ctx);
+  return groups.sorted_pairs;
+}
+
 // Router logits to each token's k experts and weights. topk_ids: [T, k] i32; topk_weights: [T, k] f32.
 void MoeFfn::route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const {
   Tensor logits = ctx.temp_f32({in.rows(), options_.num_experts});
@@ -208,6 +234,7 @@ void MoeFfn::run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, 
 
 void MoeFfn::forward(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const {
   if (ctx.tensor_parallel == nullptr) return forward_local(in, out, ctx, write);
+  if (dispatch_) return forward_dispatch(in, out, ctx, write);
   // The shared expert's columns add into the local experts' partial sum: one all-reduce a layer.
   ForwardContext local = ctx;
   local.tensor_parallel = nullptr;
@@ -235,26 +262,19 @@ void MoeFfn::forward_local(NormedInput& in, const Tensor& out, ForwardContext& c
   if (pair_order) {
     run_experts_in_pair_order(x, topk_ids, ys, ctx);
   } else {
-    const ops::MoeGroups groups{.sorted_pairs = ctx.workspace.alloc(DType::kI32, {pairs}),
-                                .token_rows = ctx.workspace.alloc(DType::kI32, {pairs}),
-                                .expert_offsets = ctx.workspace.alloc(DType::kI32, {split_.num_local_experts + 1}),
-                                .first_expert = split_.first_expert};
-    ops::moe_group(topk_ids, groups);
-    Tensor xs = ctx.temp({pairs, dim});
-    ops::gather_rows(x, groups.token_rows, xs);
-    // Other ranks' experts' pairs come last and no grouped linear writes their rows: zeros add nothing.
-    if (split_.splits_experts()) ctx.backend.fill_bytes(ys, 0);
-    run_experts(xs, groups.expert_offsets, ys, ctx);
-    sorted_pairs = groups.sorted_pairs;
+    sorted_pairs = run_grouped(x, topk_ids, ys, ctx);
   }
-  if (latent_out_.defined()) {
-    Tensor combined = ctx.temp({t, dim});
-    ops::moe_combine(ys, sorted_pairs, topk_weights, combined);
-    ops::linear(combined, latent_out_, latent_out_bias_, out, {.accumulate = add});
-  } else {
-    ops::moe_combine(ys, sorted_pairs, topk_weights, out, {.accumulate = add});
-  }
+  combine(ys, sorted_pairs, topk_weights, out, add, ctx);
   add_shared_expert(h, out, ctx);
+}
+
+// ys: [T * k, dim] (sorted_pairs: their pairs, or undefined: pair order); topk_weights: [T, k]; out: [T, hidden].
+void MoeFfn::combine(const Tensor& ys, const Tensor& sorted_pairs, const Tensor& topk_weights, const Tensor& out,
+                     bool add, ForwardContext& ctx) const {
+  if (!latent_out_.defined()) return ops::moe_combine(ys, sorted_pairs, topk_weights, out, {.accumulate = add});
+  Tensor combined = ctx.temp({topk_weights.dim(0), options_.expert_dim()});
+  ops::moe_combine(ys, sorted_pairs, topk_weights, combined);
+  ops::linear(combined, latent_out_, latent_out_bias_, out, {.accumulate = add});
 }
 
 // out += the shared expert's output (gated where the model has a shared gate).

@@ -5,7 +5,9 @@
 // Nemotron-H's latent MoE projects into a smaller space for the routed experts only.
 // Under tensor parallelism each rank holds every expert's share of the intermediate columns, or
 // with --enable-expert-parallel a range of whole experts (expert_split.h), and the shared expert's
-// columns; routing is replicated and one all-reduce sums the layer's output.
+// columns; routing is replicated and one all-reduce sums the layer's output. With
+// --expert-dispatch all-to-all each rank routes its slice of the tokens instead and exchanges the
+// pairs with the experts' ranks (moe_dispatch.cpp).
 #pragma once
 
 #include <memory>
@@ -95,7 +97,17 @@ class MoeFfn final : public Ffn {
   bool takes_pair_order() const;
   void add_shared_expert(const Tensor& h, const Tensor& out, ForwardContext& ctx) const;
   void route(NormedInput& in, const Tensor& topk_ids, const Tensor& topk_weights, ForwardContext& ctx) const;
+  Tensor run_grouped(const Tensor& x, const Tensor& topk_ids, const Tensor& ys, ForwardContext& ctx) const;
   void run_experts(const Tensor& xs, const Tensor& expert_offsets, const Tensor& ys, ForwardContext& ctx) const;
+  // out (or +=) the routed experts' ys combined per token, through the latent output projection if any.
+  void combine(const Tensor& ys, const Tensor& sorted_pairs, const Tensor& topk_weights, const Tensor& out,
+               bool add, ForwardContext& ctx) const;
+  // --expert-dispatch all-to-all (moe_dispatch.cpp): each rank routes its slice of the tokens and
+  // sends each pair to its expert's rank and back.
+  void forward_dispatch(NormedInput& in, const Tensor& out, ForwardContext& ctx, SublayerWrite write) const;
+  void dispatch_routed(const Tensor& h, int64_t begin, int64_t end, const Tensor& out, ForwardContext& ctx) const;
+  void exchange_pairs(const Tensor& x, const Tensor& topk_ids, const Tensor& ys, ForwardContext& ctx) const;
+  void run_received(const Tensor& recv_x, const Tensor& recv_ids, const Tensor& back, ForwardContext& ctx) const;
   void run_experts_in_pair_order(const Tensor& x, const Tensor& topk_ids, const Tensor& ys, ForwardContext& ctx) const;
   // The router, its biases, the latent projections and the shared expert.
   void load_shared_parts(const WeightScope& w, const MoeWeightNames& names);
@@ -112,6 +124,7 @@ class MoeFfn final : public Ffn {
   std::unique_ptr<Mlp> shared_expert_;
   Tensor shared_gate_;                 // [1, hidden] or undefined
   bool pair_order_capable_ = false;    // expert_linear takes these experts (decode-sized steps)
+  bool dispatch_ = false;              // tokens go to their experts' ranks (--expert-dispatch all-to-all)
 };
 
 }  // namespace strata
