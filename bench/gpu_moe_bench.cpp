@@ -300,7 +300,7 @@ void bench_k_quant(Backend& gpu, const Timer& timer, const DenseShape& s, const 
       const std::pair<const char*, cuda::NibbleMmaGemvVariant> variants[] = {
           {"w8", cuda::NibbleMmaGemvVariant::kWarps8}, {"w4", cuda::NibbleMmaGemvVariant::kWarps4},
           {"w2", cuda::NibbleMmaGemvVariant::kWarps2}, {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks},
-          {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}, {"w8x2p-ones", cuda::NibbleMmaGemvVariant::kPersistentOnesMma}};
+          {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}};
       if (cuda::nibble_quant_mma_gemv_supported(dtype, args))
         for (const auto& [name, variant] : variants)
           report(name, time_ms(timer, [&] { cuda::nibble_quant_mma_gemv(dtype, args, cuda::current_stream(), variant); }));
@@ -334,8 +334,7 @@ void bench_k_quant_experts(Backend& gpu, const Timer& timer, const std::vector<i
         const std::pair<const char*, cuda::NibbleMmaGemvVariant> variants[] = {
             {"op", cuda::NibbleMmaGemvVariant::kAuto},          {"w8", cuda::NibbleMmaGemvVariant::kWarps8},
             {"w4", cuda::NibbleMmaGemvVariant::kWarps4},        {"w2", cuda::NibbleMmaGemvVariant::kWarps2},
-            {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks}, {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent},
-            {"w8x2p-ones", cuda::NibbleMmaGemvVariant::kPersistentOnesMma}};
+            {"w8x2", cuda::NibbleMmaGemvVariant::kWarps8TwoBlocks}, {"w8x2p", cuda::NibbleMmaGemvVariant::kPersistent}};
         for (const auto& [name, variant] : variants) {
           const double ms = time_ms(timer, [&] { cuda::nibble_quant_mma_gemv_experts(dtype, args, cuda::current_stream(), variant); });
           std::printf("%s\n", fmt::format(R"({{"shape":"{} experts","tokens":{},"kernel":"{}-{}","us":{:.1f},"tb_s":{:.2f}}})",

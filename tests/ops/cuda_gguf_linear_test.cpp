@@ -120,20 +120,18 @@ TEST_F(CudaGgufLinear, ExpertLinearMatchesCpu) {
   }
 }
 
-// Every launch shape of the dense GEMV at 1-8 rows, the x sums from shared memory (the op's
-// pick) and from an mma against ones, over short and long rows.
+// The two-block launch shapes of the dense GEMV at 1-8 rows over short and long rows.
 TEST_F(CudaGgufLinear, DenseLaunchShapesMatchCpu) {
   using cuda::NibbleMmaGemvVariant;
   for (const DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0, DType::kQ5_1}) {
-    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 14336}, {300, 768}, {64, 28672}}) {
+    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{777, 14336}, {300, 768}}) {
       const Tensor q = random_blocks(dtype, {n, k}, 960 + k), w = dequantised(q), gq = gpu_copy(q);
       for (const int64_t m : {1, 3, 8}) {
         const Tensor x = random_rounded({m, k}, 961 + m, -2.f, 2.f), gx = gpu_bf16(x);
         Tensor ref = Tensor::host(DType::kF32, {m, n});
         ops::linear(x, w, Tensor(), ref);
         for (const NibbleMmaGemvVariant variant :
-             {NibbleMmaGemvVariant::kWarps8TwoBlocks, NibbleMmaGemvVariant::kPersistent,
-              NibbleMmaGemvVariant::kPersistentOnesMma}) {
+             {NibbleMmaGemvVariant::kWarps8TwoBlocks, NibbleMmaGemvVariant::kPersistent}) {
           Tensor out = poisoned(DType::kF32, {m, n});
           const cuda::QuantGemvArgs args{.x = gx.data(), .weight = gq.data(), .out = out.data(),
                                          .out_dtype = DType::kF32, .m = m, .n = n, .k = k};
@@ -149,8 +147,7 @@ TEST_F(CudaGgufLinear, DenseLaunchShapesMatchCpu) {
 }
 
 // Every launch shape of the expert GEMV (one or two blocks a SM, persistent over the tiles of
-// every pair with the x sums in shared memory or by mma, 8 / 4 / 2 warps) at gate | up's shape
-// (one x row for k pairs) and down's.
+// every pair, 8 / 4 / 2 warps) at gate | up's shape (one x row for k pairs) and down's.
 TEST_F(CudaGgufLinear, ExpertLaunchShapesMatchCpu) {
   using cuda::NibbleMmaGemvVariant;
   const int64_t experts = 12, k = 8;
@@ -168,8 +165,7 @@ TEST_F(CudaGgufLinear, ExpertLaunchShapesMatchCpu) {
         ops::expert_linear(x, w, ids, ref);
         for (const NibbleMmaGemvVariant variant :
              {NibbleMmaGemvVariant::kAuto, NibbleMmaGemvVariant::kWarps8, NibbleMmaGemvVariant::kWarps4,
-              NibbleMmaGemvVariant::kWarps2, NibbleMmaGemvVariant::kWarps8TwoBlocks, NibbleMmaGemvVariant::kPersistent,
-              NibbleMmaGemvVariant::kPersistentOnesMma}) {
+              NibbleMmaGemvVariant::kWarps2, NibbleMmaGemvVariant::kWarps8TwoBlocks, NibbleMmaGemvVariant::kPersistent}) {
           Tensor out = poisoned(DType::kBF16, {pairs, n});
           const cuda::QuantExpertArgs args{.x = gx.data(), .weights = gq.data(), .expert_ids = gids.data_as<int32_t>(),
                                            .out = out.data(), .num_pairs = pairs, .n = n, .k = kk, .pairs_per_x = per_x};

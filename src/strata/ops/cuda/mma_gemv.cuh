@@ -109,50 +109,6 @@ struct GlobalX {
   }
 };
 
-// GlobalX with each step's x sums waiting in shared memory, [x rows][K / 16] (sum_columns fills
-// them): step_sum reads them where GlobalX runs a second mma, which at 4.5 bits a value keeps
-// the tensor pipe busier than HBM keeps the loads. sums: this pair's first x row.
-struct SummedX {
-  const Params& p;
-  const float* sums;
-  __device__ __forceinline__ uint2 load4(int token, int64_t col) const { return load_x4(p, token, col); }
-  __device__ __forceinline__ uint4 load8(int token, int64_t col) const { return load_x(p, token, col); }
-  __device__ __forceinline__ void step_sum(float (&sum)[4], uint2 /*x*/, int token0, int64_t col) const {
-    const int token = token0 + 2 * (threadIdx.x % 4);
-    const int64_t steps = p.k / 16, step = col / 16;
-    if (token < p.rows) sum[0] += sums[token * steps + step];
-    if (token + 1 < p.rows) sum[1] += sums[(token + 1) * steps + step];
-  }
-};
-
-// The x rows a launch reads: M, or one a pairs_per_x pairs with experts (a persistent grid).
-__host__ __device__ inline int64_t x_rows(const Params& p) {
-  return p.expert_ids == nullptr ? p.rows : (p.flat_pairs + p.pairs_per_x - 1) / p.pairs_per_x;
-}
-
-// The sums of every 16 columns of each x row into sums [x rows][K / 16], in f32.
-template <int W>
-__device__ __forceinline__ void sum_columns(const Params& p, float* sums) {
-  const int64_t steps = p.k / 16;
-  for (int64_t i = threadIdx.x; i < x_rows(p) * steps; i += W * 32) {
-    const bf16* at = p.x + i / steps * p.k + i % steps * 16;
-    float s = 0.f;
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const uint2 v = __ldg(reinterpret_cast<const uint2*>(at + 4 * q));
-      const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.x));
-      const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.y));
-      s += (lo.x + lo.y) + (hi.x + hi.y);
-    }
-    sums[i] = s;
-  }
-}
-
-// Bytes of sum_columns' shared memory, and the most a GEMV takes (two blocks a SM): past it the
-// GEMV sums x by mma.
-__host__ __device__ inline int64_t summed_x_bytes(const Params& p) { return x_rows(p) * p.k / 16 * 4; }
-constexpr int64_t kMaxSummedXBytes = 96 * 1024;
-
 // The warps' sums [W][16][8 * NT] into out rows < M.
 template <int NT, int W, typename Tout>
 __device__ __forceinline__ void write_out(const Params& p, const float (&acc)[NT][4], int64_t tile, int warp, int g,
@@ -199,16 +155,9 @@ __device__ __forceinline__ Params tile_params(const Params& base, int64_t f, int
 // shared tile, quant_mma_gemm.cuh), row_bytes(k) and kXSums (whether product reads
 // step_sum). Blocks take tiles blockIdx.x, + gridDim.x, ...: with fewer blocks than tiles (a persistent grid) each warp loads its first
 // unit of the next tile before the block meets to sum this one, so HBM stays busy.
-// kSummed (at most 8 rows, Format::kXSums; experts on a persistent grid): the x sums come from
-// shared memory (SummedX), summed once a block while its first weights load.
-template <typename Format, int NT, int W, bool kWide, typename Tout, bool kSummed = false>
+template <typename Format, int NT, int W, bool kWide, typename Tout>
 __device__ __forceinline__ void kernel_body(Params base) {
   __shared__ float sums[W * kTileRows * 8 * NT];
-  extern __shared__ float summed_x[];  // [x rows][K / 16] with kSummed
-  const auto x_source = [&](const Params& q) {
-    if constexpr (kSummed) return SummedX{q, summed_x + (q.x - base.x) / base.k * (base.k / 16)};
-    else return GlobalX{q};
-  };
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int64_t tiles = (base.n + kTileRows - 1) / kTileRows, total = tiles * base.flat_pairs;
   int64_t f = blockIdx.x, tile = 0;
@@ -218,16 +167,8 @@ __device__ __forceinline__ void kernel_body(Params base) {
     p = tile_params<Format, Tout>(base, f, tiles, tile);
     if (warp < p.units) Format::template load<kWide>(p, tile * kTileRows + g, warp, t, first);  // weights are ready
     wait_for_previous_kernel();
-    if constexpr (kSummed) {
-      sum_columns<W>(base, summed_x);
-      __syncthreads();
-    }
   } else {
     wait_for_previous_kernel();
-    if constexpr (kSummed) {
-      sum_columns<W>(base, summed_x);
-      __syncthreads();
-    }
     p = tile_params<Format, Tout>(base, f, tiles, tile);
     if (warp < p.units) Format::template load<kWide>(p, tile * kTileRows + g, warp, t, first);
   }
@@ -240,10 +181,10 @@ __device__ __forceinline__ void kernel_body(Params base) {
     for (int64_t u = warp; u < p.units; u += 2 * W) {
       const bool two = u + W < p.units;
       if (two) Format::template load<kWide>(p, row, u + W, t, second);
-      Format::template product<NT>(x_source(p), first, u, g, t, acc);
+      Format::template product<NT>(GlobalX{p}, first, u, g, t, acc);
       if (u + 2 * W < p.units) Format::template load<kWide>(p, row, u + 2 * W, t, first);
       else if (has_next && warp < p.units) Format::template load<kWide>(next, next_row, warp, t, first);
-      if (two) Format::template product<NT>(x_source(p), second, u + W, g, t, acc);
+      if (two) Format::template product<NT>(GlobalX{p}, second, u + W, g, t, acc);
     }
     if (!has_next) allow_next_kernel();
     write_out<NT, W, Tout>(p, acc, tile, warp, g, t, sums);
@@ -262,9 +203,9 @@ __global__ void __launch_bounds__(W * 32) kernel(Params p) {
 
 // Two blocks of 8 warps a SM (at most 128 registers): twice the loads in flight where one block
 // of a wider kernel fills the register file.
-template <typename Format, int NT, bool kWide, typename Tout, bool kSummed>
+template <typename Format, int NT, bool kWide, typename Tout>
 __global__ void __launch_bounds__(256, 2) kernel_two_blocks(Params p) {
-  kernel_body<Format, NT, 8, kWide, Tout, kSummed>(p);
+  kernel_body<Format, NT, 8, kWide, Tout>(p);
 }
 
 template <typename Format, int NT, int W, typename Tout>
@@ -288,36 +229,23 @@ int64_t resident_blocks(Kernel kernel, int threads) {
 
 // 8 warps, two blocks a SM, for 1-8 rows (1 x row a pair with experts); persistent: as many
 // blocks as fit, each looping over the tiles of every pair.
-template <typename Format, typename Tout, bool kWide, bool kSummed>
+template <typename Format, typename Tout, bool kWide>
 void launch_two_blocks_aligned(Params p, unsigned pairs, bool persistent, cudaStream_t stream) {
-  const auto kernel = kernel_two_blocks<Format, 1, kWide, Tout, kSummed>;
-  static const bool configured = [&] {
-    if (kSummed) STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSummedXBytes));
-    return true;
-  }();
-  (void)configured;
+  const auto kernel = kernel_two_blocks<Format, 1, kWide, Tout>;
   const int64_t tiles = ceil_div(p.n, kTileRows);
   dim3 grid(static_cast<unsigned>(tiles), pairs);
   if (persistent) {
     p.flat_pairs = pairs;
     grid = dim3(static_cast<unsigned>(std::min(tiles * pairs, resident_blocks(kernel, 256))));
   }
-  launch_dependent(kernel, grid, dim3(256), kSummed ? summed_x_bytes(p) : 0, stream, p);
+  launch_dependent(kernel, grid, dim3(256), 0, stream, p);
 }
 
-// summed: the x sums from shared memory where the format reads them (experts: persistent only).
 template <typename Format, typename Tout>
-void launch_two_blocks(Params p, unsigned pairs, bool persistent, bool summed, cudaStream_t stream) {
-  const bool wide = Format::row_bytes(p.k) % 16 == 0;
-  if (persistent) p.flat_pairs = pairs;
-  if constexpr (Format::kXSums) {
-    if (summed && (persistent || p.expert_ids == nullptr) && summed_x_bytes(p) <= kMaxSummedXBytes) {
-      if (wide) return launch_two_blocks_aligned<Format, Tout, true, true>(p, pairs, persistent, stream);
-      return launch_two_blocks_aligned<Format, Tout, false, true>(p, pairs, persistent, stream);
-    }
-  }
-  if (wide) return launch_two_blocks_aligned<Format, Tout, true, false>(p, pairs, persistent, stream);
-  launch_two_blocks_aligned<Format, Tout, false, false>(p, pairs, persistent, stream);
+void launch_two_blocks(const Params& p, unsigned pairs, bool persistent, cudaStream_t stream) {
+  if (Format::row_bytes(p.k) % 16 == 0)
+    return launch_two_blocks_aligned<Format, Tout, true>(p, pairs, persistent, stream);
+  launch_two_blocks_aligned<Format, Tout, false>(p, pairs, persistent, stream);
 }
 
 template <typename Format, int W, typename Tout>
@@ -358,19 +286,17 @@ void widen(const Params& p, bf16* dst, cudaStream_t stream) {
 }
 
 // How a GEMV is spread: warps a block (8, 4 or 2); two_blocks: 8 warps in at most 128 registers
-// (1-8 rows), persistent: with as many blocks as fit; summed_x: with two_blocks, the x sums from
-// shared memory (SummedX) instead of an mma against ones.
+// (1-8 rows), persistent: with as many blocks as fit.
 struct LaunchShape {
   int warps = 8;
-  bool two_blocks = false, persistent = false, summed_x = true;
+  bool two_blocks = false, persistent = false;
 };
 
 // pairs: 1, or the (token, expert) pairs with p.expert_ids.
 template <typename Format, typename Tout>
 void launch(const Params& p, unsigned pairs, LaunchShape shape, cudaStream_t stream) {
   const int warps = shape.warps;
-  if (shape.two_blocks && p.rows <= 8)
-    return launch_two_blocks<Format, Tout>(p, pairs, shape.persistent, shape.summed_x, stream);
+  if (shape.two_blocks && p.rows <= 8) return launch_two_blocks<Format, Tout>(p, pairs, shape.persistent, stream);
   if (warps == 4) return launch_rows<Format, 4, Tout>(p, pairs, stream);
   if (warps == 2) return launch_rows<Format, 2, Tout>(p, pairs, stream);
   launch_rows<Format, 8, Tout>(p, pairs, stream);

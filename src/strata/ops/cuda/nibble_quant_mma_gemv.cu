@@ -33,8 +33,6 @@ mma_gemv::LaunchShape dense_shape(NibbleMmaGemvVariant variant, DType dtype, con
     case NibbleMmaGemvVariant::kWarps2: return {.warps = 2};
     case NibbleMmaGemvVariant::kWarps8TwoBlocks: return {.warps = 8, .two_blocks = true};
     case NibbleMmaGemvVariant::kPersistent: return {.warps = 8, .two_blocks = true, .persistent = true};
-    case NibbleMmaGemvVariant::kPersistentOnesMma:
-      return {.warps = 8, .two_blocks = true, .persistent = true, .summed_x = false};
     case NibbleMmaGemvVariant::kAuto: break;
   }
   if (dtype == DType::kQ6_K && params.n >= 32768) return {.warps = 4};

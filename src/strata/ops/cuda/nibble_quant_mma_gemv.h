@@ -15,11 +15,7 @@ constexpr int64_t kNibbleQuantMmaGemvMaxRows = 32;
 
 // Warps splitting the 256-value units of each 16 weight rows; two blocks of 8 a SM (1-8 rows),
 // persistent: that many blocks looping over the row tiles. kAuto picks by shape.
-// kPersistentOnesMma: kPersistent with the x sums from an mma against ones (before they waited in
-// shared memory), for the lab.
-enum class NibbleMmaGemvVariant : uint8_t {
-  kAuto, kWarps8, kWarps4, kWarps2, kWarps8TwoBlocks, kPersistent, kPersistentOnesMma
-};
+enum class NibbleMmaGemvVariant : uint8_t { kAuto, kWarps8, kWarps4, kWarps2, kWarps8TwoBlocks, kPersistent };
 
 bool is_nibble_quant(DType dtype);
 
