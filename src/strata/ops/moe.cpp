@@ -86,8 +86,6 @@ void moe_group(const Tensor& topk_ids, const MoeGroups& groups) {
   expect_shape(groups.sorted_pairs, {pairs}, "moe_group sorted_pairs");
   expect_shape(groups.token_rows, {pairs}, "moe_group token_rows");
   STRATA_CHECK(groups.expert_offsets.rank() == 1 && groups.expert_offsets.dim(0) >= 2);
-  // The CUDA kernel leaves out ids past its experts instead of placing them last.
-  STRATA_CHECK_MSG(groups.first_expert == 0 || topk_ids.device().is_cpu(), "expert parallelism groups on the CPU");
   STRATA_DISPATCH(topk_ids.device(), cpu::moe_group(topk_ids, groups), cuda::moe_group(topk_ids, groups));
 }
 
