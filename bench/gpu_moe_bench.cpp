@@ -189,6 +189,11 @@ void bench_quant_gemm(Backend& gpu, const Timer& timer, DType dtype, const cuda:
         report(fmt::format("gemm-t{}{}", tile_rows, splits == 1 ? "-s1" : ""), time_ms(timer, [&] {
                  cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = splits, .tile_rows = tile_rows});
                }));
+    if (cuda::quant_mma_gemm_stages_weights(dtype))  // weights through shared memory
+      for (const int tile_rows : {32, 64})
+        report(fmt::format("gemm-ws-t{}", tile_rows), time_ms(timer, [&] {
+                 cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.tile_rows = tile_rows, .staged_weights = true});
+               }));
   }
   const Tensor widened = gpu.empty(DType::kBF16, {args.n, args.k});
   report("widen+cublaslt", time_ms(timer, [&] {

@@ -1,7 +1,8 @@
 // The quantized GEMM past the GEMVs' 8 rows (batched decode) against the CPU linear on the same
 // random blocks, dequantised: every format it reads, N past a 128-row block, bias, accumulation,
-// gated input, every K split, bf16 and f32 out, called directly and through ops::linear (which
-// widens to bf16 past kQuantMmaGemmMaxRows); outputs (and the splits' partials) poisoned first.
+// gated input, every K split, bf16 and f32 out, weights in registers or staged through shared
+// memory, called directly and through ops::linear (which widens to bf16 past
+// kQuantMmaGemmMaxRows); outputs (and the splits' partials) poisoned first.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -68,12 +69,15 @@ class CudaQuantGemm : public CudaOpTest {
           cuda::QuantGemvArgs args = args_for(gx, gq, out);
           args.bias = bias ? gb.data() : nullptr;
           ASSERT_TRUE(cuda::quant_mma_gemm_supported(s.dtype, args)) << what;
-          for (const int tile_rows : {32, 64}) {
-            gpu_->fill_bytes(out, 0xFF);
-            cuda::quant_mma_gemm(s.dtype, args, cuda::current_stream(), {.tile_rows = tile_rows});
-            expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance,
-                         what + " gemm tile_rows=" + std::to_string(tile_rows));
-          }
+          for (const int tile_rows : {32, 64})
+            for (const bool staged : {false, true}) {
+              if (staged && !cuda::quant_mma_gemm_stages_weights(s.dtype)) continue;
+              gpu_->fill_bytes(out, 0xFF);
+              cuda::quant_mma_gemm(s.dtype, args, cuda::current_stream(),
+                                   {.tile_rows = tile_rows, .staged_weights = staged});
+              expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance,
+                           what + " gemm tile_rows=" + std::to_string(tile_rows) + (staged ? " staged" : ""));
+            }
           gpu_->fill_bytes(out, 0xFF);
           ops::linear(gx, gq, bias ? gb : Tensor(), out);
           expect_close(*gpu_, out, bias ? ref_bias : ref, kBf16Tolerance, what + " linear");
@@ -121,17 +125,21 @@ TEST_F(CudaQuantGemm, KSplitsBiasAndAccumulateMatchCpu) {
       ops::linear(x, w, b_bf16, ref, {.accumulate = true});
       for (const int splits : {0, 1, 3, static_cast<int>(max_splits)})
         for (const int tile_rows : {32, 64})
-          for (const DType out_dtype : {DType::kBF16, DType::kF32}) {
-            Tensor out = out_dtype == DType::kF32 ? gpu_copy(residual) : gpu_bf16(residual);
-            cuda::QuantGemvArgs args = args_for(gx, gq, out);
-            args.bias = gb.data();
-            args.accumulate = true;
-            poison_partials(max_splits * max_rows * n * static_cast<int64_t>(sizeof(float)));
-            cuda::quant_mma_gemm(dtype, args, cuda::current_stream(), {.k_splits = splits, .tile_rows = tile_rows});
-            expect_close(*gpu_, out, ref, kBf16Tolerance,
-                         describe({dtype, n, k}, m) + " splits=" + std::to_string(splits) +
-                             " tile_rows=" + std::to_string(tile_rows) + " " + std::string(dtype_name(out_dtype)));
-          }
+          for (const DType out_dtype : {DType::kBF16, DType::kF32})
+            for (const bool staged : {false, true}) {
+              if (staged && !cuda::quant_mma_gemm_stages_weights(dtype)) continue;
+              Tensor out = out_dtype == DType::kF32 ? gpu_copy(residual) : gpu_bf16(residual);
+              cuda::QuantGemvArgs args = args_for(gx, gq, out);
+              args.bias = gb.data();
+              args.accumulate = true;
+              poison_partials(max_splits * max_rows * n * static_cast<int64_t>(sizeof(float)));
+              cuda::quant_mma_gemm(dtype, args, cuda::current_stream(),
+                                   {.k_splits = splits, .tile_rows = tile_rows, .staged_weights = staged});
+              expect_close(*gpu_, out, ref, kBf16Tolerance,
+                           describe({dtype, n, k}, m) + " splits=" + std::to_string(splits) + " tile_rows=" +
+                               std::to_string(tile_rows) + " " + std::string(dtype_name(out_dtype)) +
+                               (staged ? " staged" : ""));
+            }
     }
   }
 }

@@ -31,14 +31,23 @@ struct Q4kFormat {
 
   __host__ __device__ static int64_t row_bytes(int64_t k) { return kFive ? q5k_row_bytes(k) : q4k_row_bytes(k); }
 
-  template <bool kWide>
+  // The staged GEMM's tile row (quant_mma_gemm_staged.cuh) is a K = 256 row of the device
+  // layout: codes, Q5_K's fifth bits, the header; chunk c's offset in a row of K columns.
+  static constexpr int kTileRowBytes = kFive ? 176 : 144;
+  __device__ static int64_t tile_chunk_offset(int64_t k, int64_t tile, int c) {
+    if (c < 8) return 128 * tile + 16 * c;
+    if (kFive && c < 10) return k / 2 + 32 * tile + 16 * (c - 8);
+    return k / 2 + (kFive ? k / 8 : 0) + 16 * tile;
+  }
+
+  template <bool kWide, typename Mem = mma_gemv::GlobalWeights>
   __device__ static void load(const Params& p, int64_t row, int64_t b, int t, Load& l) {
     const int64_t headers = p.k / 2 + (kFive ? p.k / 8 : 0);
-    load_codes<kFive>(p, row, row_bytes(p.k), b, t, l.codes, l.fifth);
+    load_codes<kFive, Mem>(p, row, row_bytes(p.k), b, t, l.codes, l.fifth);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const uint8_t* header = p.weight + (row + 8 * r) * row_bytes(p.k) + headers + 16 * b;
-      l.header[r] = row + 8 * r < p.n ? __ldcs(reinterpret_cast<const uint4*>(header)) : uint4{};
+      l.header[r] = row + 8 * r < p.n ? Mem::template load<uint4>(header) : uint4{};
     }
   }
 
@@ -186,8 +195,15 @@ void widen_k_quant(DType dtype, const Params& params, mma_gemv::bf16* out, cudaS
 }
 
 void gemm_k_quant(DType dtype, const quant_gemm::Launch& launch, cudaStream_t stream) {
-  if (dtype == DType::kQ4_K) return quant_gemm::launch<Q4kFormat<false>, 1>(launch, stream);
-  if (dtype == DType::kQ5_K) return quant_gemm::launch<Q4kFormat<true>, 1>(launch, stream);
+  if (dtype == DType::kQ4_K) {
+    if (launch.staged) return quant_gemm::launch_staged<Q4kFormat<false>, 1>(launch, stream);
+    return quant_gemm::launch<Q4kFormat<false>, 1>(launch, stream);
+  }
+  if (dtype == DType::kQ5_K) {
+    if (launch.staged) return quant_gemm::launch_staged<Q4kFormat<true>, 1>(launch, stream);
+    return quant_gemm::launch<Q4kFormat<true>, 1>(launch, stream);
+  }
+  STRATA_CHECK(!launch.staged);  // quant_mma_gemm_stages_weights
   quant_gemm::launch<Q6kFormat, 1>(launch, stream);
 }
 

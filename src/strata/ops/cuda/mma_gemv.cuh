@@ -73,6 +73,17 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
 }
 
+// Where a format's loads read its weights: HBM, streamed past the caches (the GEMVs), or a
+// shared-memory tile that cp.async filled (quant_mma_gemm_staged.cuh).
+struct GlobalWeights {
+  template <typename T>
+  __device__ __forceinline__ static T load(const uint8_t* at) { return __ldcs(reinterpret_cast<const T*>(at)); }
+};
+struct SharedWeights {
+  template <typename T>
+  __device__ __forceinline__ static T load(const uint8_t* at) { return *reinterpret_cast<const T*>(at); }
+};
+
 // 16 bytes at `at`: one load where rows are 16-byte aligned, else two 8-byte loads.
 template <bool kWide>
 __device__ __forceinline__ uint4 load16(const uint8_t* at) {

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "strata/ops/cuda/mma_gemv.cuh"
-#include "strata/ops/cuda/quant_mma_gemm.cuh"
+#include "strata/ops/cuda/quant_mma_gemm_staged.cuh"
 
 namespace strata::cuda::nibble_mma {
 
@@ -20,7 +20,7 @@ __device__ __forceinline__ uint32_t codes_plus_128(uint32_t codes) {
 // Lane t's codes of 256-value unit b of rows `row` and row + 8 (rows at or past p.n read as
 // zeros): [row][half] 16 bytes of nibbles (word w = steps 2w low, 2w + 1 high) and, with kFive,
 // 4 bytes of fifth bits (bit 8 i + step for value i of a step) from k / 2 on.
-template <bool kFive>
+template <bool kFive, typename Mem = mma_gemv::GlobalWeights>
 __device__ __forceinline__ void load_codes(const mma_gemv::Params& p, int64_t row, int64_t row_bytes, int64_t b, int t,
                                            uint4 (&codes)[2][2], uint32_t (&fifth)[2][2]) {
 #pragma unroll
@@ -29,9 +29,9 @@ __device__ __forceinline__ void load_codes(const mma_gemv::Params& p, int64_t ro
     const uint8_t* base = p.weight + (row + 8 * r) * row_bytes;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      codes[r][h] = valid ? __ldcs(reinterpret_cast<const uint4*>(base + 128 * b + 64 * h + 16 * t)) : uint4{};
+      codes[r][h] = valid ? Mem::template load<uint4>(base + 128 * b + 64 * h + 16 * t) : uint4{};
       if constexpr (kFive)
-        fifth[r][h] = valid ? __ldcs(reinterpret_cast<const unsigned*>(base + p.k / 2 + 32 * b + 16 * h + 4 * t)) : 0u;
+        fifth[r][h] = valid ? Mem::template load<unsigned>(base + p.k / 2 + 32 * b + 16 * h + 4 * t) : 0u;
     }
   }
 }

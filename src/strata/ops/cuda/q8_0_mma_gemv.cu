@@ -5,7 +5,7 @@
 #include "strata/ops/cuda/q8_0_mma_gemv.h"
 
 #include "strata/ops/cuda/mma_gemv.cuh"
-#include "strata/ops/cuda/quant_mma_gemm.cuh"
+#include "strata/ops/cuda/quant_mma_gemm_staged.cuh"
 #include "strata/weights/quant_blocks.h"
 
 namespace strata::cuda {
@@ -36,17 +36,24 @@ struct Q8Format {
 
   __host__ __device__ static int64_t row_bytes(int64_t k) { return q8_row_bytes(k); }
 
-  template <bool kWide>
+  // The staged GEMM's tile row (quant_mma_gemm_staged.cuh) is a K = 256 row of the device
+  // layout: the two units' codes, then their scales; chunk c's offset in a row of K columns.
+  static constexpr int kTileRowBytes = 272;
+  __device__ static int64_t tile_chunk_offset(int64_t k, int64_t tile, int c) {
+    return c < 16 ? 256 * tile + 16 * c : k + 16 * tile;
+  }
+
+  template <bool kWide, typename Mem = mma_gemv::GlobalWeights>
   __device__ static void load(const Params& p, int64_t row, int64_t u, int t, Load& l) {
     const bool lo_valid = row < p.n, hi_valid = row + 8 < p.n;
     const int64_t rb = q8_row_bytes(p.k);
     const auto codes = [&](int64_t r, int h) {
       const uint8_t* at = p.weight + r * rb + u * mma_gemv::kUnitCols + 64 * h + 8 * t;
-      const uint2 a = __ldcs(reinterpret_cast<const uint2*>(at)), b = __ldcs(reinterpret_cast<const uint2*>(at + 32));
+      const uint2 a = Mem::template load<uint2>(at), b = Mem::template load<uint2>(at + 32);
       return uint4{a.x, a.y, b.x, b.y};
     };
     const auto scales = [&](int64_t r, float (&s)[4]) {
-      const uint2 d = __ldcs(reinterpret_cast<const uint2*>(p.weight + r * rb + p.k + 8 * u));
+      const uint2 d = Mem::template load<uint2>(p.weight + r * rb + p.k + 8 * u);
       const __half2 d01 = *reinterpret_cast<const __half2*>(&d.x), d23 = *reinterpret_cast<const __half2*>(&d.y);
       s[0] = __low2float(d01) * mma_gemv::kUnscale, s[1] = __high2float(d01) * mma_gemv::kUnscale;
       s[2] = __low2float(d23) * mma_gemv::kUnscale, s[3] = __high2float(d23) * mma_gemv::kUnscale;
@@ -178,7 +185,9 @@ void dequantize_q8_0_to_bf16(const void* src, int64_t rows, int64_t k, void* dst
 }
 
 void q8_0_mma_gemm(const quant_gemm::Launch& launch, cudaStream_t stream) {
-  quant_gemm::launch<Q8Format, quant_gemm::kTileK / mma_gemv::kUnitCols>(launch, stream);
+  constexpr int kUnits = quant_gemm::kTileK / mma_gemv::kUnitCols;
+  if (launch.staged) return quant_gemm::launch_staged<Q8Format, kUnits>(launch, stream);
+  quant_gemm::launch<Q8Format, kUnits>(launch, stream);
 }
 
 }  // namespace strata::cuda

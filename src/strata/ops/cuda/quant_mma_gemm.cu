@@ -98,9 +98,14 @@ bool quant_mma_gemm_supported(DType dtype, const QuantGemvArgs& args) {
          (args.out_dtype == DType::kBF16 || args.out_dtype == DType::kF32);
 }
 
+bool quant_mma_gemm_stages_weights(DType dtype) {
+  return dtype == DType::kQ4_K || dtype == DType::kQ5_K || dtype == DType::kQ8_0;
+}
+
 void quant_mma_gemm(DType dtype, const QuantGemvArgs& args, cudaStream_t stream, QuantGemmOptions options) {
   if (args.n == 0) return;
   STRATA_CHECK(quant_mma_gemm_supported(dtype, args));
+  STRATA_CHECK(!options.staged_weights || (quant_mma_gemm_stages_weights(dtype) && mma_gemv::aligned(args.weight, 16)));
   STRATA_CHECK(options.tile_rows == 0 || options.tile_rows == 32 || options.tile_rows == 64);
   const int64_t tiles = args.k / quant_gemm::kTileK;
   const int tile_rows = options.tile_rows > 0 ? options.tile_rows : auto_tile_rows(args);
@@ -108,7 +113,7 @@ void quant_mma_gemm(DType dtype, const QuantGemvArgs& args, cudaStream_t stream,
   const int64_t per_split = ceil_div(tiles, std::clamp<int64_t>(wanted, 1, tiles));
   Launch launch{.p = mma_gemv::params_for(args), .tiles_per_split = per_split,
                 .splits = static_cast<unsigned>(ceil_div(tiles, per_split)), .tile_rows = tile_rows,
-                .out_dtype = args.out_dtype};
+                .out_dtype = args.out_dtype, .staged = options.staged_weights};
   if (launch.splits == 1) return launch_format(dtype, launch, stream);
   launch_split(dtype, args, launch, stream);
 }

@@ -36,6 +36,7 @@ struct Launch {
   unsigned splits = 1;
   int tile_rows = 32;  // BM
   DType out_dtype = DType::kF32;
+  bool staged = false;  // weights through shared memory (quant_mma_gemm_staged.cuh)
 };
 
 // The 8-byte chunk (4 columns) c of x row r sits at chunk c ^ (swizzle(r) << 2): a half warp's
@@ -168,19 +169,25 @@ __global__ void __launch_bounds__(kThreads, Tiling<BM>::kMinBlocks) gemm_kernel(
   store_out<Tout, NT>(launch, m0, row, acc);
 }
 
+// A GEMM kernel over the grid (M / BM, N / 128, splits) with smem_bytes of dynamic shared memory
+// (which the caller let it take, once per kernel).
+template <int BM>
+void launch_grid(void (*kernel)(Launch), int smem_bytes, const Launch& launch, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(ceil_div(launch.p.rows, BM)),
+                  static_cast<unsigned>(ceil_div(launch.p.n, kBlockN)), launch.splits);
+  kernel<<<grid, kThreads, smem_bytes, stream>>>(launch);
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
 template <typename Format, int kUnits, bool kWide, typename Tout, int BM>
 void launch_kernel(const Launch& launch, cudaStream_t stream) {
-  using T = Tiling<BM>;
   const auto kernel = gemm_kernel<Format, kUnits, kWide, Tout, BM>;
   static const bool configured = [&] {
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tiling<BM>::kSmemBytes));
     return true;
   }();
   (void)configured;
-  const dim3 grid(static_cast<unsigned>(ceil_div(launch.p.rows, BM)),
-                  static_cast<unsigned>(ceil_div(launch.p.n, kBlockN)), launch.splits);
-  kernel<<<grid, kThreads, T::kSmemBytes, stream>>>(launch);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_grid<BM>(kernel, Tiling<BM>::kSmemBytes, launch, stream);
 }
 
 template <typename Format, int kUnits, bool kWide, typename Tout>

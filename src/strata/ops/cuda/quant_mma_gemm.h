@@ -23,7 +23,13 @@ constexpr int64_t kQuantMmaGemmMaxRows = 64;
 struct QuantGemmOptions {
   int k_splits = 0;   // blocks that split K (f32 partial sums in scratch, summed after); 0: by shape
   int tile_rows = 0;  // x rows a block: 32 (two blocks a SM) or 64 (one); 0: by M
+  // Weights through shared memory in cp.async stages ahead of the products (the dtypes of
+  // quant_mma_gemm_stages_weights); the lab's until it is measured against the register loads.
+  bool staged_weights = false;
 };
+
+// Whether the GEMM can stage dtype's weights through shared memory (Q4_K, Q5_K, Q8_0).
+bool quant_mma_gemm_stages_weights(DType dtype);
 
 // dtype FP8 (kF8_E4M3_B128), Q8_0 or a nibble type (nibble_quant_mma_gemv.h) in a layout the GPU
 // keeps, K a multiple of 256, M >= 1 (the linear takes it to kQuantMmaGemmMaxRows), no gated
