@@ -106,9 +106,14 @@ def test_serve_over_stages_answers_as_one_process_even_when_preempted(model, pro
         if "--speculative-config" not in extra:  # its point is the roll backs; whether it preempts depends on timing
             assert metrics["strata:num_preemptions_total"] > 0
             assert metrics["strata:swap_out_bytes_total"] > 0
-        # Without speculation each stage runs a micro-batch of its own, with or without --tp inside.
-        micro_batches = int(sizes["--pp"]) if "--speculative-config" not in extra else 0
-        assert metrics["strata:pipeline_max_micro_batches_in_flight"] == micro_batches
+        # Without speculation micro-batches run, at most one a stage, with or without --tp inside;
+        # whether a third stage ever gets one depends on how the 12 requests meet the 24 blocks in
+        # time (tests/engine/pipeline_micro_batches_test.cpp asserts one a stage exactly).
+        in_flight = metrics["strata:pipeline_max_micro_batches_in_flight"]
+        if "--speculative-config" in extra:
+            assert in_flight == 0
+        else:
+            assert 2 <= in_flight <= int(sizes["--pp"])
     finally:
         assert split.stop() == 0
     time.sleep(0.5)
