@@ -195,15 +195,8 @@ void widen_k_quant(DType dtype, const Params& params, mma_gemv::bf16* out, cudaS
 }
 
 void gemm_k_quant(DType dtype, const quant_gemm::Launch& launch, cudaStream_t stream) {
-  if (dtype == DType::kQ4_K) {
-    if (launch.staged) return quant_gemm::launch_staged<Q4kFormat<false>, 1>(launch, stream);
-    return quant_gemm::launch<Q4kFormat<false>, 1>(launch, stream);
-  }
-  if (dtype == DType::kQ5_K) {
-    if (launch.staged) return quant_gemm::launch_staged<Q4kFormat<true>, 1>(launch, stream);
-    return quant_gemm::launch<Q4kFormat<true>, 1>(launch, stream);
-  }
-  STRATA_CHECK(!launch.staged);  // quant_mma_gemm_stages_weights
+  if (dtype == DType::kQ4_K) return quant_gemm::launch<Q4kFormat<false>, 1>(launch, stream);
+  if (dtype == DType::kQ5_K) return quant_gemm::launch<Q4kFormat<true>, 1>(launch, stream);
   quant_gemm::launch<Q6kFormat, 1>(launch, stream);
 }
 

@@ -161,11 +161,12 @@ __device__ __forceinline__ Params tile_params(const Params& base, int64_t f, int
   return p;
 }
 
-// Format: Load (a unit of rows g and g + 8 as lane t holds it), load<kWide>(p, row, unit, t,
-// Load&), product<NT>(x, Load, unit, g, t, acc) over an x source (GlobalX here; the GEMM's
-// shared tile, quant_mma_gemm.cuh), row_bytes(k) and kXSums (whether product reads
-// step_sum). Blocks take tiles blockIdx.x, + gridDim.x, ...: with fewer blocks than tiles (a persistent grid) each warp loads its first
-// unit of the next tile before the block meets to sum this one, so HBM stays busy.
+// Format: Load (a unit of rows g and g + 8 as lane t holds it), load<kWide, Mem>(p, row, unit,
+// t, Load&) from GlobalWeights or SharedWeights, product<NT>(x, Load, unit, g, t, acc) over an x
+// source (GlobalX here; the GEMM's shared tile, quant_mma_gemm.cuh), row_bytes(k) and kXSums
+// (whether product reads step_sum). Blocks take tiles blockIdx.x, + gridDim.x, ...: with fewer
+// blocks than tiles (a persistent grid) each warp loads its first unit of the next tile before
+// the block meets to sum this one, so HBM stays busy.
 template <typename Format, int NT, int W, bool kWide, typename Tout>
 __device__ __forceinline__ void kernel_body(Params base) {
   __shared__ float sums[W * kTileRows * 8 * NT];

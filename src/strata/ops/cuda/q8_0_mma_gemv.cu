@@ -185,9 +185,7 @@ void dequantize_q8_0_to_bf16(const void* src, int64_t rows, int64_t k, void* dst
 }
 
 void q8_0_mma_gemm(const quant_gemm::Launch& launch, cudaStream_t stream) {
-  constexpr int kUnits = quant_gemm::kTileK / mma_gemv::kUnitCols;
-  if (launch.staged) return quant_gemm::launch_staged<Q8Format, kUnits>(launch, stream);
-  quant_gemm::launch<Q8Format, kUnits>(launch, stream);
+  quant_gemm::launch<Q8Format, quant_gemm::kTileK / mma_gemv::kUnitCols>(launch, stream);
 }
 
 }  // namespace strata::cuda

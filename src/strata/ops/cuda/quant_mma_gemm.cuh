@@ -196,10 +196,22 @@ void launch_tiles(const Launch& launch, cudaStream_t stream) {
   launch_kernel<Format, kUnits, kWide, Tout, 32>(launch, stream);
 }
 
+// Formats whose K tile's weight rows can be staged through shared memory (Format::
+// kTileRowBytes, tile_chunk_offset: quant_mma_gemm_staged.cuh, which defines launch_staged).
+template <typename Format>
+concept StagedFormat = requires { Format::kTileRowBytes; };
+template <typename Format, int kUnits>
+void launch_staged(const Launch& launch, cudaStream_t stream);
+
 // Format: the GEMVs' (mma_gemv.cuh), whose unit is 256 / kUnits columns; kWide: its rows are
-// 16-byte aligned.
+// 16-byte aligned. launch.staged takes the weights through shared memory (StagedFormat only).
 template <typename Format, int kUnits, bool kWide = true>
 void launch(const Launch& launch, cudaStream_t stream) {
+  if constexpr (StagedFormat<Format>) {
+    if (launch.staged) return launch_staged<Format, kUnits>(launch, stream);
+  } else {
+    STRATA_CHECK(!launch.staged);  // quant_mma_gemm_stages_weights
+  }
   if (launch.out_dtype == DType::kF32) return launch_tiles<Format, kUnits, kWide, float>(launch, stream);
   launch_tiles<Format, kUnits, kWide, bf16>(launch, stream);
 }

@@ -99,7 +99,7 @@ void launch_staged_kernel(const Launch& launch, cudaStream_t stream) {
   launch_grid<BM>(kernel, kSmemBytes, launch, stream);
 }
 
-// Format: one with a staged tile layout (kTileRowBytes, tile_chunk_offset); rows 16-byte aligned.
+// Declared in quant_mma_gemm.cuh, whose launch calls it for launch.staged; rows 16-byte aligned.
 template <typename Format, int kUnits>
 void launch_staged(const Launch& launch, cudaStream_t stream) {
   const bool f32 = launch.out_dtype == DType::kF32;
